@@ -1,0 +1,10 @@
+"""mmdet_rankloss: rank-based losses as MMDetection 3.x components.
+
+``import mmdet_rankloss`` (or ``custom_imports=dict(imports=['mmdet_rankloss'])``
+in a config) registers every loss, model, dataset, sampler, metric and hook of
+the package in MMDetection's registries.
+"""
+from .version import __version__
+from . import ops  # noqa: F401
+
+__all__ = ['__version__', 'ops']

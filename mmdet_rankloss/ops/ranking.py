@@ -1,0 +1,187 @@
+"""Ranks and their blackbox derivative (RaMBO, Rolinek et al. 2020, Alg. 1).
+
+The ranker is a stable descending sort: rank 1 is the highest score and
+equal scores are ranked in order of their index (the earlier element gets
+the better rank). This makes every call deterministic, on CPU and CUDA
+alike, and reduces to Eq. 2 of the paper when there are no ties.
+"""
+from typing import Callable, Tuple
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    'exact_rank', 'blackbox_rank', 'blackbox_rank_loss', 'rank_dtype'
+]
+
+
+def rank_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Dtype ranks are computed in: at least fp32 (fp16 cannot count past
+    2048), fp64 stays fp64 so that gradcheck sees exact values."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def exact_rank(scores: Tensor, normalize: bool = False) -> Tensor:
+    """Ranks along the last dimension, 1 = highest score (no gradient).
+
+    Args:
+        scores (Tensor): Scores of shape (..., n). NaN is not allowed (the
+            public functions check it); -inf and +inf are ordered normally.
+        normalize (bool): Divide ranks by n. Defaults to False.
+
+    Returns:
+        Tensor: Ranks of the same shape, in :func:`rank_dtype` of the input.
+    """
+    n = scores.shape[-1]
+    order = torch.sort(scores.detach(), dim=-1, descending=True,
+                       stable=True).indices
+    positions = torch.arange(
+        1, n + 1, device=scores.device,
+        dtype=rank_dtype(scores.dtype)).expand(order.shape)
+    ranks = torch.empty_like(positions).scatter_(-1, order, positions)
+    return ranks / n if normalize else ranks
+
+
+def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
+                   lambda_val: float, normalize: bool) -> Tensor:
+    """Algorithm 1's backward: -(rk(y) - rk(y + lambda * dL/drk)) / lambda."""
+    work = rank_dtype(scores.dtype)
+    perturbed = scores.to(work) + lambda_val * grad_ranks.to(work)
+    perturbed_ranks = exact_rank(perturbed, normalize)
+    return -(ranks - perturbed_ranks) / lambda_val
+
+
+def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False):
+    if not isinstance(scores, Tensor):
+        raise ValueError(f'scores must be a torch.Tensor, got {type(scores)}')
+    if scores.dim() == 0:
+        raise ValueError('scores must have at least one dimension (the '
+                         'sequence to rank), got a 0-d tensor')
+    if scores.shape[-1] == 0:
+        raise ValueError(f'scores has an empty last dimension (shape '
+                         f'{tuple(scores.shape)}): nothing to rank')
+    if not scores.is_floating_point():
+        raise ValueError(f'scores must be floating point, got {scores.dtype}')
+    if not (isinstance(lambda_val, (int, float)) and lambda_val > 0):
+        raise ValueError(f'lambda_val must be a number > 0, got {lambda_val!r}')
+    bad = torch.isnan(scores)
+    if not allow_neg_inf:
+        bad = bad | torch.isinf(scores)
+    else:
+        bad = bad | (scores == float('inf'))
+    if bool(bad.any()):
+        raise ValueError(
+            f'scores contain {int(bad.sum())} non-finite value(s) '
+            f'(NaN or inf); ranks of non-finite scores are undefined')
+
+
+class _BlackboxRank(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, scores, lambda_val, normalize):
+        ranks = exact_rank(scores, normalize)
+        ctx.save_for_backward(scores, ranks)
+        ctx.lambda_val = lambda_val
+        ctx.normalize = normalize
+        return ranks
+
+    @staticmethod
+    def backward(ctx, grad_ranks):
+        scores, ranks = ctx.saved_tensors
+        grad = _blackbox_grad(scores, ranks, grad_ranks, ctx.lambda_val,
+                              ctx.normalize)
+        return grad.to(scores.dtype), None, None
+
+
+def blackbox_rank(scores: Tensor,
+                  lambda_val: float,
+                  normalize: bool = False) -> Tensor:
+    """Differentiable ranks by blackbox interpolation (Algorithm 1).
+
+    The forward pass is the exact (piecewise constant) ranking; the
+    backward pass returns ``-(rk(y) - rk(y + lambda * dL/drk)) / lambda``,
+    the gradient of the paper's piecewise-linear interpolation of the loss.
+
+    Args:
+        scores (Tensor): Shape (..., n); ranked along the last dimension,
+            batched over the leading ones. fp16/bf16 are ranked in fp32.
+        lambda_val (float): Interpolation strength, > 0. Small values stay
+            close to the true (zero a.e.) gradient, large ones give denser
+            but less faithful gradients.
+        normalize (bool): Return ranks divided by n (as the public RaMBO
+            code does). Algorithm 1 is then applied to the normalised
+            ranker, which is the same as ``lambda * n`` on integer ranks.
+            Defaults to False.
+
+    Returns:
+        Tensor: Ranks (1 = highest) of the input's shape, fp32 (fp64 for
+        fp64 input).
+
+    Raises:
+        ValueError: On 0-d or empty input, NaN/inf scores or lambda <= 0.
+    """
+    _validate(scores, lambda_val)
+    return _BlackboxRank.apply(scores, float(lambda_val), bool(normalize))
+
+
+class _BlackboxRankLoss(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, scores, loss_from_ranks, lambda_val, normalize):
+        ranks = exact_rank(scores, normalize)
+        with torch.enable_grad():
+            leaf = ranks.detach().requires_grad_(True)
+            loss = loss_from_ranks(leaf)
+            if loss.dim() != 0:
+                raise ValueError('loss_from_ranks must return a scalar, got '
+                                 f'shape {tuple(loss.shape)}')
+            if loss.requires_grad:
+                (grad_ranks, ) = torch.autograd.grad(
+                    loss, leaf, allow_unused=True)
+            else:
+                grad_ranks = None
+        if grad_ranks is None:
+            grad_ranks = torch.zeros_like(ranks)
+        ctx.save_for_backward(scores, ranks, grad_ranks)
+        ctx.lambda_val = lambda_val
+        ctx.normalize = normalize
+        return loss.detach()
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        scores, ranks, grad_ranks = ctx.saved_tensors
+        grad = _blackbox_grad(scores, ranks, grad_ranks, ctx.lambda_val,
+                              ctx.normalize)
+        return (grad * grad_loss).to(scores.dtype), None, None, None
+
+
+def blackbox_rank_loss(scores: Tensor,
+                       loss_from_ranks: Callable[[Tensor], Tensor],
+                       lambda_val: float,
+                       normalize: bool = False) -> Tensor:
+    """A rank-based loss differentiated by Algorithm 1, immune to scaling.
+
+    ``loss_from_ranks(ranks)`` is evaluated on the exact ranks of
+    ``scores``; its derivative ``dL/drk`` is taken right there, at unit
+    upstream gradient, and the blackbox perturbation uses that. In the
+    backward pass the resulting score gradient is multiplied by the
+    incoming gradient. So multiplying the loss by ``c`` (a ``loss_weight``,
+    an AMP ``GradScaler``) multiplies its gradient by ``c`` and changes
+    nothing else, unlike ``loss_fn(blackbox_rank(...))``, where ``c`` acts
+    as ``c * lambda`` (see the facts file on the public prototype).
+
+    Args:
+        scores (Tensor): Shape (..., n), ranked along the last dimension.
+            ``-inf`` is allowed (an element that is always last; used to
+            mask elements out of a ranking); NaN and ``+inf`` are not.
+        loss_from_ranks (callable): Maps ranks (same shape as ``scores``)
+            to a scalar loss; must be differentiable in the ranks.
+        lambda_val (float): Interpolation strength, > 0.
+        normalize (bool): Ranks divided by n, see :func:`blackbox_rank`.
+
+    Returns:
+        Tensor: The scalar loss value, differentiable w.r.t. ``scores``.
+    """
+    _validate(scores, lambda_val, allow_neg_inf=True)
+    return _BlackboxRankLoss.apply(scores, loss_from_ranks, float(lambda_val),
+                                   bool(normalize))
