@@ -1,0 +1,115 @@
+"""Re-rank after a few elements moved, without sorting everything again.
+
+Algorithm 1 ranks ``y + lambda * dL/drk``. For AP and recall losses
+``dL/drk`` is zero for every negative, so only the positives move. Elements
+that did not move keep their relative order, so the new ranking is a merge
+of the old sorted order (minus the movers) with the movers sorted among
+themselves: one sort of the p movers, a binary search of each mover in the
+old sorted row, and a few O(n) passes, instead of an O(n log n) sort of the
+whole row. The result is exactly :func:`~.ranking.exact_rank` of the
+perturbed scores, ties included (equal scores ranked by index); only when a
+moved value falls into a run of more than 32 equal old scores does it
+return None, and the caller sorts in full.
+"""
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+__all__ = ['rerank_sparse']
+
+_MAX_TIE_WALK = 32
+
+
+def rerank_sparse(scores: Tensor, ranks: Tensor, moved: Tensor,
+                  new_scores: Tensor,
+                  normalize: bool = False) -> Optional[Tensor]:
+    """Exact ranks of ``new_scores`` where only ``moved`` entries changed.
+
+    Args:
+        scores (Tensor): Old scores (..., n), in rank dtype.
+        ranks (Tensor): Their ranks from :func:`~.ranking.exact_rank` (1 =
+            highest, divided by n if ``normalize``).
+        moved (Tensor): Bool (..., n), the entries that may have changed.
+        new_scores (Tensor): New scores (..., n); equal to ``scores`` where
+            ``moved`` is False.
+        normalize (bool): Whether ``ranks`` are divided by n; the result
+            is on the same scale.
+
+    Returns:
+        Tensor | None: New ranks like ``ranks``, or None when a moved value
+        falls into a long run of equal old scores (the caller then ranks
+        in full).
+    """
+    shape, n = scores.shape, scores.shape[-1]
+    y = scores.reshape(-1, n)
+    rows = y.shape[0]
+    moved = moved.reshape(rows, n)
+    pos = (ranks.reshape(rows, n) * (n if normalize else 1)).round().long() - 1
+    # old sorted order (descending) recovered from the ranks: O(n) scatter
+    order = torch.empty_like(pos).scatter_(
+        1, pos, torch.arange(n, device=y.device).expand(rows, n))
+    sorted_vals = y.gather(1, order)
+    moved_sorted = moved.gather(1, order)
+    # moved_before[r, s] = number of moved elements at sorted positions < s
+    moved_before = torch.zeros(rows, n + 1, dtype=torch.long, device=y.device)
+    torch.cumsum(moved_sorted, 1, out=moved_before[:, 1:])
+
+    row_of, col_of = moved.nonzero(as_tuple=True)  # row-major order
+    count = moved.sum(1)
+    width = int(count.max()) if count.numel() else 0
+    if width == 0:
+        return ranks.clone()
+    start = torch.cumsum(count, 0) - count
+    slot = torch.arange(row_of.numel(), device=y.device) - start[row_of]
+    v = new_scores.reshape(rows, n)[row_of, col_of]
+    # padded (rows, width) table of moved values, index order within a row;
+    # pads are -inf after the real entries, so a stable sort keeps them last
+    table = torch.full((rows, width), float('-inf'), dtype=y.dtype,
+                       device=y.device)
+    table[row_of, slot] = v
+    # Sort the moved values first: their rank among the moved ones (ties by
+    # index) comes out of it, and searching sorted queries is cache-friendly.
+    by_value = torch.sort(table, dim=1, descending=True, stable=True).indices
+    among_moved = torch.empty_like(by_value).scatter_(
+        1, by_value, torch.arange(width, device=y.device).expand(rows, width))
+    above_sorted = torch.searchsorted(-sorted_vals, -table.gather(1, by_value))
+    above = torch.empty_like(above_sorted).scatter_(1, by_value, above_sorted)
+    real = torch.zeros_like(table, dtype=torch.bool)
+    real[row_of, slot] = True
+    # `above` counts old values strictly greater; an equal old value is
+    # ranked above the moved one only if its index is smaller.
+    tied = real & (sorted_vals.gather(1, above.clamp(max=n - 1)) == table) & (
+        above < n)
+    if bool(tied.any()):
+        # Old elements equal to a moved value sit in ascending index order
+        # (stable sort), so walk the tie block up to the moved index.
+        index_table = torch.full_like(above, n)
+        index_table[row_of, slot] = col_of
+        for _ in range(_MAX_TIE_WALK + 1):
+            at = above.clamp(max=n - 1)
+            step = tied & (above < n) & (sorted_vals.gather(1, at) == table) & (
+                order.gather(1, at) < index_table)
+            if not bool(step.any()):
+                break
+            above = above + step
+        else:
+            return None  # long runs of equal scores: a full sort is cheaper
+    k = above[row_of, slot]  # old elements ranked above the moved one
+    unmoved_above = k - moved_before[row_of, k]
+    new_rank_moved = 1 + unmoved_above + among_moved[row_of, slot]
+    # Unmoved element at sorted position s: new rank = 1 + s - (moved at
+    # positions < s) + (moved inserted at or before s); one cumsum of the
+    # difference gives both counts, computed in the ranks' float dtype.
+    step = torch.bincount(row_of * (n + 1) + k,
+                          minlength=rows * (n + 1)).view(rows, n + 1)[:, :n]
+    step = step.to(ranks.dtype)
+    step[:, 1:] -= moved_sorted[:, :-1].to(step.dtype)
+    new_rank_sorted = step.cumsum_(1).add_(
+        torch.arange(1, n + 1, dtype=ranks.dtype, device=y.device))
+    new = torch.empty_like(new_rank_sorted).scatter_(1, order,
+                                                     new_rank_sorted)
+    new[row_of, col_of] = new_rank_moved.to(ranks.dtype)
+    if normalize:
+        new = new / n
+    return new.reshape(shape)

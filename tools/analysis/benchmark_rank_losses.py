@@ -1,0 +1,368 @@
+"""Benchmark the rank losses: forward+backward time and peak memory.
+
+Times, in one run on this machine:
+
+* the AP loss (``average_precision_loss``, 10 % positives) at lengths
+  100k, 1M, 10M (``--lengths``), next to one ``torch.sort`` of the same
+  length (the floor) and a naive Algorithm 1 written from the paper with
+  double-argsort ranks for both rankers of Eq. 21 (what the public
+  prototype does), on 1 CPU thread, on all CPU threads and on CUDA when
+  present;
+* the detection loss ``RaMBOAPLoss`` at Faster R-CNN scale (2 images x 512
+  RoIs x 21 classes, tau = 7);
+* the retrieval losses at their papers' batch sizes (RaMBO recall with
+  memory 3 at 128/256/512, FastAP, SRT, AUC, triplet, SoDeep sorters).
+
+Writes ``<out>.json`` and ``<out>.md``. Numbers are measurements of this
+machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI.
+
+    python tools/analysis/benchmark_rank_losses.py --out work_dirs/bench/bench
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import threading
+import time
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+import mmdet_rankloss  # noqa: F401  (registers the losses)
+from mmdet.registry import MODELS
+from mmdet_rankloss.losses import average_precision_loss
+
+
+class PeakMemory:
+    """Peak memory above the level at entry: CUDA allocator stats, or the
+    process RSS sampled every millisecond on CPU (an estimate from below)."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.peak = 0
+
+    @staticmethod
+    def _rss() -> int:
+        with open('/proc/self/statm') as f:
+            return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+
+    def __enter__(self):
+        if self.device.type == 'cuda':
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self.base = torch.cuda.memory_allocated(self.device)
+            return self
+        self.base = self._rss()
+        self._stop = False
+        self._max = self.base
+
+        def sample():
+            while not self._stop:
+                self._max = max(self._max, self._rss())
+                time.sleep(0.001)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == 'cuda':
+            torch.cuda.synchronize(self.device)
+            self.peak = torch.cuda.max_memory_allocated(self.device) - self.base
+        else:
+            self._stop = True
+            self._thread.join()
+            self.peak = max(self._max, self._rss()) - self.base
+        return False
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == 'cuda':
+        torch.cuda.synchronize(device)
+
+
+def time_it(fn: Callable[[], None], device: torch.device, repeats: int,
+            min_time: float = 0.0) -> Dict[str, float]:
+    """Median wall time of ``fn`` after one warm-up call, and its peak
+    memory (measured on a separate call)."""
+    fn()
+    _sync(device)
+    with PeakMemory(device) as mem:
+        fn()
+        _sync(device)
+    times = []
+    start = time.perf_counter()
+    while len(times) < repeats or time.perf_counter() - start < min_time:
+        t0 = time.perf_counter()
+        fn()
+        _sync(device)
+        times.append(time.perf_counter() - t0)
+    return dict(
+        median_s=statistics.median(times),
+        min_s=min(times),
+        runs=len(times),
+        peak_mem_mb=mem.peak / 2**20)
+
+
+# --------------------------------------------------------------------------
+# Naive Algorithm 1, written here from the paper (not from any public code):
+# ranks by a double argsort, both rankers of Eq. 21 differentiated.
+
+
+def _double_argsort_rank(y: torch.Tensor) -> torch.Tensor:
+    return (torch.argsort(torch.argsort(-y, dim=-1), dim=-1) + 1).to(y.dtype)
+
+
+class _NaiveBlackboxRank(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, y, lambda_val):
+        r = _double_argsort_rank(y)
+        ctx.save_for_backward(y, r)
+        ctx.lambda_val = lambda_val
+        return r
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, r = ctx.saved_tensors
+        r_pert = _double_argsort_rank(y + ctx.lambda_val * grad)
+        return -(r - r_pert) / ctx.lambda_val, None
+
+
+def naive_ap_loss(scores: torch.Tensor, labels: torch.Tensor,
+                  lambda_val: float, margin: float) -> torch.Tensor:
+    pos = labels.bool()
+    shifted = scores + torch.where(pos, -margin / 2, margin / 2)
+    rank_all = _NaiveBlackboxRank.apply(shifted, lambda_val)
+    masked = torch.where(pos, shifted, torch.full_like(shifted, -1e30))
+    rank_pos = _NaiveBlackboxRank.apply(masked, lambda_val)
+    prec = (rank_pos / rank_all)[pos]
+    return 1 - prec.mean()
+
+
+# --------------------------------------------------------------------------
+
+
+def bench_ap(lengths: List[int], device: torch.device, repeats: int,
+             naive_max: int) -> List[dict]:
+    rows = []
+    for n in lengths:
+        g = torch.Generator().manual_seed(n)
+        scores = torch.randn(n, generator=g).to(device)
+        labels = (torch.rand(n, generator=g) < 0.1).to(device)
+        leaf = scores.clone().requires_grad_(True)
+
+        def sort_only():
+            torch.sort(scores)
+
+        def ours():
+            leaf.grad = None
+            average_precision_loss(leaf, labels, 0.5, 0.15).backward()
+
+        def naive():
+            leaf.grad = None
+            naive_ap_loss(leaf, labels, 0.5, 0.15).backward()
+
+        row = dict(length=n, sort=time_it(sort_only, device, repeats),
+                   ours=time_it(ours, device, repeats))
+        if n <= naive_max:
+            row['naive'] = time_it(naive, device, repeats)
+        row['ours_over_sort'] = row['ours']['median_s'] / row['sort'][
+            'median_s']
+        if 'naive' in row:
+            row['naive_over_ours'] = (row['naive']['median_s'] /
+                                      row['ours']['median_s'])
+        rows.append(row)
+        print(f"  AP n={n:>11,}: sort {row['sort']['median_s']*1e3:9.2f} ms"
+              f"  ours {row['ours']['median_s']*1e3:9.2f} ms"
+              f" ({row['ours_over_sort']:.2f}x sort)" +
+              (f"  naive {row['naive']['median_s']*1e3:9.2f} ms"
+               f" ({row['naive_over_ours']:.2f}x ours)"
+               if 'naive' in row else ''), flush=True)
+    return rows
+
+
+def _retrieval_cases(smoke: bool) -> List[dict]:
+    """Losses at their papers' batch sizes (embedding dim in brackets)."""
+    small = smoke
+    cases = []
+    for b in ((32, ) if small else (128, 256, 512)):
+        cases.append(dict(name=f'RaMBORecallLoss log, memory 3, B={b}',
+                          cfg=dict(type='RaMBORecallLoss', memory=3),
+                          batch=b, dim=512, per_class=4, steps=4))
+    paper = [
+        ('FastAPLoss, B=256', dict(type='FastAPLoss'), 256, 512, 4),
+        ('SoftRankThresholdLoss, 18x4', dict(type='SoftRankThresholdLoss'),
+         72, 128, 4),
+        ('AUCLoss batch-hard, B=128', dict(type='AUCLoss'), 128, 128, 4),
+        ('BatchHardTripletLoss, B=128', dict(type='BatchHardTripletLoss'),
+         128, 128, 4),
+    ]
+    for name, cfg, b, d, k in paper:
+        cases.append(dict(name=name, cfg=cfg, batch=32 if small else b,
+                          dim=d, per_class=k, steps=1))
+    return cases
+
+
+def bench_retrieval(device: torch.device, repeats: int,
+                    smoke: bool) -> List[dict]:
+    rows = []
+    for case in _retrieval_cases(smoke):
+        if case['cfg']['type'] not in MODELS.module_dict:
+            # Every listed loss is part of the package; a missing one is a
+            # bug that should fail loudly, not a row that quietly vanishes.
+            raise KeyError(f"{case['cfg']['type']} is not registered")
+        loss_fn = MODELS.build(case['cfg']).to(device)
+        b, d = case['batch'], case['dim']
+        g = torch.Generator().manual_seed(b)
+        labels = torch.arange(b // case['per_class']).repeat_interleave(
+            case['per_class']).to(device)
+        embs = [
+            torch.nn.functional.normalize(
+                torch.randn(b, d, generator=g), dim=1).to(device)
+            for _ in range(case['steps'])
+        ]
+
+        def step():
+            # fill the memory first where the loss has one
+            for e in embs:
+                leaf = e.clone().requires_grad_(True)
+                out = loss_fn(leaf, labels)
+                total = sum(v for k, v in out.items()
+                            if 'loss' in k) if isinstance(out, dict) else out
+                total.backward()
+
+        res = time_it(step, device, repeats)
+        res = {k: (v / case['steps'] if k.endswith('_s') else v)
+               for k, v in res.items()}
+        rows.append(dict(name=case['name'], batch=b, dim=d, **res))
+        print(f"  {case['name']:<42} {res['median_s']*1e3:9.2f} ms/step",
+              flush=True)
+    return rows
+
+
+def bench_detection(device: torch.device, repeats: int) -> List[dict]:
+    n, c = 2 * 512, 20
+    loss_fn = MODELS.build(dict(type='RaMBOAPLoss', memory=7)).to(device)
+    channels = loss_fn.get_cls_channels(c)
+    g = torch.Generator().manual_seed(0)
+    labels = torch.where(
+        torch.rand(n, generator=g) < 0.25,
+        torch.randint(0, c, (n, ), generator=g), torch.full((n, ), c))
+    labels = labels.to(device)
+    weights = torch.ones(n, device=device)
+    batches = [torch.randn(n, channels, generator=g).to(device) * 0.5
+               for _ in range(8)]
+
+    def step():
+        for s in batches:  # fills the tau = 7 memory, times 8 steps
+            leaf = s.clone().requires_grad_(True)
+            out = loss_fn(leaf, labels, weights, avg_factor=n)
+            sum(v for k, v in out.items() if 'loss' in k).backward()
+
+    res = time_it(step, device, repeats)
+    res = {k: (v / len(batches) if k.endswith('_s') else v)
+           for k, v in res.items()}
+    print(f"  RaMBOAPLoss 1024 RoIs x {channels} ch, tau 7: "
+          f"{res['median_s']*1e3:.2f} ms/step", flush=True)
+    return [dict(name=f'RaMBOAPLoss, 2x512 RoIs, {c}+1 classes, tau=7',
+                 **res)]
+
+
+def machine_name() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    cpu = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f'{cpu}, {os.cpu_count()} logical CPUs, torch {torch.__version__}'
+            f', Python {platform.python_version()}')
+
+
+def to_markdown(result: dict) -> str:
+    lines = [f"Machine: {result['machine']}", '']
+    for setting, rows in result['ap'].items():
+        lines += [
+            f'AP loss forward+backward, 10 % positives, margin 0.15, '
+            f'lambda 0.5 ({setting})', '',
+            '| length | torch.sort | ours | ours / sort | naive Alg. 1 '
+            '| naive / ours | ours peak mem |',
+            '|---:|---:|---:|---:|---:|---:|---:|'
+        ]
+        for r in rows:
+            naive = (f"{r['naive']['median_s']*1e3:.1f} ms"
+                     if 'naive' in r else 'not run')
+            ratio = (f"{r['naive_over_ours']:.2f}x"
+                     if 'naive' in r else '-')
+            lines.append(
+                f"| {r['length']:,} | {r['sort']['median_s']*1e3:.1f} ms "
+                f"| {r['ours']['median_s']*1e3:.1f} ms "
+                f"| {r['ours_over_sort']:.2f}x | {naive} | {ratio} "
+                f"| {r['ours']['peak_mem_mb']:.0f} MB |")
+        lines.append('')
+    for title, key in (('Detection loss per training step', 'detection'),
+                       ('Retrieval losses per training step', 'retrieval')):
+        if not result.get(key):
+            continue
+        lines += [f"{title} ({result['threads_other']} threads)", '',
+                  '| loss | forward+backward | peak mem |', '|---|---:|---:|']
+        for r in result[key]:
+            lines.append(f"| {r['name']} | {r['median_s']*1e3:.2f} ms "
+                         f"| {r['peak_mem_mb']:.0f} MB |")
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def main(argv: Optional[List[str]] = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--lengths', type=int, nargs='+',
+                        default=[100_000, 1_000_000, 10_000_000])
+    parser.add_argument('--naive-max', type=int, default=10_000_000,
+                        help='longest length the naive version is timed at')
+    parser.add_argument('--repeats', type=int, default=5)
+    parser.add_argument('--smoke', action='store_true',
+                        help='tiny sizes, for CI: checks the tool runs')
+    parser.add_argument('--skip-others', action='store_true',
+                        help='only the AP loss table')
+    parser.add_argument('--out', default='work_dirs/benchmark/rank_losses')
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.lengths, args.repeats = [1_000, 10_000], 2
+
+    all_threads = torch.get_num_threads()
+    result = dict(machine=machine_name(), ap={}, threads_other=all_threads)
+    settings = [('CPU, 1 thread', torch.device('cpu'), 1),
+                (f'CPU, {all_threads} threads', torch.device('cpu'),
+                 all_threads)]
+    if torch.cuda.is_available():
+        settings.append((f'CUDA, {torch.cuda.get_device_name()}',
+                         torch.device('cuda'), all_threads))
+    for name, device, threads in settings:
+        torch.set_num_threads(threads)
+        print(f'{name}:', flush=True)
+        result['ap'][name] = bench_ap(args.lengths, device, args.repeats,
+                                      args.naive_max)
+    torch.set_num_threads(all_threads)
+    if not args.skip_others:
+        device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+        print(f'detection and retrieval losses ({device}):', flush=True)
+        result['detection'] = bench_detection(device, args.repeats)
+        result['retrieval'] = bench_retrieval(device, args.repeats,
+                                              args.smoke)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + '.json', 'w') as f:
+        json.dump(result, f, indent=1)
+    with open(args.out + '.md', 'w') as f:
+        f.write(to_markdown(result) + '\n')
+    print(f'wrote {args.out}.json and {args.out}.md')
+    return result
+
+
+if __name__ == '__main__':
+    sys.exit(0 if main() else 1)
