@@ -6,5 +6,10 @@ the package in MMDetection's registries.
 """
 from .version import __version__
 from . import ops  # noqa: F401
+from . import losses  # noqa: F401
+from . import datasets, evaluation, models, samplers  # noqa: F401
+from . import utils  # noqa: F401  (MMEngine config/checkpoint patches)
+from . import engine  # noqa: F401  (FastAP large-batch training)
 
-__all__ = ['__version__', 'ops']
+__all__ = ['__version__', 'ops', 'losses', 'datasets',
+           'evaluation', 'models', 'samplers', 'utils', 'engine']

@@ -5,13 +5,17 @@ equal scores are ranked in order of their index (the earlier element gets
 the better rank). This makes every call deterministic, on CPU and CUDA
 alike, and reduces to Eq. 2 of the paper when there are no ties.
 """
-from typing import Callable, Tuple
+import math
+from typing import Callable
 
 import torch
 from torch import Tensor
 
+from .sparse_rerank import rerank_sparse
+
 __all__ = [
-    'exact_rank', 'blackbox_rank', 'blackbox_rank_loss', 'rank_dtype'
+    'exact_rank', 'blackbox_rank', 'blackbox_rank_loss', 'rank_dtype',
+    'margin_shift'
 ]
 
 
@@ -19,6 +23,18 @@ def rank_dtype(dtype: torch.dtype) -> torch.dtype:
     """Dtype ranks are computed in: at least fp32 (fp16 cannot count past
     2048), fp64 stays fp64 so that gradcheck sees exact values."""
     return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _sort_rank(scores: Tensor, normalize: bool = False):
+    """Ranks plus the sort they came from: (ranks, sorted values, order)."""
+    n = scores.shape[-1]
+    sorted_vals, order = torch.sort(scores.detach(), dim=-1, descending=True,
+                                    stable=True)
+    positions = torch.arange(
+        1, n + 1, device=scores.device,
+        dtype=rank_dtype(scores.dtype)).expand(order.shape)
+    ranks = torch.empty_like(positions).scatter_(-1, order, positions)
+    return (ranks / n if normalize else ranks), sorted_vals, order
 
 
 def exact_rank(scores: Tensor, normalize: bool = False) -> Tensor:
@@ -32,22 +48,57 @@ def exact_rank(scores: Tensor, normalize: bool = False) -> Tensor:
     Returns:
         Tensor: Ranks of the same shape, in :func:`rank_dtype` of the input.
     """
-    n = scores.shape[-1]
-    order = torch.sort(scores.detach(), dim=-1, descending=True,
-                       stable=True).indices
-    positions = torch.arange(
-        1, n + 1, device=scores.device,
-        dtype=rank_dtype(scores.dtype)).expand(order.shape)
-    ranks = torch.empty_like(positions).scatter_(-1, order, positions)
-    return ranks / n if normalize else ranks
+    return _sort_rank(scores, normalize)[0]
+
+
+def margin_shift(scores: Tensor, positives: Tensor, margin: float) -> Tensor:
+    """Eq. 14 of the paper: positives - margin / 2, negatives + margin / 2.
+
+    Ranking the shifted scores (``rk_alpha``, Eq. 15) counts a positive as
+    beaten unless it leads every negative by ``margin``, so a loss built on
+    them keeps pushing until that margin exists (remedy P2: ties, scale
+    invariance). Computed in :func:`rank_dtype`, so a half-precision input
+    does not round the shift away.
+
+    Args:
+        scores (Tensor): Scores of any shape.
+        positives (Tensor): Bool tensor of the same shape.
+        margin (float): The margin alpha (>= 0).
+
+    Returns:
+        Tensor: Shifted scores in :func:`rank_dtype` of the input,
+        differentiable w.r.t. ``scores``.
+    """
+    half = margin / 2
+    work = scores.to(rank_dtype(scores.dtype))
+    return work + torch.where(positives, -half, half).to(work.dtype)
+
+
+# Above this share of moved elements a full re-sort beats the merge.
+_SPARSE_RERANK_MAX_MOVED = 0.25
 
 
 def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
-                   lambda_val: float, normalize: bool) -> Tensor:
-    """Algorithm 1's backward: -(rk(y) - rk(y + lambda * dL/drk)) / lambda."""
+                   lambda_val: float, normalize: bool,
+                   sorted_scores=None) -> Tensor:
+    """Algorithm 1's backward: -(rk(y) - rk(y + lambda * dL/drk)) / lambda.
+
+    Only elements with a nonzero ``dL/drk`` move (for AP and recall losses,
+    the positives), so ``rk(y + lambda * dL/drk)`` is computed by merging
+    the moved elements into the existing order (:func:`rerank_sparse`, exact)
+    unless many moved. ``sorted_scores`` = (sorted values, order) of
+    ``scores`` from the forward sort saves recomputing them.
+    """
     work = rank_dtype(scores.dtype)
-    perturbed = scores.to(work) + lambda_val * grad_ranks.to(work)
-    perturbed_ranks = exact_rank(perturbed, normalize)
+    base = scores.detach().to(work)
+    moved = grad_ranks != 0
+    perturbed = base + lambda_val * grad_ranks.to(work)
+    perturbed_ranks = None
+    if int(moved.sum()) <= _SPARSE_RERANK_MAX_MOVED * moved.numel():
+        perturbed_ranks = rerank_sparse(base, ranks, moved, perturbed,
+                                        normalize, sorted_scores)
+    if perturbed_ranks is None:
+        perturbed_ranks = exact_rank(perturbed, normalize)
     return -(ranks - perturbed_ranks) / lambda_val
 
 
@@ -62,8 +113,11 @@ def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False):
                          f'{tuple(scores.shape)}): nothing to rank')
     if not scores.is_floating_point():
         raise ValueError(f'scores must be floating point, got {scores.dtype}')
-    if not (isinstance(lambda_val, (int, float)) and lambda_val > 0):
-        raise ValueError(f'lambda_val must be a number > 0, got {lambda_val!r}')
+    if (isinstance(lambda_val, bool)
+            or not isinstance(lambda_val, (int, float))
+            or not math.isfinite(lambda_val) or lambda_val <= 0):
+        raise ValueError(
+            f'lambda_val must be a finite number > 0, got {lambda_val!r}')
     bad = torch.isnan(scores)
     if not allow_neg_inf:
         bad = bad | torch.isinf(scores)
@@ -125,40 +179,56 @@ def blackbox_rank(scores: Tensor,
 
 
 class _BlackboxRankLoss(torch.autograd.Function):
+    """Loss through ranks; the score gradient is computed in forward.
+
+    ``dL/drk`` is known in forward (at unit upstream scale), so Algorithm 1's
+    second ranking can run right there: backward is then a multiplication,
+    and the caller may read the gradient (``return_grad``) for diagnostics
+    without sorting a third time.
+    """
 
     @staticmethod
-    def forward(ctx, scores, loss_from_ranks, lambda_val, normalize):
-        ranks = exact_rank(scores, normalize)
+    def forward(ctx, scores, loss_from_ranks, lambda_val, normalize,
+                need_grad, return_grad):
+        ranks, sorted_vals, order = _sort_rank(scores, normalize)
         with torch.enable_grad():
             leaf = ranks.detach().requires_grad_(True)
             loss = loss_from_ranks(leaf)
-            if loss.dim() != 0:
-                raise ValueError('loss_from_ranks must return a scalar, got '
-                                 f'shape {tuple(loss.shape)}')
-            if loss.requires_grad:
+            if not isinstance(loss, Tensor) or loss.dim() != 0:
+                shape = tuple(loss.shape) if isinstance(loss, Tensor) \
+                    else type(loss)
+                raise ValueError('loss_from_ranks must return a scalar '
+                                 f'tensor, got {shape}')
+            grad_ranks = None
+            if need_grad and loss.requires_grad:
                 (grad_ranks, ) = torch.autograd.grad(
                     loss, leaf, allow_unused=True)
-            else:
-                grad_ranks = None
-        if grad_ranks is None:
-            grad_ranks = torch.zeros_like(ranks)
-        ctx.save_for_backward(scores, ranks, grad_ranks)
-        ctx.lambda_val = lambda_val
-        ctx.normalize = normalize
-        return loss.detach()
+        if not need_grad:
+            grad = None
+        elif grad_ranks is None:
+            grad = torch.zeros_like(ranks)
+        else:
+            grad = _blackbox_grad(scores, ranks, grad_ranks, lambda_val,
+                                  normalize, (sorted_vals, order))
+        ctx.save_for_backward(grad)
+        ctx.in_dtype = scores.dtype
+        grad_out = grad.clone() if return_grad else ranks.new_empty(0)
+        ctx.mark_non_differentiable(grad_out)
+        return loss.detach(), grad_out
 
     @staticmethod
-    def backward(ctx, grad_loss):
-        scores, ranks, grad_ranks = ctx.saved_tensors
-        grad = _blackbox_grad(scores, ranks, grad_ranks, ctx.lambda_val,
-                              ctx.normalize)
-        return (grad * grad_loss).to(scores.dtype), None, None, None
+    def backward(ctx, grad_loss, _unused):
+        (grad, ) = ctx.saved_tensors
+        if grad is None:
+            return (None, ) * 6
+        return ((grad * grad_loss).to(ctx.in_dtype), ) + (None, ) * 5
 
 
 def blackbox_rank_loss(scores: Tensor,
                        loss_from_ranks: Callable[[Tensor], Tensor],
                        lambda_val: float,
-                       normalize: bool = False) -> Tensor:
+                       normalize: bool = False,
+                       return_grad: bool = False):
     """A rank-based loss differentiated by Algorithm 1, immune to scaling.
 
     ``loss_from_ranks(ranks)`` is evaluated on the exact ranks of
@@ -170,6 +240,9 @@ def blackbox_rank_loss(scores: Tensor,
     nothing else, unlike ``loss_fn(blackbox_rank(...))``, where ``c`` acts
     as ``c * lambda`` (see the facts file on the public prototype).
 
+    The perturbed ranking of Algorithm 1 is computed in the forward pass
+    (when a gradient will be needed), so backward costs no sort.
+
     Args:
         scores (Tensor): Shape (..., n), ranked along the last dimension.
             ``-inf`` is allowed (an element that is always last; used to
@@ -178,10 +251,24 @@ def blackbox_rank_loss(scores: Tensor,
             to a scalar loss; must be differentiable in the ranks.
         lambda_val (float): Interpolation strength, > 0.
         normalize (bool): Ranks divided by n, see :func:`blackbox_rank`.
+            Defaults to False.
+        return_grad (bool): Also return the score gradient of the loss at
+            unit upstream scale (detached, in :func:`rank_dtype`), e.g. to
+            log which elements are pushed up or down. Defaults to False.
 
     Returns:
-        Tensor: The scalar loss value, differentiable w.r.t. ``scores``.
+        Tensor | tuple[Tensor, Tensor]: The scalar loss value,
+        differentiable w.r.t. ``scores``; with ``return_grad`` also the
+        gradient of shape (..., n).
+
+    Raises:
+        ValueError: On 0-d or empty input, NaN/+inf scores, lambda <= 0 or
+            a non-scalar ``loss_from_ranks``.
     """
     _validate(scores, lambda_val, allow_neg_inf=True)
-    return _BlackboxRankLoss.apply(scores, loss_from_ranks, float(lambda_val),
-                                   bool(normalize))
+    need_grad = bool(return_grad) or (torch.is_grad_enabled()
+                                      and scores.requires_grad)
+    loss, grad = _BlackboxRankLoss.apply(scores, loss_from_ranks,
+                                         float(lambda_val), bool(normalize),
+                                         need_grad, bool(return_grad))
+    return (loss, grad) if return_grad else loss

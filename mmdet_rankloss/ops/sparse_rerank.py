@@ -11,7 +11,7 @@ perturbed scores, ties included (equal scores ranked by index); only when a
 moved value falls into a run of more than 32 equal old scores does it
 return None, and the caller sorts in full.
 """
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -21,9 +21,13 @@ __all__ = ['rerank_sparse']
 _MAX_TIE_WALK = 32
 
 
-def rerank_sparse(scores: Tensor, ranks: Tensor, moved: Tensor,
+def rerank_sparse(scores: Tensor,
+                  ranks: Tensor,
+                  moved: Tensor,
                   new_scores: Tensor,
-                  normalize: bool = False) -> Optional[Tensor]:
+                  normalize: bool = False,
+                  sorted_scores: Optional[Tuple[Tensor, Tensor]] = None
+                  ) -> Optional[Tensor]:
     """Exact ranks of ``new_scores`` where only ``moved`` entries changed.
 
     Args:
@@ -35,6 +39,9 @@ def rerank_sparse(scores: Tensor, ranks: Tensor, moved: Tensor,
             ``moved`` is False.
         normalize (bool): Whether ``ranks`` are divided by n; the result
             is on the same scale.
+        sorted_scores (tuple[Tensor, Tensor], optional): The descending
+            stable sort of ``scores`` (values, indices) if the caller still
+            has it; otherwise it is rebuilt from ``ranks`` in O(n).
 
     Returns:
         Tensor | None: New ranks like ``ranks``, or None when a moved value
@@ -45,11 +52,16 @@ def rerank_sparse(scores: Tensor, ranks: Tensor, moved: Tensor,
     y = scores.reshape(-1, n)
     rows = y.shape[0]
     moved = moved.reshape(rows, n)
-    pos = (ranks.reshape(rows, n) * (n if normalize else 1)).round().long() - 1
-    # old sorted order (descending) recovered from the ranks: O(n) scatter
-    order = torch.empty_like(pos).scatter_(
-        1, pos, torch.arange(n, device=y.device).expand(rows, n))
-    sorted_vals = y.gather(1, order)
+    if sorted_scores is not None:
+        sorted_vals = sorted_scores[0].reshape(rows, n).contiguous()
+        order = sorted_scores[1].reshape(rows, n).contiguous()
+    else:
+        pos = (ranks.reshape(rows, n) *
+               (n if normalize else 1)).round().long() - 1
+        # old sorted order (descending) recovered from the ranks: O(n)
+        order = torch.empty_like(pos).scatter_(
+            1, pos, torch.arange(n, device=y.device).expand(rows, n))
+        sorted_vals = y.gather(1, order)
     moved_sorted = moved.gather(1, order)
     # moved_before[r, s] = number of moved elements at sorted positions < s
     moved_before = torch.zeros(rows, n + 1, dtype=torch.long, device=y.device)

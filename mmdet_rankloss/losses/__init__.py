@@ -1,0 +1,23 @@
+"""Rank-based losses, registered in ``mmdet.registry.MODELS``."""
+from .ap_loss import RaMBOAPLoss, average_precision_loss
+from .pairwise import (RetrievalPairs, check_embeddings_labels,
+                       retrieval_pairs)
+from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
+from .auc_loss import AUCLoss, auc_loss, auc_sigmoid_slope, relaxed_auc
+from .fastap_loss import FastAPLoss, fastap, fastap_loss
+from .sodeep_loss import (SoDeepAPLoss, SoDeepRecallLoss, SoDeepSpearmanLoss,
+                          sodeep_ap_loss, sodeep_recall_loss, spearman_loss)
+from .srt_loss import SoftRankThresholdLoss, srt_loss, srt_row_losses
+from .triplet_loss import (BatchHardTripletLoss, WilcoxonLoss,
+                           batch_hard_triplet_loss, wilcoxon_loss)
+
+__all__ = ['RaMBOAPLoss', 'average_precision_loss',
+           'RaMBORecallLoss', 'rambo_recall_loss', 'recall_rank_weight',
+           'RetrievalPairs', 'check_embeddings_labels', 'retrieval_pairs',
+           'AUCLoss', 'auc_loss', 'auc_sigmoid_slope', 'relaxed_auc',
+           'FastAPLoss', 'fastap', 'fastap_loss',
+           'SoDeepAPLoss', 'SoDeepRecallLoss', 'SoDeepSpearmanLoss',
+           'sodeep_ap_loss', 'sodeep_recall_loss', 'spearman_loss',
+           'SoftRankThresholdLoss', 'srt_loss', 'srt_row_losses',
+           'BatchHardTripletLoss', 'WilcoxonLoss', 'batch_hard_triplet_loss',
+           'wilcoxon_loss']

@@ -1,0 +1,121 @@
+"""The in-batch retrieval problem shared by every metric-learning loss.
+
+Every retrieval loss of the package is called as ``loss(embeddings,
+labels)`` with L2-normalised embeddings (B, D) and integer class labels
+(B,). Each batch element is a query; the gallery is the rest of the batch
+(its own column is excluded by index, never by value) plus, for losses with
+a memory, reference embeddings of earlier batches. These helpers build that
+problem once, so that no loss re-implements the self-exclusion or the
+ground truth (same class = relevant).
+"""
+from typing import NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from ..ops.ranking import rank_dtype
+
+__all__ = ['check_embeddings_labels', 'RetrievalPairs', 'retrieval_pairs']
+
+
+def check_embeddings_labels(embeddings: Tensor,
+                            labels: Tensor,
+                            name: str = 'embeddings') -> None:
+    """Validates the ``(embeddings, labels)`` contract of retrieval losses.
+
+    Args:
+        embeddings (Tensor): Floating point tensor of shape (B, D), finite.
+        labels (Tensor): Integer tensor of shape (B,).
+        name (str): Name used in the error messages. Defaults to
+            ``'embeddings'``.
+
+    Raises:
+        ValueError: Naming the argument, its shape or dtype, when the
+            contract is broken.
+    """
+    if not isinstance(embeddings, Tensor) or embeddings.dim() != 2:
+        raise ValueError(
+            f'{name} must be a tensor of shape (B, D), got '
+            f'{tuple(embeddings.shape) if isinstance(embeddings, Tensor) else type(embeddings)}'
+        )
+    if not embeddings.is_floating_point():
+        raise ValueError(
+            f'{name} must be floating point, got {embeddings.dtype}')
+    if embeddings.shape[1] == 0:
+        raise ValueError(f'{name} has shape {tuple(embeddings.shape)}: the '
+                         'embedding dimension D must be > 0')
+    n = embeddings.shape[0]
+    if not isinstance(labels, Tensor) or labels.shape != (n, ):
+        raise ValueError(
+            f'labels must be a tensor of shape ({n},) to match {name} of '
+            f'shape {tuple(embeddings.shape)}, got '
+            f'{tuple(labels.shape) if isinstance(labels, Tensor) else type(labels)}'
+        )
+    if labels.is_floating_point() or labels.is_complex() or \
+            labels.dtype == torch.bool:
+        raise ValueError(
+            f'labels must be integer class ids, got dtype {labels.dtype}')
+    if labels.device != embeddings.device:
+        raise ValueError(f'labels are on {labels.device} but {name} on '
+                         f'{embeddings.device}')
+    if n and not bool(torch.isfinite(embeddings).all()):
+        raise ValueError(f'{name} contain NaN or inf')
+
+
+class RetrievalPairs(NamedTuple):
+    """One in-batch retrieval problem: a row per query, a column per item.
+
+    Columns ``0..B-1`` are the batch itself, columns ``B..`` the reference
+    (memory) items, in the order given.
+    """
+    scores: Tensor  # (B, B + M) cosine similarities, fp32 (fp64 stays fp64)
+    positives: Tensor  # (B, B + M) bool, same class and not excluded
+    valid: Tensor  # (B, B + M) bool, False only on each query's own column
+
+
+def retrieval_pairs(embeddings: Tensor,
+                    labels: Tensor,
+                    ref_embeddings: Optional[Tensor] = None,
+                    ref_labels: Optional[Tensor] = None) -> RetrievalPairs:
+    """Scores and ground truth of every (query, gallery item) pair.
+
+    The score is the inner product, i.e. the cosine similarity for
+    L2-normalised embeddings, computed in fp32 (fp64 input stays fp64) so
+    that half-precision embeddings are ranked without extra ties. Gradients
+    reach both sides of a pair from the current batch; reference items are
+    used as given (pass them detached).
+
+    Args:
+        embeddings (Tensor): Query embeddings (B, D), also the first B
+            gallery columns.
+        labels (Tensor): Integer class labels (B,).
+        ref_embeddings (Tensor, optional): Extra gallery items (M, D), e.g.
+            a memory of earlier batches. Defaults to None (M = 0).
+        ref_labels (Tensor, optional): Their labels (M,). Required with
+            ``ref_embeddings``.
+
+    Returns:
+        RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape
+        (B, B + M). ``valid`` excludes each query's own column (by index:
+        duplicates of a query in the batch stay valid positives).
+    """
+    check_embeddings_labels(embeddings, labels)
+    work = rank_dtype(embeddings.dtype)
+    gallery, gallery_labels = embeddings.to(work), labels
+    if (ref_embeddings is None) != (ref_labels is None):
+        raise ValueError('ref_embeddings and ref_labels must be given '
+                         'together')
+    if ref_embeddings is not None:
+        check_embeddings_labels(ref_embeddings, ref_labels, 'ref_embeddings')
+        if ref_embeddings.shape[1] != embeddings.shape[1]:
+            raise ValueError(
+                f'ref_embeddings have dimension {ref_embeddings.shape[1]} '
+                f'but embeddings {embeddings.shape[1]}')
+        gallery = torch.cat([gallery, ref_embeddings.to(work)])
+        gallery_labels = torch.cat([labels, ref_labels.to(labels.dtype)])
+    scores = embeddings.to(work) @ gallery.t()
+    n = embeddings.shape[0]
+    valid = torch.ones_like(scores, dtype=torch.bool)
+    valid[:, :n].fill_diagonal_(False)
+    positives = (labels[:, None] == gallery_labels[None, :]) & valid
+    return RetrievalPairs(scores, positives, valid)

@@ -1,0 +1,328 @@
+"""SoDeep losses: rank metrics through a differentiable sorter.
+
+Paper: Engilberge et al., "SoDeep: a Sorting Deep net to learn ranking loss
+surrogates", CVPR 2019, section 3.2, Eq. 4, 7, 9-10.
+
+A sorter (:mod:`mmdet_rankloss.ops.sorters`: handcrafted, or an LSTM / CNN
+pre-trained by ``tools/pretrain_sorter.py``) replaces the exact ranking of a
+row of ``d`` scores, kept frozen by default (the paper's setting) or
+fine-tuned with the model. A learned sorter only sorts rows of the length it
+was trained for; a clear ``ValueError`` says so, unless shorter rows are
+padded with ``pad_value`` (a value below every score, ranked after them).
+
+* :class:`SoDeepSpearmanLoss` (Eq. 4): ``(pred, target)`` rows of scores;
+  ``1 - Spearman`` with the sorter's ranks of ``pred``.
+* :class:`SoDeepAPLoss` (Eq. 7) and :class:`SoDeepRecallLoss` (Eq. 9-10,
+  hard negatives): retrieval losses, ``(embeddings, labels)``; each row is
+  a query's cosine similarities to the other ``B - 1`` batch items.
+"""
+from typing import Optional, Union
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+from mmdet.registry import MODELS
+
+from ..ops.ranking import rank_dtype
+from ..ops.sorters import build_sorter, load_sorter
+from .pairwise import retrieval_pairs
+from .utils import check_positive, negatives_of, zero_loss
+
+__all__ = [
+    'sorter_ranks', 'average_ranks', 'spearman_loss', 'sodeep_ap_loss',
+    'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
+    'SoDeepRecallLoss'
+]
+
+
+def sorter_ranks(sorter: nn.Module,
+                 scores: Tensor,
+                 pad_value: Optional[float] = None) -> Tensor:
+    """Predicted ranks, in rank positions (1 = highest score), of each row.
+
+    Args:
+        sorter (nn.Module): A sorter predicting ranks divided by its
+            ``seq_len``.
+        scores (Tensor): Rows of scores (Q, L).
+        pad_value (float, optional): When ``L < seq_len``, rows are padded
+            with this value (it must be below every score, so that the exact
+            ranks of the real items are unchanged) and the pads' outputs
+            dropped. Defaults to None: ``L`` must equal ``seq_len``.
+
+    Returns:
+        Tensor: Ranks (Q, L), fp32 (fp64 for fp64 input to a parameter-free
+        sorter).
+    """
+    seq_len = sorter.seq_len
+    length = scores.shape[-1]
+    if length != seq_len and (pad_value is None or length > seq_len):
+        raise ValueError(
+            f'the sorter ranks rows of exactly seq_len={seq_len} scores but '
+            f'got rows of length {length} (scores shape '
+            f'{tuple(scores.shape)}); for retrieval a row is a query against '
+            f'the other B - 1 items, so use batches of {seq_len + 1}, a '
+            f'sorter trained with seq_len={length}, or pad_value for shorter '
+            'rows')
+    work = rank_dtype(scores.dtype)
+    weights = next(sorter.parameters(), None)
+    rows = scores.to(work if weights is None else weights.dtype)
+    if length < seq_len:
+        rows = torch.cat(
+            [rows, rows.new_full((rows.shape[0], seq_len - length),
+                                 pad_value)], 1)
+    return sorter(rows)[:, :length].to(work) * seq_len
+
+
+def average_ranks(target: Tensor) -> Tensor:
+    """Exact descending ranks of each row; ties share their mean rank."""
+    greater = (target[..., None, :] > target[..., :, None]).sum(-1)
+    equal = (target[..., None, :] == target[..., :, None]).sum(-1)
+    return (1 + greater + (equal - 1) / 2).to(rank_dtype(target.dtype))
+
+
+def spearman_loss(ranks: Tensor, target: Tensor) -> Tensor:
+    """``1 - Spearman`` of each row with predicted ranks (Eq. 2, 4).
+
+    ``6 |ranks - rk(target)|^2 / (d (d^2 - 1))``, i.e. Eq. 4 scaled so that
+    exact ranks give ``1 - r_s`` of Eq. 2 (0 for the same order, 2 for the
+    reverse; with ties in ``target`` Eq. 2 is the usual approximation).
+
+    Args:
+        ranks (Tensor): Predicted ranks (N, d) in rank positions.
+        target (Tensor): Ground-truth scores (N, d), higher first.
+
+    Returns:
+        Tensor: Scalar, mean over the N rows.
+    """
+    d = target.shape[-1]
+    diff = ranks - average_ranks(target)
+    return (6 * diff.pow(2).sum(-1) / (d * (d * d - 1))).mean()
+
+
+def sodeep_ap_loss(ranks: Tensor, positives: Tensor) -> Tensor:
+    """Eq. 7: the (normalised) predicted ranks of the positives.
+
+    Args:
+        ranks (Tensor): Predicted ranks (Q, L) in rank positions.
+        positives (Tensor): Bool (Q, L).
+
+    Returns:
+        Tensor: Scalar: mean over rows with a positive of the mean of
+        ``rank / L`` over their positives; 0 when there is none.
+    """
+    num_pos = positives.sum(1)
+    rows = num_pos > 0
+    if not bool(rows.any()):
+        return ranks.sum() * 0
+    per_row = (ranks * positives).sum(1) / num_pos.clamp(min=1)
+    return (per_row[rows] / ranks.shape[1]).mean()
+
+
+def sodeep_recall_loss(ranks: Tensor,
+                       positives: Tensor,
+                       negatives: Tensor,
+                       margin: float = 1.0) -> Tensor:
+    """Eq. 9-10, the rank triplet loss with hard negatives, several positives.
+
+    For every positive ``p`` of a row: ``[alpha + r_p - r_c]_+`` with ``c``
+    the row's best-ranked negative (the max over negatives of Eq. 10);
+    averaged over the row's positives, then over the rows that have a
+    positive and a negative. Ranks are divided by the row length ``L``.
+
+    Args:
+        ranks (Tensor): Predicted ranks (Q, L) in rank positions.
+        positives (Tensor): Bool (Q, L).
+        negatives (Tensor): Bool (Q, L).
+        margin (float): ``alpha`` in rank positions. Defaults to 1.0 (a
+            positive must come at least one place before every negative).
+
+    Returns:
+        Tensor: Scalar loss; 0 when no row has both.
+    """
+    rows = positives.any(1) & negatives.any(1)
+    if not bool(rows.any()):
+        return ranks.sum() * 0
+    length = ranks.shape[1]
+    ranks, positives = ranks[rows] / length, positives[rows]
+    best_neg = ranks.masked_fill(~negatives[rows], float('inf')).min(1).values
+    hinge = (margin / length + ranks - best_neg[:, None]).clamp(min=0)
+    return ((hinge * positives).sum(1) / positives.sum(1)).mean()
+
+
+class _SorterLoss(nn.Module):
+    """Holds the sorter: built, or loaded from a ``save_sorter`` file."""
+
+    def __init__(self, sorter: Union[dict, nn.Module, None],
+                 checkpoint: Optional[str], finetune_sorter: bool,
+                 pad_value: Optional[float], loss_weight: float) -> None:
+        super().__init__()
+        if checkpoint:
+            self.sorter = load_sorter(checkpoint)
+        else:
+            self.sorter = build_sorter(
+                sorter or dict(type='HandcraftedSorter', seq_len=100))
+        if not hasattr(self.sorter, 'seq_len'):
+            raise ValueError('the sorter must have a seq_len attribute')
+        self.finetune_sorter = bool(finetune_sorter)
+        if not self.finetune_sorter:
+            self.sorter.requires_grad_(False)
+            self.sorter.eval()
+        self.pad_value = None if pad_value is None else float(pad_value)
+        self.loss_weight = check_positive('loss_weight', loss_weight,
+                                          allow_zero=True)
+
+    def train(self, mode: bool = True):
+        """A frozen sorter stays in eval mode (BatchNorm statistics)."""
+        super().train(mode)
+        if not self.finetune_sorter:
+            self.sorter.eval()
+        return self
+
+    def _ranks(self, scores: Tensor) -> Tensor:
+        return sorter_ranks(self.sorter, scores, self.pad_value)
+
+    def _retrieval_rows(self, embeddings: Tensor, labels: Tensor):
+        """Scores, positives and negatives of each query against the other
+        B - 1 items (its own column removed), shape (B, B - 1)."""
+        pairs = retrieval_pairs(embeddings, labels)
+        b = embeddings.shape[0]
+        if b < 2:  # no other item to rank
+            empty = pairs.scores.new_zeros(b, 0)
+            return empty, empty.bool(), empty.bool()
+        negatives = negatives_of(pairs.positives, pairs.valid)
+
+        def rows(t):
+            return t[pairs.valid].view(b, b - 1)
+
+        return rows(pairs.scores), rows(pairs.positives), rows(negatives)
+
+
+_SORTER_ARGS = """
+        sorter (dict | nn.Module, optional): Sorter config, e.g.
+            ``dict(type='LSTMSorter', seq_len=100)``, used when
+            ``checkpoint`` is None. Defaults to None: the handcrafted
+            sorter of length 100 (no training needed).
+        checkpoint (str, optional): A file written by
+            ``tools/pretrain_sorter.py``; it defines the sorter. Defaults to
+            None.
+        finetune_sorter (bool): Train the sorter with the model instead of
+            freezing it (section 3.2.1). Defaults to False.
+        pad_value (float, optional): Pads rows shorter than the sorter's
+            ``seq_len``; must be below every score. Defaults to None (rows
+            must have exactly ``seq_len`` scores)."""
+
+
+@MODELS.register_module()
+class SoDeepSpearmanLoss(_SorterLoss):
+    __doc__ = """Spearman loss through a sorter (SoDeep Eq. 4).
+
+    Called as ``loss(pred, target)`` with predicted scores (N, d) and
+    ground-truth scores (N, d): each row is a group whose ranking should
+    match the target's. Returns ``1 - Spearman`` averaged over the rows,
+    with the sorter's ranks of ``pred`` and the exact ranks of ``target``
+    (ties share their mean rank); this is Eq. 4 up to the constant
+    ``6 / (d (d^2 - 1))``.
+
+    Args:""" + _SORTER_ARGS + """
+        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+    """
+
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 pad_value: Optional[float] = None,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(sorter, checkpoint, finetune_sorter, pad_value,
+                         loss_weight)
+
+    def forward(self, pred: Tensor, target: Tensor) -> Tensor:
+        """Scalar loss (fp32), see the class docstring."""
+        if not isinstance(pred, Tensor) or pred.dim() != 2 or \
+                not isinstance(target, Tensor) or target.shape != pred.shape:
+            raise ValueError(
+                'pred and target must be tensors of the same shape (N, d), '
+                f'got {tuple(getattr(pred, "shape", ()))} and '
+                f'{tuple(getattr(target, "shape", ()))}')
+        if pred.shape[1] < 2:
+            raise ValueError(f'rows need d >= 2 scores for a Spearman '
+                             f'correlation, got shape {tuple(pred.shape)}')
+        if pred.shape[0] == 0:
+            return zero_loss(pred)
+        return self.loss_weight * spearman_loss(self._ranks(pred), target)
+
+
+@MODELS.register_module()
+class SoDeepAPLoss(_SorterLoss):
+    __doc__ = """Average-precision surrogate through a sorter (SoDeep Eq. 7).
+
+    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
+    (B, D) and integer labels (B,). Each query's similarities to the other
+    ``B - 1`` items are ranked by the sorter (so ``B - 1`` must equal its
+    ``seq_len``, or use ``pad_value``); the loss is the mean predicted rank
+    of the query's positives divided by ``B - 1``, averaged over the
+    queries that have a positive (others are skipped; 0 with a graph when
+    there is none). It is minimal when every query ranks its positives
+    first.
+
+    Args:""" + _SORTER_ARGS + """
+        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+    """
+
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 pad_value: Optional[float] = None,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(sorter, checkpoint, finetune_sorter, pad_value,
+                         loss_weight)
+
+    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        """Scalar loss (fp32), see the class docstring."""
+        scores, positives, _ = self._retrieval_rows(embeddings, labels)
+        if not bool(positives.any()):
+            return zero_loss(embeddings)
+        return self.loss_weight * sodeep_ap_loss(self._ranks(scores),
+                                                 positives)
+
+
+@MODELS.register_module()
+class SoDeepRecallLoss(_SorterLoss):
+    __doc__ = """Rank triplet loss with hard negatives (SoDeep Eq. 9-10).
+
+    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
+    (B, D) and integer labels (B,). Each query's similarities to the other
+    ``B - 1`` items are ranked by the sorter (so ``B - 1`` must equal its
+    ``seq_len``, or use ``pad_value``). Eq. 9-10 assume one positive per
+    query; here every positive ``p`` gets ``[margin + r_p - r_c]_+`` against
+    the query's best-ranked negative ``c``, ranks divided by ``B - 1``,
+    averaged over the query's positives and then over the queries that have
+    a positive and a negative (others are skipped; 0 with a graph when
+    there is none).
+
+    Args:""" + _SORTER_ARGS + """
+        margin (float): ``alpha`` in rank positions. Defaults to 1.0.
+        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+    """
+
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 pad_value: Optional[float] = None,
+                 margin: float = 1.0,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(sorter, checkpoint, finetune_sorter, pad_value,
+                         loss_weight)
+        self.margin = check_positive('margin', margin, allow_zero=True)
+
+    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        """Scalar loss (fp32), see the class docstring."""
+        scores, positives, negatives = self._retrieval_rows(
+            embeddings, labels)
+        if not bool((positives.any(1) & negatives.any(1)).any()):
+            return zero_loss(embeddings)
+        return self.loss_weight * sodeep_recall_loss(
+            self._ranks(scores), positives, negatives, self.margin)

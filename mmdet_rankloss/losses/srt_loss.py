@@ -1,0 +1,226 @@
+"""Soft Ranking Threshold loss (Yang et al., ICIP 2020).
+
+Paper: "Soft Ranking Threshold Losses for Image Retrieval", section 2,
+Eq. 1-8.
+
+For anchor ``i`` of a batch of ``B``, the row of distances ``d_i`` (the
+anchor itself included, at distance 0 and rank 1) is soft-ranked in
+ascending order (Eq. 4, :func:`~mmdet_rankloss.ops.soft_rank.soft_rank`).
+With ``P_i`` positives and ``N_i`` negatives (``P_i + N_i = B - 1``), a
+perfect ranking puts the positives at ranks ``2..P_i + 1``; the loss pushes
+positive ranks below ``T+ = P_i + 1`` and negative ranks above
+``T- = P_i + 2`` (Eq. 3)::
+
+    L = alpha / P_i sum_p phi(R_ip - (T+ - m))
+        + (1 - alpha) / N_i sum_n phi((T- + m) - R_in)
+
+with ``phi`` the hinge (Eq. 3; Eq. 7 with a rank margin ``m``) or softplus
+(soft margin, Eq. 8). The hard-threshold term of Eq. 5-6 (``T^+ = P_i / 2``,
+``T^- = (B + P_i + 1) / 2``, weight ``beta = 0.01``) is added after a
+warm-up, on each anchor's batch-hardest positive (largest soft rank) and
+negative (smallest soft rank), as the text says; Eq. 6 as printed takes the
+min over positives and the max over negatives, i.e. the easiest ones.
+"""
+from typing import Optional
+
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+
+from mmdet.registry import MODELS
+
+from ..ops.soft_rank import soft_rank
+from .pairwise import retrieval_pairs
+from .utils import (check_in_range, check_positive, distance_from_scores,
+                    hardest_pairs, negatives_of, zero_loss)
+
+__all__ = ['srt_loss', 'srt_row_losses', 'SoftRankThresholdLoss']
+
+
+def _check_settings(alpha, margin, hard_weight, temperature):
+    check_positive('temperature', temperature)
+    return (check_in_range('alpha', alpha, 0.0, 1.0),
+            check_positive('margin', margin, allow_zero=True),
+            check_positive('hard_weight', hard_weight, allow_zero=True))
+
+
+def srt_loss(embeddings: Tensor,
+             labels: Tensor,
+             alpha: float = 0.5,
+             margin: float = 0.0,
+             soft_margin: bool = False,
+             hard_weight: float = 0.0,
+             temperature: float = 0.1) -> Tensor:
+    """SRT loss of a retrieval batch, averaged over its anchors.
+
+    Args:
+        embeddings (Tensor): L2-normalised embeddings (B, D); distances are
+            Euclidean, ``sqrt(2 - 2 cos)``.
+        labels (Tensor): Integer class labels (B,).
+        alpha (float): Weight of the positive term in [0, 1]; the negative
+            term gets ``1 - alpha``. Defaults to 0.5.
+        margin (float): Rank margin ``m`` >= 0 (Eq. 7). Defaults to 0.
+        soft_margin (bool): Softplus instead of the hinge (Eq. 8). Defaults
+            to False.
+        hard_weight (float): ``beta`` of the hard-threshold term (Eq. 6);
+            0 leaves it out. Defaults to 0.
+        temperature (float): Sigmoid temperature of the soft ranks (Eq. 4
+            has 1 on the paper's unnormalised features; on the unit sphere,
+            where distances lie in [0, 2], ``t`` acts like features of norm
+            ``1 / t``). Defaults to 0.1.
+
+    Returns:
+        Tensor: Scalar loss, mean over the anchors that have at least one
+        positive and one negative (others are skipped); 0 with a graph when
+        there is none.
+    """
+    _check_settings(alpha, margin, hard_weight, temperature)
+    pairs = retrieval_pairs(embeddings, labels)
+    negatives = negatives_of(pairs.positives, pairs.valid)
+    rows = pairs.positives.any(1) & negatives.any(1)
+    if not bool(rows.any()):
+        return zero_loss(embeddings)
+    # only rows with both are ranked; each row keeps its own column at 0
+    distances = distance_from_scores(pairs.scores[rows]).masked_fill(
+        ~pairs.valid[rows], 0.0)
+    return srt_row_losses(distances, pairs.positives[rows], negatives[rows],
+                          alpha, margin, soft_margin, hard_weight,
+                          temperature).mean()
+
+
+def srt_row_losses(distances: Tensor,
+                   positives: Tensor,
+                   negatives: Tensor,
+                   alpha: float = 0.5,
+                   margin: float = 0.0,
+                   soft_margin: bool = False,
+                   hard_weight: float = 0.0,
+                   temperature: float = 0.1) -> Tensor:
+    """SRT loss of each anchor from its row of distances.
+
+    Args:
+        distances (Tensor): (Q, B) distances of each anchor to the whole
+            batch, its own column included (at distance 0, rank 1).
+        positives (Tensor): Bool (Q, B), the anchor's positives (never its
+            own column); every row needs one.
+        negatives (Tensor): Bool (Q, B), its negatives; every row needs one.
+        alpha, margin, soft_margin, hard_weight, temperature: See
+            :func:`srt_loss`.
+
+    Returns:
+        Tensor: Per-anchor losses (Q,).
+    """
+    alpha, margin, hard_weight = _check_settings(alpha, margin, hard_weight,
+                                                 temperature)
+    num_pos = positives.sum(1).to(distances.dtype)
+    num_neg = negatives.sum(1).to(distances.dtype)
+    if not bool(((num_pos > 0) & (num_neg > 0)).all()):
+        raise ValueError('every row of srt_row_losses needs a positive and a '
+                         'negative')
+    ranks = soft_rank(distances, temperature, descending=False)
+    phi = F.softplus if soft_margin else F.relu
+    t_pos = (num_pos + 1 - margin)[:, None]
+    t_neg = (num_pos + 2 + margin)[:, None]
+    pos_term = (phi(ranks - t_pos) * positives).sum(1) / num_pos
+    neg_term = (phi(t_neg - ranks) * negatives).sum(1) / num_neg
+    loss = alpha * pos_term + (1 - alpha) * neg_term
+    if hard_weight > 0:
+        loss = loss + hard_weight * _hard_threshold_term(
+            ranks, positives, negatives, num_pos, num_neg, alpha)
+    return loss
+
+
+def _hard_threshold_term(ranks: Tensor, positives: Tensor, negatives: Tensor,
+                         num_pos: Tensor, num_neg: Tensor,
+                         alpha: float) -> Tensor:
+    """Eq. 6 on the batch-hardest samples, per anchor (rows have both)."""
+    row_len = ranks.shape[1]
+    # hardest_pairs takes similarities: on -ranks, its hardest positive is
+    # the largest positive rank and its hardest negative the smallest
+    hard = hardest_pairs(-ranks, positives, negatives)
+    worst_pos, best_neg = -hard.positive, -hard.negative
+    t_hat_pos = num_pos / 2
+    t_hat_neg = (row_len + num_pos + 1) / 2
+    return (alpha / num_pos * F.relu(worst_pos - t_hat_pos) +
+            (1 - alpha) / num_neg * F.relu(t_hat_neg - best_neg))
+
+
+@MODELS.register_module()
+class SoftRankThresholdLoss(nn.Module):
+    """Soft Ranking Threshold loss (Yang et al. 2020) for retrieval batches.
+
+    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
+    (B, D) and integer labels (B,). Each anchor's row of distances (itself
+    included, at rank 1) is soft-ranked; positives are pushed below rank
+    ``P_i + 1`` and negatives above ``P_i + 2``. The loss is the mean over
+    the anchors that have a positive and a negative; other anchors are
+    skipped and a batch without any gives 0 with a graph.
+
+    The defaults are the basic form (Eq. 3). The paper's full version
+    SRT-F is ``soft_margin=True, hard_weight=0.01`` with a warm-up before
+    the hard term, and its batches are P x K = 18 x 4.
+
+    Args:
+        alpha (float): Positive-term weight in [0, 1]. Defaults to 0.5.
+        margin (float): Rank margin ``m`` (Eq. 7). Defaults to 0.
+        soft_margin (bool): Softplus instead of the hinge (Eq. 8). Defaults
+            to False.
+        hard_weight (float): ``beta`` of the hard-threshold term (Eq. 6).
+            Defaults to 0 (off).
+        hard_warmup_iters (int): Training iterations before the hard term
+            is switched on. The iteration is MMEngine's ``iter`` runtime
+            info when a runner sets it, else the number of training-mode
+            calls of this module. Defaults to 0.
+        temperature (float): Soft-rank temperature on unit-sphere distances,
+            see :func:`srt_loss`. Defaults to 0.1.
+        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+    """
+
+    def __init__(self,
+                 alpha: float = 0.5,
+                 margin: float = 0.0,
+                 soft_margin: bool = False,
+                 hard_weight: float = 0.0,
+                 hard_warmup_iters: int = 0,
+                 temperature: float = 0.1,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__()
+        self.alpha = check_in_range('alpha', alpha, 0.0, 1.0)
+        self.margin = check_positive('margin', margin, allow_zero=True)
+        self.soft_margin = bool(soft_margin)
+        self.hard_weight = check_positive('hard_weight', hard_weight,
+                                          allow_zero=True)
+        if isinstance(hard_warmup_iters, bool) or not isinstance(
+                hard_warmup_iters, int) or hard_warmup_iters < 0:
+            raise ValueError('hard_warmup_iters must be an int >= 0, got '
+                             f'{hard_warmup_iters!r}')
+        self.hard_warmup_iters = hard_warmup_iters
+        self.temperature = check_positive('temperature', temperature)
+        self.loss_weight = check_positive('loss_weight', loss_weight,
+                                          allow_zero=True)
+        self._calls = 0  # plain int, not a buffer: DDP would overwrite it
+
+    def extra_repr(self) -> str:
+        return (f'alpha={self.alpha}, margin={self.margin}, '
+                f'soft_margin={self.soft_margin}, '
+                f'hard_weight={self.hard_weight}, '
+                f'hard_warmup_iters={self.hard_warmup_iters}, '
+                f'temperature={self.temperature}, '
+                f'loss_weight={self.loss_weight}')
+
+    def current_iter(self) -> int:
+        """The training iteration that gates the hard term."""
+        from mmengine.logging import MessageHub
+        hub_iter: Optional[int] = MessageHub.get_current_instance().get_info(
+            'iter')
+        return self._calls if hub_iter is None else int(hub_iter)
+
+    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        """Scalar loss (fp32) of a batch, see the class docstring."""
+        hard_on = self.hard_weight > 0 and \
+            self.current_iter() >= self.hard_warmup_iters
+        if self.training:
+            self._calls += 1
+        return self.loss_weight * srt_loss(
+            embeddings, labels, self.alpha, self.margin, self.soft_margin,
+            self.hard_weight if hard_on else 0.0, self.temperature)

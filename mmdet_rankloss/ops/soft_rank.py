@@ -1,0 +1,121 @@
+"""Sigmoid soft ranks in O(n^2) memory (SRT Eq. 4, SoDeep Eq. 11-12).
+
+The soft rank of element ``i`` of a sequence ``x`` of length ``n`` replaces
+the step function of the exact rank by a sigmoid of temperature ``t``::
+
+    r_i = 1 + sum_{k != i} sigmoid((x_k - x_i) / t)     (descending)
+    r_i = 1 + sum_{k != i} sigmoid((x_i - x_k) / t)     (ascending)
+
+so that ``r_i`` tends to the exact rank (1 = first) as ``t -> 0`` when there
+are no ties (tied elements share the mean of their ranks). This is the
+handcrafted sorter of SoDeep (Eq. 12 with ``lambda = 1 / t``, plus one so
+that ranks start at 1) and the soft rank of the Soft Ranking Threshold loss
+(Eq. 4, whose sum over all ``k`` includes ``sigmoid(0) = 1/2`` for
+``k = i``; we add the other half so that the limit is the exact rank the
+paper's thresholds are stated in; gradients are unchanged).
+
+Each row needs all ``n^2`` pairwise sigmoids, so a batch of rows written
+naively is an (..., n, n) tensor, e.g. B x B x B for the B x B distance
+matrix of a retrieval batch, kept alive by autograd for the backward pass.
+Here the pairs are summed in blocks of columns under a memory budget, in the
+forward pass and again in a hand-written backward pass, so nothing of size
+O(rows * n * n) is ever stored.
+"""
+import torch
+from torch import Tensor
+
+from .ranking import rank_dtype
+
+__all__ = ['soft_rank']
+
+_MAX_BLOCK_ELEMENTS = 2**22  # 16 MB of fp32 per temporary block
+
+
+def _block_size(rows: int, n: int, block_size) -> int:
+    if block_size is not None:
+        return block_size
+    return max(1, min(n, _MAX_BLOCK_ELEMENTS // max(1, rows * n)))
+
+
+class _SoftRank(torch.autograd.Function):
+    """Ascending soft ranks of ``s`` (already divided by t and signed)."""
+
+    @staticmethod
+    def forward(ctx, s: Tensor, block: int) -> Tensor:
+        n = s.shape[-1]
+        ranks = torch.full_like(s, 0.5)  # 1 - sigmoid(0) of the k = i term
+        for start in range(0, n, block):
+            cols = s[..., None, start:start + block]
+            ranks += torch.sigmoid(s[..., :, None] - cols).sum(-1)
+        ctx.save_for_backward(s)
+        ctx.block = block
+        return ranks
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        # d r_i / d s_i = sum_k sigma'(s_i - s_k); d r_i / d s_k = -sigma'(.)
+        # so d L / d s_j = g_j * sum_k sigma'(s_j - s_k)
+        #                  - sum_i g_i * sigma'(s_i - s_j), sigma' even.
+        (s, ) = ctx.saved_tensors
+        n = s.shape[-1]
+        own = torch.zeros_like(s)
+        others = torch.zeros_like(s)
+        for start in range(0, n, ctx.block):
+            sig = torch.sigmoid(s[..., :, None] - s[..., None,
+                                                    start:start + ctx.block])
+            dsig = sig * (1 - sig)
+            own += dsig.sum(-1)
+            others += (dsig * grad[..., None, start:start + ctx.block]).sum(-1)
+        return grad * own - others, None
+
+
+def soft_rank(x: Tensor,
+              temperature: float = 1.0,
+              descending: bool = True,
+              block_size: int = None) -> Tensor:
+    """Differentiable sigmoid ranks along the last dimension.
+
+    Args:
+        x (Tensor): Values of shape (..., n), ranked along the last
+            dimension, batched over the others. fp16/bf16 are computed in
+            fp32 (ranks up to n do not fit fp16 precision), fp64 stays fp64.
+        temperature (float): Sigmoid temperature ``t`` > 0; the soft ranks
+            tend to the exact ranks as ``t -> 0``. SoDeep's ``lambda`` is
+            ``1 / t``. Defaults to 1.0 (SRT Eq. 4).
+        descending (bool): Rank 1 is the largest value (scores), else the
+            smallest (distances). Defaults to True, as
+            :func:`~mmdet_rankloss.ops.ranking.exact_rank`.
+        block_size (int, optional): Number of columns compared at a time;
+            peak extra memory is ``rows * n * block_size`` elements. Defaults
+            to None: the largest block under 2**22 elements.
+
+    Returns:
+        Tensor: Soft ranks in [1, n], shape of ``x``, fp32 (fp64 for fp64).
+
+    Raises:
+        ValueError: On a non-tensor, 0-d, empty or non-floating input,
+            non-finite values, ``temperature <= 0`` or ``block_size < 1``.
+    """
+    if not isinstance(x, Tensor) or x.dim() == 0 or x.shape[-1] == 0:
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x)
+        raise ValueError(
+            f'x must be a tensor of shape (..., n) with n >= 1, got {got}')
+    if not x.is_floating_point():
+        raise ValueError(f'x must be floating point, got {x.dtype}')
+    if not (isinstance(temperature, (int, float)) and temperature > 0
+            and temperature != float('inf')):
+        raise ValueError(
+            f'temperature must be a finite number > 0, got {temperature!r}')
+    if block_size is not None and (not isinstance(block_size, int)
+                                   or block_size < 1):
+        raise ValueError(f'block_size must be an int >= 1, got {block_size!r}')
+    if x.numel() and not bool(torch.isfinite(x).all()):
+        raise ValueError('x contains NaN or inf: soft ranks are undefined')
+    n = x.shape[-1]
+    s = x.to(rank_dtype(x.dtype)) / temperature
+    if descending:
+        s = -s
+    if x.numel() == 0:
+        return s.detach().clone()
+    block = _block_size(x.numel() // n, n, block_size)
+    return _SoftRank.apply(s, block)
