@@ -96,8 +96,48 @@ def detection_checks(rank, world, g):
     return out
 
 
+def retrieval_checks(rank, world, g):
+    """Every retrieval loss on embeddings gathered as RetrievalModel does
+    with global_ranking=True (the recall loss over 2 steps: memory)."""
+    import mmdet_rankloss  # noqa: F401
+    from mmdet.registry import MODELS
+    out = []
+    cfgs = [dict(type='RaMBORecallLoss', memory=2, lambda_val=4.0),
+            dict(type='FastAPLoss'), dict(type='AUCLoss'),
+            dict(type='SoftRankThresholdLoss'),
+            dict(type='BatchHardTripletLoss')]
+    n = sum(SIZES)
+    for cfg in cfgs:
+        ours, ref = MODELS.build(cfg).train(), MODELS.build(cfg).train()
+        for step in range(2 if 'memory' in cfg else 1):
+            emb = torch.nn.functional.normalize(
+                torch.randn(n, 8, generator=g, dtype=torch.float64), dim=1)
+            labels = torch.arange(n) % 4
+
+            def total(loss_fn, e, l):
+                res = loss_fn(e, l)
+                if isinstance(res, dict):
+                    return sum(v for k, v in res.items() if 'loss' in k)
+                return res
+
+            ref_x = emb.clone().requires_grad_(True)
+            ref_loss = total(ref, ref_x, labels)
+            ref_loss.backward()
+            x = local_slice(emb, rank).clone().requires_grad_(True)
+            (ge, gl), _ = gather_for_ranking(x, local_slice(labels, rank))
+            loss = total(ours, ge, gl)
+            loss.backward()
+            ref_grad = local_slice(ref_x.grad, rank)
+            out.append(dict(
+                name=f"{cfg['type']} (gathered embeddings), step {step}",
+                loss=float(loss), ref_loss=float(ref_loss), offset=0,
+                max_grad_err=float((x.grad / world - ref_grad).abs().max()),
+                grad_norm=float(ref_grad.abs().sum())))
+    return out
+
+
 def extra_checks(rank, world, g):
-    return detection_checks(rank, world, g)
+    return detection_checks(rank, world, g) + retrieval_checks(rank, world, g)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,10 @@
+"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits) and packing."""
+from .digits import DigitsDataset
+from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
+                        SOPDataset)
+from .transforms import PackRetrievalInputs
+
+__all__ = [
+    'RetrievalDataset', 'CUB200Dataset', 'SOPDataset', 'InShopDataset',
+    'DigitsDataset', 'PackRetrievalInputs'
+]

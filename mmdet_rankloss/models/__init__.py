@@ -1,0 +1,4 @@
+"""Retrieval model, registered in ``mmdet.registry.MODELS``."""
+from .retrieval import RetrievalModel
+
+__all__ = ['RetrievalModel']

@@ -1,0 +1,28 @@
+"""The benchmark is a tool users rerun: CI runs it at toy sizes so that it
+cannot rot (times are not asserted, a slow machine is not a failure)."""
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_benchmark_smoke(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        'benchmark_rank_losses',
+        ROOT / 'tools' / 'analysis' / 'benchmark_rank_losses.py')
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / 'bench'
+    result = bench.main(['--smoke', '--out', str(out)])
+    saved = json.loads((tmp_path / 'bench.json').read_text())
+    assert saved['machine'] == result['machine']
+    for rows in saved['ap'].values():
+        assert [r['length'] for r in rows] == [1_000, 10_000]
+        assert all(r['ours']['median_s'] > 0 and 'naive' in r for r in rows)
+    names = ' '.join(r['name'] for r in saved['retrieval'])
+    for loss in ('RaMBORecallLoss', 'FastAPLoss', 'SoftRankThresholdLoss',
+                 'AUCLoss', 'BatchHardTripletLoss', 'SoDeepRecallLoss'):
+        assert loss in names
+    assert 'RaMBOAPLoss' in saved['detection'][0]['name']
+    assert '| length | torch.sort |' in (tmp_path / 'bench.md').read_text()
