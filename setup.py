@@ -15,6 +15,15 @@ setup(
     long_description=open('README.md', encoding='utf-8').read(),
     long_description_content_type='text/markdown',
     packages=find_packages(exclude=('tests', 'tests.*', 'configs', 'tools')),
+    # MMEngine resolves `_base_ = 'mmdet_rankloss::...'` through
+    # mmdet_rankloss/.mim (model-index.yml and configs/, a link to the
+    # repository's configs/ that the build follows and copies).
+    package_data={
+        'mmdet_rankloss': [
+            '.mim/model-index.yml', '.mim/configs/*/*.py',
+            '.mim/configs/*/*.yml', '.mim/configs/*/_base_/*.py'
+        ]
+    },
     python_requires='>=3.8',
     install_requires=['numpy'],
     license='MIT',

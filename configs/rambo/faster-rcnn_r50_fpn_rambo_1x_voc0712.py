@@ -1,0 +1,23 @@
+# Faster R-CNN R50-FPN trained with the RaMBO AP loss on Pascal VOC07+12
+# (Rolinek et al., CVPR 2020, Sec. 5.2; Table 5: 81.4 AP50 paper number, 80.4
+# for CE). As in the paper, only the classification loss of the box head and
+# the learning rate change with respect to the CE baseline.
+_base_ = './faster-rcnn_r50_fpn_ce_1x_voc0712.py'
+
+model = dict(
+    roi_head=dict(
+        bbox_head=dict(
+            loss_cls=dict(
+                _delete_=True,
+                type='RaMBOAPLoss',
+                # Paper, Sec. 5.2: memory length tau = 7, margin 0.15,
+                # lambda 0.5, L_mAP and L_APC weighted 2 : 1.
+                memory=7,
+                margin=0.15,
+                lambda_val=0.5,
+                map_weight=2 / 3,
+                apc_weight=1 / 3,
+                loss_weight=1.0))))
+
+# Paper: initial learning rate 0.1 (batch 8), divided by 10 after epoch 9.
+optim_wrapper = dict(optimizer=dict(lr=0.1))

@@ -1,0 +1,24 @@
+"""MMEngine / MMDetection integration helpers and the toy VOC writer.
+
+Importing this package (``import mmdet_rankloss`` does) applies two small,
+idempotent patches to MMEngine's environment:
+
+* :func:`register_config_package`: configs may inherit
+  ``_base_ = 'mmdet_rankloss::<subdir>/<file>.py'``;
+* :func:`allow_mmengine_checkpoint_globals`: ``torch.load`` with torch >=
+  2.6's ``weights_only=True`` default accepts the few non-tensor types that
+  MMEngine stores in its own checkpoints, so ``--resume`` works.
+"""
+from .checkpoint import allow_mmengine_checkpoint_globals, checkpoint_globals
+from .config import config_root, package_root, register_config_package
+from .mmdet_tools import mmdet_tool_path, run_mmdet_tool
+from .toy_voc import TOY_CLASSES, make_toy_voc
+
+register_config_package()
+allow_mmengine_checkpoint_globals()
+
+__all__ = [
+    'allow_mmengine_checkpoint_globals', 'checkpoint_globals', 'config_root',
+    'package_root', 'register_config_package', 'mmdet_tool_path',
+    'run_mmdet_tool', 'TOY_CLASSES', 'make_toy_voc'
+]

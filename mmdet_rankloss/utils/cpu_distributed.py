@@ -1,0 +1,57 @@
+"""Distributed training on CPU-only machines through MMEngine's launcher.
+
+MMEngine 0.10.7's ``pytorch`` launcher assumes GPUs: it calls
+``torch.cuda.set_device(local_rank)``, MMDetection's runtime asks for the
+``nccl`` backend, and the runner wraps the model in DDP with
+``device_ids=[local_rank]``, which DDP rejects for a CPU module. On a
+machine without CUDA, :func:`cpu_distributed_args` returns the extra
+``--cfg-options`` (gloo backend, ``device_ids=None``) and makes
+``torch.cuda.set_device`` a no-op, so ``tools/dist_train.sh CONFIG 2`` runs
+two CPU processes. With CUDA nothing changes.
+"""
+from typing import List, Sequence
+
+import torch
+
+__all__ = ['cpu_distributed_args']
+
+
+def _uses_pytorch_launcher(argv: Sequence[str]) -> bool:
+    argv = list(argv)
+    for i, arg in enumerate(argv):
+        if arg == '--launcher' and i + 1 < len(argv):
+            return argv[i + 1] != 'none'
+        if arg.startswith('--launcher='):
+            return arg.split('=', 1)[1] != 'none'
+    return False
+
+
+def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
+    """Extra command-line arguments for a distributed run without CUDA.
+
+    Args:
+        argv (Sequence[str]): The tool's arguments (without the program).
+
+    Returns:
+        list[str]: ``argv``, extended by ``--cfg-options`` for gloo and CPU
+        DDP when a launcher is used on a machine without CUDA; unchanged
+        otherwise.
+    """
+    argv = list(argv)
+    if torch.cuda.is_available() or not _uses_pytorch_launcher(argv):
+        return argv
+
+    def no_device(_device) -> None:
+        """CPU processes have no device to select."""
+
+    torch.cuda.set_device = no_device
+    options = [
+        'env_cfg.dist_cfg.backend=gloo',
+        'model_wrapper_cfg.type=MMDistributedDataParallel',
+        'model_wrapper_cfg.device_ids=None',
+        'model_wrapper_cfg.broadcast_buffers=False',
+    ]
+    if '--cfg-options' in argv:
+        at = argv.index('--cfg-options') + 1
+        return argv[:at] + options + argv[at:]
+    return argv + ['--cfg-options'] + options

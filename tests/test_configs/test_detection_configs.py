@@ -1,0 +1,215 @@
+"""Every detection config loads, builds its data and trains one step on CPU.
+
+Covers ``configs/`` except ``configs/retrieval`` (tested in
+``test_retrieval_configs.py``). The paper configs keep their real backbones
+(ResNet-50/101, ResNeXt-101) but without pretrained weights and on a tiny
+input, so the test needs no network and stays fast.
+"""
+import glob
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.config import Config
+
+import mmdet_rankloss  # noqa: F401
+from mmdet_rankloss.utils.toy_voc import make_toy_voc
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+CONFIG_DIR = osp.join(ROOT, 'configs')
+CONFIGS = sorted(
+    osp.relpath(path, CONFIG_DIR)
+    for path in glob.glob(osp.join(CONFIG_DIR, '*', '*.py'))
+    if not osp.relpath(path, CONFIG_DIR).startswith('retrieval'))
+PAPER = [c for c in CONFIGS if c.startswith('rambo/')]
+
+# RaMBO paper, Sec. 5.2: lr 0.1 (batch 8), tau 7, margin 0.15, lambda 0.5, 2:1.
+PAPER_LOSS = dict(
+    type='RaMBOAPLoss',
+    memory=7,
+    margin=0.15,
+    lambda_val=0.5,
+    map_weight=2 / 3,
+    apc_weight=1 / 3,
+    loss_weight=1.0)
+
+
+@pytest.fixture(autouse=True, scope='module')
+def one_torch_thread():
+    """Tiny inputs: on a small, shared CPU one intra-op thread is faster
+    (with 2 threads on 2 busy cores a step took several times longer)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def load(name):
+    return Config.fromfile(osp.join(CONFIG_DIR, name))
+
+
+def test_expected_configs_exist():
+    expected = {
+        f'rambo/faster-rcnn_{arch}_fpn_{loss}_1x_{data}.py'
+        for loss in ('ce', 'rambo')
+        for arch, data in (('r50', 'voc07'), ('r50', 'voc0712'),
+                           ('r101', 'voc0712'), ('x101-32x4d', 'voc0712'))
+    }
+    expected |= {
+        f'quickstart/faster-rcnn_r18-w32_fpn_{loss}_toyvoc.py'
+        for loss in ('ce', 'rambo')
+    }
+    assert set(CONFIGS) == expected
+
+
+@pytest.mark.parametrize('name', PAPER)
+def test_paper_settings(name):
+    cfg = load(name)
+    assert cfg.custom_imports == dict(
+        imports=['mmdet_rankloss'], allow_failed_imports=False)
+    # 12 data epochs: 4 runner epochs x RepeatDataset(3), step after 9.
+    assert cfg.train_dataloader.dataset.type == 'RepeatDataset'
+    assert cfg.train_dataloader.dataset.times * cfg.train_cfg.max_epochs == 12
+    steps = [s for s in cfg.param_scheduler if s.type == 'MultiStepLR']
+    assert len(steps) == 1 and steps[0].gamma == 0.1
+    assert steps[0].milestones == [3]
+    assert cfg.train_dataloader.batch_size == 8
+    assert cfg.model.roi_head.bbox_head.num_classes == 20
+    # Evaluation: VOC2007 test, AP50 with 11-point interpolation.
+    assert cfg.test_dataloader.dataset.ann_file.endswith(
+        'VOC2007/ImageSets/Main/test.txt')
+    evaluator = cfg.test_evaluator
+    assert (evaluator.type, evaluator.metric,
+            evaluator.eval_mode) == ('VOCMetric', 'mAP', '11points')
+    loss_cls = cfg.model.roi_head.bbox_head.loss_cls
+    if '_rambo_' in name:
+        assert {k: loss_cls[k] for k in PAPER_LOSS} == PAPER_LOSS
+        assert cfg.optim_wrapper.optimizer.lr == 0.1
+    else:
+        assert loss_cls.type == 'CrossEntropyLoss'
+        assert cfg.optim_wrapper.optimizer.lr == 0.005
+    inner = cfg.train_dataloader.dataset.dataset
+    if name.endswith('_voc07.py'):
+        assert inner.type == 'VOCDataset'
+        assert inner.ann_file == 'VOC2007/ImageSets/Main/trainval.txt'
+    else:
+        assert [d.ann_file for d in inner.datasets] == [
+            'VOC2007/ImageSets/Main/trainval.txt',
+            'VOC2012/ImageSets/Main/trainval.txt'
+        ]
+    backbone = cfg.model.backbone
+    expected = {'r50': ('ResNet', 50), 'r101': ('ResNet', 101),
+                'x101-32x4d': ('ResNeXt', 101)}[name.split('_')[1]]
+    assert (backbone.type, backbone.depth) == expected
+    if backbone.type == 'ResNeXt':
+        assert (backbone.groups, backbone.base_width) == (32, 4)
+
+
+@pytest.mark.parametrize('ce_name', [c for c in CONFIGS if '_ce_' in c])
+def test_rambo_twin_changes_only_loss_and_lr(ce_name):
+    """A `_rambo_` config equals its `_ce_` twin up to loss_cls and lr."""
+    ce = load(ce_name).to_dict()
+    rambo = load(ce_name.replace('_ce_', '_rambo_')).to_dict()
+    for cfg in (ce, rambo):
+        cfg['model']['roi_head']['bbox_head'].pop('loss_cls')
+        cfg['optim_wrapper']['optimizer'].pop('lr')
+    assert ce == rambo
+
+
+def _set_data_root(dataset, root):
+    """Points a dataset config (and any it wraps) at ``root``."""
+    if 'datasets' in dataset:
+        for sub in dataset.datasets:
+            _set_data_root(sub, root)
+    elif 'dataset' in dataset:
+        _set_data_root(dataset.dataset, root)
+    else:
+        dataset.data_root = root
+
+
+@pytest.fixture(scope='module')
+def toy_root(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp('toyvoc') / 'VOCdevkit') + '/'
+    make_toy_voc(root, num_trainval=2, num_test=2, image_size=64,
+                 with_voc2012=True)
+    return root
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_datasets_and_evaluator_build(name, toy_root):
+    """The config's datasets read the VOC layout through their pipelines."""
+    from mmengine.registry import init_default_scope
+    from mmdet.registry import DATASETS, METRICS
+    cfg = load(name)
+    for split in ('train', 'val', 'test'):
+        _set_data_root(cfg[f'{split}_dataloader'].dataset, toy_root)
+    init_default_scope('mmdet')
+    train = DATASETS.build(cfg.train_dataloader.dataset)
+    sample = train[0]
+    assert sample['inputs'].dim() == 3
+    # (The paper configs ignore boxes under 32 px, so count both kinds.)
+    data_sample = sample['data_samples']
+    assert len(data_sample.gt_instances) + len(
+        data_sample.ignored_instances) > 0
+    test = DATASETS.build(cfg.test_dataloader.dataset)
+    assert len(test) == 2
+    assert METRICS.build(cfg.test_evaluator).eval_mode == '11points'
+
+
+def _tiny_batch(num_classes):
+    from mmdet.structures import DetDataSample
+    from mmengine.structures import InstanceData
+    torch.manual_seed(0)
+    inputs, samples = [], []
+    for _ in range(2):
+        inputs.append(torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8))
+        sample = DetDataSample(
+            metainfo=dict(
+                img_shape=(64, 64), ori_shape=(64, 64), pad_shape=(64, 64),
+                scale_factor=(1.0, 1.0), batch_input_shape=(64, 64)))
+        gt = InstanceData()
+        gt.bboxes = torch.tensor([[4., 6., 40., 30.], [20., 24., 60., 62.]])
+        gt.labels = torch.tensor([1, num_classes - 1])
+        sample.gt_instances = gt
+        sample.ignored_instances = InstanceData(
+            bboxes=torch.zeros(0, 4), labels=torch.zeros(0).long())
+        samples.append(sample)
+    return dict(inputs=inputs, data_samples=samples)
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_model_builds_and_trains_one_step(name):
+    from mmengine.optim import build_optim_wrapper
+    from mmengine.registry import init_default_scope
+    from mmdet.registry import MODELS
+    cfg = load(name)
+    cfg.model.backbone.init_cfg = None
+    init_default_scope('mmdet')
+    torch.manual_seed(0)
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    model.train()
+    loss_cls = model.roi_head.bbox_head.loss_cls
+    assert type(loss_cls).__name__ == cfg.model.roi_head.bbox_head.loss_cls[
+        'type']
+    optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    fc_cls = model.roi_head.bbox_head.fc_cls.weight
+    before = fc_cls.detach().clone()
+    log_vars = model.train_step(
+        _tiny_batch(cfg.model.roi_head.bbox_head.num_classes), optim_wrapper)
+    cls_losses = [
+        key for key in log_vars if key.startswith('loss') and key not in (
+            'loss', 'loss_rpn_cls', 'loss_rpn_bbox', 'loss_bbox')
+    ]
+    assert cls_losses  # loss_cls, or the RaMBO terms
+    assert all(torch.isfinite(log_vars[key]).item() for key in cls_losses)
+    assert torch.isfinite(log_vars['loss']).item()
+    assert not torch.equal(before, fc_cls.detach())
+    # Inference returns scored boxes with the test-time activation.
+    model.eval()
+    with torch.no_grad():
+        batch = model.data_preprocessor(
+            _tiny_batch(cfg.model.roi_head.bbox_head.num_classes), False)
+        results = model.predict(batch['inputs'], batch['data_samples'])
+    scores = results[0].pred_instances.scores
+    assert scores.numel() == 0 or bool(((scores >= 0) & (scores <= 1)).all())

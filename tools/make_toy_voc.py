@@ -1,0 +1,47 @@
+#!/usr/bin/env python
+"""Writes the embedded toy dataset in the Pascal VOC layout.
+
+    python tools/make_toy_voc.py [ROOT] [--num-trainval 256] [--num-test 64]
+        [--image-size 128] [--seed 0] [--with-voc2012]
+
+ROOT (default ``data/toy_voc/VOCdevkit``) receives ``VOC2007/`` with
+JPEGImages, Annotations (VOC XML with difficult flags) and ImageSets/Main;
+see :mod:`mmdet_rankloss.utils.toy_voc`. Deterministic: the same arguments
+give the same files.
+"""
+import argparse
+import os.path as osp
+import sys
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+from mmdet_rankloss.utils.toy_voc import make_toy_voc  # noqa: E402
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument(
+        'root', nargs='?', default='data/toy_voc/VOCdevkit',
+        help='VOCdevkit directory to write (default: %(default)s)')
+    parser.add_argument('--num-trainval', type=int, default=256)
+    parser.add_argument('--num-test', type=int, default=64)
+    parser.add_argument('--image-size', type=int, default=128)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument(
+        '--with-voc2012', action='store_true',
+        help='also write a VOC2012 trainval split (for the VOC07+12 configs)')
+    args = parser.parse_args(argv)
+    stats = make_toy_voc(
+        args.root,
+        num_trainval=args.num_trainval,
+        num_test=args.num_test,
+        image_size=args.image_size,
+        seed=args.seed,
+        with_voc2012=args.with_voc2012)
+    for split, counts in stats.items():
+        print(f'{osp.join(args.root, split)}: {counts["images"]} images, '
+              f'{counts["objects"]} objects ({counts["difficult"]} difficult)')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,23 @@
+#!/usr/bin/env python
+"""Tests (and evaluates) a detector; MMDetection's ``tools/test.py`` with
+mmdet_rankloss.
+
+Same arguments as MMDetection's script::
+
+    python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
+        [--show] [--show-dir DIR] [--cfg-options KEY=VALUE ...] [--tta]
+        [--launcher {none,pytorch,slurm,mpi}]
+
+The metric is the config's ``test_evaluator`` (``VOCMetric`` AP50 for the VOC
+configs); the results are logged and written under ``--work-dir``.
+"""
+import os.path as osp
+import sys
+
+# Running from a checkout: use this checkout's package.
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+from mmdet_rankloss.utils import run_mmdet_tool  # noqa: E402
+
+if __name__ == '__main__':
+    run_mmdet_tool('test.py')
