@@ -3,9 +3,11 @@
 ``tools/train.py`` and ``tools/test.py`` of this repository are MMDetection's
 scripts (shipped in the mmdet wheel under ``mmdet/.mim/tools``) run after
 ``import mmdet_rankloss``, so they take exactly MMDetection's arguments and
-behave the same, plus three things the bare scripts cannot do: resolve
+behave the same, plus four things the bare scripts cannot do: resolve
 ``_base_ = 'mmdet_rankloss::...'``, build the ``mmdet_rankloss`` registry
-scope, and resume MMEngine checkpoints under torch >= 2.6.
+scope, resume MMEngine checkpoints under torch >= 2.6, and launch
+distributed training on CPU-only machines (gloo; see
+:mod:`~mmdet_rankloss.utils.cpu_distributed`).
 """
 import os.path as osp
 import runpy
@@ -38,7 +40,8 @@ def run_mmdet_tool(name: str, argv: Optional[Sequence[str]] = None) -> None:
             program name. Defaults to None (``sys.argv[1:]``).
     """
     import mmdet_rankloss  # noqa: F401  (registers modules, applies patches)
+    from .cpu_distributed import cpu_distributed_args
     path = mmdet_tool_path(name)
-    if argv is not None:
-        sys.argv = [path] + list(argv)
+    args = sys.argv[1:] if argv is None else list(argv)
+    sys.argv = [path] + cpu_distributed_args(args)
     runpy.run_path(path, run_name='__main__')

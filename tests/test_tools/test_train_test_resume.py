@@ -161,3 +161,26 @@ def test_quickstart_smoke(tmp_path):
     table = open(work_dir / 'results.md').read()
     assert table.splitlines()[0].startswith('| model | loss | AP50')
     assert table.split('\n\n')[0] in out
+
+
+def test_distributed_training_on_cpu(tmp_path, workspace):
+    """Two CPU processes (gloo) started as users start them, through
+    ``tools/dist_train.sh``, with the AP loss ranking the global batch."""
+    import socket
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    work_dir = str(tmp_path / 'dist')
+    env = dict(os.environ, PYTHON=sys.executable, PORT=str(port),
+               OMP_NUM_THREADS='1')
+    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    proc = subprocess.run(
+        ['bash', osp.join(ROOT, 'tools', 'dist_train.sh'), 'my_rambo.py', '2',
+         '--work-dir', work_dir, '--cfg-options', 'train_cfg.max_epochs=1',
+         'model.roi_head.bbox_head.loss_cls.global_ranking=True'] + SMALL,
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    assert 'Distributed launcher: pytorch' in out or 'world_size: 2' in out
+    assert osp.isfile(osp.join(work_dir, 'epoch_1.pth'))
+    assert 'pascal_voc/AP50' in out
