@@ -22,6 +22,17 @@ def local_slice(x, rank):
     return x[start:start + SIZES[rank]]
 
 
+def report(name, loss, ref_loss, x, ref_x, rank, world, offset=0):
+    """One comparison: loss values and the local slice's gradient. DDP
+    averages over `world` processes; the gather's backward scales by
+    `world` so that the average equals the single-process gradient."""
+    ref_grad = local_slice(ref_x.grad, rank)
+    return dict(
+        name=name, loss=float(loss), ref_loss=float(ref_loss), offset=offset,
+        max_grad_err=float((x.grad / world - ref_grad).abs().max()),
+        grad_norm=float(ref_grad.abs().sum()))
+
+
 def check(name, loss_fn, global_inputs, rank, world):
     """loss_fn(*tensors) -> scalar; the first tensor is differentiated."""
     ref_x = global_inputs[0].clone().requires_grad_(True)
@@ -87,12 +98,8 @@ def detection_checks(rank, world, g):
         res = ours(x, local_slice(labels, rank))
         loss = res['loss_rambo_map'] + res['loss_rambo_apc']
         loss.backward()
-        ref_grad = local_slice(ref_x.grad, rank)
-        out.append(dict(
-            name=f'RaMBOAPLoss(global_ranking=True), step {step}',
-            loss=float(loss), ref_loss=float(ref_loss), offset=0,
-            max_grad_err=float((x.grad / world - ref_grad).abs().max()),
-            grad_norm=float(ref_grad.abs().sum())))
+        out.append(report(f'RaMBOAPLoss(global_ranking=True), step {step}',
+                          loss, ref_loss, x, ref_x, rank, world))
     return out
 
 
@@ -127,12 +134,9 @@ def retrieval_checks(rank, world, g):
             (ge, gl), _ = gather_for_ranking(x, local_slice(labels, rank))
             loss = total(ours, ge, gl)
             loss.backward()
-            ref_grad = local_slice(ref_x.grad, rank)
-            out.append(dict(
-                name=f"{cfg['type']} (gathered embeddings), step {step}",
-                loss=float(loss), ref_loss=float(ref_loss), offset=0,
-                max_grad_err=float((x.grad / world - ref_grad).abs().max()),
-                grad_norm=float(ref_grad.abs().sum())))
+            out.append(report(
+                f"{cfg['type']} (gathered embeddings), step {step}", loss,
+                ref_loss, x, ref_x, rank, world))
     return out
 
 
