@@ -153,9 +153,12 @@ def sodeep_recall_loss(ranks: Tensor,
 class _SorterLoss(nn.Module):
     """Holds the sorter: built, or loaded from a ``save_sorter`` file."""
 
-    def __init__(self, sorter: Union[dict, nn.Module, None],
-                 checkpoint: Optional[str], finetune_sorter: bool,
-                 pad_value: Optional[float], loss_weight: float) -> None:
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 pad_value: Optional[float] = None,
+                 loss_weight: float = 1.0) -> None:
         super().__init__()
         if checkpoint:
             self.sorter = load_sorter(checkpoint)
@@ -228,15 +231,6 @@ class SoDeepSpearmanLoss(_SorterLoss):
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
 
-    def __init__(self,
-                 sorter: Union[dict, nn.Module, None] = None,
-                 checkpoint: Optional[str] = None,
-                 finetune_sorter: bool = False,
-                 pad_value: Optional[float] = None,
-                 loss_weight: float = 1.0) -> None:
-        super().__init__(sorter, checkpoint, finetune_sorter, pad_value,
-                         loss_weight)
-
     def forward(self, pred: Tensor, target: Tensor) -> Tensor:
         """Scalar loss (fp32), see the class docstring."""
         if not isinstance(pred, Tensor) or pred.dim() != 2 or \
@@ -269,15 +263,6 @@ class SoDeepAPLoss(_SorterLoss):
     Args:""" + _SORTER_ARGS + """
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
-
-    def __init__(self,
-                 sorter: Union[dict, nn.Module, None] = None,
-                 checkpoint: Optional[str] = None,
-                 finetune_sorter: bool = False,
-                 pad_value: Optional[float] = None,
-                 loss_weight: float = 1.0) -> None:
-        super().__init__(sorter, checkpoint, finetune_sorter, pad_value,
-                         loss_weight)
 
     def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
         """Scalar loss (fp32), see the class docstring."""
