@@ -145,6 +145,19 @@ def naive_ap_loss(scores: torch.Tensor, labels: torch.Tensor,
 # --------------------------------------------------------------------------
 
 
+def total_loss(out) -> torch.Tensor:
+    """A loss module's output as one scalar: the tensor, or the sum of the
+    dict entries whose key contains 'loss' (as MMEngine sums them)."""
+    if isinstance(out, dict):
+        return sum(v for k, v in out.items() if 'loss' in k)
+    return out
+
+
+def per_step(res: Dict[str, float], steps: int) -> Dict[str, float]:
+    """Timings of a call that ran ``steps`` training steps, per step."""
+    return {k: (v / steps if k.endswith('_s') else v) for k, v in res.items()}
+
+
 def bench_ap(lengths: List[int], device: torch.device, repeats: int,
              naive_max: int) -> List[dict]:
     rows = []
@@ -242,14 +255,9 @@ def bench_retrieval(device: torch.device, repeats: int,
             # fill the memory first where the loss has one
             for e in embs:
                 leaf = e.clone().requires_grad_(True)
-                out = loss_fn(leaf, labels)
-                total = sum(v for k, v in out.items()
-                            if 'loss' in k) if isinstance(out, dict) else out
-                total.backward()
+                total_loss(loss_fn(leaf, labels)).backward()
 
-        res = time_it(step, device, repeats)
-        res = {k: (v / case['steps'] if k.endswith('_s') else v)
-               for k, v in res.items()}
+        res = per_step(time_it(step, device, repeats), case['steps'])
         rows.append(dict(name=f"{case['name']}, B={b}, D={d}", batch=b,
                          dim=d, **res))
         print(f"  {rows[-1]['name']:<58} {res['median_s']*1e3:9.2f} ms/step",
@@ -273,12 +281,10 @@ def bench_detection(device: torch.device, repeats: int) -> List[dict]:
     def step():
         for s in batches:  # fills the tau = 7 memory, times 8 steps
             leaf = s.clone().requires_grad_(True)
-            out = loss_fn(leaf, labels, weights, avg_factor=n)
-            sum(v for k, v in out.items() if 'loss' in k).backward()
+            total_loss(loss_fn(leaf, labels, weights,
+                               avg_factor=n)).backward()
 
-    res = time_it(step, device, repeats)
-    res = {k: (v / len(batches) if k.endswith('_s') else v)
-           for k, v in res.items()}
+    res = per_step(time_it(step, device, repeats), len(batches))
     print(f"  RaMBOAPLoss 1024 RoIs x {channels} ch, tau 7: "
           f"{res['median_s']*1e3:.2f} ms/step", flush=True)
     return [dict(name=f'RaMBOAPLoss, 2x512 RoIs, {c}+1 classes, tau=7',
