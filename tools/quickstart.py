@@ -2,7 +2,8 @@
 """Trains and evaluates Faster R-CNN with RaMBO and with CE on the toy VOC.
 
     python tools/quickstart.py [--work-dir work_dirs/quickstart]
-        [--data-root data/toy_voc/VOCdevkit] [--losses ce rambo]
+        [--data-root data/toy_voc/VOCdevkit]
+        [--losses ce rambo [ap-sigmoid ap-sodeep]]
         [--num-trainval 256] [--num-test 64] [--cfg-options KEY=VALUE ...]
 
 Steps, all through MMDetection's runner and this repository's tools:
@@ -13,6 +14,9 @@ Steps, all through MMDetection's runner and this repository's tools:
 3. for each loss, train its quickstart config with ``tools/train.py`` and
    evaluate the last checkpoint with ``tools/test.py`` (``VOCMetric``, AP50
    with 11-point interpolation, on the toy VOC2007 test split);
+   (``ap-sigmoid`` and ``ap-sodeep`` are the AP loss with the other two
+   ranking back-ends; ``ap-sodeep`` first pre-trains its LSTM sorter for
+   8 minutes when ``work_dirs/sorters/lstm_d100.pth`` is missing);
 4. print a markdown table (model, loss, AP50, training time, machine) and
    save it to ``<work-dir>/results.md`` (numbers also in ``results.json``).
 
@@ -37,8 +41,19 @@ sys.path.insert(0, ROOT)
 CONFIGS = {
     'ce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py',
     'rambo': 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py',
+    'ap-sigmoid':
+    'configs/quickstart/faster-rcnn_r18-w32_fpn_ap-sigmoid_toyvoc.py',
+    'ap-sodeep': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ap-sodeep_toyvoc.py',
 }
-LOSS_NAMES = {'ce': 'cross-entropy', 'rambo': 'RaMBO AP loss'}
+LOSS_NAMES = {
+    'ce': 'cross-entropy',
+    'rambo': 'RaMBO AP loss',
+    'ap-sigmoid': 'AP loss, sigmoid soft-rank ranker (SRT)',
+    'ap-sodeep': 'AP loss, SoDeep LSTM-sorter ranker',
+}
+# The sorter config's pre-trained sorter, and how it is made when missing.
+SORTER_CHECKPOINT = 'work_dirs/sorters/lstm_d100.pth'
+SORTER_TRAIN_SECONDS = 480
 MODEL_NAME = 'Faster R-CNN, ResNet-18 (32 base channels) FPN, from scratch'
 
 
@@ -190,6 +205,16 @@ def main(argv: Optional[List[str]] = None) -> None:
                 loss='none (untrained, random init)',
                 ap50=read_ap50(run_dir),
                 train_seconds=None))
+
+    if 'ap-sodeep' in args.losses and not osp.isfile(
+            osp.join(ROOT, SORTER_CHECKPOINT)):
+        os.makedirs(osp.dirname(osp.join(ROOT, SORTER_CHECKPOINT)),
+                    exist_ok=True)
+        run([
+            python, 'tools/pretrain_sorter.py', 'train', '--arch', 'lstm',
+            '--seq-len', '100', '--time-limit',
+            str(SORTER_TRAIN_SECONDS), '--out', SORTER_CHECKPOINT
+        ], osp.join(work_dir, 'pretrain_sorter.log'))
 
     for loss in args.losses:
         run_dir = osp.join(work_dir, loss)

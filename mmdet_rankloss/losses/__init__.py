@@ -1,5 +1,6 @@
 """Rank-based losses, registered in ``mmdet.registry.MODELS``."""
 from .ap_loss import RaMBOAPLoss, average_precision_loss
+from .ap_rankers import BlackboxRanker, SigmoidRanker, SorterRanker
 from .pairwise import (RetrievalPairs, check_embeddings_labels,
                        retrieval_pairs)
 from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
@@ -12,6 +13,7 @@ from .triplet_loss import (BatchHardTripletLoss, WilcoxonLoss,
                            batch_hard_triplet_loss, wilcoxon_loss)
 
 __all__ = ['RaMBOAPLoss', 'average_precision_loss',
+           'BlackboxRanker', 'SigmoidRanker', 'SorterRanker',
            'RaMBORecallLoss', 'rambo_recall_loss', 'recall_rank_weight',
            'RetrievalPairs', 'check_embeddings_labels', 'retrieval_pairs',
            'AUCLoss', 'auc_loss', 'auc_sigmoid_slope', 'relaxed_auc',

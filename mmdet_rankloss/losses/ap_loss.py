@@ -12,7 +12,7 @@ score memory) and the across-class loss ``L_APC`` (Eq. 23) 2:1.
 """
 import math
 from collections import deque
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, Optional
 
 import torch
 import torch.nn as nn
@@ -23,20 +23,13 @@ from mmdet.models.losses import accuracy
 from mmdet.registry import MODELS
 
 from ..ops.distributed import gather_for_ranking
-from ..ops.ranking import blackbox_rank_loss, margin_shift, rank_dtype
+from ..ops.ranking import rank_dtype
+from .ap_rankers import BlackboxRanker
 
 __all__ = ['average_precision_loss', 'RaMBOAPLoss']
 
 _REDUCTIONS = ('mean', 'sum')
 _SCORE_SPACES = ('sigmoid', 'softmax', 'logits')
-
-
-class _APLossResult(NamedTuple):
-    """What :func:`_ap_loss` computes besides the loss itself."""
-    loss: Tensor  # scalar, differentiable
-    ap: Tensor  # (...,) detached AP per row (0 for rows without positives)
-    valid: Tensor  # (...,) bool, rows that have a positive
-    grad: Optional[Tensor]  # (..., n) score gradient at unit scale
 
 
 def _is_number(value) -> bool:
@@ -77,83 +70,6 @@ def _check_ap_inputs(scores: Tensor, labels: Tensor, margin: float) -> None:
     if not _is_number(margin) or margin < 0:
         raise ValueError(
             f'margin must be a finite number >= 0, got {margin!r}')
-
-
-def _rank_among_positives(ranks: Tensor, positives: Tensor,
-                          normalized: bool) -> Tensor:
-    """Rank of each element among the positives, read off the full ranks.
-
-    ``#{positives j with rk_j <= rk_i}``: a count over the ranking, so it is
-    exact (ranks are a permutation, ties already broken) and costs no sort.
-    Piecewise constant, hence no gradient. Same scale as ``ranks``.
-    """
-    scale = ranks.shape[-1] if normalized else 1
-    slot = (ranks.detach() * scale).round().long() - 1
-    at_rank = torch.zeros_like(ranks).scatter_(-1, slot,
-                                               positives.to(ranks.dtype))
-    return at_rank.cumsum(-1).gather(-1, slot) / scale
-
-
-def _ap_loss(scores: Tensor,
-             positives: Tensor,
-             lambda_val: float,
-             margin: float,
-             normalize_ranks: bool,
-             reduction: str,
-             positive_rank_grad: bool = False,
-             with_grad: bool = False) -> _APLossResult:
-    """Core of the AP loss on validated rows; see average_precision_loss.
-
-    One call of :func:`blackbox_rank_loss`. By default it ranks the
-    margin-shifted scores once and reads the rank among positives off that
-    ranking. With ``positive_rank_grad`` the shifted scores are stacked with
-    a copy whose negatives are -inf (always last, no gradient), so both ranks
-    of Eq. 21 come out of one batched sort and both get Algorithm 1.
-    """
-    positives = positives.bool()
-    num_pos = positives.sum(-1)
-    valid = num_pos > 0
-    if not bool(valid.any()):
-        zero = scores.sum() * 0
-        grad = torch.zeros_like(scores, dtype=rank_dtype(
-            scores.dtype)) if with_grad else None
-        return _APLossResult(zero, zero.new_zeros(valid.shape).detach(),
-                             valid, grad)
-    shifted = margin_shift(scores, positives, margin)
-    if positive_rank_grad:
-        ranked = torch.stack(
-            [shifted, shifted.masked_fill(~positives, float('-inf'))])
-    else:
-        ranked = shifted
-    ap_rows = []
-
-    def loss_from_ranks(ranks: Tensor) -> Tensor:
-        if positive_rank_grad:
-            rank_all, rank_pos = ranks[0], ranks[1]
-        else:
-            rank_all = ranks
-            rank_pos = _rank_among_positives(ranks, positives,
-                                             normalize_ranks)
-        # Eq. 21: Prec(i) = rank among positives / rank among all; the
-        # ratio is the same for integer and normalised ranks.
-        precision = torch.where(positives, rank_pos / rank_all,
-                                rank_all.new_zeros(()))
-        ap = precision.sum(-1) / num_pos.clamp(min=1)
-        ap_rows.append(ap.detach())
-        per_row = (1 - ap)[valid]  # Eq. 22, rows with a positive only
-        return per_row.mean() if reduction == 'mean' else per_row.sum()
-
-    out = blackbox_rank_loss(
-        ranked,
-        loss_from_ranks,
-        lambda_val,
-        normalize=normalize_ranks,
-        return_grad=with_grad)
-    loss, grad = out if with_grad else (out, None)
-    if grad is not None and positive_rank_grad:
-        # chain rule through stack + masked_fill: both views feed the scores
-        grad = grad[0] + grad[1].masked_fill(~positives, 0)
-    return _APLossResult(loss, ap_rows[0] * valid, valid, grad)
 
 
 def average_precision_loss(scores: Tensor,
@@ -213,9 +129,8 @@ def average_precision_loss(scores: Tensor,
     """
     _check_ap_inputs(scores, labels, margin)
     _check_reduction(reduction, 'reduction')
-    return _ap_loss(scores, labels.bool(), lambda_val, float(margin),
-                    bool(normalize_ranks), reduction,
-                    bool(positive_rank_grad)).loss
+    ranker = BlackboxRanker(lambda_val, normalize_ranks, positive_rank_grad)
+    return ranker(scores, labels.bool(), float(margin), reduction).loss
 
 
 @MODELS.register_module()
@@ -281,6 +196,15 @@ class RaMBOAPLoss(nn.Module):
     initialisation, which sinks every positive below every negative and
     leaves almost nothing within reach of Algorithm 1's perturbation.
 
+    Ranking back-end (``ranker``): how the ranks in AP get a gradient.
+    The default is Algorithm 1 (:class:`BlackboxRanker`, the paper);
+    :class:`SigmoidRanker` uses sigmoid soft ranks of the positives (the
+    Soft Ranking Threshold surrogate) and :class:`SorterRanker` the ranks
+    predicted by a SoDeep sorter network, in random chunks of its sequence
+    length. Everything else (score space, margin, memory, mAP + APC, the
+    logged exact AP) is the same, so configs that differ only in ``ranker``
+    compare the three surrogates (``docs/detection.md``).
+
     Logged diagnostics (keys without ``loss``, so mmdet only logs them):
     ``rambo_ap`` (mAP of the margin-shifted scores over batch and memory,
     the quantity being optimised), ``rambo_pos_grad_frac`` /
@@ -290,7 +214,8 @@ class RaMBOAPLoss(nn.Module):
     They come from the same Algorithm-1 gradient that backward applies
     (computed in forward, since dL/drk is known there), before the chain
     rule through the score space, so they cost no extra sort. A key is left
-    out when it is undefined (no positives).
+    out when it is undefined (no positives). The gradient keys need the
+    blackbox ranker; with the other back-ends only ``rambo_ap`` is logged.
 
     Args:
         memory (int): Number of previous batches kept (tau), >= 0.
@@ -314,6 +239,12 @@ class RaMBOAPLoss(nn.Module):
             ``L_mAP``. Defaults to ``'mean'``.
         global_ranking (bool): Rank the RoIs of all processes together
             (see above). Defaults to False.
+        ranker (dict, optional): The ranking back-end (see above), e.g.
+            ``dict(type='SigmoidRanker', temperature=1.0)`` or
+            ``dict(type='SorterRanker', checkpoint='lstm_d100.pth')``.
+            Defaults to None: ``BlackboxRanker`` with this loss's
+            ``lambda_val``, ``normalize_ranks`` and ``positive_rank_grad``
+            (which must keep their defaults when a ranker is given).
     """
 
     def __init__(self,
@@ -327,7 +258,8 @@ class RaMBOAPLoss(nn.Module):
                  positive_rank_grad: bool = False,
                  loss_weight: float = 1.0,
                  reduction: str = 'mean',
-                 global_ranking: bool = False) -> None:
+                 global_ranking: bool = False,
+                 ranker: Optional[dict] = None) -> None:
         super().__init__()
         self.global_ranking = bool(global_ranking)
         if isinstance(memory, bool) or not isinstance(memory,
@@ -336,9 +268,6 @@ class RaMBOAPLoss(nn.Module):
         if score_space not in _SCORE_SPACES:
             raise ValueError(f'score_space must be one of {_SCORE_SPACES}, '
                              f'got {score_space!r}')
-        if not _is_number(lambda_val) or lambda_val <= 0:
-            raise ValueError(f'lambda_val must be a number > 0, got '
-                             f'{lambda_val!r}')
         for name, value in (('margin', margin), ('map_weight', map_weight),
                             ('apc_weight', apc_weight),
                             ('loss_weight', loss_weight)):
@@ -347,13 +276,12 @@ class RaMBOAPLoss(nn.Module):
                                  f'{value!r}')
         _check_reduction(reduction, 'reduction')
         self.memory = memory
+        self.ranker = self._build_ranker(ranker, lambda_val, normalize_ranks,
+                                         positive_rank_grad)
         self.margin = float(margin)
-        self.lambda_val = float(lambda_val)
         self.map_weight = float(map_weight)
         self.apc_weight = float(apc_weight)
         self.score_space = score_space
-        self.normalize_ranks = bool(normalize_ranks)
-        self.positive_rank_grad = bool(positive_rank_grad)
         self.loss_weight = float(loss_weight)
         self.reduction = reduction
         # Hooks read by mmdet's BBoxHead (see CrossEntropyCustomLoss).
@@ -361,6 +289,37 @@ class RaMBOAPLoss(nn.Module):
         self.custom_activation = True
         self.custom_accuracy = True
         self._memory = deque(maxlen=memory)
+
+    @staticmethod
+    def _build_ranker(ranker: Optional[dict], lambda_val: float,
+                      normalize_ranks: bool,
+                      positive_rank_grad: bool) -> nn.Module:
+        """The ranking back-end; the blackbox one from the loss's own
+        arguments unless a ``ranker`` config is given."""
+        if ranker is None:
+            return BlackboxRanker(lambda_val, normalize_ranks,
+                                  positive_rank_grad)
+        changed = [
+            name for name, value, default in (
+                ('lambda_val', lambda_val, 0.5),
+                ('normalize_ranks', normalize_ranks, True),
+                ('positive_rank_grad', positive_rank_grad, False))
+            if value != default
+        ]
+        if changed:
+            raise ValueError(
+                f'{", ".join(changed)} of RaMBOAPLoss only configure the '
+                f'default ranker; with ranker={ranker!r} set them inside the '
+                'ranker config')
+        if isinstance(ranker, nn.Module):
+            return ranker
+        if not isinstance(ranker, dict) or ranker.get('type') not in (
+                'BlackboxRanker', 'SigmoidRanker', 'SorterRanker'):
+            raise ValueError(
+                'ranker must be None or a config dict with type '
+                "'BlackboxRanker', 'SigmoidRanker' or 'SorterRanker', got "
+                f'{ranker!r}')
+        return MODELS.build(ranker)
 
     # ------------------------------------------------------------ memory
     def reset_memory(self) -> None:
@@ -523,17 +482,14 @@ class RaMBOAPLoss(nn.Module):
         if n + old_scores.shape[0] > 0:
             class_rows = torch.cat([scores, old_scores]).t()
             class_labels = torch.cat([targets, old_targets]).t()
-            per_class = _ap_loss(class_rows, class_labels, self.lambda_val,
-                                 self.margin, self.normalize_ranks,
-                                 reduction, self.positive_rank_grad,
-                                 grad_stats)
+            per_class = self.ranker(class_rows, class_labels, self.margin,
+                                    reduction, grad_stats)
         else:
             per_class = None
         if n > 0:
-            across = _ap_loss(scores.reshape(1, -1), targets.reshape(1, -1),
-                              self.lambda_val, self.margin,
-                              self.normalize_ranks, 'mean',
-                              self.positive_rank_grad, grad_stats)
+            across = self.ranker(scores.reshape(1, -1),
+                                 targets.reshape(1, -1), self.margin, 'mean',
+                                 grad_stats)
         else:
             across = None
 
@@ -548,7 +504,7 @@ class RaMBOAPLoss(nn.Module):
             loss_rambo_apc=scale * self.apc_weight * loss_apc)
         if per_class is not None and bool(per_class.valid.any()):
             out['rambo_ap'] = per_class.ap[per_class.valid].mean()
-        if grad_stats and n > 0:
+        if grad_stats and n > 0 and per_class.grad is not None:
             out.update(
                 self._grad_stats(per_class.grad[:, :n].t(),
                                  across.grad.reshape(n, num_classes),

@@ -30,7 +30,7 @@ from .pairwise import retrieval_pairs
 from .utils import check_positive, negatives_of, zero_loss
 
 __all__ = [
-    'sorter_ranks', 'average_ranks', 'spearman_loss', 'sodeep_ap_loss',
+    'SorterHolder', 'sorter_ranks', 'average_ranks', 'spearman_loss', 'sodeep_ap_loss',
     'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
     'SoDeepRecallLoss'
 ]
@@ -150,15 +150,20 @@ def sodeep_recall_loss(ranks: Tensor,
     return ((hinge * positives).sum(1) / positives.sum(1)).mean()
 
 
-class _SorterLoss(nn.Module):
-    """Holds the sorter: built, or loaded from a ``save_sorter`` file."""
+class SorterHolder(nn.Module):
+    """Holds a sorter: built, or loaded from a ``save_sorter`` file.
+
+    Shared by the SoDeep losses and the detection AP ranker
+    (:class:`~mmdet_rankloss.losses.ap_rankers.SorterRanker`). A frozen
+    sorter (the paper's setting) gets ``requires_grad=False`` and stays in
+    eval mode, so its BatchNorm statistics never move.
+    """
 
     def __init__(self,
                  sorter: Union[dict, nn.Module, None] = None,
                  checkpoint: Optional[str] = None,
                  finetune_sorter: bool = False,
-                 pad_value: Optional[float] = None,
-                 loss_weight: float = 1.0) -> None:
+                 pad_value: Optional[float] = None) -> None:
         super().__init__()
         if checkpoint:
             self.sorter = load_sorter(checkpoint)
@@ -172,8 +177,6 @@ class _SorterLoss(nn.Module):
             self.sorter.requires_grad_(False)
             self.sorter.eval()
         self.pad_value = None if pad_value is None else float(pad_value)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
 
     def train(self, mode: bool = True):
         """A frozen sorter stays in eval mode (BatchNorm statistics)."""
@@ -184,6 +187,20 @@ class _SorterLoss(nn.Module):
 
     def _ranks(self, scores: Tensor) -> Tensor:
         return sorter_ranks(self.sorter, scores, self.pad_value)
+
+
+class _SorterLoss(SorterHolder):
+    """A sorter plus a loss weight."""
+
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 pad_value: Optional[float] = None,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(sorter, checkpoint, finetune_sorter, pad_value)
+        self.loss_weight = check_positive('loss_weight', loss_weight,
+                                          allow_zero=True)
 
     def _retrieval_rows(self, embeddings: Tensor, labels: Tensor):
         """Scores, positives and negatives of each query against the other

@@ -26,7 +26,7 @@ from torch import Tensor
 
 from .ranking import rank_dtype
 
-__all__ = ['soft_rank']
+__all__ = ['soft_rank', 'soft_rank_of']
 
 _MAX_BLOCK_ELEMENTS = 2**22  # 16 MB of fp32 per temporary block
 
@@ -119,3 +119,51 @@ def soft_rank(x: Tensor,
         return s.detach().clone()
     block = _block_size(x.numel() // n, n, block_size)
     return _SoftRank.apply(s, block)
+
+
+def soft_rank_of(values: Tensor,
+                 rows: Tensor,
+                 temperature: float = 1.0,
+                 mask: Tensor = None) -> Tensor:
+    """Descending sigmoid ranks of a few elements within their rows.
+
+    ``0.5 + sum_k mask_k * sigmoid((rows_k - value) / t)`` for each value:
+    when the value is an element of its row (and counted by the mask), the
+    ``k = i`` term adds ``sigmoid(0) = 1/2``, so this is exactly
+    :func:`soft_rank` of that element. Rank losses need the ranks of the
+    positives only, so this costs ``M * n`` pairs for ``M`` positives
+    instead of ``n * n`` for the whole row.
+
+    Args:
+        values (Tensor): The M elements whose ranks are wanted, shape (M,).
+        rows (Tensor): The row each of them is ranked in, shape (M, n).
+            Gradients reach both ``values`` and ``rows``.
+        temperature (float): Sigmoid temperature ``t`` > 0. Defaults to 1.0.
+        mask (Tensor, optional): Bool (M, n): only these elements of a row
+            compete (e.g. the positives, for the rank among positives).
+            Defaults to None: all of them.
+
+    Returns:
+        Tensor: Soft ranks (M,) in :func:`rank_dtype` of the input.
+    """
+    if not isinstance(values, Tensor) or values.dim() != 1 or \
+            not isinstance(rows, Tensor) or rows.dim() != 2 or \
+            rows.shape[0] != values.shape[0]:
+        raise ValueError(
+            'values must have shape (M,) and rows (M, n), got '
+            f'{tuple(getattr(values, "shape", ()))} and '
+            f'{tuple(getattr(rows, "shape", ()))}')
+    if not (isinstance(temperature, (int, float)) and temperature > 0
+            and temperature != float('inf')):
+        raise ValueError(
+            f'temperature must be a finite number > 0, got {temperature!r}')
+    if mask is not None and (not isinstance(mask, Tensor)
+                             or mask.shape != rows.shape):
+        raise ValueError(f'mask must have the rows shape {tuple(rows.shape)}'
+                         f', got {tuple(getattr(mask, "shape", ()))}')
+    work = rank_dtype(rows.dtype)
+    pairs = torch.sigmoid(
+        (rows.to(work) - values.to(work)[:, None]) / temperature)
+    if mask is not None:
+        pairs = pairs * mask.to(work)
+    return 0.5 + pairs.sum(-1)

@@ -57,9 +57,44 @@ def test_expected_configs_exist():
     }
     expected |= {
         f'quickstart/faster-rcnn_r18-w32_fpn_{loss}_toyvoc.py'
-        for loss in ('ce', 'rambo')
+        for loss in ('ce', 'rambo', 'ap-sigmoid', 'ap-sodeep')
+    }
+    expected |= {
+        f'rankers/faster-rcnn_r50_fpn_{loss}_1x_voc0712.py'
+        for loss in ('ap-sigmoid', 'ap-sodeep')
     }
     assert set(CONFIGS) == expected
+
+
+RANKER_TWINS = {
+    name: name.replace('rankers/', 'rambo/').replace(
+        'ap-sigmoid', 'rambo').replace('ap-sodeep', 'rambo')
+    for name in CONFIGS if '_ap-' in name
+}
+
+
+@pytest.mark.parametrize('name', sorted(RANKER_TWINS))
+def test_ranker_configs_change_only_the_ranker(name):
+    """The back-end comparison is fair: same loss settings, model, data,
+    schedule and seed as the blackbox config; only ``ranker`` differs."""
+    cfg = load(name).to_dict()
+    twin = load(RANKER_TWINS[name]).to_dict()
+    ranker = cfg['model']['roi_head']['bbox_head']['loss_cls'].pop('ranker')
+    assert ranker['type'] == ('SigmoidRanker' if 'sigmoid' in name else
+                              'SorterRanker')
+    assert cfg == twin
+
+
+def _point_sorter_at(cfg, tmp_path):
+    """The sorter configs name a pre-trained file under work_dirs/; the
+    test writes a small sorter of the same kind instead (no training)."""
+    from mmdet_rankloss.ops.sorters import LSTMSorter, save_sorter
+    ranker = cfg.model.roi_head.bbox_head.loss_cls.get('ranker')
+    if ranker and ranker.get('checkpoint'):
+        path = str(tmp_path / 'sorter.pth')
+        save_sorter(LSTMSorter(seq_len=100, hidden_size=4, num_layers=1),
+                    path)
+        ranker.checkpoint = path
 
 
 @pytest.mark.parametrize('name', PAPER)
@@ -178,11 +213,12 @@ def _tiny_batch(num_classes):
 
 
 @pytest.mark.parametrize('name', CONFIGS)
-def test_model_builds_and_trains_one_step(name):
+def test_model_builds_and_trains_one_step(name, tmp_path):
     from mmengine.optim import build_optim_wrapper
     from mmengine.registry import init_default_scope
     from mmdet.registry import MODELS
     cfg = load(name)
+    _point_sorter_at(cfg, tmp_path)
     cfg.model.backbone.init_cfg = None
     init_default_scope('mmdet')
     torch.manual_seed(0)

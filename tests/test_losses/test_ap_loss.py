@@ -370,7 +370,7 @@ def test_get_activation_and_accuracy(space):
     assert acc['acc_classes'].item() == pytest.approx(expected.item())
 
 
-def _head_and_rois(space, num_classes=4, seed=0):
+def _head_and_rois(space, num_classes=4, seed=0, ranker=None):
     from mmengine.config import ConfigDict
     from mmdet.models.task_modules.assigners import MaxIoUAssigner
     from mmdet.models.task_modules.samplers import RandomSampler
@@ -392,7 +392,9 @@ def _head_and_rois(space, num_classes=4, seed=0):
             # a large lambda: at initialisation the probability spaces get
             # no gradient from the paper's lambda (docs/score_space.md)
             loss_cls=dict(type='RaMBOAPLoss', score_space=space, memory=2,
-                          lambda_val=50.0),
+                          lambda_val=50.0) if ranker is None else dict(
+                              type='RaMBOAPLoss', score_space=space,
+                              memory=2, ranker=ranker),
             loss_bbox=dict(type='L1Loss', loss_weight=1.0)))
     head.init_weights()
     assigner = MaxIoUAssigner(pos_iou_thr=0.5, neg_iou_thr=0.5,
@@ -458,3 +460,33 @@ def test_inside_shared2fc_bbox_head_train_and_predict(space):
     for res in results:
         assert len(res.labels) > 0
         assert ((res.labels >= 0) & (res.labels < 4)).all()
+
+
+@pytest.mark.parametrize('ranker', [
+    dict(type='SigmoidRanker', temperature=0.5),
+    dict(type='SorterRanker', sorter=dict(type='LSTMSorter', seq_len=16,
+                                          hidden_size=8, num_layers=1)),
+])
+def test_other_rankers_train_a_stock_bbox_head(ranker):
+    """The back-end is a config field: the stock head trains with each one,
+    and a frozen sorter neither learns nor leaves eval mode."""
+    from mmdet_rankloss.losses import SigmoidRanker, SorterRanker
+    head, rois, feats, sampling_results, train_cfg = _head_and_rois(
+        'logits', ranker=ranker)
+    loss_cls = head.loss_cls
+    assert isinstance(loss_cls.ranker,
+                      SigmoidRanker if 'Sigmoid' in ranker['type'] else
+                      SorterRanker)
+    head.train()
+    cls_score, bbox_pred = head(feats)
+    losses = head.loss_and_target(cls_score, bbox_pred, rois,
+                                  sampling_results, train_cfg)['loss_bbox']
+    assert 'rambo_ap' in losses and 'rambo_grad_density' not in losses
+    loss = losses['loss_rambo_map'] + losses['loss_rambo_apc']
+    loss.backward()
+    assert torch.isfinite(loss) and head.fc_cls.weight.grad.abs().sum() > 0
+    if 'Sorter' in ranker['type']:
+        sorter = loss_cls.ranker.sorter
+        assert not sorter.training
+        assert all(p.grad is None and not p.requires_grad
+                   for p in sorter.parameters())

@@ -1,0 +1,334 @@
+"""Ranking back-ends of the AP loss: blackbox, sigmoid soft ranks, a sorter.
+
+``1 - AP`` of a row of scores needs, for every positive, its rank among all
+elements and among the positives (Eq. 21-22 of RaMBO). Ranks are piecewise
+constant, so each back-end supplies a different surrogate gradient:
+
+* :class:`BlackboxRanker` (default): the exact ranks, differentiated by
+  Algorithm 1 of RaMBO (Rolinek et al., CVPR 2020).
+* :class:`SigmoidRanker`: the rank of each positive replaced by a sum of
+  sigmoids of score differences, as the Soft Ranking Threshold loss does
+  (Eq. 4 of that paper; the handcrafted sorter of SoDeep Eq. 11-12); plain
+  autograd.
+* :class:`SorterRanker`: the ranks predicted by a SoDeep sorter network
+  (Engilberge et al., CVPR 2019), pre-trained by ``tools/pretrain_sorter.py``
+  and frozen by default; plain autograd through the sorter.
+
+All three take the same margin-shifted scores (Eq. 14), compute the same
+exact AP for logging, and differ only in the gradient they give, so a
+detection config compares them by changing ``ranker`` of
+:class:`~mmdet_rankloss.losses.RaMBOAPLoss` alone. Every back-end averages
+``1 - AP`` over the rows that have a positive (``'mean'``) or sums it
+(``'sum'``); rows without a positive have no AP and are left out.
+"""
+from typing import NamedTuple, Optional, Union
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+from mmdet.registry import MODELS
+
+from ..ops.ranking import blackbox_rank_loss, exact_rank, margin_shift, \
+    rank_dtype
+from ..ops.soft_rank import soft_rank_of
+from .sodeep_loss import SorterHolder, sorter_ranks
+from .utils import check_positive
+
+__all__ = ['APLossResult', 'BlackboxRanker', 'SigmoidRanker', 'SorterRanker']
+
+
+class APLossResult(NamedTuple):
+    """What a ranker computes for rows of scores."""
+    loss: Tensor  # scalar, differentiable
+    ap: Tensor  # (R,) detached exact AP per row (0 for rows without positives)
+    valid: Tensor  # (R,) bool, rows that have a positive
+    grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
+
+
+def rank_among_positives(ranks: Tensor, positives: Tensor,
+                         normalized: bool) -> Tensor:
+    """Rank of each element among the positives, read off the full ranks.
+
+    ``#{positives j with rk_j <= rk_i}``: a count over the ranking, so it is
+    exact (ranks are a permutation, ties already broken) and costs no sort.
+    Piecewise constant, hence no gradient. Same scale as ``ranks``.
+    """
+    scale = ranks.shape[-1] if normalized else 1
+    slot = (ranks.detach() * scale).round().long() - 1
+    at_rank = torch.zeros_like(ranks).scatter_(-1, slot,
+                                               positives.to(ranks.dtype))
+    return at_rank.cumsum(-1).gather(-1, slot) / scale
+
+
+def _mean_over_positives(per_element: Tensor, positives: Tensor,
+                         num_pos: Tensor) -> Tensor:
+    """Mean of ``per_element`` over each row's positives (0 without any)."""
+    kept = torch.where(positives, per_element, per_element.new_zeros(()))
+    return kept.sum(-1) / num_pos.clamp(min=1)
+
+
+def exact_ap(shifted: Tensor, positives: Tensor) -> Tensor:
+    """Exact AP (Eq. 21-22) of each row; 0 for rows without positives."""
+    with torch.no_grad():
+        ranks = exact_rank(shifted)
+        precision = rank_among_positives(ranks, positives, False) / ranks
+        return _mean_over_positives(precision, positives, positives.sum(-1))
+
+
+def _reduce(ap: Tensor, valid: Tensor, reduction: str) -> Tensor:
+    per_row = (1 - ap)[valid]
+    return per_row.mean() if reduction == 'mean' else per_row.sum()
+
+
+class _APRanker(nn.Module):
+    """Shared entry point: checks for positives, shifts by the margin."""
+
+    def forward(self,
+                scores: Tensor,
+                positives: Tensor,
+                margin: float,
+                reduction: str = 'mean',
+                with_grad: bool = False) -> APLossResult:
+        """``1 - AP`` of each row, reduced over the rows with a positive.
+
+        Args:
+            scores (Tensor): Validated scores (R, n), finite.
+            positives (Tensor): Bool (R, n).
+            margin (float): Margin alpha of Eq. 14, >= 0.
+            reduction (str): ``'mean'`` or ``'sum'`` over valid rows.
+            with_grad (bool): Also return the score gradient at unit scale
+                when the back-end knows it in forward (blackbox only).
+
+        Returns:
+            APLossResult: Loss, detached exact AP per row, valid rows and
+            the gradient (or None).
+        """
+        positives = positives.bool()
+        num_pos = positives.sum(-1)
+        valid = num_pos > 0
+        if not bool(valid.any()):
+            zero = scores.sum() * 0
+            grad = torch.zeros_like(scores, dtype=rank_dtype(
+                scores.dtype)) if with_grad and self.knows_grad else None
+            return APLossResult(zero, zero.new_zeros(valid.shape).detach(),
+                                valid, grad)
+        shifted = margin_shift(scores, positives, margin)
+        return self._rows(shifted, positives, num_pos, valid, reduction,
+                          with_grad)
+
+    knows_grad = False
+
+
+@MODELS.register_module()
+class BlackboxRanker(_APRanker):
+    """Exact ranks, differentiated by RaMBO's Algorithm 1 (the default).
+
+    One call of :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`, so
+    the loss is immune to upstream scaling and its gradient is known in
+    forward (``with_grad``, used for the logged diagnostics).
+
+    Args:
+        lambda_val (float): Algorithm 1's interpolation strength, > 0.
+            Defaults to 0.5.
+        normalize_ranks (bool): Rank as ``rank / n`` (acts as ``lambda * n``
+            on integer ranks). Defaults to True.
+        positive_rank_grad (bool): Also differentiate the rank among the
+            positives by Algorithm 1 (a second, stacked ranking); otherwise
+            it is read off the one ranking and held constant. Defaults to
+            False.
+    """
+    knows_grad = True
+
+    def __init__(self,
+                 lambda_val: float = 0.5,
+                 normalize_ranks: bool = True,
+                 positive_rank_grad: bool = False) -> None:
+        super().__init__()
+        self.lambda_val = check_positive('lambda_val', lambda_val)
+        self.normalize_ranks = bool(normalize_ranks)
+        self.positive_rank_grad = bool(positive_rank_grad)
+
+    def extra_repr(self) -> str:
+        return (f'lambda_val={self.lambda_val}, normalize_ranks='
+                f'{self.normalize_ranks}, positive_rank_grad='
+                f'{self.positive_rank_grad}')
+
+    def _rows(self, shifted, positives, num_pos, valid, reduction,
+              with_grad) -> APLossResult:
+        # With positive_rank_grad the shifted scores are stacked with a copy
+        # whose negatives are -inf (always last, no gradient), so both ranks
+        # of Eq. 21 come out of one batched sort and both get Algorithm 1.
+        if self.positive_rank_grad:
+            ranked = torch.stack(
+                [shifted, shifted.masked_fill(~positives, float('-inf'))])
+        else:
+            ranked = shifted
+        ap_rows = []
+
+        def loss_from_ranks(ranks: Tensor) -> Tensor:
+            if self.positive_rank_grad:
+                rank_all, rank_pos = ranks[0], ranks[1]
+            else:
+                rank_all = ranks
+                rank_pos = rank_among_positives(ranks, positives,
+                                                self.normalize_ranks)
+            # Eq. 21: the ratio is the same for integer and normalised ranks
+            ap = _mean_over_positives(rank_pos / rank_all, positives, num_pos)
+            ap_rows.append(ap.detach())
+            return _reduce(ap, valid, reduction)
+
+        out = blackbox_rank_loss(
+            ranked,
+            loss_from_ranks,
+            self.lambda_val,
+            normalize=self.normalize_ranks,
+            return_grad=with_grad)
+        loss, grad = out if with_grad else (out, None)
+        if grad is not None and self.positive_rank_grad:
+            # chain rule through stack + masked_fill: both views feed scores
+            grad = grad[0] + grad[1].masked_fill(~positives, 0)
+        return APLossResult(loss, ap_rows[0] * valid, valid, grad)
+
+
+@MODELS.register_module()
+class SigmoidRanker(_APRanker):
+    """Sigmoid soft ranks of the positives (SRT Eq. 4, SoDeep Eq. 11-12).
+
+    The rank of a positive ``i`` among all elements of its row becomes
+    ``0.5 + sum_k sigmoid((s_k - s_i) / t)`` (the ``k = i`` term is
+    ``1/2``, so sharp sigmoids give the exact rank) and the loss is
+    ``1 - mean_i rank_pos_i / rank_all_i``. Only the positives' ranks are
+    needed, so a row of ``n`` scores with ``P`` positives costs ``P * n``
+    pairs, not ``n^2``: with the score memory of a detection head (8192
+    RoIs, about 2000 positives over 20 classes) that is tens of millions of
+    pairs, and every score gets a gradient (density 1, unlike Algorithm 1).
+
+    The rank among positives (the numerator) is the same soft sum over the
+    row's positives; it is held constant (detached) unless
+    ``positive_rank_grad``, for the reason given in
+    :func:`~mmdet_rankloss.losses.average_precision_loss`. The soft AP
+    tends to the exact AP as ``t -> 0`` (a test); the logged AP is exact.
+
+    Args:
+        temperature (float): ``t`` in the units of the ranked scores (logits
+            by default), > 0. Defaults to 1.0 (SRT's Eq. 4 has none).
+        positive_rank_grad (bool): Differentiate the soft rank among
+            positives too. Defaults to False.
+    """
+
+    def __init__(self,
+                 temperature: float = 1.0,
+                 positive_rank_grad: bool = False) -> None:
+        super().__init__()
+        self.temperature = check_positive('temperature', temperature)
+        self.positive_rank_grad = bool(positive_rank_grad)
+
+    def extra_repr(self) -> str:
+        return (f'temperature={self.temperature}, positive_rank_grad='
+                f'{self.positive_rank_grad}')
+
+    def _rows(self, shifted, positives, num_pos, valid, reduction,
+              with_grad) -> APLossResult:
+        row, col = positives.nonzero(as_tuple=True)
+        values, rows = shifted[row, col], shifted[row]
+        rank_all = soft_rank_of(values, rows, self.temperature)
+        rank_pos = soft_rank_of(values, rows, self.temperature,
+                                mask=positives[row])
+        if not self.positive_rank_grad:
+            rank_pos = rank_pos.detach()
+        precision = shifted.new_zeros(shifted.shape).index_put(
+            (row, col), rank_pos / rank_all)
+        ap = _mean_over_positives(precision, positives, num_pos)
+        return APLossResult(
+            _reduce(ap, valid, reduction), exact_ap(shifted, positives),
+            valid, None)
+
+
+@MODELS.register_module()
+class SorterRanker(SorterHolder, _APRanker):
+    """Ranks predicted by a SoDeep sorter network, in chunks of its length.
+
+    A learned sorter ranks sequences of exactly ``seq_len = d`` scores, but
+    a detection row has as many as there are RoIs (times the memory). Each
+    row is therefore cut, after a random permutation, into
+    ``ceil(n / d)`` random chunks of ``d`` elements (the last one completed
+    with the first elements of the permutation; a row shorter than ``d``
+    is padded with a value below all its scores). The sorter ranks each
+    chunk, and the loss of a row is the mean over its chunks with a
+    positive of ``1 - AP`` of the chunk: the AP of random subsets of ``d``
+    RoIs, as SoDeep trains on fixed-size batches. The logged AP is the exact
+    AP of the whole row.
+
+    Within a chunk, precision is ``rank among positives / predicted rank``;
+    the numerator is exact (a learned sorter cannot rank a subset) and
+    constant, and the predicted rank is clamped below at it, so a sorter
+    that ranks a positive better than possible gives it no gradient rather
+    than a precision above 1.
+
+    The sorter was trained on scores of unit spread (synthetic data of
+    SoDeep section 3.1.2), so each row is standardised with its detached
+    mean and standard deviation (floored at ``min_std``) before chunking;
+    this keeps the exact ranks and makes the loss invariant to the scale
+    of the scores.
+
+    Args:
+        sorter (dict | nn.Module, optional): Sorter config, used when
+            ``checkpoint`` is None. Defaults to None: the handcrafted sorter
+            of length 100.
+        checkpoint (str, optional): A sorter file written by
+            ``tools/pretrain_sorter.py``. Defaults to None.
+        finetune_sorter (bool): Train the sorter with the detector. Defaults
+            to False (frozen, the paper's setting).
+        min_std (float): Floor of the standard deviation used to standardise
+            a row, > 0. Defaults to 1e-3.
+    """
+
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 min_std: float = 1e-3) -> None:
+        super().__init__(sorter, checkpoint, finetune_sorter)
+        self.min_std = check_positive('min_std', min_std)
+
+    def _chunks(self, shifted: Tensor, positives: Tensor):
+        """Random chunks (R * m, min(n, d)) of each row, and their row."""
+        num_rows, n = shifted.shape
+        d = self.sorter.seq_len
+        num_chunks = -(-n // d)
+        order = torch.rand(num_rows, n, device=shifted.device).argsort(-1)
+        if n > d:
+            order = torch.cat([order, order[:, :num_chunks * d - n]], -1)
+        order = order.view(num_rows * num_chunks, min(n, d))
+        chunk_row = torch.arange(
+            num_rows, device=shifted.device).repeat_interleave(num_chunks)
+        return (shifted[chunk_row[:, None], order],
+                positives[chunk_row[:, None], order], chunk_row)
+
+    def _rows(self, shifted, positives, num_pos, valid, reduction,
+              with_grad) -> APLossResult:
+        mean = shifted.detach().mean(-1, keepdim=True)
+        std = shifted.detach().std(-1, keepdim=True) if shifted.shape[-1] > 1 \
+            else torch.ones_like(mean)
+        standard = (shifted - mean) / std.clamp(min=self.min_std)
+        chunks, chunk_pos, chunk_row = self._chunks(standard, positives)
+        keep = chunk_pos.any(-1)
+        chunks, chunk_pos, chunk_row = chunks[keep], chunk_pos[keep], \
+            chunk_row[keep]
+        pad = float(chunks.detach().min()) - 1.0
+        predicted = sorter_ranks(self.sorter, chunks, pad)
+        rank_pos = rank_among_positives(
+            exact_rank(chunks), chunk_pos, False)
+        precision = rank_pos / torch.maximum(predicted, rank_pos)
+        chunk_ap = _mean_over_positives(precision, chunk_pos,
+                                        chunk_pos.sum(-1))
+        # mean of the chunk APs of each row (every row with a positive has
+        # at least one chunk with a positive)
+        ap_sum = chunk_ap.new_zeros(shifted.shape[0]).index_add(
+            0, chunk_row, chunk_ap)
+        count = torch.bincount(chunk_row, minlength=shifted.shape[0])
+        ap = ap_sum / count.clamp(min=1)
+        return APLossResult(
+            _reduce(ap, valid, reduction), exact_ap(shifted, positives),
+            valid, None)
