@@ -29,8 +29,8 @@ from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from ..ops.ranking import blackbox_rank_loss, exact_rank, margin_shift, \
-    rank_dtype
+from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
+                           rank_dtype, subset_rank)
 from ..ops.soft_rank import soft_rank_of
 from .sodeep_loss import SorterHolder, sorter_ranks
 from .utils import check_positive
@@ -46,21 +46,6 @@ class APLossResult(NamedTuple):
     grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
 
 
-def rank_among_positives(ranks: Tensor, positives: Tensor,
-                         normalized: bool) -> Tensor:
-    """Rank of each element among the positives, read off the full ranks.
-
-    ``#{positives j with rk_j <= rk_i}``: a count over the ranking, so it is
-    exact (ranks are a permutation, ties already broken) and costs no sort.
-    Piecewise constant, hence no gradient. Same scale as ``ranks``.
-    """
-    scale = ranks.shape[-1] if normalized else 1
-    slot = (ranks.detach() * scale).round().long() - 1
-    at_rank = torch.zeros_like(ranks).scatter_(-1, slot,
-                                               positives.to(ranks.dtype))
-    return at_rank.cumsum(-1).gather(-1, slot) / scale
-
-
 def _mean_over_positives(per_element: Tensor, positives: Tensor,
                          num_pos: Tensor) -> Tensor:
     """Mean of ``per_element`` over each row's positives (0 without any)."""
@@ -72,7 +57,7 @@ def exact_ap(shifted: Tensor, positives: Tensor) -> Tensor:
     """Exact AP (Eq. 21-22) of each row; 0 for rows without positives."""
     with torch.no_grad():
         ranks = exact_rank(shifted)
-        precision = rank_among_positives(ranks, positives, False) / ranks
+        precision = subset_rank(shifted, positives) / ranks
         return _mean_over_positives(precision, positives, positives.sum(-1))
 
 
@@ -162,17 +147,21 @@ class BlackboxRanker(_APRanker):
         if self.positive_rank_grad:
             ranked = torch.stack(
                 [shifted, shifted.masked_fill(~positives, float('-inf'))])
+            fixed_rank_pos = None
         else:
             ranked = shifted
+            # constant: the rank among positives, from a sort of the
+            # positives only (the same order as in the full ranking)
+            fixed_rank_pos = subset_rank(shifted, positives)
+            if self.normalize_ranks:
+                fixed_rank_pos = fixed_rank_pos / shifted.shape[-1]
         ap_rows = []
 
         def loss_from_ranks(ranks: Tensor) -> Tensor:
             if self.positive_rank_grad:
                 rank_all, rank_pos = ranks[0], ranks[1]
             else:
-                rank_all = ranks
-                rank_pos = rank_among_positives(ranks, positives,
-                                                self.normalize_ranks)
+                rank_all, rank_pos = ranks, fixed_rank_pos
             # Eq. 21: the ratio is the same for integer and normalised ranks
             ap = _mean_over_positives(rank_pos / rank_all, positives, num_pos)
             ap_rows.append(ap.detach())
@@ -318,8 +307,7 @@ class SorterRanker(SorterHolder, _APRanker):
             chunk_row[keep]
         pad = float(chunks.detach().min()) - 1.0
         predicted = sorter_ranks(self.sorter, chunks, pad)
-        rank_pos = rank_among_positives(
-            exact_rank(chunks), chunk_pos, False)
+        rank_pos = subset_rank(chunks, chunk_pos)
         precision = rank_pos / torch.maximum(predicted, rank_pos)
         chunk_ap = _mean_over_positives(precision, chunk_pos,
                                         chunk_pos.sum(-1))

@@ -14,8 +14,8 @@ from torch import Tensor
 from .sparse_rerank import rerank_sparse
 
 __all__ = [
-    'exact_rank', 'blackbox_rank', 'blackbox_rank_loss', 'rank_dtype',
-    'margin_shift'
+    'exact_rank', 'subset_rank', 'blackbox_rank', 'blackbox_rank_loss',
+    'rank_dtype', 'margin_shift'
 ]
 
 
@@ -49,6 +49,47 @@ def exact_rank(scores: Tensor, normalize: bool = False) -> Tensor:
         Tensor: Ranks of the same shape, in :func:`rank_dtype` of the input.
     """
     return _sort_rank(scores, normalize)[0]
+
+
+def subset_rank(scores: Tensor, subset: Tensor) -> Tensor:
+    """Exact rank of each ``subset`` element among the subset (no gradient).
+
+    Equal to counting the subset elements at or above each one in the full
+    ranking of :func:`exact_rank` (ties by index, 1 = highest), but it sorts
+    only the subset: for AP's rank among the positives that is a sort of the
+    positives instead of two random-access passes over the whole row.
+
+    Args:
+        scores (Tensor): Scores (..., n), no NaN.
+        subset (Tensor): Bool of the same shape.
+
+    Returns:
+        Tensor: Ranks in :func:`rank_dtype`, 0 outside the subset.
+    """
+    shape, n = scores.shape, scores.shape[-1]
+    work = rank_dtype(scores.dtype)
+    out = torch.zeros(shape, dtype=work, device=scores.device)
+    flat_subset = subset.reshape(-1, n)
+    row_of, col_of = flat_subset.nonzero(as_tuple=True)  # row-major
+    if row_of.numel() == 0:
+        return out
+    count = flat_subset.sum(1)
+    slot = torch.arange(row_of.numel(), device=scores.device) - (
+        torch.cumsum(count, 0) - count)[row_of]
+    # a padded (rows, width) table of the subset's values in index order;
+    # pads are -inf after the real entries, so a stable sort keeps real
+    # ties in index order and pads last
+    table = torch.full((flat_subset.shape[0], int(count.max())),
+                       float('-inf'), dtype=work, device=scores.device)
+    table[row_of, slot] = scores.detach().reshape(-1, n)[row_of,
+                                                          col_of].to(work)
+    by_value = torch.sort(table, dim=1, descending=True, stable=True).indices
+    ranks = torch.empty_like(table).scatter_(
+        1, by_value,
+        torch.arange(1, table.shape[1] + 1, dtype=work,
+                     device=scores.device).expand_as(table))
+    out.view(-1, n)[row_of, col_of] = ranks[row_of, slot]
+    return out
 
 
 def margin_shift(scores: Tensor, positives: Tensor, margin: float) -> Tensor:

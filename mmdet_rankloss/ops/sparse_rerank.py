@@ -62,16 +62,20 @@ def rerank_sparse(scores: Tensor,
         order = torch.empty_like(pos).scatter_(
             1, pos, torch.arange(n, device=y.device).expand(rows, n))
         sorted_vals = y.gather(1, order)
-    moved_sorted = moved.gather(1, order)
-    # moved_before[r, s] = number of moved elements at sorted positions < s
-    moved_before = torch.zeros(rows, n + 1, dtype=torch.long, device=y.device)
-    torch.cumsum(moved_sorted, 1, out=moved_before[:, 1:])
-
     row_of, col_of = moved.nonzero(as_tuple=True)  # row-major order
     count = moved.sum(1)
     width = int(count.max()) if count.numel() else 0
     if width == 0:
         return ranks.clone()
+    # the movers' old sorted positions are their old ranks: marking them
+    # costs one write per mover, not a gather of the whole row
+    old_pos = (ranks.reshape(rows, n)[row_of, col_of] *
+               (n if normalize else 1)).round().long() - 1
+    moved_sorted = torch.zeros(rows, n, dtype=torch.bool, device=y.device)
+    moved_sorted[row_of, old_pos] = True
+    # moved_before[r, s] = number of moved elements at sorted positions < s
+    moved_before = torch.zeros(rows, n + 1, dtype=torch.long, device=y.device)
+    torch.cumsum(moved_sorted, 1, out=moved_before[:, 1:])
     start = torch.cumsum(count, 0) - count
     slot = torch.arange(row_of.numel(), device=y.device) - start[row_of]
     v = new_scores.reshape(rows, n)[row_of, col_of]

@@ -291,3 +291,25 @@ def test_margin_shift():
     out = margin_shift(y, pos, 0.15)
     assert out.dtype == torch.float32
     torch.testing.assert_close(out, torch.tensor([0.425, 0.575]))
+
+
+@pytest.mark.parametrize('shape', [(50, ), (4, 30), (2, 3, 17)])
+def test_subset_rank_counts_subset_members_at_or_above(shape):
+    """The rank among a subset equals the count of subset elements at or
+    above each member in the full exact ranking, ties (many) included."""
+    from mmdet_rankloss.ops.ranking import subset_rank
+    torch.manual_seed(0)
+    scores = torch.randint(0, 6, shape).float()  # heavy ties
+    subset = torch.rand(shape) < 0.4
+    ranks = exact_rank(scores)
+    expected = torch.zeros(shape)
+    flat_s, flat_r = subset.reshape(-1, shape[-1]), ranks.reshape(
+        -1, shape[-1])
+    for row in range(flat_s.shape[0]):
+        for i in range(shape[-1]):
+            if flat_s[row, i]:
+                expected.view(-1, shape[-1])[row, i] = (
+                    flat_s[row] & (flat_r[row] <= flat_r[row, i])).sum()
+    assert torch.equal(subset_rank(scores, subset), expected)
+    assert torch.equal(subset_rank(scores, torch.zeros_like(subset)),
+                       torch.zeros(shape))
