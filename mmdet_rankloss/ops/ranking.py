@@ -26,15 +26,24 @@ def rank_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 def _sort_rank(scores: Tensor, normalize: bool = False):
-    """Ranks plus the sort they came from: (ranks, sorted values, order)."""
+    """Ranks plus the sort they came from: (ranks, ascending sort of
+    ``-scores``, order).
+
+    The unstable sort is faster than the stable one and gives the same
+    order when no two scores are equal; if the sorted row has equal
+    neighbours (a tie), the stable sort is run instead, which ranks tied
+    scores by index.
+    """
     n = scores.shape[-1]
-    sorted_vals, order = torch.sort(scores.detach(), dim=-1, descending=True,
-                                    stable=True)
+    neg = -scores.detach()
+    neg_sorted, order = torch.sort(neg, dim=-1)
+    if n > 1 and bool((neg_sorted[..., 1:] == neg_sorted[..., :-1]).any()):
+        neg_sorted, order = torch.sort(neg, dim=-1, stable=True)
     positions = torch.arange(
         1, n + 1, device=scores.device,
         dtype=rank_dtype(scores.dtype)).expand(order.shape)
     ranks = torch.empty_like(positions).scatter_(-1, order, positions)
-    return (ranks / n if normalize else ranks), sorted_vals, order
+    return (ranks / n if normalize else ranks), neg_sorted, order
 
 
 def exact_rank(scores: Tensor, normalize: bool = False) -> Tensor:
@@ -127,7 +136,8 @@ def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
     Only elements with a nonzero ``dL/drk`` move (for AP and recall losses,
     the positives), so ``rk(y + lambda * dL/drk)`` is computed by merging
     the moved elements into the existing order (:func:`rerank_sparse`, exact)
-    unless many moved. ``sorted_scores`` = (sorted values, order) of
+    unless many moved. ``sorted_scores`` = (ascending sort of -scores,
+    order) of
     ``scores`` from the forward sort saves recomputing them.
     """
     work = rank_dtype(scores.dtype)
@@ -231,7 +241,7 @@ class _BlackboxRankLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, loss_from_ranks, lambda_val, normalize,
                 need_grad, return_grad):
-        ranks, sorted_vals, order = _sort_rank(scores, normalize)
+        ranks, neg_sorted, order = _sort_rank(scores, normalize)
         with torch.enable_grad():
             leaf = ranks.detach().requires_grad_(True)
             loss = loss_from_ranks(leaf)
@@ -250,7 +260,7 @@ class _BlackboxRankLoss(torch.autograd.Function):
             grad = torch.zeros_like(ranks)
         else:
             grad = _blackbox_grad(scores, ranks, grad_ranks, lambda_val,
-                                  normalize, (sorted_vals, order))
+                                  normalize, (neg_sorted, order))
         ctx.save_for_backward(grad)
         ctx.in_dtype = scores.dtype
         grad_out = grad.clone() if return_grad else ranks.new_empty(0)

@@ -39,8 +39,9 @@ def rerank_sparse(scores: Tensor,
             ``moved`` is False.
         normalize (bool): Whether ``ranks`` are divided by n; the result
             is on the same scale.
-        sorted_scores (tuple[Tensor, Tensor], optional): The descending
-            stable sort of ``scores`` (values, indices) if the caller still
+        sorted_scores (tuple[Tensor, Tensor], optional): The ascending
+            sort of ``-scores`` (values, indices) in the order of
+            :func:`~.ranking.exact_rank` (ties by index), if the caller still
             has it; otherwise it is rebuilt from ``ranks`` in O(n).
 
     Returns:
@@ -53,7 +54,7 @@ def rerank_sparse(scores: Tensor,
     rows = y.shape[0]
     moved = moved.reshape(rows, n)
     if sorted_scores is not None:
-        sorted_vals = sorted_scores[0].reshape(rows, n).contiguous()
+        neg_sorted = sorted_scores[0].reshape(rows, n).to(y.dtype)
         order = sorted_scores[1].reshape(rows, n).contiguous()
     else:
         pos = (ranks.reshape(rows, n) *
@@ -61,7 +62,7 @@ def rerank_sparse(scores: Tensor,
         # old sorted order (descending) recovered from the ranks: O(n)
         order = torch.empty_like(pos).scatter_(
             1, pos, torch.arange(n, device=y.device).expand(rows, n))
-        sorted_vals = y.gather(1, order)
+        neg_sorted = -y.gather(1, order)
     row_of, col_of = moved.nonzero(as_tuple=True)  # row-major order
     count = moved.sum(1)
     width = int(count.max()) if count.numel() else 0
@@ -89,13 +90,15 @@ def rerank_sparse(scores: Tensor,
     by_value = torch.sort(table, dim=1, descending=True, stable=True).indices
     among_moved = torch.empty_like(by_value).scatter_(
         1, by_value, torch.arange(width, device=y.device).expand(rows, width))
-    above_sorted = torch.searchsorted(-sorted_vals, -table.gather(1, by_value))
+    neg_table = -table
+    above_sorted = torch.searchsorted(neg_sorted.contiguous(),
+                                      neg_table.gather(1, by_value))
     above = torch.empty_like(above_sorted).scatter_(1, by_value, above_sorted)
     real = torch.zeros_like(table, dtype=torch.bool)
     real[row_of, slot] = True
     # `above` counts old values strictly greater; an equal old value is
     # ranked above the moved one only if its index is smaller.
-    tied = real & (sorted_vals.gather(1, above.clamp(max=n - 1)) == table) & (
+    tied = real & (neg_sorted.gather(1, above.clamp(max=n - 1)) == neg_table) & (
         above < n)
     if bool(tied.any()):
         # Old elements equal to a moved value sit in ascending index order
@@ -104,7 +107,7 @@ def rerank_sparse(scores: Tensor,
         index_table[row_of, slot] = col_of
         for _ in range(_MAX_TIE_WALK + 1):
             at = above.clamp(max=n - 1)
-            step = tied & (above < n) & (sorted_vals.gather(1, at) == table) & (
+            step = tied & (above < n) & (neg_sorted.gather(1, at) == neg_table) & (
                 order.gather(1, at) < index_table)
             if not bool(step.any()):
                 break

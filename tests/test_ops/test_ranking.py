@@ -313,3 +313,17 @@ def test_subset_rank_counts_subset_members_at_or_above(shape):
     assert torch.equal(subset_rank(scores, subset), expected)
     assert torch.equal(subset_rank(scores, torch.zeros_like(subset)),
                        torch.zeros(shape))
+
+
+def test_exact_rank_is_the_stable_order_with_and_without_ties():
+    """The fast path (unstable sort, taken when no two scores are equal)
+    and the tie path (stable sort) both give the index-ordered ranking."""
+    torch.manual_seed(0)
+    distinct = torch.randperm(1000).float().view(4, 250) / 7
+    tied = distinct.clone()
+    tied[2, 10:20] = tied[2, 5]  # one tie block in one row
+    for scores in (distinct, tied):
+        order = torch.sort(scores, dim=-1, descending=True, stable=True)[1]
+        expected = torch.empty_like(scores).scatter_(
+            -1, order, torch.arange(1, 251.).expand(4, 250))
+        assert torch.equal(exact_rank(scores), expected)
