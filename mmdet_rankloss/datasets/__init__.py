@@ -1,4 +1,6 @@
-"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits) and packing."""
+"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits), packing and the
+AUC recipe's augmentations."""
+from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
 from .digits import DigitsDataset
 from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
                         SOPDataset)
@@ -6,5 +8,6 @@ from .transforms import PackRetrievalInputs
 
 __all__ = [
     'RetrievalDataset', 'CUB200Dataset', 'SOPDataset', 'InShopDataset',
-    'DigitsDataset', 'PackRetrievalInputs'
+    'DigitsDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
+    'AugmentLaterViews'
 ]

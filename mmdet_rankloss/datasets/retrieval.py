@@ -125,6 +125,68 @@ class RetrievalDataset(BaseDataset):
         """Class of sample ``idx`` (for MMDetection's class-aware tools)."""
         return [int(self.get_data_info(idx)['gt_label'])]
 
+    # ------------------------------------------ batch-aware augmentation
+    def prepare_data(self, idx: int, class_view: Optional[int] = None):
+        """The pipeline's output for sample ``idx``.
+
+        Args:
+            idx (int): Index of the sample.
+            class_view (int, optional): Set as ``class_view`` in the data
+                info (see :meth:`__getitems__`). Defaults to None (not set).
+
+        Returns:
+            Any: Depends on the pipeline; None drops the sample.
+        """
+        data_info = self.get_data_info(idx)
+        if class_view is not None:
+            data_info['class_view'] = class_view
+        return self.pipeline(data_info)
+
+    def __getitems__(self, indices: Sequence[int]) -> list:
+        """The samples of a whole batch, each knowing its place in its class.
+
+        PyTorch's ``DataLoader`` fetches a batch with this method when the
+        dataset has it (``torch.utils.data._utils.fetch``), so a batch
+        sampler's batch arrives here whole. Each sample's data info gets
+        ``class_view``: how many images of its class come before it in
+        the batch (0 for the first). The pipeline can then treat images of
+        a class differently, e.g.
+        :class:`~mmdet_rankloss.datasets.AugmentLaterViews` (the AUC
+        recipe's "augment one of the two images per class"); other
+        transforms ignore the key. As in ``BaseDataset.__getitem__``, a
+        sample the pipeline drops (None) is replaced by a random one,
+        outside test mode, at most ``max_refetch`` times; the replacement
+        keeps the dropped sample's ``class_view``.
+
+        Args:
+            indices (Sequence[int]): Indices of the batch.
+
+        Returns:
+            list: The pipeline's outputs, in the order of ``indices``.
+        """
+        if not self._fully_initialized:
+            self.full_init()
+        labels = self.get_labels()
+        seen: Dict[int, int] = {}
+        batch = []
+        for idx in indices:
+            label = int(labels[idx])
+            view = seen.get(label, 0)
+            seen[label] = view + 1
+            data = self.prepare_data(idx, class_view=view)
+            for _ in range(0 if self.test_mode else self.max_refetch):
+                if data is not None:
+                    break
+                data = self.prepare_data(self._rand_another(), view)
+            if data is None:
+                raise RuntimeError(
+                    f'{type(self).__name__}: the pipeline returned None for '
+                    f'sample {idx}' + ('' if self.test_mode else
+                                       f' and {self.max_refetch} random '
+                                       'replacements'))
+            batch.append(data)
+        return batch
+
 
 @DATASETS.register_module()
 class CUB200Dataset(RetrievalDataset):

@@ -1,4 +1,6 @@
-"""Retrieval model, registered in ``mmdet.registry.MODELS``."""
+"""Retrieval model, registered in ``mmdet.registry.MODELS``, and the
+``'Orthogonal'`` weight initialiser (MMEngine's ``WEIGHT_INITIALIZERS``)."""
 from .retrieval import RetrievalModel
+from .weight_init import OrthogonalInit, orthogonal_init
 
-__all__ = ['RetrievalModel']
+__all__ = ['RetrievalModel', 'OrthogonalInit', 'orthogonal_init']

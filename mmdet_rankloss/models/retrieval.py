@@ -61,7 +61,11 @@ class RetrievalModel(BaseModel):
             False (each process ranks its own batch).
         data_preprocessor (dict, optional): Stacks and normalises images,
             e.g. MMEngine's ``ImgDataPreprocessor``. Defaults to None.
-        init_cfg (dict, optional): Initialisation config. Defaults to None.
+        init_cfg (dict, optional): Initialisation config, e.g.
+            ``dict(type='Orthogonal', override=dict(name='embedding'))`` for
+            an orthogonal embedding layer (the AUC loss recipe; see
+            :class:`~mmdet_rankloss.models.OrthogonalInit`). Defaults to
+            None.
     """
 
     def __init__(self,
