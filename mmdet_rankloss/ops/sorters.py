@@ -133,7 +133,11 @@ class LSTMSorter(_Sorter):
         # cuDNN refuses the RNN backward in eval mode, which a frozen sorter
         # needs for the gradient w.r.t. its input; train and eval are the
         # same computation here (no dropout), so use the native kernel.
-        with torch.backends.cudnn.flags(enabled=self.training):
+        # On CPU the oneDNN LSTM builds a new kernel for every new batch
+        # size (the chunk count of SorterRanker varies per step) and was
+        # slower than the native kernel on the 2-core VM.
+        with torch.backends.cudnn.flags(enabled=self.training), \
+                torch.backends.mkldnn.flags(enabled=False):
             states, _ = self.lstm(y.to(self.proj.weight.dtype)[..., None])
         return self.proj(states)[..., 0]
 
