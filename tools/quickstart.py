@@ -15,8 +15,7 @@ Steps, all through MMDetection's runner and this repository's tools:
    evaluate the last checkpoint with ``tools/test.py`` (``VOCMetric``, AP50
    with 11-point interpolation, on the toy VOC2007 test split);
    (``ap-sigmoid`` and ``ap-sodeep`` are the AP loss with the other two
-   ranking back-ends; ``ap-sodeep`` first pre-trains its LSTM sorter for
-   8 minutes when ``work_dirs/sorters/lstm_d100.pth`` is missing);
+   ranking back-ends, ``configs/quickstart/*_ap-*_toyvoc.py``);
 4. print a markdown table (model, loss, AP50, training time, machine) and
    save it to ``<work-dir>/results.md`` (numbers also in ``results.json``).
 
@@ -48,12 +47,9 @@ CONFIGS = {
 LOSS_NAMES = {
     'ce': 'cross-entropy',
     'rambo': 'RaMBO AP loss',
-    'ap-sigmoid': 'AP loss, sigmoid soft-rank ranker (SRT)',
-    'ap-sodeep': 'AP loss, SoDeep LSTM-sorter ranker',
+    'ap-sigmoid': 'AP loss, sigmoid soft-rank ranker (SRT, t = 0.1)',
+    'ap-sodeep': 'AP loss, SoDeep handcrafted-sorter ranker',
 }
-# The sorter config's pre-trained sorter, and how it is made when missing.
-SORTER_CHECKPOINT = 'work_dirs/sorters/lstm_d100.pth'
-SORTER_TRAIN_SECONDS = 480
 MODEL_NAME = 'Faster R-CNN, ResNet-18 (32 base channels) FPN, from scratch'
 
 
@@ -205,16 +201,6 @@ def main(argv: Optional[List[str]] = None) -> None:
                 loss='none (untrained, random init)',
                 ap50=read_ap50(run_dir),
                 train_seconds=None))
-
-    if 'ap-sodeep' in args.losses and not osp.isfile(
-            osp.join(ROOT, SORTER_CHECKPOINT)):
-        os.makedirs(osp.dirname(osp.join(ROOT, SORTER_CHECKPOINT)),
-                    exist_ok=True)
-        run([
-            python, 'tools/pretrain_sorter.py', 'train', '--arch', 'lstm',
-            '--seq-len', '100', '--time-limit',
-            str(SORTER_TRAIN_SECONDS), '--out', SORTER_CHECKPOINT
-        ], osp.join(work_dir, 'pretrain_sorter.log'))
 
     for loss in args.losses:
         run_dir = osp.join(work_dir, loss)
