@@ -30,7 +30,7 @@ from torch import Tensor
 from mmdet.registry import MODELS
 
 from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
-                           rank_dtype, subset_rank)
+                           rank_dtype, subset_rank, subset_rank_at)
 from ..ops.soft_rank import soft_rank_of
 from .sodeep_loss import SorterHolder, sorter_ranks
 from .utils import check_positive
@@ -78,8 +78,9 @@ class _APRanker(nn.Module):
         """``1 - AP`` of each row, reduced over the rows with a positive.
 
         Args:
-            scores (Tensor): Validated scores (R, n), finite.
-            positives (Tensor): Bool (R, n).
+            scores (Tensor): Validated scores (..., n), finite; each row
+                (along the last dimension) is one ranking.
+            positives (Tensor): Bool, the scores' shape.
             margin (float): Margin alpha of Eq. 14, >= 0.
             reduction (str): ``'mean'`` or ``'sum'`` over valid rows.
             with_grad (bool): Also return the score gradient at unit scale
@@ -89,18 +90,24 @@ class _APRanker(nn.Module):
             APLossResult: Loss, detached exact AP per row, valid rows and
             the gradient (or None).
         """
-        positives = positives.bool()
+        lead, n = scores.shape[:-1], scores.shape[-1]
+        scores = scores.reshape(-1, n)  # rows of any leading shape
+        positives = positives.bool().reshape(-1, n)
         num_pos = positives.sum(-1)
         valid = num_pos > 0
         if not bool(valid.any()):
             zero = scores.sum() * 0
             grad = torch.zeros_like(scores, dtype=rank_dtype(
                 scores.dtype)) if with_grad and self.knows_grad else None
-            return APLossResult(zero, zero.new_zeros(valid.shape).detach(),
-                                valid, grad)
-        shifted = margin_shift(scores, positives, margin)
-        return self._rows(shifted, positives, num_pos, valid, reduction,
-                          with_grad)
+            out = APLossResult(zero, zero.new_zeros(valid.shape).detach(),
+                               valid, grad)
+        else:
+            shifted = margin_shift(scores, positives, margin)
+            out = self._rows(shifted, positives, num_pos, valid, reduction,
+                             with_grad)
+        return APLossResult(
+            out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
+            None if out.grad is None else out.grad.reshape(lead + (n, )))
 
     knows_grad = False
 
@@ -144,26 +151,35 @@ class BlackboxRanker(_APRanker):
         # With positive_rank_grad the shifted scores are stacked with a copy
         # whose negatives are -inf (always last, no gradient), so both ranks
         # of Eq. 21 come out of one batched sort and both get Algorithm 1.
+        # The loss only reads the positives' ranks: gather them (M values)
+        # instead of masking full rows, so that the graph of the loss holds
+        # no row-sized tensor but the ranks.
+        num_rows, n = shifted.shape
+        row_of, col_of = positives.nonzero(as_tuple=True)
         if self.positive_rank_grad:
+            # both ranks of Eq. 21 from one batched sort: a copy of the
+            # scores whose negatives are -inf (always last, no gradient)
             ranked = torch.stack(
                 [shifted, shifted.masked_fill(~positives, float('-inf'))])
-            fixed_rank_pos = None
         else:
             ranked = shifted
             # constant: the rank among positives, from a sort of the
             # positives only (the same order as in the full ranking)
-            fixed_rank_pos = subset_rank(shifted, positives)
+            fixed_rank_pos = subset_rank_at(shifted, row_of, col_of)
             if self.normalize_ranks:
-                fixed_rank_pos = fixed_rank_pos / shifted.shape[-1]
+                fixed_rank_pos = fixed_rank_pos / n
         ap_rows = []
 
         def loss_from_ranks(ranks: Tensor) -> Tensor:
             if self.positive_rank_grad:
-                rank_all, rank_pos = ranks[0], ranks[1]
+                rank_all = ranks[0][row_of, col_of]
+                rank_pos = ranks[1][row_of, col_of]
             else:
-                rank_all, rank_pos = ranks, fixed_rank_pos
+                rank_all, rank_pos = ranks[row_of, col_of], fixed_rank_pos
             # Eq. 21: the ratio is the same for integer and normalised ranks
-            ap = _mean_over_positives(rank_pos / rank_all, positives, num_pos)
+            precision_sum = rank_all.new_zeros(num_rows).index_add(
+                0, row_of, rank_pos / rank_all)
+            ap = precision_sum / num_pos.clamp(min=1)
             ap_rows.append(ap.detach())
             return _reduce(ap, valid, reduction)
 
@@ -172,7 +188,8 @@ class BlackboxRanker(_APRanker):
             loss_from_ranks,
             self.lambda_val,
             normalize=self.normalize_ranks,
-            return_grad=with_grad)
+            return_grad=with_grad,
+            validate=False)  # finite scores (callers), lambda checked above
         loss, grad = out if with_grad else (out, None)
         if grad is not None and self.positive_rank_grad:
             # chain rule through stack + masked_fill: both views feed scores

@@ -11,6 +11,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from .sort_order import descending_order
 from .sparse_rerank import rerank_sparse
 
 __all__ = [
@@ -27,18 +28,9 @@ def rank_dtype(dtype: torch.dtype) -> torch.dtype:
 
 def _sort_rank(scores: Tensor, normalize: bool = False):
     """Ranks plus the sort they came from: (ranks, ascending sort of
-    ``-scores``, order).
-
-    The unstable sort is faster than the stable one and gives the same
-    order when no two scores are equal; if the sorted row has equal
-    neighbours (a tie), the stable sort is run instead, which ranks tied
-    scores by index.
-    """
+    ``-scores``, order); ties by index (:func:`descending_order`)."""
     n = scores.shape[-1]
-    neg = -scores.detach()
-    neg_sorted, order = torch.sort(neg, dim=-1)
-    if n > 1 and bool((neg_sorted[..., 1:] == neg_sorted[..., :-1]).any()):
-        neg_sorted, order = torch.sort(neg, dim=-1, stable=True)
+    neg_sorted, order = descending_order(scores.detach())
     positions = torch.arange(
         1, n + 1, device=scores.device,
         dtype=rank_dtype(scores.dtype)).expand(order.shape)
@@ -76,29 +68,45 @@ def subset_rank(scores: Tensor, subset: Tensor) -> Tensor:
         Tensor: Ranks in :func:`rank_dtype`, 0 outside the subset.
     """
     shape, n = scores.shape, scores.shape[-1]
+    out = torch.zeros(shape, dtype=rank_dtype(scores.dtype),
+                      device=scores.device)
+    row_of, col_of = subset.reshape(-1, n).nonzero(as_tuple=True)
+    out.view(-1, n)[row_of, col_of] = subset_rank_at(
+        scores.reshape(-1, n), row_of, col_of)
+    return out
+
+
+def subset_rank_at(scores: Tensor, row_of: Tensor, col_of: Tensor) -> Tensor:
+    """:func:`subset_rank` of the subset's elements only, as a flat vector.
+
+    Args:
+        scores (Tensor): Scores (rows, n), no NaN.
+        row_of (Tensor): Row of each subset element (M,), non-decreasing
+            (as ``nonzero`` of a row-major mask gives them).
+        col_of (Tensor): Their columns (M,).
+
+    Returns:
+        Tensor: Their ranks among the subset of their row (M,), in
+        :func:`rank_dtype`.
+    """
     work = rank_dtype(scores.dtype)
-    out = torch.zeros(shape, dtype=work, device=scores.device)
-    flat_subset = subset.reshape(-1, n)
-    row_of, col_of = flat_subset.nonzero(as_tuple=True)  # row-major
     if row_of.numel() == 0:
-        return out
-    count = flat_subset.sum(1)
+        return torch.zeros(0, dtype=work, device=scores.device)
+    count = torch.bincount(row_of, minlength=scores.shape[0])
     slot = torch.arange(row_of.numel(), device=scores.device) - (
         torch.cumsum(count, 0) - count)[row_of]
     # a padded (rows, width) table of the subset's values in index order;
-    # pads are -inf after the real entries, so a stable sort keeps real
-    # ties in index order and pads last
-    table = torch.full((flat_subset.shape[0], int(count.max())),
+    # the -inf pads come after the real entries, so (ties by index) they
+    # rank last
+    table = torch.full((scores.shape[0], int(count.max())),
                        float('-inf'), dtype=work, device=scores.device)
-    table[row_of, slot] = scores.detach().reshape(-1, n)[row_of,
-                                                          col_of].to(work)
-    by_value = torch.sort(table, dim=1, descending=True, stable=True).indices
+    table[row_of, slot] = scores.detach()[row_of, col_of].to(work)
+    by_value = descending_order(table)[1]
     ranks = torch.empty_like(table).scatter_(
         1, by_value,
         torch.arange(1, table.shape[1] + 1, dtype=work,
                      device=scores.device).expand_as(table))
-    out.view(-1, n)[row_of, col_of] = ranks[row_of, slot]
-    return out
+    return ranks[row_of, slot]
 
 
 def margin_shift(scores: Tensor, positives: Tensor, margin: float) -> Tensor:
@@ -143,14 +151,15 @@ def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
     work = rank_dtype(scores.dtype)
     base = scores.detach().to(work)
     moved = grad_ranks != 0
-    perturbed = base + lambda_val * grad_ranks.to(work)
+    perturbed = torch.add(base, grad_ranks.to(work), alpha=lambda_val)
     perturbed_ranks = None
     if int(moved.sum()) <= _SPARSE_RERANK_MAX_MOVED * moved.numel():
         perturbed_ranks = rerank_sparse(base, ranks, moved, perturbed,
                                         normalize, sorted_scores)
     if perturbed_ranks is None:
         perturbed_ranks = exact_rank(perturbed, normalize)
-    return -(ranks - perturbed_ranks) / lambda_val
+    # -(rk(y) - rk(y')) / lambda, in place in the fresh perturbed ranks
+    return perturbed_ranks.sub_(ranks).div_(lambda_val)
 
 
 def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False):
@@ -279,7 +288,8 @@ def blackbox_rank_loss(scores: Tensor,
                        loss_from_ranks: Callable[[Tensor], Tensor],
                        lambda_val: float,
                        normalize: bool = False,
-                       return_grad: bool = False):
+                       return_grad: bool = False,
+                       validate: bool = True):
     """A rank-based loss differentiated by Algorithm 1, immune to scaling.
 
     ``loss_from_ranks(ranks)`` is evaluated on the exact ranks of
@@ -306,6 +316,9 @@ def blackbox_rank_loss(scores: Tensor,
         return_grad (bool): Also return the score gradient of the loss at
             unit upstream scale (detached, in :func:`rank_dtype`), e.g. to
             log which elements are pushed up or down. Defaults to False.
+        validate (bool): Check ``scores`` and ``lambda_val`` (two passes
+            over the scores). Callers that already did may skip it.
+            Defaults to True.
 
     Returns:
         Tensor | tuple[Tensor, Tensor]: The scalar loss value,
@@ -316,7 +329,8 @@ def blackbox_rank_loss(scores: Tensor,
         ValueError: On 0-d or empty input, NaN/+inf scores, lambda <= 0 or
             a non-scalar ``loss_from_ranks``.
     """
-    _validate(scores, lambda_val, allow_neg_inf=True)
+    if validate:
+        _validate(scores, lambda_val, allow_neg_inf=True)
     need_grad = bool(return_grad) or (torch.is_grad_enabled()
                                       and scores.requires_grad)
     loss, grad = _BlackboxRankLoss.apply(scores, loss_from_ranks,

@@ -16,6 +16,8 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
+from .sort_order import descending_order
+
 __all__ = ['rerank_sparse']
 
 _MAX_TIE_WALK = 32
@@ -68,15 +70,10 @@ def rerank_sparse(scores: Tensor,
     width = int(count.max()) if count.numel() else 0
     if width == 0:
         return ranks.clone()
-    # the movers' old sorted positions are their old ranks: marking them
-    # costs one write per mover, not a gather of the whole row
+    # the movers' old sorted positions are their old ranks
     old_pos = (ranks.reshape(rows, n)[row_of, col_of] *
                (n if normalize else 1)).round().long() - 1
-    moved_sorted = torch.zeros(rows, n, dtype=torch.bool, device=y.device)
-    moved_sorted[row_of, old_pos] = True
-    # moved_before[r, s] = number of moved elements at sorted positions < s
-    moved_before = torch.zeros(rows, n + 1, dtype=torch.long, device=y.device)
-    torch.cumsum(moved_sorted, 1, out=moved_before[:, 1:])
+
     start = torch.cumsum(count, 0) - count
     slot = torch.arange(row_of.numel(), device=y.device) - start[row_of]
     v = new_scores.reshape(rows, n)[row_of, col_of]
@@ -87,7 +84,7 @@ def rerank_sparse(scores: Tensor,
     table[row_of, slot] = v
     # Sort the moved values first: their rank among the moved ones (ties by
     # index) comes out of it, and searching sorted queries is cache-friendly.
-    by_value = torch.sort(table, dim=1, descending=True, stable=True).indices
+    by_value = descending_order(table)[1]
     among_moved = torch.empty_like(by_value).scatter_(
         1, by_value, torch.arange(width, device=y.device).expand(rows, width))
     neg_table = -table
@@ -114,21 +111,32 @@ def rerank_sparse(scores: Tensor,
             above = above + step
         else:
             return None  # long runs of equal scores: a full sort is cheaper
+    # moved elements among the k old elements above: a search in each row's
+    # sorted old positions of its movers (pads n sort last), not a count
+    # over the whole row
+    pos_table = torch.full_like(above, n)
+    pos_table[row_of, slot] = old_pos
+    moved_before = torch.searchsorted(
+        torch.sort(pos_table, dim=1).values, above)[row_of, slot]
     k = above[row_of, slot]  # old elements ranked above the moved one
-    unmoved_above = k - moved_before[row_of, k]
-    new_rank_moved = 1 + unmoved_above + among_moved[row_of, slot]
+    new_rank_moved = 1 + (k - moved_before) + among_moved[row_of, slot]
     # Unmoved element at sorted position s: new rank = 1 + s - (moved at
-    # positions < s) + (moved inserted at or before s); one cumsum of the
-    # difference gives both counts, computed in the ranks' float dtype.
-    step = torch.bincount(row_of * (n + 1) + k,
-                          minlength=rows * (n + 1)).view(rows, n + 1)[:, :n]
-    step = step.to(ranks.dtype)
-    step[:, 1:] -= moved_sorted[:, :-1].to(step.dtype)
-    new_rank_sorted = step.cumsum_(1).add_(
-        torch.arange(1, n + 1, dtype=ranks.dtype, device=y.device))
+    # positions < s) + (moved inserted at or before s). Steps of +1 where a
+    # mover is inserted and -1 after each mover's old position, on a row of
+    # ones, sum up to it in one cumsum (in the ranks' float dtype).
+    step = torch.ones(rows, n, dtype=ranks.dtype, device=y.device)
+    inserted = k < n
+    step.index_put_((row_of[inserted], k[inserted]),
+                     step.new_ones(()).expand(int(inserted.sum())),
+                     accumulate=True)
+    left = old_pos + 1 < n
+    step.index_put_((row_of[left], old_pos[left] + 1),
+                    step.new_full((), -1.0).expand(int(left.sum())),
+                    accumulate=True)
+    new_rank_sorted = step.cumsum_(1)
     new = torch.empty_like(new_rank_sorted).scatter_(1, order,
                                                      new_rank_sorted)
     new[row_of, col_of] = new_rank_moved.to(ranks.dtype)
     if normalize:
-        new = new / n
+        new.div_(n)
     return new.reshape(shape)

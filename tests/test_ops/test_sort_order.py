@@ -1,0 +1,43 @@
+"""The descending order with ties by index, both code paths."""
+import pytest
+import torch
+
+from mmdet_rankloss.ops import sort_order
+from mmdet_rankloss.ops.sort_order import descending_order
+
+DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
+
+
+def awkward_rows(dtype, n=5000, device='cpu'):
+    """Distinct values, +-inf, +0.0 / -0.0, and rows made of ties."""
+    torch.manual_seed(0)
+    x = torch.randn(4, n)
+    x[0, :40], x[0, 40:80] = float('inf'), float('-inf')
+    x[1, :30], x[1, 30:60] = 0.0, -0.0
+    x[2] = torch.randint(-4, 4, (n, )).float()
+    x[3] = 1.0  # one long run
+    return x.to(dtype).to(device)
+
+
+@pytest.mark.parametrize('device', DEVICES)
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float16,
+                                   torch.bfloat16, torch.float64])
+@pytest.mark.parametrize('numpy_min', [4096, 2**40])
+def test_matches_the_stable_descending_sort(device, dtype, numpy_min,
+                                            monkeypatch):
+    """Both paths (NumPy int64 keys on CPU, torch.sort + tie runs) return
+    exactly what a stable sort of the negated values returns."""
+    monkeypatch.setattr(sort_order, '_NUMPY_MIN_LENGTH', numpy_min)
+    x = awkward_rows(dtype, device=device)
+    neg_sorted, order = descending_order(x)
+    ref_values, ref_order = torch.sort(-x, dim=-1, stable=True)
+    assert torch.equal(order, ref_order)
+    assert torch.equal(neg_sorted, ref_values)
+    assert neg_sorted.dtype == dtype and order.dtype == torch.int64
+
+
+def test_short_and_batched_shapes():
+    x = torch.tensor([[[3., 1., 3.], [0., 0., 0.]]])
+    neg_sorted, order = descending_order(x)
+    assert order.tolist() == [[[0, 2, 1], [0, 1, 2]]]
+    assert descending_order(torch.tensor([2.]))[1].tolist() == [0]
