@@ -62,6 +62,8 @@ fi
 "${PIP[@]}" 'mmdet==3.3.0' pycocotools scipy scikit-learn pytest 'setuptools<81'
 # Optional reference for tests (FastAP values); pure Python, uses the torch above.
 "${PIP[@]}" pytorch-metric-learning || log "pytorch-metric-learning not installed: its comparison test will be skipped"
+# Optional reference for the retrieval metric (exact search, one binary wheel).
+"${PIP[@]}" faiss-cpu || log "faiss-cpu not installed: its comparison test and the benchmark's --compare faiss will be skipped"
 "${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT"
 
 "$PY" - <<'PYEOF'

@@ -17,18 +17,22 @@ relevant gallery item cannot be retrieved correctly and are left out of the
 averages (their number is reported).
 
 Nothing of size queries x gallery is kept: queries are scored in chunks of
-``chunk_size`` rows, and no row is sorted in full. Per chunk:
+``chunk_size`` rows (one fp32 score buffer, reused), and no row is sorted.
+Per chunk:
 
-* ``topk`` gives each row's best ``width`` items (``width`` = its largest R
-  + 1, at least 32), re-sorted exactly by (score, index);
 * a query's best relevant item is found among its class's gallery columns
-  (binary search in the sorted labels, no label matrix); if it scores above
-  the last candidate, its rank is read from the candidates; otherwise (a
-  badly ranked query) its rank is ``1 + #items scoring higher + #items tied
-  with it at a lower index``, counted over the row: Recall@K for every K at
-  once, even K = 1000, without a sort;
-* MAP@R reads the first R candidates; where a tie crosses position R, the
-  tied items are ordered by index over the whole row (int64 keys).
+  (binary search in the sorted labels, no label matrix);
+* its 1-based rank is ``1 + #items scoring higher + #items tied with it at
+  a lower index``, counted over the row with two comparisons whose 0/1
+  results are summed in fp32 (exact below 2**24 columns; a bool sum is
+  several times slower on CPU): Recall@K for every K at once, even
+  K = 1000, without a top-k; ties with non-relevant items (duplicates) are
+  resolved by index on the few rows that have them;
+* MAP@R is 0 for a query whose best relevant item ranks below R; only the
+  other rows list their first R items, exactly by (score, index): the
+  columns are dealt into groups, and only the groups whose maximum reaches
+  the R-th largest group maximum are ranked (about R * G / 1024 items
+  instead of the whole row, no ``topk`` over it).
 """
 import math
 from typing import Dict, Optional, Sequence
@@ -38,11 +42,21 @@ from torch import Tensor
 
 __all__ = ['retrieval_metrics', 'recall_at_k', 'map_at_r']
 
-# Scores held per chunk: chunk_size * gallery_size elements. At 2**24 the
-# chunk's fp32 scores and temporary masks take a few hundred MB.
-_DEFAULT_CHUNK_ELEMENTS = 2**24
+# Scores held per chunk: chunk_size * gallery_size elements. At 2**26 the
+# chunk's fp32 scores and the comparison buffer take 2 x 256 MB.
+_DEFAULT_CHUNK_ELEMENTS = 2**26
 _INDEX_BITS = 32
-_MIN_WIDTH = 32  # candidates per row, at least
+_MIN_WIDTH = 1  # items listed per MAP@R row, at least (R are needed)
+# MAP@R's first-R lists: column groups per row, and how many groups per
+# listed item may be ranked before a row falls back to ranking all its items
+_CAND_BLOCKS = 1024
+_BLOCKS_PER_ITEM = 2
+# the fraction of a chunk's rows above which MAP@R's lists are built on the
+# whole chunk instead of a copy of the rows that need them
+_SUBSET_FRACTION = 0.5
+# rows at least this long are counted in fp64 (fp32 sums of 0/1 values are
+# exact only below 2**24)
+_FP32_COUNT_LIMIT = 2**24
 
 
 def _check(emb: Tensor, labels: Tensor, name: str) -> None:
@@ -114,6 +128,7 @@ class _Members:
         return cols, present
 
 
+@torch.no_grad()
 def retrieval_metrics(query_emb: Tensor,
                       query_labels: Tensor,
                       gallery_emb: Optional[Tensor] = None,
@@ -136,7 +151,7 @@ def retrieval_metrics(query_emb: Tensor,
             size is allowed). Defaults to (1,).
         with_map_at_r (bool): Also compute MAP@R. Defaults to True.
         chunk_size (int, optional): Queries scored at a time. Defaults to
-            None: about 2**24 / G rows (a few hundred MB).
+            None: about 2**26 / G rows (two fp32 buffers of 256 MB).
 
     Returns:
         dict[str, float]: ``'R@K'`` for each K and ``'MAP@R'`` (in [0, 1]),
@@ -175,8 +190,17 @@ def retrieval_metrics(query_emb: Tensor,
     hits = torch.zeros(len(ks), dtype=torch.int64, device=device)
     ap_values = []  # AP@R of each query, summed exactly at the end
     num_valid = 0
-    for start in range(0, query_emb.shape[0], chunk_size):
-        stop = min(start + chunk_size, query_emb.shape[0])
+    num_queries = query_emb.shape[0]
+    rows_max = min(chunk_size, num_queries)
+    # reused between chunks: no page faults for a fresh matrix per chunk
+    score_buf = torch.empty(rows_max * num_gallery, device=device)
+    count_buf = torch.empty(
+        rows_max * num_gallery,
+        device=device,
+        dtype=torch.float32
+        if num_gallery < _FP32_COUNT_LIMIT else torch.float64)
+    for start in range(0, num_queries, chunk_size):
+        stop = min(start + chunk_size, num_queries)
         rows = torch.arange(stop - start, device=device)
         self_cols = rows + start if self_gallery else None
         cols, present = members(query_labels[start:stop], self_cols)
@@ -185,18 +209,24 @@ def retrieval_metrics(query_emb: Tensor,
         num_valid += int(has_rel.sum())
         if not bool(has_rel.any()):
             continue
-        scores = query_emb[start:stop].to(torch.float32) @ gallery.t()
+        scores = torch.mm(
+            query_emb[start:stop].to(torch.float32),
+            gallery.t(),
+            out=score_buf[:(stop - start) * num_gallery].view(
+                stop - start, num_gallery))
         if self_gallery:
             scores[rows, self_cols] = float('-inf')
-        width = min(max(int(num_rel.max()) + 1, _MIN_WIDTH), num_gallery)
-        cand_vals, cand_cols = _candidates(scores, width)
-        first_rank = _first_relevant_rank(scores, cols, present, has_rel,
-                                          cand_vals, cand_cols)
+        counts = count_buf[:scores.numel()].view(scores.shape)
+        first_rank = _first_relevant_rank(scores, cols, present, counts)
         hit = (first_rank[:, None] <= ks_tensor[None, :]) & has_rel[:, None]
         hits += hit.sum(0)
         if with_map_at_r:
-            ap = _ap_at_r(scores, cand_vals, cand_cols, gallery_labels,
-                          query_labels[start:stop], num_rel)
+            ap = torch.zeros(stop - start, dtype=torch.float64, device=device)
+            # a query whose best relevant item ranks below R has AP@R = 0
+            need = (has_rel & (first_rank <= num_rel)).nonzero()[:, 0]
+            if need.numel():
+                ap[need] = _ap_at_r(scores, need, gallery_labels,
+                                    query_labels[start:stop], num_rel)
             ap_values += ap[has_rel].tolist()
     denom = max(num_valid, 1)
     out = {f'R@{k}': int(hits[i]) / denom for i, k in enumerate(ks)}
@@ -204,94 +234,124 @@ def retrieval_metrics(query_emb: Tensor,
         # exactly rounded sum: the result does not depend on chunk_size
         out['MAP@R'] = math.fsum(ap_values) / denom
     out['num_queries'] = num_valid
-    out['num_skipped'] = query_emb.shape[0] - num_valid
+    out['num_skipped'] = num_queries - num_valid
     return out
 
 
-def _candidates(scores: Tensor, width: int):
-    """Each row's ``width`` best items, ordered by (score desc, col asc).
+def _count(compare, scores: Tensor, value: Tensor, buf: Tensor) -> Tensor:
+    """Per row, how many ``compare(scores, value)`` hold (int64).
 
-    ``topk`` returns the right values but an arbitrary order (and choice)
-    among equal ones; sorting its columns, then stably by value, fixes the
-    order inside the list. Which of several items tied at the last value
-    made it into the list is arbitrary: callers only trust the list where
-    no tie crosses its end.
+    The comparison writes 0/1 into a float buffer and a float sum adds
+    them (exact: the buffer is fp32 only below ``_FP32_COUNT_LIMIT``
+    columns); on CPU this is about four times faster than summing a bool
+    tensor.
     """
-    values, cols = scores.topk(width, dim=1, sorted=True)
-    cols, by_col = cols.sort(dim=1, stable=True)
-    values = values.gather(1, by_col)
-    values, by_value = values.sort(dim=1, descending=True, stable=True)
-    return values, cols.gather(1, by_value)
+    return compare(scores, value, out=buf).sum(1).to(torch.int64)
 
 
 def _first_relevant_rank(scores: Tensor, cols: Tensor, present: Tensor,
-                         has_rel: Tensor, cand_vals: Tensor,
-                         cand_cols: Tensor) -> Tensor:
+                         buf: Tensor) -> Tensor:
     """1-based rank of each row's best relevant item (ties: lower index).
 
     The best relevant item (largest score, then lowest column) comes from
-    the class's columns. If its score is above the last candidate's, every
-    item scoring at least as high is a candidate, so the rank is counted
-    there. Other rows count over the whole row: items strictly above, plus
-    items tied with it at a lower column (only when a non-relevant item
-    ties with it: duplicates).
+    the class's columns; its rank counts the items strictly above it, plus
+    items tied with it at a lower column. Only a non-relevant item can tie
+    at a lower column (the best relevant item has the lowest column among
+    the tied relevant ones), so that term is computed only for the rows
+    where more items tie with it than relevant ones (duplicates). Rows
+    without a relevant item get a meaningless rank.
     """
     values = scores.gather(1, cols).masked_fill(~present, float('-inf'))
     best = values.amax(1, keepdim=True)
     big = torch.iinfo(torch.int64).max
     tied_rel = present & (values == best)
     best_col = torch.where(tied_rel, cols, big).amin(1, keepdim=True)
-    before = (cand_vals > best) | ((cand_vals == best) &
-                                   (cand_cols < best_col))
-    rank = before.sum(1) + 1
-    outside = (has_rel & (best[:, 0] <= cand_vals[:, -1])).nonzero()[:, 0]
-    if outside.numel():
-        # count over the rows (a copy of them when they are few)
-        many = 2 * outside.numel() > scores.shape[0]
-        row_scores = scores if many else scores[outside]
-        row_best = best if many else best[outside]
-        # int32 sums are faster than int64 ones (gallery < 2**31 items)
-        above = (row_scores > row_best).sum(1, dtype=torch.int32).long()
-        equal = (row_scores == row_best).sum(1, dtype=torch.int32).long()
-        if many:
-            above, equal = above[outside], equal[outside]
-        foreign = (equal > tied_rel[outside].sum(1)).nonzero()[:, 0]
-        if foreign.numel():
-            rows = outside[foreign]
-            col_ids = torch.arange(scores.shape[1], device=scores.device)
-            tied = (scores[rows] == best[rows]) & (
-                col_ids[None, :] < best_col[rows])
-            above[foreign] += tied.sum(1)
-        rank[outside] = above + 1
-    return rank
-
-
-def _ap_at_r(scores: Tensor, cand_vals: Tensor, cand_cols: Tensor,
-             gallery_labels: Tensor, labels: Tensor,
-             num_rel: Tensor) -> Tensor:
-    """AP@R of each row (0 where R = 0) from the candidate lists.
-
-    The candidates are the exact first R items unless a tie crosses
-    position R (the (R+1)-th score equals the R-th); those rows are
-    re-ranked by index over the whole row with int64 keys.
-    """
-    width = cand_vals.shape[1]
-    r_idx = (num_rel - 1).clamp(min=0)[:, None]
-    crossing = (num_rel > 0) & (num_rel < width)
-    crossing &= cand_vals.gather(1, (r_idx + 1).clamp(max=width - 1))[:, 0] \
-        == cand_vals.gather(1, r_idx)[:, 0]
-    order = cand_cols
-    rows = crossing.nonzero()[:, 0]
-    if rows.numel():
+    above = _count(torch.gt, scores, best, buf)
+    equal = _count(torch.eq, scores, best, buf)
+    foreign = (equal > tied_rel.sum(1)).nonzero()[:, 0]
+    if foreign.numel():
         col_ids = torch.arange(scores.shape[1], device=scores.device)
-        keys = _keys(scores[rows], col_ids[None, :])
-        order = order.clone()
-        order[rows] = keys.topk(width, dim=1, sorted=True).indices
+        tied = (scores[foreign] == best[foreign]) & (
+            col_ids[None, :] < best_col[foreign])
+        above[foreign] += tied.sum(1)
+    return above + 1
+
+
+def _top_items(scores: Tensor, width: int) -> Tensor:
+    """Columns of each row's ``width`` best items, by (score desc, col asc).
+
+    Exact, ties included, without a ``topk`` over whole rows: the columns
+    are dealt into ``blocks`` groups (group j holds columns j, j + blocks,
+    j + 2 * blocks, ...; a max over such groups is a fast vectorised pass)
+    and ``tau`` = the ``width``-th largest group maximum. At least
+    ``width`` items score >= tau (one per such group), so the first
+    ``width`` items all lie in the groups whose maximum is >= tau, plus the
+    tail of columns that do not fill a round. Where at most
+    ``_BLOCKS_PER_ITEM * width`` groups qualify, only those are ranked, by
+    unique int64 (score, column) keys; other rows (many equal scores) rank
+    their whole row by keys, a few rows at a time.
+    """
+    num_rows, num_cols = scores.shape
+    device = scores.device
+    out = torch.empty(num_rows, width, dtype=torch.int64, device=device)
+    blocks = min(num_cols, max(_CAND_BLOCKS, 4 * width))
+    rounds = num_cols // blocks
+    body = scores[:, :blocks * rounds].unflatten(1, (rounds, blocks))
+    group_max = body.amax(1)
+    tail = scores[:, blocks * rounds:]
+    maxima = group_max if not tail.shape[1] else torch.cat(
+        [group_max, tail.amax(1, keepdim=True)], 1)
+    tau = maxima.topk(width, dim=1).values[:, -1:]
+    qualify = (group_max >= tau).sum(1)
+    few = qualify <= min(_BLOCKS_PER_ITEM * width, blocks)
+    rows = few.nonzero()[:, 0]
+    if rows.numel():
+        # the groups with maximum >= tau are the `limit` largest ones
+        limit = max(int(qualify[rows].max()), 1)
+        picked = group_max[rows].topk(limit, dim=1).indices
+        cols = (picked[:, None, :] + blocks * torch.arange(
+            rounds, device=device)[None, :, None]).flatten(1)
+        if tail.shape[1]:
+            tail_cols = torch.arange(
+                blocks * rounds, num_cols, device=device).expand(
+                    rows.numel(), -1)
+            cols = torch.cat([cols, tail_cols], 1)
+        if rows.numel() == num_rows:
+            values = scores.gather(1, cols)
+        else:
+            # flat indices: no copy of the rows
+            values = scores.reshape(-1)[rows[:, None] * num_cols + cols]
+        best = _keys(values, cols).topk(width, dim=1).indices
+        out[rows] = cols.gather(1, best)
+    rows = (~few).nonzero()[:, 0]
+    if rows.numel():
+        col_ids = torch.arange(num_cols, device=device)[None, :]
+        step = max(1, 2**22 // num_cols)  # bounded int64 key memory
+        for i in range(0, rows.numel(), step):
+            part = rows[i:i + step]
+            keys = _keys(scores[part], col_ids)
+            out[part] = keys.topk(width, dim=1).indices
+    return out
+
+
+def _ap_at_r(scores: Tensor, need: Tensor, gallery_labels: Tensor,
+             labels: Tensor, num_rel: Tensor) -> Tensor:
+    """AP@R (float64) of the rows ``need`` of the chunk (each has R >= 1).
+
+    Reads their first R items (exact, ties by index), from a copy of the
+    rows when they are few.
+    """
+    num_rel, labels = num_rel[need], labels[need]
+    width = min(max(int(num_rel.max()), _MIN_WIDTH), scores.shape[1])
+    if need.numel() > _SUBSET_FRACTION * scores.shape[0]:
+        order = _top_items(scores, width)[need]
+    else:
+        order = _top_items(scores[need], width)
     rel = gallery_labels[order] == labels[:, None]
     positions = torch.arange(1, width + 1, device=scores.device)
     rel &= positions[None, :] <= num_rel[:, None]
     precision = rel.cumsum(1).to(torch.float64) / positions[None, :]
-    return (precision * rel).sum(1) / num_rel.clamp(min=1).to(torch.float64)
+    return (precision * rel).sum(1) / num_rel.to(torch.float64)
 
 
 def recall_at_k(query_emb: Tensor,

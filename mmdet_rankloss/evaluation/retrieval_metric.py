@@ -44,7 +44,7 @@ class RetrievalMetric(BaseMetric):
             8; SOP: 1, 10, 100, 1000; In-Shop: 1, 10, 20, 30, 40, 50).
         map_at_r (bool): Also report MAP@R. Defaults to True.
         chunk_size (int, optional): Queries scored at a time; None picks it
-            from the gallery size (a few hundred MB). Defaults to None.
+            from the gallery size (about 0.5 GB). Defaults to None.
         device (str, optional): Device to score on, e.g. ``'cuda'``; None
             uses the device the embeddings were collected on (CPU).
             Defaults to None.

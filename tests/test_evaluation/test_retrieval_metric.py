@@ -61,12 +61,18 @@ def assert_same(out, ref):
 @pytest.mark.parametrize('device', DEVICES)
 @pytest.mark.parametrize('chunk_size', [None, 1, 7, 1000])
 @pytest.mark.parametrize('size', [(60, 5, 0), (150, 40, 1), (150, 40, 2)])
-@pytest.mark.parametrize('min_width', [1, 32])
-def test_self_retrieval_matches_brute_force(device, chunk_size, size,
-                                            min_width, monkeypatch):
-    # min_width 1: most ranks are counted over whole rows instead of being
-    # read from the candidate lists; both paths must agree with brute force
+@pytest.mark.parametrize('path', [(1, 1.0, 2**24, 2), (32, 0.0, 0, 0)])
+def test_self_retrieval_matches_brute_force(device, chunk_size, size, path,
+                                            monkeypatch):
+    # both ways of listing MAP@R's first R items (ranking only the blocks
+    # that can hold them, or whole rows; on a copy of the rows that need it
+    # or on the whole chunk; lists of exactly R or wider) and both counting
+    # buffers (fp32, fp64) must agree with brute force
+    min_width, subset_fraction, fp32_limit, blocks_per_item = path
     monkeypatch.setattr(functional, '_MIN_WIDTH', min_width)
+    monkeypatch.setattr(functional, '_SUBSET_FRACTION', subset_fraction)
+    monkeypatch.setattr(functional, '_FP32_COUNT_LIMIT', fp32_limit)
+    monkeypatch.setattr(functional, '_BLOCKS_PER_ITEM', blocks_per_item)
     n, classes, seed = size
     emb, labels = tied_embeddings(n, dim=3, classes=classes, seed=seed)
     ks = (1, 2, 4, 8, 100)
@@ -86,10 +92,11 @@ def test_query_gallery_matches_brute_force(chunk_size):
     assert_same(out, brute_force(query, qlabels, gallery, glabels, ks))
 
 
-@pytest.mark.parametrize('min_width', [1, 32])
+@pytest.mark.parametrize('subset_fraction,blocks', [(0.0, 1024), (1.0, 7)])
 def test_random_real_valued_and_chunked_equals_unchunked(
-        min_width, monkeypatch):
-    monkeypatch.setattr(functional, '_MIN_WIDTH', min_width)
+        subset_fraction, blocks, monkeypatch):
+    monkeypatch.setattr(functional, '_SUBSET_FRACTION', subset_fraction)
+    monkeypatch.setattr(functional, '_CAND_BLOCKS', blocks)
     torch.manual_seed(0)
     emb = torch.nn.functional.normalize(torch.randn(300, 16), dim=1)
     labels = torch.randint(0, 30, (300, ))
@@ -98,6 +105,25 @@ def test_random_real_valued_and_chunked_equals_unchunked(
     assert_same(full, brute_force(emb, labels, ks=ks))
     for chunk in (1, 16, 299):
         assert retrieval_metrics(emb, labels, ks=ks, chunk_size=chunk) == full
+
+
+@pytest.mark.parametrize('blocks', [1, 3, 7, 64, 1024])
+@pytest.mark.parametrize('width', [1, 5, 40])
+def test_top_items_exact_with_ties(blocks, width, monkeypatch):
+    # the first `width` items by (score desc, column asc), against a full
+    # lexsort; blocks of 1 to 200 columns with a partial tail, integer
+    # scores with many ties, -inf entries (excluded items)
+    monkeypatch.setattr(functional, '_CAND_BLOCKS', blocks)
+    gen = torch.Generator().manual_seed(blocks * 100 + width)
+    scores = torch.randint(-3, 4, (30, 203), generator=gen).float()
+    scores[:5] = torch.randn(5, 203, generator=gen)
+    scores[5, :] = 0.0  # one value only
+    scores[6, ::2] = float('-inf')
+    cols = np.arange(scores.shape[1])
+    expected = np.stack([
+        cols[np.lexsort((cols, -row))][:width] for row in scores.numpy()
+    ])
+    assert (functional._top_items(scores, width).numpy() == expected).all()
 
 
 def test_self_excluded_by_index_not_by_first_neighbour():
@@ -120,7 +146,9 @@ def test_docstring_example_and_skipped_queries():
         2: 0.5,
         3: 1.0
     }
-    out = retrieval_metrics(emb, torch.tensor([0, 0, 1, 2]), ks=(1, ))
+    # embeddings still attached to a graph are scored without it
+    out = retrieval_metrics(
+        emb.requires_grad_(), torch.tensor([0, 0, 1, 2]), ks=(1, ))
     assert out['num_queries'] == 2 and out['num_skipped'] == 2
     assert out['R@1'] == 1.0 and out['MAP@R'] == 1.0
     assert map_at_r(emb, torch.tensor([0, 0, 1, 2])) == 1.0
@@ -156,6 +184,52 @@ def test_pytorch_metric_learning_agrees():
     assert out['R@1'] == pytest.approx(ref['precision_at_1'], abs=1e-6)
     assert out['MAP@R'] == pytest.approx(
         ref['mean_average_precision_at_r'], abs=1e-6)
+
+
+def test_faiss_exact_search_agrees():
+    # faiss-cpu is optional (tools/install.sh installs it when it can)
+    faiss = pytest.importorskip('faiss')
+    torch.manual_seed(0)
+    n, ks = 600, (1, 5, 20, 100)
+    emb = torch.nn.functional.normalize(torch.randn(n, 24), dim=1)
+    labels = torch.randint(0, 60, (n, ))
+    index = faiss.IndexFlatIP(emb.shape[1])
+    index.add(emb.numpy())
+    neighbours = index.search(emb.numpy(), max(ks) + 1)[1]
+    # remove each query by index (random floats: no duplicates, no ties)
+    not_self = neighbours != np.arange(n)[:, None]
+    assert (not_self.sum(1) == max(ks)).all()
+    neighbours = neighbours[not_self].reshape(n, max(ks))
+    match = labels.numpy()[neighbours] == labels.numpy()[:, None]
+    first = np.where(match.any(1), match.argmax(1) + 1, n)
+    valid = np.bincount(labels.numpy())[labels.numpy()] > 1
+    out = recall_at_k(emb, labels, ks=ks)
+    for k in ks:
+        assert out[k] == (first[valid] <= k).sum() / valid.sum(), k
+    assert 0 < out[1] < out[100] < 1  # a case that can tell them apart
+
+
+def test_mmdet_reid_metrics_cmc_agrees():
+    # ReIDMetrics ranks by squared L2 distance (the inner-product order for
+    # unit vectors) over the whole set and removes "self" as the first
+    # neighbour: the same protocol as ours when no item duplicates another.
+    # 1000 queries, all with relevant items: R@K = hits / 1000 is exact at
+    # ReIDMetrics' 3 decimals. (Its mAP is AP over the full ranking, not
+    # MAP@R, so it is not compared.)
+    from mmdet.evaluation.metrics import ReIDMetrics
+    torch.manual_seed(1)
+    n, ks = 1000, (1, 5, 10, 20)
+    emb = torch.nn.functional.normalize(torch.randn(n, 8), dim=1)
+    labels = torch.arange(n) % 100
+    metric = ReIDMetrics(
+        metric=['CMC'], metric_options=dict(rank_list=list(ks), max_rank=20))
+    ref = metric.compute_metrics([
+        dict(pred_feature=emb[i], gt_label=labels[i:i + 1]) for i in range(n)
+    ])
+    out = recall_at_k(emb, labels, ks=ks)
+    for k in ks:
+        assert out[k] == pytest.approx(float(ref[f'R{k}']), abs=1e-9), k
+    assert 0 < out[1] < out[20] < 1
 
 
 def test_invalid_inputs():
