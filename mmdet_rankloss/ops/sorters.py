@@ -18,6 +18,7 @@ The learned sorters are pre-trained on the synthetic data of section 3.1.2
 settings, so they load with ``torch.load(weights_only=True)``
 (:func:`save_sorter`, :func:`load_sorter`).
 """
+import warnings
 from typing import Optional, Sequence, Tuple, Union
 
 import torch
@@ -136,9 +137,15 @@ class LSTMSorter(_Sorter):
         # On CPU the oneDNN LSTM builds a new kernel for every new batch
         # size (the chunk count of SorterRanker varies per step) and was
         # slower than the native kernel on the 2-core VM.
-        with torch.backends.cudnn.flags(enabled=self.training), \
-                torch.backends.mkldnn.flags(enabled=False):
-            states, _ = self.lstm(y.to(self.proj.weight.dtype)[..., None])
+        with warnings.catch_warnings():
+            # mkldnn.flags() re-sets its TF32 flag and warns that TF32 is
+            # for Intel GPUs, on every CPU-only build: not about this code
+            warnings.filterwarnings(
+                'ignore', message='TF32 acceleration on top of oneDNN')
+            with torch.backends.cudnn.flags(enabled=self.training), \
+                    torch.backends.mkldnn.flags(enabled=False):
+                states, _ = self.lstm(
+                    y.to(self.proj.weight.dtype)[..., None])
         return self.proj(states)[..., 0]
 
 
