@@ -30,7 +30,7 @@ from torch import Tensor
 from mmdet.registry import MODELS
 
 from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
-                           rank_dtype, subset_rank, subset_rank_at)
+                           rank_dtype, subset_rank_at)
 from ..ops.soft_rank import soft_rank_of
 from .sodeep_loss import SorterHolder, sorter_ranks
 from .utils import check_positive
@@ -46,19 +46,21 @@ class APLossResult(NamedTuple):
     grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
 
 
-def _mean_over_positives(per_element: Tensor, positives: Tensor,
-                         num_pos: Tensor) -> Tensor:
-    """Mean of ``per_element`` over each row's positives (0 without any)."""
-    kept = torch.where(positives, per_element, per_element.new_zeros(()))
-    return kept.sum(-1) / num_pos.clamp(min=1)
+def _row_mean(values: Tensor, row_of: Tensor, num_pos: Tensor) -> Tensor:
+    """Mean per row of values given at the positives (``row_of`` their
+    rows, ``num_pos`` the count per row); 0 for rows without any."""
+    total = values.new_zeros(num_pos.shape[0]).index_add(0, row_of, values)
+    return total / num_pos.clamp(min=1)
 
 
-def exact_ap(shifted: Tensor, positives: Tensor) -> Tensor:
-    """Exact AP (Eq. 21-22) of each row; 0 for rows without positives."""
+def exact_ap(shifted: Tensor, row_of: Tensor, col_of: Tensor,
+             num_pos: Tensor) -> Tensor:
+    """Exact AP (Eq. 21-22) of each row of scores (R, n) from its positives
+    at ``(row_of, col_of)``; 0 for rows without positives."""
     with torch.no_grad():
-        ranks = exact_rank(shifted)
-        precision = subset_rank(shifted, positives) / ranks
-        return _mean_over_positives(precision, positives, positives.sum(-1))
+        precision = subset_rank_at(shifted, row_of, col_of) / exact_rank(
+            shifted)[row_of, col_of]
+        return _row_mean(precision, row_of, num_pos)
 
 
 def _reduce(ap: Tensor, valid: Tensor, reduction: str) -> Tensor:
@@ -103,8 +105,9 @@ class _APRanker(nn.Module):
                                valid, grad)
         else:
             shifted = margin_shift(scores, positives, margin)
-            out = self._rows(shifted, positives, num_pos, valid, reduction,
-                             with_grad)
+            row_of, col_of = positives.nonzero(as_tuple=True)
+            out = self._rows(shifted, positives, (row_of, col_of), num_pos,
+                             valid, reduction, with_grad)
         return APLossResult(
             out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
             None if out.grad is None else out.grad.reshape(lead + (n, )))
@@ -146,16 +149,16 @@ class BlackboxRanker(_APRanker):
                 f'{self.normalize_ranks}, positive_rank_grad='
                 f'{self.positive_rank_grad}')
 
-    def _rows(self, shifted, positives, num_pos, valid, reduction,
-              with_grad) -> APLossResult:
+    def _rows(self, shifted, positives, at_positives, num_pos, valid,
+              reduction, with_grad) -> APLossResult:
         # With positive_rank_grad the shifted scores are stacked with a copy
         # whose negatives are -inf (always last, no gradient), so both ranks
         # of Eq. 21 come out of one batched sort and both get Algorithm 1.
         # The loss only reads the positives' ranks: gather them (M values)
         # instead of masking full rows, so that the graph of the loss holds
         # no row-sized tensor but the ranks.
-        num_rows, n = shifted.shape
-        row_of, col_of = positives.nonzero(as_tuple=True)
+        n = shifted.shape[-1]
+        row_of, col_of = at_positives
         if self.positive_rank_grad:
             # both ranks of Eq. 21 from one batched sort: a copy of the
             # scores whose negatives are -inf (always last, no gradient)
@@ -177,9 +180,7 @@ class BlackboxRanker(_APRanker):
             else:
                 rank_all, rank_pos = ranks[row_of, col_of], fixed_rank_pos
             # Eq. 21: the ratio is the same for integer and normalised ranks
-            precision_sum = rank_all.new_zeros(num_rows).index_add(
-                0, row_of, rank_pos / rank_all)
-            ap = precision_sum / num_pos.clamp(min=1)
+            ap = _row_mean(rank_pos / rank_all, row_of, num_pos)
             ap_rows.append(ap.detach())
             return _reduce(ap, valid, reduction)
 
@@ -234,20 +235,18 @@ class SigmoidRanker(_APRanker):
         return (f'temperature={self.temperature}, positive_rank_grad='
                 f'{self.positive_rank_grad}')
 
-    def _rows(self, shifted, positives, num_pos, valid, reduction,
-              with_grad) -> APLossResult:
-        row, col = positives.nonzero(as_tuple=True)
-        values, rows = shifted[row, col], shifted[row]
-        rank_all = soft_rank_of(values, rows, self.temperature)
-        rank_pos = soft_rank_of(values, rows, self.temperature,
-                                mask=positives[row])
+    def _rows(self, shifted, positives, at_positives, num_pos, valid,
+              reduction, with_grad) -> APLossResult:
+        row_of, col_of = at_positives
+        rank_all, rank_pos = soft_rank_of(
+            shifted[row_of, col_of], shifted[row_of], self.temperature,
+            within=positives[row_of])
         if not self.positive_rank_grad:
             rank_pos = rank_pos.detach()
-        precision = shifted.new_zeros(shifted.shape).index_put(
-            (row, col), rank_pos / rank_all)
-        ap = _mean_over_positives(precision, positives, num_pos)
+        ap = _row_mean(rank_pos / rank_all, row_of, num_pos)
         return APLossResult(
-            _reduce(ap, valid, reduction), exact_ap(shifted, positives),
+            _reduce(ap, valid, reduction),
+            exact_ap(shifted, row_of, col_of, num_pos),
             valid, None)
 
 
@@ -312,8 +311,8 @@ class SorterRanker(SorterHolder, _APRanker):
         return (shifted[chunk_row[:, None], order],
                 positives[chunk_row[:, None], order], chunk_row)
 
-    def _rows(self, shifted, positives, num_pos, valid, reduction,
-              with_grad) -> APLossResult:
+    def _rows(self, shifted, positives, at_positives, num_pos, valid,
+              reduction, with_grad) -> APLossResult:
         mean = shifted.detach().mean(-1, keepdim=True)
         std = shifted.detach().std(-1, keepdim=True) if shifted.shape[-1] > 1 \
             else torch.ones_like(mean)
@@ -324,16 +323,16 @@ class SorterRanker(SorterHolder, _APRanker):
             chunk_row[keep]
         pad = float(chunks.detach().min()) - 1.0
         predicted = sorter_ranks(self.sorter, chunks, pad)
-        rank_pos = subset_rank(chunks, chunk_pos)
-        precision = rank_pos / torch.maximum(predicted, rank_pos)
-        chunk_ap = _mean_over_positives(precision, chunk_pos,
-                                        chunk_pos.sum(-1))
+        pos_chunk, pos_col = chunk_pos.nonzero(as_tuple=True)
+        rank_pos = subset_rank_at(chunks, pos_chunk, pos_col)
+        precision = rank_pos / torch.maximum(predicted[pos_chunk, pos_col],
+                                             rank_pos)
+        chunk_ap = _row_mean(precision, pos_chunk, chunk_pos.sum(-1))
         # mean of the chunk APs of each row (every row with a positive has
         # at least one chunk with a positive)
-        ap_sum = chunk_ap.new_zeros(shifted.shape[0]).index_add(
-            0, chunk_row, chunk_ap)
-        count = torch.bincount(chunk_row, minlength=shifted.shape[0])
-        ap = ap_sum / count.clamp(min=1)
+        ap = _row_mean(chunk_ap, chunk_row,
+                       torch.bincount(chunk_row, minlength=shifted.shape[0]))
+        row_of, col_of = at_positives
         return APLossResult(
-            _reduce(ap, valid, reduction), exact_ap(shifted, positives),
-            valid, None)
+            _reduce(ap, valid, reduction),
+            exact_ap(shifted, row_of, col_of, num_pos), valid, None)

@@ -124,7 +124,8 @@ def soft_rank(x: Tensor,
 def soft_rank_of(values: Tensor,
                  rows: Tensor,
                  temperature: float = 1.0,
-                 mask: Tensor = None) -> Tensor:
+                 mask: Tensor = None,
+                 within: Tensor = None):
     """Descending sigmoid ranks of a few elements within their rows.
 
     ``0.5 + sum_k mask_k * sigmoid((rows_k - value) / t)`` for each value:
@@ -142,9 +143,14 @@ def soft_rank_of(values: Tensor,
         mask (Tensor, optional): Bool (M, n): only these elements of a row
             compete (e.g. the positives, for the rank among positives).
             Defaults to None: all of them.
+        within (Tensor, optional): Bool (M, n): also return the rank among
+            these elements, from the same pairwise sigmoids (AP needs the
+            rank among all and among the positives). Defaults to None.
 
     Returns:
-        Tensor: Soft ranks (M,) in :func:`rank_dtype` of the input.
+        Tensor | tuple[Tensor, Tensor]: Soft ranks (M,) in
+        :func:`rank_dtype` of the input; with ``within``, also the ranks
+        among ``within``.
     """
     if not isinstance(values, Tensor) or values.dim() != 1 or \
             not isinstance(rows, Tensor) or rows.dim() != 2 or \
@@ -157,13 +163,18 @@ def soft_rank_of(values: Tensor,
             and temperature != float('inf')):
         raise ValueError(
             f'temperature must be a finite number > 0, got {temperature!r}')
-    if mask is not None and (not isinstance(mask, Tensor)
-                             or mask.shape != rows.shape):
-        raise ValueError(f'mask must have the rows shape {tuple(rows.shape)}'
-                         f', got {tuple(getattr(mask, "shape", ()))}')
+    for name, subset in (('mask', mask), ('within', within)):
+        if subset is not None and (not isinstance(subset, Tensor)
+                                   or subset.shape != rows.shape):
+            raise ValueError(
+                f'{name} must have the rows shape {tuple(rows.shape)}, got '
+                f'{tuple(getattr(subset, "shape", ()))}')
     work = rank_dtype(rows.dtype)
     pairs = torch.sigmoid(
         (rows.to(work) - values.to(work)[:, None]) / temperature)
     if mask is not None:
         pairs = pairs * mask.to(work)
-    return 0.5 + pairs.sum(-1)
+    ranks = 0.5 + pairs.sum(-1)
+    if within is None:
+        return ranks
+    return ranks, 0.5 + (pairs * within.to(work)).sum(-1)
