@@ -40,6 +40,8 @@ from typing import Dict, Optional, Sequence
 import torch
 from torch import Tensor
 
+from ..ops.sort_order import order_keys
+
 __all__ = ['retrieval_metrics', 'recall_at_k', 'map_at_r']
 
 # Scores held per chunk: chunk_size * gallery_size elements. At 2**26 the
@@ -87,19 +89,6 @@ def _check_ks(ks: Sequence[int]) -> tuple:
             for k in ks):
         raise ValueError(f'ks must be a non-empty list of ints >= 1, got {ks}')
     return ks
-
-
-def _keys(scores: Tensor, cols: Tensor) -> Tensor:
-    """int64 keys ordered like (score descending, column ascending).
-
-    The fp32 bit pattern, made monotone for negative numbers, is the high
-    word; the complemented column index is the low word, so keys are
-    unique in a row and a larger key means a better rank.
-    """
-    scores = scores.to(torch.float32) + 0.0  # -0.0 -> +0.0 (they tie)
-    bits = scores.view(torch.int32).to(torch.int64)
-    bits = torch.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
-    return bits * 2**_INDEX_BITS + ((2**_INDEX_BITS - 1) - cols)
 
 
 class _Members:
@@ -321,7 +310,7 @@ def _top_items(scores: Tensor, width: int) -> Tensor:
         else:
             # flat indices: no copy of the rows
             values = scores.reshape(-1)[rows[:, None] * num_cols + cols]
-        best = _keys(values, cols).topk(width, dim=1).indices
+        best = order_keys(values, cols).topk(width, dim=1).indices
         out[rows] = cols.gather(1, best)
     rows = (~few).nonzero()[:, 0]
     if rows.numel():
@@ -329,7 +318,7 @@ def _top_items(scores: Tensor, width: int) -> Tensor:
         step = max(1, 2**22 // num_cols)  # bounded int64 key memory
         for i in range(0, rows.numel(), step):
             part = rows[i:i + step]
-            keys = _keys(scores[part], col_ids)
+            keys = order_keys(scores[part], col_ids)
             out[part] = keys.topk(width, dim=1).indices
     return out
 

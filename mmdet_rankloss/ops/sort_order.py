@@ -26,7 +26,7 @@ _NUMPY_MIN_LENGTH = 4096
 _SIGN_FLIP = 0x7FFFFFFF
 _LOW_32 = 0xFFFFFFFF
 
-__all__ = ['descending_order']
+__all__ = ['descending_order', 'order_keys']
 
 
 def descending_order(values: Tensor) -> Tuple[Tensor, Tensor]:
@@ -66,26 +66,41 @@ def descending_order(values: Tensor) -> Tuple[Tensor, Tensor]:
     return neg_sorted, order
 
 
-def _keyed_numpy_order(values: Tensor) -> Tuple[Tensor, Tensor]:
-    """:func:`descending_order` of CPU float rows through NumPy int64 keys.
+def order_keys(values: Tensor, index: Tensor) -> Tensor:
+    """int64 keys ordered like (value descending, index ascending).
 
-    A float's bits, read as a signed integer, order non-negative floats;
-    flipping the 31 low bits of negative ones orders all of them. Negated,
-    that integer is smaller for larger values; shifted above a 32-bit index
-    it gives keys whose ascending order is descending value, ties by index.
+    The fp32 bit pattern of the value, read as a signed integer with the 31
+    low bits of negative numbers flipped (which orders all floats), is the
+    high word; the complemented index is the low word. So the keys of a
+    row are distinct and a larger key means an earlier place in the
+    descending order with ties by index.
+
+    Args:
+        values (Tensor): Scores, no NaN; cast to fp32 (exact for fp16/bf16).
+        index (Tensor): Indices (int64, below 2**32), broadcastable to
+            ``values``.
+
+    Returns:
+        Tensor: int64 keys of the broadcast shape.
     """
-    shape, n = values.shape, values.shape[-1]
     # + 0.0 turns -0.0 into +0.0: the two are equal scores, tied by index
-    x = values.detach().reshape(-1, n).to(torch.float32) + 0.0
-    key = x.view(torch.int32).to(torch.int64)
+    key = (values.to(torch.float32) + 0.0).view(torch.int32).to(torch.int64)
     key ^= (key >> 63) & _SIGN_FLIP
-    key.neg_()
     key <<= 32
-    key |= torch.arange(n, dtype=torch.int64)
-    key = torch.from_numpy(np.sort(key.numpy(), axis=-1))
-    order = key & _LOW_32
-    key >>= 32  # arithmetic shift: the negated monotone integer
+    return key | (_LOW_32 - index)
+
+
+def _keyed_numpy_order(values: Tensor) -> Tuple[Tensor, Tensor]:
+    """:func:`descending_order` of CPU float rows through NumPy int64 keys
+    (:func:`order_keys`, negated so that ascending is the wanted order)."""
+    shape, n = values.shape, values.shape[-1]
+    key = order_keys(values.detach().reshape(-1, n),
+                     torch.arange(n, dtype=torch.int64))
     key.neg_()
+    key = torch.from_numpy(np.sort(key.numpy(), axis=-1))
+    key.neg_()
+    order = (key & _LOW_32).neg_().add_(_LOW_32)  # in place: no new buffer
+    key >>= 32  # arithmetic shift: the monotone integer of the value
     key ^= (key >> 63) & _SIGN_FLIP
     neg_sorted = -key.to(torch.int32).view(torch.float32)
     return (neg_sorted.to(values.dtype).reshape(shape),
