@@ -124,13 +124,13 @@ def soft_rank(x: Tensor,
 def soft_rank_of(values: Tensor,
                  rows: Tensor,
                  temperature: float = 1.0,
-                 mask: Tensor = None,
                  within: Tensor = None):
     """Descending sigmoid ranks of a few elements within their rows.
 
-    ``0.5 + sum_k mask_k * sigmoid((rows_k - value) / t)`` for each value:
-    when the value is an element of its row (and counted by the mask), the
-    ``k = i`` term adds ``sigmoid(0) = 1/2``, so this is exactly
+    ``0.5 + sum_k sigmoid((rows_k - value) / t)`` for each value (for the
+    second result, the sum runs over the ``within`` elements only): when
+    the value is an element of its row (and of ``within``), the ``k = i``
+    term adds ``sigmoid(0) = 1/2``, so this is exactly
     :func:`soft_rank` of that element. Rank losses need the ranks of the
     positives only, so this costs ``M * n`` pairs for ``M`` positives
     instead of ``n * n`` for the whole row.
@@ -140,12 +140,10 @@ def soft_rank_of(values: Tensor,
         rows (Tensor): The row each of them is ranked in, shape (M, n).
             Gradients reach both ``values`` and ``rows``.
         temperature (float): Sigmoid temperature ``t`` > 0. Defaults to 1.0.
-        mask (Tensor, optional): Bool (M, n): only these elements of a row
-            compete (e.g. the positives, for the rank among positives).
-            Defaults to None: all of them.
         within (Tensor, optional): Bool (M, n): also return the rank among
-            these elements, from the same pairwise sigmoids (AP needs the
-            rank among all and among the positives). Defaults to None.
+            these elements of the row only, from the same pairwise sigmoids
+            (AP needs the rank among all and among the positives). Defaults
+            to None.
 
     Returns:
         Tensor | tuple[Tensor, Tensor]: Soft ranks (M,) in
@@ -163,17 +161,14 @@ def soft_rank_of(values: Tensor,
             and temperature != float('inf')):
         raise ValueError(
             f'temperature must be a finite number > 0, got {temperature!r}')
-    for name, subset in (('mask', mask), ('within', within)):
-        if subset is not None and (not isinstance(subset, Tensor)
-                                   or subset.shape != rows.shape):
-            raise ValueError(
-                f'{name} must have the rows shape {tuple(rows.shape)}, got '
-                f'{tuple(getattr(subset, "shape", ()))}')
+    if within is not None and (not isinstance(within, Tensor)
+                               or within.shape != rows.shape):
+        raise ValueError(
+            f'within must have the rows shape {tuple(rows.shape)}, got '
+            f'{tuple(getattr(within, "shape", ()))}')
     work = rank_dtype(rows.dtype)
     pairs = torch.sigmoid(
         (rows.to(work) - values.to(work)[:, None]) / temperature)
-    if mask is not None:
-        pairs = pairs * mask.to(work)
     ranks = 0.5 + pairs.sum(-1)
     if within is None:
         return ranks

@@ -103,8 +103,8 @@ def test_bad_input_raises_value_error(kwargs, match):
 
 def test_soft_rank_of_selected_elements_equals_the_full_soft_rank():
     """Ranking only M elements against their rows gives the same ranks and
-    gradients as the full O(n^2) soft rank read at those elements, and a
-    mask ranks within a subset (the positives)."""
+    gradients as the full O(n^2) soft rank read at those elements, and
+    ``within`` also ranks within a subset (the positives)."""
     from mmdet_rankloss.ops.soft_rank import soft_rank_of
     torch.manual_seed(0)
     x = torch.randn(3, 20, dtype=torch.float64, requires_grad=True)
@@ -118,14 +118,16 @@ def test_soft_rank_of_selected_elements_equals_the_full_soft_rank():
     assert torch.allclose(g_mine, g_full, atol=1e-12)
     subset = torch.rand(3, 20) < 0.5
     subset[row, col] = True
-    masked = soft_rank_of(x[row, col], x[row], 0.3, mask=subset[row])
+    mine_again, masked = soft_rank_of(x[row, col], x[row], 0.3,
+                                      within=subset[row])
+    assert torch.equal(mine_again, mine)
     for m, r, c in zip(masked, row, col):
         only = x[r][subset[r]]
         expected = soft_rank(only, 0.3)[subset[r][:c].sum()]
         assert m.item() == pytest.approx(expected.item(), abs=1e-12)
     with pytest.raises(ValueError, match='values must have shape'):
         soft_rank_of(x[0], x)
-    with pytest.raises(ValueError, match='mask must have'):
-        soft_rank_of(x[row, col], x[row], mask=subset)
+    with pytest.raises(ValueError, match='within must have'):
+        soft_rank_of(x[row, col], x[row], within=subset)
     with pytest.raises(ValueError, match='temperature'):
         soft_rank_of(x[row, col], x[row], temperature=-1)
