@@ -1,31 +1,82 @@
-"""Installs the mmdet_rankloss plugin (``pip install -e .``).
+"""Installs the mmdet_rankloss plugin.
 
-The heavy dependencies (torch, mmcv with compiled ops, mmdet) are installed
-by ``tools/install.sh`` because mmcv 2.1.0 has to be built from its sdist
-against the installed torch; listing them here would let pip pull a CUDA
-torch or an op-less mmcv.
+``pip install .`` (or a built wheel) into an environment that already has
+torch, mmcv with compiled ops and mmdet; ``tools/install.sh`` builds such an
+environment and installs this package editable, without dependencies. See
+``docs/install.md``.
 """
+import os
+import os.path as osp
+
 from setuptools import find_packages, setup
 
+HERE = osp.dirname(osp.abspath(__file__))
+PACKAGE = 'mmdet_rankloss'
+
+
+def mim_files():
+    """Every file MMEngine reads for ``mmdet_rankloss::<path>``.
+
+    ``mmdet_rankloss/.mim`` holds ``model-index.yml`` and ``configs`` (links to
+    the repository's ``model-index.yml`` and ``configs/``; the build follows
+    them and copies the files). All ``.py`` and ``.yml`` files under
+    ``configs/`` are shipped, found by a recursive walk so that a new config
+    directory is never left out of the wheel.
+    """
+    mim = osp.join(HERE, PACKAGE, '.mim')
+    files = ['.mim/model-index.yml']
+    for dirpath, dirnames, filenames in os.walk(
+            osp.join(mim, 'configs'), followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d != '__pycache__')
+        rel = osp.relpath(dirpath, osp.join(HERE, PACKAGE))
+        files += [
+            osp.join(rel, name).replace(os.sep, '/')
+            for name in sorted(filenames) if name.endswith(('.py', '.yml'))
+        ]
+    return files
+
+
 setup(
-    name='mmdet_rankloss',
+    name=PACKAGE,
     version='0.1.0',
     description='Rank-based losses (RaMBO, FastAP, SRT, SoDeep, AUC) for '
     'MMDetection 3.x',
-    long_description=open('README.md', encoding='utf-8').read(),
+    long_description=open(
+        osp.join(HERE, 'README.md'), encoding='utf-8').read(),
     long_description_content_type='text/markdown',
     packages=find_packages(exclude=('tests', 'tests.*', 'configs', 'tools')),
     # MMEngine resolves `_base_ = 'mmdet_rankloss::...'` through
-    # mmdet_rankloss/.mim (model-index.yml and configs/, a link to the
-    # repository's configs/ that the build follows and copies).
-    package_data={
-        'mmdet_rankloss': [
-            '.mim/model-index.yml', '.mim/configs/*/*.py',
-            '.mim/configs/*/*.yml', '.mim/configs/*/_base_/*.py'
-        ]
-    },
+    # mmdet_rankloss/.mim (see mmdet_rankloss/utils/config.py).
+    package_data={PACKAGE: mim_files()},
     python_requires='>=3.8',
-    install_requires=['numpy'],
+    # The versions tested are mmdet 3.3.0 and mmengine 0.10.7. Left out, as in
+    # OpenMMLab's own projects: torch (tested 2.0 to 2.13; the user chooses
+    # the CPU or CUDA build) and mmcv (mmdet 3.3 needs mmcv >= 2.0, < 2.2 with
+    # compiled ops, and PyPI has no mmcv wheel for recent torch, only the
+    # 2.1.0 sdist; tools/install.sh builds it against the installed torch, or
+    # install it with `mim install "mmcv>=2.0.0,<2.2.0"`). Listed here, pip
+    # would try to build an op-less mmcv or pull another torch.
+    install_requires=[
+        'mmdet>=3.3.0,<3.4',
+        'mmengine>=0.10.7,<0.11',
+        'numpy',
+        # The digits data generators use scikit-learn's embedded digits.
+        'scikit-learn',
+        'scipy',
+        # MMEngine 0.10.7 finds packaged configs through pkg_resources,
+        # removed in setuptools 81.
+        'setuptools<81',
+    ],
+    extras_require={
+        'tests': [
+            'pytest',
+            'pycocotools',
+            # Reference values in tests; 3.x requires torch >= 2.14, which
+            # cannot build mmcv 2.1.0.
+            'pytorch-metric-learning<3',
+            'faiss-cpu',
+        ],
+    },
     license='MIT',
     zip_safe=False,
 )

@@ -59,9 +59,13 @@ if ! "$PY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '2.1.0'" 2>/dev
   "${PIP[@]}" addict packaging Pillow pyyaml yapf opencv-python-headless
 fi
 
+# setup.py's install_requires and extras_require['tests'], at the versions tested
+# (mmengine and numpy are installed above). This package itself goes in last with
+# --no-deps, so pip never re-resolves torch or mmcv.
 "${PIP[@]}" 'mmdet==3.3.0' pycocotools scipy scikit-learn pytest 'setuptools<81'
 # Optional reference for tests (FastAP values); pure Python, uses the torch above.
-"${PIP[@]}" pytorch-metric-learning || log "pytorch-metric-learning not installed: its comparison test will be skipped"
+# Pinned < 3: its 3.x requires torch >= 2.14, which cannot build mmcv 2.1.0.
+"${PIP[@]}" 'pytorch-metric-learning<3' || log "pytorch-metric-learning not installed: its comparison test will be skipped"
 # Optional reference for the retrieval metric (exact search, one binary wheel).
 "${PIP[@]}" faiss-cpu || log "faiss-cpu not installed: its comparison test and the benchmark's --compare faiss will be skipped"
 "${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT"
