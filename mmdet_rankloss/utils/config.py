@@ -20,7 +20,9 @@ too late for a ``_base_`` that names this package. ``import mmdet_rankloss`` app
 package first) accept such configs; MMDetection's own scripts need the import
 first (see ``docs/detection.md``).
 """
+import os
 import os.path as osp
+from typing import List, Optional, Tuple
 
 PACKAGE = 'mmdet_rankloss'
 
@@ -38,6 +40,30 @@ def config_root() -> str:
     ``configs/``; in a built wheel it holds copies of them.
     """
     return osp.join(package_root(), '.mim', 'configs')
+
+
+def config_files(root: Optional[str] = None,
+                 exts: Tuple[str, ...] = ('.py', '.yml'),
+                 skip_bases: bool = False) -> List[str]:
+    """Lists config files, as sorted ``/``-separated paths relative to root.
+
+    Args:
+        root (str, optional): Directory to walk (links followed). Defaults
+            to :func:`config_root`, the configs this package ships.
+        exts (tuple[str]): File name endings to keep.
+        skip_bases (bool): Leave out ``_base_`` directories, whose files are
+            bases of the model configs rather than models.
+    """
+    root = config_root() if root is None else root
+    skip = {'__pycache__', '_base_'} if skip_bases else {'__pycache__'}
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip)
+        found += [
+            osp.relpath(osp.join(dirpath, name), root).replace(os.sep, '/')
+            for name in filenames if name.endswith(exts)
+        ]
+    return sorted(found)
 
 
 def register_config_package() -> None:

@@ -4,13 +4,11 @@ import os.path as osp
 import subprocess
 import sys
 
-import pytest
 import torch
-import yaml
 from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401  (registers `mmdet_rankloss::`)
-from mmdet_rankloss.utils import config_root, package_root
+from mmdet_rankloss.utils.config import config_files, config_root
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 LEAF = 'rambo/faster-rcnn_r50_fpn_rambo_1x_voc07.py'
@@ -104,28 +102,16 @@ def test_package_base_needs_the_import(tmp_path):
     assert 'does not support to load mmdet_rankloss config' in proc.stderr
 
 
-def test_mim_index_lists_the_paper_configs():
-    mim = osp.join(package_root(), '.mim')
-    index = yaml.safe_load(open(osp.join(mim, 'model-index.yml')))
-    names = set()
-    for meta in index['Import']:
-        for model in yaml.safe_load(open(osp.join(mim, meta)))['Models']:
-            assert osp.isfile(osp.join(mim, model['Config']))
-            assert model['Name'] == osp.splitext(
-                osp.basename(model['Config']))[0]
-            names.add(model['Config'])
-    paper = {
-        f'configs/rambo/{name}'
-        for name in os.listdir(osp.join(ROOT, 'configs', 'rambo'))
-        if name.endswith('.py')
-    }
-    assert names == paper and len(paper) == 8
-
-
-@pytest.mark.parametrize('subdir', ['rambo', 'quickstart'])
-def test_packaged_configs_match_checkout(subdir):
-    for name in os.listdir(osp.join(ROOT, 'configs', subdir)):
-        packaged = osp.join(config_root(), subdir, name)
+def test_packaged_configs_match_checkout():
+    """All of them, retrieval, rankers and peers included; the metafiles are
+    checked in tests/test_packaging/test_metafiles.py, every config loaded
+    from a built wheel in tests/test_packaging/test_wheel.py."""
+    files = config_files(osp.join(ROOT, 'configs'))
+    for family in ('rambo/', 'rankers/', 'quickstart/', 'retrieval/_base_/',
+                   'retrieval/peers/'):
+        assert any(f.startswith(family) for f in files), family
+    for rel in files:
+        packaged = osp.join(config_root(), rel)
         with open(packaged, 'rb') as a, open(
-                osp.join(ROOT, 'configs', subdir, name), 'rb') as b:
+                osp.join(ROOT, 'configs', rel), 'rb') as b:
             assert a.read() == b.read(), packaged

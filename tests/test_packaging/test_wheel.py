@@ -21,6 +21,8 @@ import zipfile
 
 import pytest
 
+from mmdet_rankloss.utils.config import config_files
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIGS = osp.join(ROOT, 'configs')
 # What setup.py reads; `mmdet_rankloss/.mim` links into `configs/` and to
@@ -29,18 +31,6 @@ BUILD_INPUTS = ('setup.py', 'MANIFEST.in', 'README.md', 'model-index.yml',
                 'configs', 'mmdet_rankloss')
 PIP = (sys.executable, '-m', 'pip', '--disable-pip-version-check',
        '--no-input')
-
-
-def config_files(exts=('.py', '.yml')):
-    """Paths relative to ``configs/`` of every config file of the checkout."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(CONFIGS):
-        dirnames[:] = [d for d in dirnames if d != '__pycache__']
-        found += [
-            osp.relpath(osp.join(dirpath, name), CONFIGS).replace(os.sep, '/')
-            for name in filenames if name.endswith(exts)
-        ]
-    return sorted(found)
 
 
 def run(cmd, **kwargs):
@@ -90,7 +80,10 @@ def installed(source, tmp_path_factory):
 def test_wheel_lists_every_config(installed):
     wheel, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
-    expected = {f'mmdet_rankloss/.mim/configs/{rel}' for rel in config_files()}
+    expected = {
+        f'mmdet_rankloss/.mim/configs/{rel}'
+        for rel in config_files(CONFIGS)
+    }
     expected.add('mmdet_rankloss/.mim/model-index.yml')
     assert not expected - names, sorted(expected - names)
 
@@ -106,7 +99,7 @@ def test_sdist_carries_every_config(source, tmp_path):
     with tarfile.open(sdists[0]) as tar:
         members = {m.name.partition('/')[2]: m for m in tar.getmembers()}
     expected = {'model-index.yml', 'mmdet_rankloss/.mim/model-index.yml'}
-    for rel in config_files():
+    for rel in config_files(CONFIGS):
         expected |= {f'configs/{rel}', f'mmdet_rankloss/.mim/configs/{rel}'}
     assert not expected - set(members), sorted(expected - set(members))
     assert all(members[name].isfile() for name in expected)
@@ -145,7 +138,7 @@ LOAD_ALL = textwrap.dedent('''
 
 def test_installed_wheel_loads_every_config(installed, tmp_path):
     _, site = installed
-    configs = config_files(exts=('.py', ))
+    configs = config_files(CONFIGS, exts=('.py', ))
     # Every family, so that a lost directory cannot go unnoticed.
     for family in ('rambo/', 'rankers/', 'quickstart/', 'retrieval/_base_/',
                    'retrieval/peers/'):
