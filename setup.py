@@ -33,6 +33,10 @@ def mim_files():
             osp.join(rel, name).replace(os.sep, '/')
             for name in sorted(filenames) if name.endswith(('.py', '.yml'))
         ]
+    if len(files) == 1:
+        raise RuntimeError(
+            f'no configs under {mim}/configs: it should link to (in an sdist: '
+            'hold a copy of) the repository\'s configs/')
     return files
 
 
