@@ -17,7 +17,12 @@ model = dict(
                 lambda_val=0.5,
                 map_weight=2 / 3,
                 apc_weight=1 / 3,
-                loss_weight=1.0))))
+                loss_weight=1.0))),
+    # The loss ranks logits, and get_activation hands their sigmoid to NMS
+    # (the same order within each class). Those scores have no absolute
+    # scale, so MMDetection's threshold of 0.05 (a probability) would cut an
+    # arbitrary share of them: keep every box, up to max_per_img.
+    test_cfg=dict(rcnn=dict(score_thr=0.0)))
 
 # Paper: initial learning rate 0.1 (batch 8), divided by 10 after epoch 9.
 optim_wrapper = dict(optimizer=dict(lr=0.1))

@@ -1,6 +1,13 @@
-"""Retrieval metrics: an exact, chunked functional core and a registered
-MMEngine metric."""
+"""Retrieval metrics (an exact, chunked functional core and a registered
+MMEngine metric) and what detection scores mean at a threshold
+(calibration)."""
+from .calibration import (apply_platt, box_iou, expected_calibration_error,
+                          fit_platt, match_detections, precision_recall_at)
 from .functional import map_at_r, recall_at_k, retrieval_metrics
 from .retrieval_metric import RetrievalMetric
 
-__all__ = ['recall_at_k', 'map_at_r', 'retrieval_metrics', 'RetrievalMetric']
+__all__ = [
+    'recall_at_k', 'map_at_r', 'retrieval_metrics', 'RetrievalMetric',
+    'box_iou', 'match_detections', 'precision_recall_at',
+    'expected_calibration_error', 'fit_platt', 'apply_platt'
+]

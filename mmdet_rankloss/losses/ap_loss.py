@@ -178,10 +178,9 @@ class RaMBOAPLoss(nn.Module):
 
     * ``'logits'`` (default): the first C raw logits of a stock C + 1
       channel head (so CE checkpoints load as they are); the background
-      logit is not used by the loss. Softmax at test time, as the stock
-      head. (A softmax reorders a class's RoIs by their other logits, so
-      ``sigmoid`` of the trained logits was measured too: held-out mAP
-      within 0.02 of softmax, see ``docs/score_space.md``.)
+      logit is not used by the loss. ``sigmoid`` of each logit at test
+      time (see :meth:`get_activation`: a softmax would reorder a class's
+      RoIs by their other logits).
     * ``'softmax'``: the first C columns of the softmax over C + 1 logits
       (background last); gradients reach the background logit too. Softmax
       at test time.
@@ -356,12 +355,24 @@ class RaMBOAPLoss(nn.Module):
         return num_classes + (self.score_space != 'sigmoid')
 
     def get_activation(self, cls_score: Tensor) -> Tensor:
-        """Test-time scores with a background column last.
+        """Test-time scores: within each class, the order the loss ranked.
 
-        'softmax' and 'logits': softmax over the C + 1 logits (as the stock
-        head). 'sigmoid': ``sigmoid`` of the C logits plus a dummy
-        ``1 - max`` background column: ``multiclass_nms`` drops the last
-        column, so it must be there.
+        NMS and ``VOCMetric`` rank the detections of a class by these
+        scores, so each column must be a monotone function of the column
+        the loss ranked, or training optimises one ranking and the test
+        measures another:
+
+        * 'softmax': softmax over the C + 1 logits (what was ranked).
+        * 'logits': ``sigmoid`` of each foreground logit. Not the stock
+          softmax: its per-row normalisation reorders a class's RoIs by
+          their other (untrained) logits; on DigitsVOC that cost up to 7
+          AP50 points (``docs/evidence.md``).
+        * 'sigmoid': ``sigmoid`` of the C logits.
+
+        For 'logits' and 'sigmoid' a dummy ``1 - max`` background column is
+        appended: ``multiclass_nms`` drops the last column, so it must be
+        there. Rank-trained scores have no absolute scale: use
+        ``test_cfg.rcnn.score_thr=0`` with them (the configs here do).
 
         Args:
             cls_score (Tensor): Classifier output (N, C) or (N, C + 1).
@@ -369,9 +380,9 @@ class RaMBOAPLoss(nn.Module):
         Returns:
             Tensor: Scores of shape (N, C + 1).
         """
-        if self.score_space != 'sigmoid':
+        if self.score_space == 'softmax':
             return F.softmax(cls_score, dim=-1)
-        probs = cls_score.sigmoid()
+        probs = cls_score[:, :self._num_classes(cls_score)].sigmoid()
         background = 1 - probs.max(dim=-1, keepdim=True).values
         return torch.cat([probs, background], dim=-1)
 

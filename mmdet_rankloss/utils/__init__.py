@@ -1,4 +1,4 @@
-"""MMEngine / MMDetection integration helpers and the toy VOC writer.
+"""MMEngine / MMDetection integration helpers and the VOC-layout writers.
 
 Importing this package (``import mmdet_rankloss`` does) applies two small,
 idempotent patches to MMEngine's environment:
@@ -12,6 +12,7 @@ idempotent patches to MMEngine's environment:
 from .checkpoint import allow_mmengine_checkpoint_globals, checkpoint_globals
 from .config import config_root, package_root, register_config_package
 from .mmdet_tools import mmdet_tool_path, run_mmdet_tool
+from .digits_voc import DIGIT_CLASSES, make_digits_voc
 from .toy_voc import TOY_CLASSES, make_toy_voc
 
 register_config_package()
@@ -20,5 +21,6 @@ allow_mmengine_checkpoint_globals()
 __all__ = [
     'allow_mmengine_checkpoint_globals', 'checkpoint_globals', 'config_root',
     'package_root', 'register_config_package', 'mmdet_tool_path',
-    'run_mmdet_tool', 'TOY_CLASSES', 'make_toy_voc'
+    'run_mmdet_tool', 'TOY_CLASSES', 'make_toy_voc', 'DIGIT_CLASSES',
+    'make_digits_voc'
 ]

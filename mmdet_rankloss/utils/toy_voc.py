@@ -177,13 +177,17 @@ def _sample_image(rng: np.random.Generator, size: int,
     return np.clip(img, 0, 255).round().astype(np.uint8), objects
 
 
-def _annotation_xml(img_id: str, year: str, size: int,
-                    objects: Sequence[dict]) -> ET.ElementTree:
+def _annotation_xml(img_id: str,
+                    year: str,
+                    size: int,
+                    objects: Sequence[dict],
+                    database: str = 'mmdet_rankloss toy VOC'
+                    ) -> ET.ElementTree:
     root = ET.Element('annotation')
     ET.SubElement(root, 'folder').text = year
     ET.SubElement(root, 'filename').text = f'{img_id}.jpg'
     source = ET.SubElement(root, 'source')
-    ET.SubElement(source, 'database').text = 'mmdet_rankloss toy VOC'
+    ET.SubElement(source, 'database').text = database
     size_el = ET.SubElement(root, 'size')
     ET.SubElement(size_el, 'width').text = str(size)
     ET.SubElement(size_el, 'height').text = str(size)
@@ -193,7 +197,8 @@ def _annotation_xml(img_id: str, year: str, size: int,
         el = ET.SubElement(root, 'object')
         ET.SubElement(el, 'name').text = obj['name']
         ET.SubElement(el, 'pose').text = 'Unspecified'
-        ET.SubElement(el, 'truncated').text = '0'
+        ET.SubElement(el, 'truncated').text = str(
+            int(obj.get('truncated', False)))
         ET.SubElement(el, 'difficult').text = str(int(obj['difficult']))
         bndbox = ET.SubElement(el, 'bndbox')
         # VOC boxes are 1-based and inclusive.

@@ -63,6 +63,10 @@ def test_expected_configs_exist():
         f'rankers/faster-rcnn_r50_fpn_{loss}_1x_voc0712.py'
         for loss in ('ap-sigmoid', 'ap-sodeep')
     }
+    expected |= {
+        f'digitsvoc/faster-rcnn_r18-w32_fpn_{loss}_8e_digitsvoc.py'
+        for loss in ('ce', 'rambo')
+    }
     assert set(CONFIGS) == expected
 
 
@@ -142,12 +146,15 @@ def test_paper_settings(name):
 
 @pytest.mark.parametrize('ce_name', [c for c in CONFIGS if '_ce_' in c])
 def test_rambo_twin_changes_only_loss_and_lr(ce_name):
-    """A `_rambo_` config equals its `_ce_` twin up to loss_cls and lr."""
+    """A `_rambo_` config equals its `_ce_` twin up to loss_cls, lr and the
+    test-time score threshold (0: rank-trained scores have no scale)."""
     ce = load(ce_name).to_dict()
     rambo = load(ce_name.replace('_ce_', '_rambo_')).to_dict()
+    assert rambo['model']['test_cfg']['rcnn']['score_thr'] == 0.0
     for cfg in (ce, rambo):
         cfg['model']['roi_head']['bbox_head'].pop('loss_cls')
         cfg['optim_wrapper']['optimizer'].pop('lr')
+        cfg['model']['test_cfg']['rcnn'].pop('score_thr')
     assert ce == rambo
 
 
@@ -170,14 +177,23 @@ def toy_root(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope='module')
+def digits_root(tmp_path_factory):
+    from mmdet_rankloss.utils.digits_voc import make_digits_voc
+    root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
+    make_digits_voc(root, splits=(('train', 2), ('val', 2), ('test', 2)))
+    return root
+
+
 @pytest.mark.parametrize('name', CONFIGS)
-def test_datasets_and_evaluator_build(name, toy_root):
+def test_datasets_and_evaluator_build(name, toy_root, digits_root):
     """The config's datasets read the VOC layout through their pipelines."""
     from mmengine.registry import init_default_scope
     from mmdet.registry import DATASETS, METRICS
     cfg = load(name)
+    root = digits_root if name.startswith('digitsvoc/') else toy_root
     for split in ('train', 'val', 'test'):
-        _set_data_root(cfg[f'{split}_dataloader'].dataset, toy_root)
+        _set_data_root(cfg[f'{split}_dataloader'].dataset, root)
     init_default_scope('mmdet')
     train = DATASETS.build(cfg.train_dataloader.dataset)
     sample = train[0]

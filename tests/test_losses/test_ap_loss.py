@@ -361,9 +361,17 @@ def test_get_activation_and_accuracy(space):
     scores = loss.get_activation(cls_score)
     assert scores.shape == (len(labels), 6)  # C + 1, dummy background last
     assert ((scores >= 0) & (scores <= 1)).all()
-    test_time = cls_score.sigmoid() if space == 'sigmoid' else \
-        cls_score.softmax(-1)[:, :5]
+    test_time = cls_score.softmax(-1)[:, :5] if space == 'softmax' else \
+        cls_score[:, :5].sigmoid()
     torch.testing.assert_close(scores[:, :5], test_time)
+    # Within each class, the test-time scores order the RoIs exactly as the
+    # scores the loss ranked (ties included): NMS and VOCMetric then measure
+    # the ranking that was trained.
+    trained = ranked(cls_score, space)
+    for c in range(5):
+        a, b = trained[:, c], scores[:, c].double()
+        assert (torch.sign(a[:, None] - a[None]) == torch.sign(
+            b[:, None] - b[None])).all(), f'class {c} reordered'
     acc = loss.get_accuracy(cls_score, labels)
     fg = labels < 5
     expected = (cls_score[fg, :5].argmax(1) == labels[fg]).float().mean() * 100

@@ -1,0 +1,22 @@
+# RaMBO AP loss twin of `faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py`: the
+# paper's loss settings (tau 7, margin 0.15, lambda 0.5, mAP : APC = 2 : 1),
+# its own learning rate chosen on val, and a score threshold of 0 at test
+# time (rank-trained scores have no absolute scale, so MMDetection's 0.05,
+# a probability, means nothing for them; the 100 best boxes per image are
+# kept as for CE).
+_base_ = './faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py'
+
+model = dict(
+    roi_head=dict(
+        bbox_head=dict(
+            loss_cls=dict(
+                _delete_=True,
+                type='RaMBOAPLoss',
+                memory=7,
+                margin=0.15,
+                lambda_val=0.5,
+                map_weight=2 / 3,
+                apc_weight=1 / 3))),
+    test_cfg=dict(rcnn=dict(score_thr=0.0)))
+# lr: chosen on val from {0.04, 0.1, 0.2, 0.4} (tools/studies/, docs/evidence.md).
+optim_wrapper = dict(optimizer=dict(lr=0.1))

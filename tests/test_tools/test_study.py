@@ -1,0 +1,188 @@
+"""The study tool: spec checks, grid expansion, selection on val, resume,
+statistics against a hand computation, report contents, and one real run
+through MMDetection's runner."""
+import csv
+import importlib.util
+import json
+import math
+import os.path as osp
+
+import pytest
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py'
+RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_8e_digitsvoc.py'
+
+
+@pytest.fixture(scope='module')
+def study():
+    spec = importlib.util.spec_from_file_location(
+        'study_tool', osp.join(ROOT, 'tools', 'study.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write_spec(tmp_path, body, name='mini'):
+    path = tmp_path / f'{name}.py'
+    path.write_text(body)
+    return str(path)
+
+
+SPEC = f"""
+seeds = [0, 1, 2]
+baseline = 'ce'
+methods = dict(
+    ce=dict(config='{CE}', lrs=[0.01, 0.02]),
+    rambo=dict(config='{RAMBO}', lrs=[0.1, 0.2, 0.4], label='RaMBO'),
+    tau0=dict(config='{RAMBO}', lr_from='rambo', options=['x=1']))
+"""
+
+
+def _fake(method, lr, seed, val, test=None):
+    res = dict(study='mini', method=method, lr=lr, seed=seed, val_ap50=val,
+               val_curve=[val / 2, val], train_seconds=10.0 + seed,
+               machine='test machine')
+    if test is not None:
+        res['test_ap50'] = test
+    return res
+
+
+def test_spec_defaults_and_plans(study, tmp_path):
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    assert spec['name'] == 'mini' and spec['select_seed'] == 0
+    assert spec['methods']['tau0']['label'] == 'tau0'
+    plan = study.select_plan(spec, ['ce', 'rambo'])
+    assert plan == [('ce', 0.01, 0), ('ce', 0.02, 0), ('rambo', 0.1, 0),
+                    ('rambo', 0.2, 0), ('rambo', 0.4, 0)]
+    with pytest.raises(RuntimeError, match='select phase first'):
+        study.test_plan(spec, ['ce'], {})
+    assert study.test_plan(spec, ['tau0'], {'tau0': 0.2}) == [
+        ('tau0', 0.2, 0), ('tau0', 0.2, 1), ('tau0', 0.2, 2)]
+
+
+@pytest.mark.parametrize('body, match', [
+    ("seeds=[0]\nbaseline='ce'\nmethods=dict()", 'non-empty'),
+    (f"seeds=[0]\nbaseline='x'\nmethods=dict(ce=dict(config='{CE}', "
+     "lrs=[0.1]))", 'baseline'),
+    (f"seeds=[0, 0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}', "
+     "lrs=[0.1]))", 'distinct'),
+    ("seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='nope.py', "
+     "lrs=[0.1]))", 'not found'),
+    (f"seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}'))",
+     'exactly one of lrs'),
+    (f"seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}', "
+     "lrs=[-1]))", 'positive'),
+    (f"seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}', "
+     f"lrs=[0.1]), b=dict(config='{CE}', lr_from='zz'))", 'lr_from'),
+    ("seeds=[0]\nmethods=dict()", "needs 'baseline'"),
+])
+def test_bad_specs_name_the_problem(study, tmp_path, body, match):
+    with pytest.raises(ValueError, match=match):
+        study.load_spec(_write_spec(tmp_path, body))
+
+
+def test_selection_on_val(study, tmp_path):
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    results = {('ce', 0.01, 0): _fake('ce', 0.01, 0, 0.5),
+               ('ce', 0.02, 0): _fake('ce', 0.02, 0, 0.6),
+               ('rambo', 0.1, 0): _fake('rambo', 0.1, 0, 0.7),
+               ('rambo', 0.2, 0): _fake('rambo', 0.2, 0, 0.7)}
+    # rambo's grid is incomplete: nothing selected for it (nor for tau0)
+    assert study.selected_lrs(spec, results) == {'ce': 0.02}
+    results[('rambo', 0.4, 0)] = _fake('rambo', 0.4, 0, 0.1)
+    # a tie goes to the smaller learning rate; lr_from follows
+    assert study.selected_lrs(spec, results) == {
+        'ce': 0.02, 'rambo': 0.1, 'tau0': 0.1}
+    # selection never reads test numbers
+    results[('rambo', 0.2, 0)]['test_ap50'] = 0.99
+    assert study.selected_lrs(spec, results)['rambo'] == 0.1
+
+
+def test_statistics_by_hand(study):
+    mean, std = study.mean_std([0.70, 0.74, 0.72])
+    assert mean == pytest.approx(0.72) and std == pytest.approx(0.02)
+    assert math.isnan(study.mean_std([1.0])[1])
+    diff = study.paired_difference({0: 3.0, 1: 5.0, 2: 7.0, 9: 100.0},
+                                   {0: 2.0, 1: 3.0, 2: 4.0})
+    # diffs 1, 2, 3: mean 2, sd 1, t(0.975, 2) = 4.302653
+    assert diff['n'] == 3 and diff['mean'] == pytest.approx(2.0)
+    half = 4.302653 / math.sqrt(3)
+    assert diff['low'] == pytest.approx(2 - half, rel=1e-5)
+    assert diff['high'] == pytest.approx(2 + half, rel=1e-5)
+    assert study.paired_difference({0: 1.0}, {0: 0.5}) is None
+
+
+def test_report_csv_and_table(study, tmp_path):
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    results = {}
+    for lr, val in ((0.01, 0.5), (0.02, 0.6)):
+        results[('ce', lr, 0)] = _fake('ce', lr, 0, val)
+    for lr, val in ((0.1, 0.4), (0.2, 0.65), (0.4, 0.3)):
+        results[('rambo', lr, 0)] = _fake('rambo', lr, 0, val)
+    for seed, (c, r) in enumerate(((0.60, 0.62), (0.58, 0.61), (0.62, 0.66))):
+        results[('ce', 0.02, seed)] = _fake('ce', 0.02, seed, 0.6, c)
+        results[('rambo', 0.2, seed)] = _fake('rambo', 0.2, seed, 0.65, r)
+    paths = study.write_report(spec, results, str(tmp_path / 'out'))
+    rows = list(csv.DictReader(open(paths['csv'])))
+    assert len(rows) == 2 + 3 + 2 + 2  # grids + extra seeds
+    sel = [r for r in rows if r['method'] == 'rambo' and r['seed'] == '1']
+    assert sel[0]['selected_lr'] == 'True' and sel[0]['test_ap50'] == '0.6100'
+    assert sel[0]['val_ap50_epoch1'] == '0.3250'
+    md = open(paths['md']).read()
+    assert '- RaMBO (`rambo`): lr 0.1: 40.0, lr 0.2: **65.0**, lr 0.4: 30.0' \
+        in md
+    assert '| ce | 0.02 | 3 | 60.0 ± 2.0 | 60.0, 58.0, 62.0 | - |' in md
+    # diffs 2, 3, 4 points: mean 3.0, sd 1, CI 3 -+ 4.3027 / sqrt(3)
+    assert '| RaMBO | 0.2 | 3 | 63.0 ± 2.6 | 62.0, 61.0, 66.0 | ' \
+        '+3.0 [+0.5, +5.5] | 11 |' in md
+    assert osp.isfile(paths['png'])
+
+
+def test_finished_runs_are_skipped(study, tmp_path, monkeypatch):
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    work = tmp_path / 'work'
+    directory = study.run_dir(str(work), 'mini', 'ce', 0.01, 0)
+    (work / 'mini' / 'ce' / 'lr0.01_seed0').mkdir(parents=True)
+    saved = _fake('ce', 0.01, 0, 0.5, 0.4)
+    json.dump(saved, open(osp.join(directory, 'result.json'), 'w'))
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError('a finished run was started again')
+
+    monkeypatch.setattr(study, 'run_logged', forbidden)
+    assert study.execute_run(spec, 'ce', 0.01, 0, True, str(work)) == saved
+    assert study.collect_results(spec, str(work)) == {('ce', 0.01, 0): saved}
+
+
+def test_one_real_run_through_the_runner(study, tmp_path, capsys):
+    """A one-epoch study on a tiny DigitsVOC: train, evaluate val and test,
+    score calibration, report; a second call runs nothing."""
+    data = tmp_path / 'data' / 'VOCdevkit'
+    body = f"""
+data = dict(root='{data}', make=['tools/make_digits_voc.py', '{{root}}',
+            '--train', '8', '--val', '4', '--test', '4'])
+seeds = [0]
+baseline = 'ce'
+options = ['train_cfg.max_epochs=1', 'train_dataloader.num_workers=0',
+           'val_dataloader.num_workers=0', 'test_dataloader.num_workers=0',
+           'train_dataloader.batch_size=4',
+           'train_dataloader.dataset.data_root={data}/',
+           'val_dataloader.dataset.data_root={data}/',
+           'test_dataloader.dataset.data_root={data}/']
+methods = dict(ce=dict(config='{CE}', lrs=[0.01]))
+"""
+    spec_path = _write_spec(tmp_path, body, name='tiny')
+    args = [spec_path, '--work-dir', str(tmp_path / 'work'), '--out-dir',
+            str(tmp_path / 'out')]
+    paths = study.main(args)
+    out = capsys.readouterr().out
+    assert 'select 1/1 ce lr=0.01 seed=0' in out and 'ETA' in out
+    res = json.load(open(osp.join(
+        study.run_dir(str(tmp_path / 'work'), 'tiny', 'ce', 0.01, 0),
+        'result.json')))
+    assert len(res['val_curve']) == 1 and 0 <= res['test_ap50'] <= 1
+    assert 'calibration' in res
+    assert '| ce | 0.01 | 1 |' in open(paths['md']).read()
+    study.main(args)
+    assert '0 to run' in capsys.readouterr().out
