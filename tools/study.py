@@ -155,8 +155,10 @@ def test_plan(spec: dict, methods: Sequence[str],
 def read_scalars(directory: str, key: str = METRIC) -> Dict[int, float]:
     """{step: value} of ``key`` in the MMEngine JSON logs under directory
     (later logs, e.g. after a resume, override earlier ones)."""
+    # training logs: <ts>/vis_data/<ts>.json; tools/test.py: <ts>/<ts>.json
     paths = [
-        p for p in glob.glob(osp.join(directory, '*', 'vis_data', '*.json'))
+        p for p in glob.glob(osp.join(directory, '*', 'vis_data', '*.json')) +
+        glob.glob(osp.join(directory, '*', '*.json'))
         if osp.basename(p) != 'scalars.json'
     ]
     values: Dict[int, float] = {}

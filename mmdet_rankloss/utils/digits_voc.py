@@ -6,9 +6,9 @@ real image content that ships with a package the project already depends
 on: the 1,797 handwritten digits of scikit-learn's ``load_digits`` (UCI
 optical recognition of handwritten digits, 8 x 8 px, 16 grey levels). The
 writers of those digits are split three ways, so train, val and test share
-no digit image. Each picture is 128 x 128 px and holds 2 to 6 digits that:
+no digit image. Each picture is 128 x 128 px and holds 2 to 5 digits that:
 
-* vary in scale (long side 10 to 56 px) and aspect, in stroke colour and
+* vary in scale (long side 14 to 60 px) and aspect, in stroke colour and
   contrast;
 * lie on textured backgrounds: a colour gradient, a sinusoidal grating of
   random frequency and orientation, low-frequency noise, and unlabelled
@@ -18,7 +18,7 @@ no digit image. Each picture is 128 x 128 px and holds 2 to 6 digits that:
   are cut by the image border (``truncated`` = 1);
 * are imbalanced: class ``k`` is drawn with probability proportional to
   ``0.82 ** k`` (``zero`` about 5.9 times as often as ``nine``);
-* are flagged ``difficult`` when small (long side under 14 px), faint
+* are flagged ``difficult`` when small (long side under 18 px), faint
   (contrast under 0.35) or mostly hidden (less than half visible), and are
   then ignored by ``VOCMetric``, as in VOC.
 
@@ -92,7 +92,7 @@ def _background(rng: np.random.Generator, size: int) -> np.ndarray:
     grating = np.sin(2 * np.pi * freq *
                      (np.cos(angle) * xs + np.sin(angle) * ys) +
                      rng.uniform(0, 2 * np.pi))
-    img += grating[..., None] * rng.uniform(0, 35) * rng.uniform(
+    img += grating[..., None] * rng.uniform(0, 25) * rng.uniform(
         0.5, 1, size=3)
     coarse = rng.normal(0, 1, size=(9, 9, 3))
     noise = np.stack(
@@ -136,7 +136,7 @@ def _contrasting_colour(rng: np.random.Generator, img: np.ndarray, x0: int,
 def _clutter(rng, img, pools) -> None:
     """Unlabelled strokes and fragments (at most 40 %) of other digits."""
     size = img.shape[0]
-    for _ in range(int(rng.integers(1, 5))):
+    for _ in range(int(rng.integers(0, 3))):
         k = int(rng.integers(len(DIGIT_CLASSES)))
         digit = pools[k][int(rng.integers(len(pools[k])))]
         # keep a band of 2 or 3 of the 8 rows or columns: a stroke piece
@@ -174,20 +174,20 @@ def _sample_image(rng: np.random.Generator, size: int,
     _clutter(rng, img, pools)
     placed: List[Tuple[int, np.ndarray]] = []  # (index, painted mask)
     objects: List[dict] = []
-    for _ in range(int(rng.integers(2, 7))):
+    for _ in range(int(rng.integers(2, 6))):
         k = int(rng.choice(len(DIGIT_CLASSES), p=class_probs))
         digit = pools[k][int(rng.integers(len(pools[k])))]
         ink_rows = np.flatnonzero(digit.max(1) > 0.25)
         ink_cols = np.flatnonzero(digit.max(0) > 0.25)
         digit = digit[ink_rows[0]:ink_rows[-1] + 1,
                       ink_cols[0]:ink_cols[-1] + 1]
-        side = float(np.exp(rng.uniform(np.log(10), np.log(56))))
+        side = float(np.exp(rng.uniform(np.log(14), np.log(60))))
         aspect = digit.shape[1] / digit.shape[0] * rng.uniform(0.8, 1.25)
         h = max(int(round(side if aspect <= 1 else side / aspect)), 6)
         w = max(int(round(side * aspect if aspect <= 1 else side)), 3)
         mask = _resize(digit, w, h)
-        contrast = rng.uniform(0.25, 1.0) if rng.random() < 0.2 else \
-            rng.uniform(0.7, 1.0)
+        contrast = rng.uniform(0.25, 1.0) if rng.random() < 0.1 else \
+            rng.uniform(0.75, 1.0)
         # up to a third of the digit may fall outside the image
         x0 = int(rng.integers(-w // 3, size - 2 * w // 3 + 1))
         y0 = int(rng.integers(-h // 3, size - 2 * h // 3 + 1))
@@ -221,7 +221,7 @@ def _sample_image(rng: np.random.Generator, size: int,
         shown = np.count_nonzero(visible) / max(obj['full_ink'], 1.0)
         obj.update(
             box=box,
-            difficult=bool(obj['side'] < 14 or obj['contrast'] < 0.35
+            difficult=bool(obj['side'] < 18 or obj['contrast'] < 0.35
                            or shown < 0.5))
         kept.append(obj)
     return np.clip(img, 0, 255).round().astype(np.uint8), kept

@@ -64,7 +64,7 @@ def test_expected_configs_exist():
         for loss in ('ap-sigmoid', 'ap-sodeep')
     }
     expected |= {
-        f'digitsvoc/faster-rcnn_r18-w32_fpn_{loss}_8e_digitsvoc.py'
+        f'digitsvoc/faster-rcnn_r18-w32_fpn_{loss}_16e_digitsvoc.py'
         for loss in ('ce', 'rambo')
     }
     assert set(CONFIGS) == expected

@@ -10,8 +10,8 @@ import os.path as osp
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py'
-RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_8e_digitsvoc.py'
+CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
+RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 
 
 @pytest.fixture(scope='module')
@@ -166,6 +166,9 @@ seeds = [0]
 baseline = 'ce'
 options = ['train_cfg.max_epochs=1', 'train_dataloader.num_workers=0',
            'val_dataloader.num_workers=0', 'test_dataloader.num_workers=0',
+           'train_dataloader.persistent_workers=False',
+           'val_dataloader.persistent_workers=False',
+           'test_dataloader.persistent_workers=False',
            'train_dataloader.batch_size=4',
            'train_dataloader.dataset.data_root={data}/',
            'val_dataloader.dataset.data_root={data}/',

@@ -3,20 +3,20 @@
 # cross-entropy or with the RaMBO AP loss, on DigitsVOC.
 #   python tools/study.py tools/studies/digitsvoc_finetune_4e.py
 # The starting checkpoint is the final one of the cross-entropy run of
-# `digitsvoc_scratch_8e` at its selected lr and selection seed (run that
+# `digitsvoc_scratch_16e` at its selected lr and selection seed (run that
 # study's select phase first). Every seed starts from the same checkpoint;
 # seeds vary the fine-tuning only. Learning rates chosen on val.
-_base_ = './digitsvoc_scratch_8e.py'
+_base_ = './digitsvoc_scratch_16e.py'
 description = """Fine-tuning, 4 epochs (lr / 10 after 3), from the final
-cross-entropy checkpoint of the 8-epoch from-scratch study (its selected lr,
+cross-entropy checkpoint of the 16-epoch from-scratch study (its selected lr,
 seed 0); DigitsVOC train / val / test."""
-pretrained = dict(spec='tools/studies/digitsvoc_scratch_8e.py', method='ce')
+pretrained = dict(spec='tools/studies/digitsvoc_scratch_16e.py', method='ce')
 options = [
     'train_cfg.max_epochs=4', 'param_scheduler.0.end=20',
     'param_scheduler.1.end=4', 'param_scheduler.1.milestones=[3]'
 ]
-_ce = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py'
-_rambo = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_8e_digitsvoc.py'
+_ce = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
+_rambo = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 methods = dict(
     _delete_=True,
     ce=dict(label='cross-entropy', config=_ce,

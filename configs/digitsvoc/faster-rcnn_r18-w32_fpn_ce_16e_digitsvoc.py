@@ -3,9 +3,11 @@
 # truncation, class imbalance and difficult flags, in the VOC2007 layout.
 # Three splits: `train` for training, `val` for every choice of
 # hyper-parameter (evaluated after each epoch), `test` reported once
-# (`tools/test.py`). Model, schedule and pipeline are the quickstart's
-# (Faster R-CNN R18 at 32 base channels, FPN, from scratch, 8 epochs); only
-# the data and the number of classes change. Cross-entropy baseline.
+# (`tools/test.py`). Model and pipeline are the quickstart's (Faster R-CNN
+# R18 at 32 base channels, FPN, from scratch); the data, the number of
+# classes and the schedule change: 16 epochs, lr / 10 after 12 (at the
+# quickstart's 8 epochs cross-entropy was still at 19 AP50 on val and
+# climbing). Cross-entropy baseline.
 _base_ = '../quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py'
 
 data_root = 'data/digits_voc/VOCdevkit/'
@@ -31,7 +33,20 @@ test_dataloader = dict(
         metainfo=metainfo,
         ann_file='VOC2007/ImageSets/Main/test.txt'))
 
+max_epochs = 16
 # AP50 on val after every epoch: the learning curves of docs/evidence.md.
-train_cfg = dict(val_interval=1)
+train_cfg = dict(max_epochs=max_epochs, val_interval=1)
+param_scheduler = [
+    dict(
+        type='LinearLR', start_factor=0.001, by_epoch=False, begin=0,
+        end=100),
+    dict(
+        type='MultiStepLR',
+        begin=0,
+        end=max_epochs,
+        by_epoch=True,
+        milestones=[12],
+        gamma=0.1)
+]
 # lr: chosen on val from {0.01, 0.02, 0.04, 0.08} (tools/studies/, docs/evidence.md).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

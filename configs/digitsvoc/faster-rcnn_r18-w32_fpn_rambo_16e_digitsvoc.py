@@ -1,10 +1,10 @@
-# RaMBO AP loss twin of `faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py`: the
+# RaMBO AP loss twin of `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`: the
 # paper's loss settings (tau 7, margin 0.15, lambda 0.5, mAP : APC = 2 : 1),
 # its own learning rate chosen on val, and a score threshold of 0 at test
 # time (rank-trained scores have no absolute scale, so MMDetection's 0.05,
 # a probability, means nothing for them; the 100 best boxes per image are
 # kept as for CE).
-_base_ = './faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py'
+_base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 model = dict(
     roi_head=dict(

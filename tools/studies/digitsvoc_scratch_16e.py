@@ -1,11 +1,11 @@
 # Study: cross-entropy against the RaMBO AP loss on DigitsVOC, Faster R-CNN
-# R18-w32 FPN trained from scratch for the quickstart budget (8 epochs).
-#   python tools/study.py tools/studies/digitsvoc_scratch_8e.py
+# R18-w32 FPN trained from scratch for 16 epochs.
+#   python tools/study.py tools/studies/digitsvoc_scratch_16e.py
 # Each method's learning rate is chosen on val (grids wide enough to hold the
 # paper's 10x ratio of RaMBO to CE); the ablation rows reuse RaMBO's
 # selected lr (marked "lr_from"). Results: docs/evidence/.
-description = """Faster R-CNN R18-w32 FPN **from scratch**, 8 epochs (lr / 10
-after 6), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""
+description = """Faster R-CNN R18-w32 FPN **from scratch**, 16 epochs (lr / 10
+after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""
 data = dict(
     root='data/digits_voc/VOCdevkit',
     make=['tools/make_digits_voc.py', '{root}'])
@@ -14,8 +14,8 @@ select_seed = 0
 baseline = 'ce'
 options = []
 
-_ce = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_8e_digitsvoc.py'
-_rambo = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_8e_digitsvoc.py'
+_ce = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
+_rambo = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 _loss = 'model.roi_head.bbox_head.loss_cls.'
 methods = dict(
     ce=dict(label='cross-entropy', config=_ce,
