@@ -2,16 +2,18 @@
 """Writes the DigitsVOC detection benchmark in the Pascal VOC2007 layout.
 
     python tools/make_digits_voc.py [ROOT] [--train 384] [--val 160]
-        [--test 320] [--image-size 128] [--seed 0]
+        [--test 320] [--image-size 128] [--seed 0] [--preview PNG]
 
 ROOT (default ``data/digits_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with truncated and difficult flags) and
 ImageSets/Main (train, val, trainval, test): real handwritten digits from
 scikit-learn on textured, cluttered backgrounds, see
 :mod:`mmdet_rankloss.utils.digits_voc`. Deterministic: the same arguments
-give the same files.
+give the same files. ``--preview`` also draws the first 8 train images with
+their boxes (red; difficult: yellow) into a PNG.
 """
 import argparse
+import os
 import os.path as osp
 import sys
 
@@ -33,6 +35,7 @@ def main(argv=None) -> None:
             help=f'images in {split} (default: %(default)s)')
     parser.add_argument('--image-size', type=int, default=128)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--preview', help='PNG of 8 annotated train images')
     args = parser.parse_args(argv)
     stats = make_digits_voc(
         args.root,
@@ -44,6 +47,42 @@ def main(argv=None) -> None:
               f'({c["difficult"]} difficult, {c["truncated"]} truncated), '
               f'per class {c["counts"]}')
     print(f'written to {osp.join(args.root, "VOC2007")}')
+    if args.preview:
+        draw_preview(osp.join(args.root, 'VOC2007'), args.preview)
+        print(f'preview: {args.preview}')
+
+
+def draw_preview(year_root: str, path: str, count: int = 8,
+                 zoom: int = 2) -> None:
+    """The first ``count`` train images, enlarged, with their boxes read
+    back from the XML files (what MMDetection will read)."""
+    from xml.etree import ElementTree as ET
+    from PIL import Image, ImageDraw
+    with open(osp.join(year_root, 'ImageSets', 'Main', 'train.txt')) as f:
+        ids = f.read().split()[:count]
+    tiles = []
+    for img_id in ids:
+        img = Image.open(osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'))
+        img = img.resize((img.width * zoom, img.height * zoom),
+                         Image.NEAREST)
+        draw = ImageDraw.Draw(img)
+        tree = ET.parse(osp.join(year_root, 'Annotations', f'{img_id}.xml'))
+        for obj in tree.findall('object'):
+            box = [(int(obj.findtext(f'bndbox/{k}')) - 1) * zoom
+                   for k in ('xmin', 'ymin', 'xmax', 'ymax')]
+            colour = 'yellow' if obj.findtext('difficult') == '1' else 'red'
+            draw.rectangle(box, outline=colour, width=2)
+            draw.text((box[0] + 2, box[1] + 1), obj.findtext('name'),
+                      fill=colour)
+        tiles.append(img)
+    cols = 4
+    rows = (len(tiles) + cols - 1) // cols
+    w, h = tiles[0].size
+    sheet = Image.new('RGB', (cols * w, rows * h), 'white')
+    for i, tile in enumerate(tiles):
+        sheet.paste(tile, ((i % cols) * w, (i // cols) * h))
+    os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+    sheet.save(path)
 
 
 if __name__ == '__main__':

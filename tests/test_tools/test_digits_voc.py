@@ -116,9 +116,12 @@ def test_cli(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     out = subprocess.run([
         sys.executable, osp.join(ROOT, 'tools', 'make_digits_voc.py'), root,
-        '--train', '2', '--val', '1', '--test', '1'
+        '--train', '2', '--val', '1', '--test', '1', '--preview',
+        str(tmp_path / 'preview.png')
     ], capture_output=True, text=True, check=True).stdout
     assert 'train: 2 images' in out and 'test: 1 images' in out
+    from PIL import Image
+    assert Image.open(tmp_path / 'preview.png').size == (4 * 256, 256)
 
 
 def _dataset(root, split):
