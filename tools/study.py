@@ -206,11 +206,15 @@ def run_logged(cmd: List[str], log_path: str) -> float:
     return time.perf_counter() - start
 
 
-def load_ground_truth(data_root: str, split: str) -> Tuple[List[str], list]:
-    """Image ids and boxes of a VOC2007 split, read from the XML files."""
+def load_ground_truth(data_root: str, split: str,
+                      classes: Optional[Sequence[str]] = None
+                      ) -> Tuple[List[str], list]:
+    """Image ids and boxes of a VOC2007 split, read from the XML files
+    (``classes`` in label order; default: DigitsVOC's)."""
     from xml.etree import ElementTree as ET
     import numpy as np
     from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES
+    classes = tuple(classes or DIGIT_CLASSES)
     base = osp.join(data_root, 'VOC2007')
     with open(osp.join(base, 'ImageSets', 'Main', f'{split}.txt')) as f:
         ids = [line.strip() for line in f if line.strip()]
@@ -220,13 +224,13 @@ def load_ground_truth(data_root: str, split: str) -> Tuple[List[str], list]:
         boxes, labels, difficult = [], [], []
         for obj in ET.parse(path).findall('object'):
             name = obj.findtext('name')
-            if name not in DIGIT_CLASSES:
+            if name not in classes:
                 continue
             bb = obj.find('bndbox')
             # VOCDataset subtracts 1 from the 1-based corners.
             boxes.append([float(bb.findtext(k)) - 1
                           for k in ('xmin', 'ymin', 'xmax', 'ymax')])
-            labels.append(DIGIT_CLASSES.index(name))
+            labels.append(classes.index(name))
             difficult.append(obj.findtext('difficult') == '1')
         gts.append(dict(bboxes=np.array(boxes).reshape(-1, 4),
                         labels=np.array(labels, dtype=int),

@@ -12,7 +12,7 @@ score memory) and the across-class loss ``L_APC`` (Eq. 23) 2:1.
 """
 import math
 from collections import deque
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -244,6 +244,13 @@ class RaMBOAPLoss(nn.Module):
             Defaults to None: ``BlackboxRanker`` with this loss's
             ``lambda_val``, ``normalize_ranks`` and ``positive_rank_grad``
             (which must keep their defaults when a ranker is given).
+        calibration (tuple[float, float], optional): ``(a, b)`` of a Platt
+            fit, ``p' = sigmoid(a * logit(p) + b)`` with ``a > 0``, applied
+            to the test-time foreground scores (:meth:`get_activation`). It
+            is monotone, so it changes no ranking and no AP, only what a
+            score threshold means; fitted on val by ``tools/study.py``
+            (``calibration.platt`` of a run's ``result.json``) or
+            ``tools/analysis/fit_score_calibration.py``. Defaults to None.
     """
 
     def __init__(self,
@@ -258,8 +265,19 @@ class RaMBOAPLoss(nn.Module):
                  loss_weight: float = 1.0,
                  reduction: str = 'mean',
                  global_ranking: bool = False,
-                 ranker: Optional[dict] = None) -> None:
+                 ranker: Optional[dict] = None,
+                 calibration: Optional[Tuple[float, float]] = None) -> None:
         super().__init__()
+        if calibration is not None:
+            if (not isinstance(calibration, (tuple, list))
+                    or len(calibration) != 2
+                    or not all(_is_number(v) for v in calibration)
+                    or calibration[0] <= 0):
+                raise ValueError(
+                    'calibration must be (a, b), finite numbers with a > 0 '
+                    f'(a monotone Platt map), got {calibration!r}')
+            calibration = (float(calibration[0]), float(calibration[1]))
+        self.calibration = calibration
         self.global_ranking = bool(global_ranking)
         if isinstance(memory, bool) or not isinstance(memory,
                                                       int) or memory < 0:
@@ -380,9 +398,19 @@ class RaMBOAPLoss(nn.Module):
         Returns:
             Tensor: Scores of shape (N, C + 1).
         """
+        num_classes = self._num_classes(cls_score)
         if self.score_space == 'softmax':
-            return F.softmax(cls_score, dim=-1)
-        probs = cls_score[:, :self._num_classes(cls_score)].sigmoid()
+            probs = F.softmax(cls_score, dim=-1)
+            if self.calibration is None:
+                return probs
+            eps = torch.finfo(probs.dtype).eps
+            logit = torch.logit(probs[:, :num_classes], eps=eps)
+        else:
+            logit = cls_score[:, :num_classes]
+        if self.calibration is not None:
+            a, b = self.calibration
+            logit = a * logit + b
+        probs = logit.sigmoid()
         background = 1 - probs.max(dim=-1, keepdim=True).values
         return torch.cat([probs, background], dim=-1)
 

@@ -498,3 +498,25 @@ def test_other_rankers_train_a_stock_bbox_head(ranker):
         assert not sorter.training
         assert all(p.grad is None and not p.requires_grad
                    for p in sorter.parameters())
+
+
+@pytest.mark.parametrize('space', SPACES)
+def test_calibration_changes_scores_not_rankings(space):
+    cls_score, _ = rpn_batch(space=space, seed=5)
+    plain = RaMBOAPLoss(score_space=space).get_activation(cls_score)
+    fitted = RaMBOAPLoss(score_space=space,
+                         calibration=(0.5, -1.0)).get_activation(cls_score)
+    assert fitted.shape == plain.shape
+    assert not torch.allclose(fitted[:, :5], plain[:, :5])
+    for c in range(5):  # the same order within every class: AP unchanged
+        assert torch.equal(plain[:, c].argsort(), fitted[:, c].argsort())
+    if space != 'softmax':
+        torch.testing.assert_close(fitted[:, :5],
+                                   (0.5 * cls_score[:, :5] - 1).sigmoid())
+
+
+@pytest.mark.parametrize('bad', [(0.0, 1.0), (-1.0, 0.0), (1.0, ),
+                                 (1.0, float('nan')), 'x', (True, 0.0)])
+def test_calibration_must_be_monotone(bad):
+    with pytest.raises(ValueError, match='calibration'):
+        RaMBOAPLoss(calibration=bad)
