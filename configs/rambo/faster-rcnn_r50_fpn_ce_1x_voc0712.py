@@ -28,7 +28,7 @@ optim_wrapper = dict(
 # Deviation from the paper, which states no warm-up: a linear warm-up over
 # the first 500 iterations, used for both losses so that only the loss and
 # the learning rate differ between a `_ce_` config and its `_rambo_` twin;
-# it keeps the first steps of the RaMBO configs' lr 0.1 from diverging.
+# it keeps the first steps of a RaMBO run at the paper's lr 0.1 from diverging.
 param_scheduler = [
     dict(
         type='LinearLR', start_factor=0.001, by_epoch=False, begin=0,

@@ -1,5 +1,5 @@
 # Faster R-CNN R50-FPN on VOC07+12 with the RaMBO config's AP loss (memory 7,
-# margin 0.15, mAP + APC 2 : 1, lr 0.1) but sigmoid soft ranks (SRT Eq. 4)
+# margin 0.15, mAP + APC 2 : 1, lr 0.01) but sigmoid soft ranks (SRT Eq. 4)
 # as the ranking surrogate instead of the blackbox ranker. Temperature 0.1 in
 # logit units, the better of 1 and 0.1 on the toy VOC quickstart. Not a
 # configuration of any paper and not trained on VOC here: no reference

@@ -1,5 +1,5 @@
 # Faster R-CNN R50-FPN on VOC07+12 with the RaMBO config's AP loss (memory 7,
-# margin 0.15, mAP + APC 2 : 1, lr 0.1) but the ranks of SoDeep's handcrafted
+# margin 0.15, mAP + APC 2 : 1, lr 0.01) but the ranks of SoDeep's handcrafted
 # sorter (Eq. 11-12, lambda 10) in random chunks of 100 RoIs as the ranking
 # surrogate. A pre-trained sorter is `ranker.checkpoint=<file>` away (see the
 # quickstart twin for why it is not the default). Not a configuration of any

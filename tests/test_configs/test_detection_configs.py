@@ -23,7 +23,8 @@ CONFIGS = sorted(
     if not osp.relpath(path, CONFIG_DIR).startswith('retrieval'))
 PAPER = [c for c in CONFIGS if c.startswith('rambo/')]
 
-# RaMBO paper, Sec. 5.2: lr 0.1 (batch 8), tau 7, margin 0.15, lambda 0.5, 2:1.
+# RaMBO paper, Sec. 5.2: tau 7, margin 0.15, lambda 0.5, 2:1 (its lr 0.1 is
+# not used: see test_paper_settings).
 PAPER_LOSS = dict(
     type='RaMBOAPLoss',
     memory=7,
@@ -123,7 +124,9 @@ def test_paper_settings(name):
     loss_cls = cfg.model.roi_head.bbox_head.loss_cls
     if '_rambo_' in name:
         assert {k: loss_cls[k] for k in PAPER_LOSS} == PAPER_LOSS
-        assert cfg.optim_wrapper.optimizer.lr == 0.1
+        # not the paper's 0.1: twice the CE rate, as selected on val by the
+        # DigitsVOC fine-tuning study (docs/evidence.md)
+        assert cfg.optim_wrapper.optimizer.lr == 0.01
     else:
         assert loss_cls.type == 'CrossEntropyLoss'
         assert cfg.optim_wrapper.optimizer.lr == 0.005
