@@ -5,6 +5,7 @@ from .pairwise import (RetrievalPairs, check_embeddings_labels,
                        retrieval_pairs)
 from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
 from .auc_loss import AUCLoss, auc_loss, auc_sigmoid_slope, relaxed_auc
+from .mixed_loss import MixedRankLoss
 from .fastap_loss import FastAPLoss, fastap, fastap_loss
 from .sodeep_loss import (SoDeepAPLoss, SoDeepRecallLoss, SoDeepSpearmanLoss,
                           sodeep_ap_loss, sodeep_recall_loss, spearman_loss)
@@ -17,7 +18,7 @@ __all__ = ['RaMBOAPLoss', 'average_precision_loss',
            'RaMBORecallLoss', 'rambo_recall_loss', 'recall_rank_weight',
            'RetrievalPairs', 'check_embeddings_labels', 'retrieval_pairs',
            'AUCLoss', 'auc_loss', 'auc_sigmoid_slope', 'relaxed_auc',
-           'FastAPLoss', 'fastap', 'fastap_loss',
+           'FastAPLoss', 'fastap', 'fastap_loss', 'MixedRankLoss',
            'SoDeepAPLoss', 'SoDeepRecallLoss', 'SoDeepSpearmanLoss',
            'sodeep_ap_loss', 'sodeep_recall_loss', 'spearman_loss',
            'SoftRankThresholdLoss', 'srt_loss', 'srt_row_losses',

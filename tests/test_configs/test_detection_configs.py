@@ -66,7 +66,7 @@ def test_expected_configs_exist():
     }
     expected |= {
         f'digitsvoc/faster-rcnn_r18-w32_fpn_{loss}_16e_digitsvoc.py'
-        for loss in ('ce', 'rambo')
+        for loss in ('ce', 'rambo', 'rambo-bce')
     }
     assert set(CONFIGS) == expected
 
@@ -145,6 +145,15 @@ def test_paper_settings(name):
     assert (backbone.type, backbone.depth) == expected
     if backbone.type == 'ResNeXt':
         assert (backbone.groups, backbone.base_width) == (32, 4)
+
+
+def test_mixed_config_is_rambo_plus_sigmoid_ce():
+    cfg = load('digitsvoc/faster-rcnn_r18-w32_fpn_rambo-bce_16e_digitsvoc.py')
+    loss = cfg.model.roi_head.bbox_head.loss_cls
+    assert loss.type == 'MixedRankLoss'
+    assert loss.rank_loss == dict(type='RaMBOAPLoss')
+    assert loss.aux_loss.use_sigmoid and loss.aux_loss.loss_weight == 1.0
+    assert cfg.model.test_cfg.rcnn.score_thr == 0.0
 
 
 @pytest.mark.parametrize('ce_name', [c for c in CONFIGS if '_ce_' in c])

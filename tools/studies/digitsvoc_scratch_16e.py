@@ -27,6 +27,16 @@ methods = dict(
                     lr_from='rambo',
                     options=[_loss + 'ranker.type=SigmoidRanker',
                              _loss + 'ranker.temperature=0.1']),
+    ap_sodeep=dict(label='AP loss, SoDeep handcrafted sorter', config=_rambo,
+                   lr_from='rambo',
+                   options=[_loss + 'ranker.type=SorterRanker',
+                            _loss + 'ranker.sorter.type=HandcraftedSorter',
+                            _loss + 'ranker.sorter.seq_len=100',
+                            _loss + 'ranker.sorter.lambda_val=10.0']),
+    # a mix with cross-entropy: dense gradients while the rank loss orders
+    rambo_bce=dict(label='RaMBO + sigmoid CE (MixedRankLoss)',
+                   config=_rambo.replace('_rambo_', '_rambo-bce_'),
+                   lrs=[0.04, 0.1]),
     # the paper's ablations (Table 8)
     tau0=dict(label='RaMBO, memory tau=0', config=_rambo, lr_from='rambo',
               options=[_loss + 'memory=0']),

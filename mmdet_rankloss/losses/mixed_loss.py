@@ -1,0 +1,131 @@
+"""A rank loss plus an auxiliary classification loss on the same scores.
+
+The RaMBO AP loss passes gradient to the few scores whose rank crosses the
+other class's (2-7 % of the (RoI, class) scores of a from-scratch detector on
+DigitsVOC, ``docs/evidence.md``), so a detector trained by it alone starts
+slowly. An auxiliary loss with a gradient for every score (a per-class
+binary cross-entropy, say) gives the head a dense signal while the rank loss
+orders what matters for AP: the "mix with cross-entropy" of the evidence
+study.
+"""
+from typing import Dict, Optional
+
+from torch import Tensor, nn
+
+from mmdet.registry import MODELS
+
+__all__ = ['MixedRankLoss']
+
+
+@MODELS.register_module()
+class MixedRankLoss(nn.Module):
+    """``rank_loss + aux_loss`` for a bbox head's ``loss_cls``.
+
+    The head hooks (``get_cls_channels``, ``get_activation``,
+    ``get_accuracy``) are the rank loss's: the test ranks what the rank loss
+    ranked. The auxiliary loss sees the columns the rank loss ranks (the C
+    foreground columns, ``aux_columns='foreground'``; a background column of
+    the 'logits' space, untrained by the rank loss, is left alone), or every
+    column (``'all'``, e.g. softmax cross-entropy with the 'softmax' score
+    space). Its value is logged as ``aux_name``; ``weight`` and
+    ``avg_factor`` of the head reach it unchanged.
+
+    Args:
+        rank_loss (dict): Config of a rank loss with the custom-classifier
+            hooks of mmdet's ``BBoxHead`` (e.g. ``RaMBOAPLoss``).
+        aux_loss (dict): Config of an mmdet classification loss. Defaults to
+            a per-class sigmoid cross-entropy (``CrossEntropyLoss`` with
+            ``use_sigmoid=True``; background RoIs are negatives of every
+            class), whose sigmoid is the test score of the 'logits' space.
+        aux_columns (str): ``'foreground'`` or ``'all'``.
+        aux_name (str): Log key of the auxiliary loss; must start with
+            ``loss`` so that the runner adds it to the total.
+    """
+
+    def __init__(self,
+                 rank_loss: dict,
+                 aux_loss: Optional[dict] = None,
+                 aux_columns: str = 'foreground',
+                 aux_name: str = 'loss_cls_aux') -> None:
+        super().__init__()
+        if aux_columns not in ('foreground', 'all'):
+            raise ValueError("aux_columns must be 'foreground' or 'all', "
+                             f'got {aux_columns!r}')
+        if not isinstance(aux_name, str) or not aux_name.startswith('loss'):
+            raise ValueError("aux_name must be a string starting with 'loss' "
+                             '(only those are added to the total loss), got '
+                             f'{aux_name!r}')
+        if aux_loss is None:
+            aux_loss = dict(
+                type='CrossEntropyLoss', use_sigmoid=True, loss_weight=1.0)
+        self.rank_loss = MODELS.build(rank_loss)
+        for hook in ('get_cls_channels', 'get_activation', 'get_accuracy'):
+            if not callable(getattr(self.rank_loss, hook, None)):
+                raise ValueError(
+                    f'rank_loss {type(self.rank_loss).__name__} has no '
+                    f'{hook}(): MixedRankLoss needs a rank loss with the '
+                    'custom-classifier hooks of mmdet BBoxHead')
+        self.aux_loss = MODELS.build(aux_loss)
+        self.aux_columns = aux_columns
+        self.aux_name = aux_name
+        self.custom_cls_channels = True
+        self.custom_activation = True
+        self.custom_accuracy = True
+
+    def get_cls_channels(self, num_classes: int) -> int:
+        """Classifier outputs: the rank loss's."""
+        return self.rank_loss.get_cls_channels(num_classes)
+
+    def get_activation(self, cls_score: Tensor) -> Tensor:
+        """Test scores: the rank loss's (what it ranked, per class)."""
+        return self.rank_loss.get_activation(cls_score)
+
+    def get_accuracy(self, cls_score: Tensor,
+                     labels: Tensor) -> Dict[str, Tensor]:
+        """Accuracy: the rank loss's."""
+        return self.rank_loss.get_accuracy(cls_score, labels)
+
+    def forward(self,
+                cls_score: Tensor,
+                labels: Tensor,
+                weight: Optional[Tensor] = None,
+                avg_factor: Optional[float] = None,
+                reduction_override: Optional[str] = None
+                ) -> Dict[str, Tensor]:
+        """The rank loss's outputs plus ``aux_name``.
+
+        Args:
+            cls_score (Tensor): Classifier output (N, channels) with the
+                rank loss's channel count.
+            labels (Tensor): Labels (N,) in 0..C, C = background.
+            weight (Tensor, optional): RoI weights (N,).
+            avg_factor (float, optional): Normaliser of the auxiliary loss.
+            reduction_override (str, optional): Passed to both losses.
+
+        Returns:
+            dict[str, Tensor]: The rank loss's dict and the auxiliary loss.
+        """
+        out = self.rank_loss(
+            cls_score,
+            labels,
+            weight,
+            avg_factor=avg_factor,
+            reduction_override=reduction_override)
+        if not isinstance(out, dict):
+            out = dict(loss_rank=out)
+        if self.aux_name in out:
+            raise ValueError(f'aux_name {self.aux_name!r} is a key of the '
+                             'rank loss output already')
+        aux_score = cls_score
+        if self.aux_columns == 'foreground':
+            # get_cls_channels(0) = the channels beyond the C foreground
+            # ones (a background column, last)
+            extra = self.rank_loss.get_cls_channels(0)
+            aux_score = cls_score[:, :cls_score.shape[-1] - extra]
+        out[self.aux_name] = self.aux_loss(
+            aux_score.float(),
+            labels,
+            weight,
+            avg_factor=avg_factor,
+            reduction_override=reduction_override)
+        return out
