@@ -11,7 +11,6 @@ head as ``loss_cls`` and combines the per-class loss ``L_mAP`` (with a
 score memory) and the across-class loss ``L_APC`` (Eq. 23) 2:1.
 """
 import math
-from collections import deque
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -25,6 +24,7 @@ from mmdet.registry import MODELS
 from ..ops.distributed import gather_for_ranking
 from ..ops.ranking import rank_dtype
 from .ap_rankers import BlackboxRanker
+from .memory import ScoreMemory, ScoreMemoryMixin
 
 __all__ = ['average_precision_loss', 'RaMBOAPLoss']
 
@@ -134,7 +134,7 @@ def average_precision_loss(scores: Tensor,
 
 
 @MODELS.register_module()
-class RaMBOAPLoss(nn.Module):
+class RaMBOAPLoss(ScoreMemoryMixin, nn.Module):
     """RaMBO mAP + APC loss for the classifier of a two-stage detector.
 
     A drop-in ``loss_cls`` for stock bbox heads (e.g. ``Shared2FCBBoxHead``):
@@ -305,7 +305,7 @@ class RaMBOAPLoss(nn.Module):
         self.custom_cls_channels = True
         self.custom_activation = True
         self.custom_accuracy = True
-        self._memory = deque(maxlen=memory)
+        self._memory = ScoreMemory(memory, type(self).__name__)
 
     @staticmethod
     def _build_ranker(ranker: Optional[dict], lambda_val: float,
@@ -339,23 +339,13 @@ class RaMBOAPLoss(nn.Module):
         return MODELS.build(ranker)
 
     # ------------------------------------------------------------ memory
-    def reset_memory(self) -> None:
-        """Forget all stored batches."""
-        self._memory.clear()
-
     def _memory_batch(self, like: Tensor):
         """Stored scores and labels as (M, C) tensors (M may be 0)."""
-        if self._memory:
-            old_scores, _ = self._memory[0]
-            if (old_scores.shape[1] != like.shape[1]
-                    or old_scores.device != like.device
-                    or old_scores.dtype != like.dtype):
-                self.reset_memory()
-        if not self._memory:
+        stored = self._memory.read(like)
+        if stored is None:
             return like.new_zeros((0, like.shape[1])), torch.zeros(
                 (0, like.shape[1]), dtype=torch.bool, device=like.device)
-        return (torch.cat([s for s, _ in self._memory]),
-                torch.cat([t for _, t in self._memory]))
+        return stored
 
     # ------------------------------------------------------- mmdet hooks
     def _num_classes(self, cls_score: Tensor) -> int:
@@ -533,7 +523,7 @@ class RaMBOAPLoss(nn.Module):
             across = None
 
         if self.training and n > 0:
-            self._memory.append((scores.detach(), targets))
+            self._memory.append(scores, targets)
 
         scale = self.loss_weight
         loss_map = zero if per_class is None else per_class.loss + zero

@@ -16,7 +16,6 @@ differentiated with Algorithm 1 through
 :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`, so it is immune to
 upstream scaling (``loss_weight``, AMP), like the AP loss.
 """
-from collections import deque
 from typing import Dict, NamedTuple, Optional, Union
 
 import torch
@@ -26,6 +25,7 @@ from torch import Tensor
 from mmdet.registry import MODELS
 
 from ..ops.ranking import blackbox_rank_loss, margin_shift
+from .memory import ScoreMemory, ScoreMemoryMixin
 from .pairwise import retrieval_pairs
 
 __all__ = ['recall_rank_weight', 'rambo_recall_loss', 'RaMBORecallLoss']
@@ -216,7 +216,7 @@ def rambo_recall_loss(scores: Tensor,
 
 
 @MODELS.register_module()
-class RaMBORecallLoss(nn.Module):
+class RaMBORecallLoss(ScoreMemoryMixin, nn.Module):
     """RaMBO recall loss for metric learning (section 5.1, Eq. 20).
 
     Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
@@ -291,9 +291,6 @@ class RaMBORecallLoss(nn.Module):
         probe = torch.zeros(1, 1)
         _check_inputs(probe, probe, None, lambda_val, margin, weighting,
                       reduction)
-        if isinstance(memory, bool) or not isinstance(memory,
-                                                      int) or memory < 0:
-            raise ValueError(f'memory must be an int >= 0, got {memory!r}')
         if isinstance(loss_weight, bool) or not isinstance(
                 loss_weight, (int, float)) or loss_weight < 0:
             raise ValueError(
@@ -306,29 +303,12 @@ class RaMBORecallLoss(nn.Module):
         self.reduction = reduction
         self.loss_weight = float(loss_weight)
         self.log_diagnostics = bool(log_diagnostics)
-        self._memory = deque(maxlen=memory)
+        self._memory = ScoreMemory(memory, type(self).__name__)
 
     def extra_repr(self) -> str:
         return (f'lambda_val={self.lambda_val}, margin={self.margin}, '
                 f'weighting={self.weighting!r}, memory={self.memory}, '
                 f'normalize_ranks={self.normalize_ranks}')
-
-    def reset_memory(self) -> None:
-        """Forget all stored batches."""
-        self._memory.clear()
-
-    def _stored(self, embeddings: Tensor):
-        """Stored embeddings and labels as (M, D) and (M,) (or None)."""
-        if self._memory:
-            old, _ = self._memory[0]
-            if (old.shape[1] != embeddings.shape[1]
-                    or old.device != embeddings.device
-                    or old.dtype != embeddings.dtype):
-                self.reset_memory()
-        if not self._memory:
-            return None, None
-        return (torch.cat([e for e, _ in self._memory]),
-                torch.cat([t for _, t in self._memory]))
 
     def forward(self, embeddings: Tensor,
                 labels: Tensor) -> Union[Tensor, Dict[str, Tensor]]:
@@ -346,7 +326,7 @@ class RaMBORecallLoss(nn.Module):
         use_memory = self.training and self.memory > 0
         ref, ref_labels = None, None
         if use_memory:
-            ref, ref_labels = self._stored(embeddings)
+            ref, ref_labels = self._memory.read(embeddings) or (None, None)
         pairs = retrieval_pairs(embeddings, labels, ref, ref_labels)
         with_grad = self.log_diagnostics and torch.is_grad_enabled() and \
             embeddings.requires_grad
@@ -354,7 +334,7 @@ class RaMBORecallLoss(nn.Module):
                               self.lambda_val, self.margin, self.weighting,
                               self.normalize_ranks, self.reduction, with_grad)
         if use_memory and embeddings.shape[0] > 0:
-            self._memory.append((embeddings.detach(), labels.detach()))
+            self._memory.append(embeddings, labels)
         loss = self.loss_weight * result.loss
         if not self.log_diagnostics:
             return loss

@@ -1,0 +1,110 @@
+"""Declarative checks of hyper-parameters, shared by every component.
+
+Every registered loss, ranker and sorter of the package validates its
+constructor arguments with these helpers, so a bad config value fails at
+build time with one message shape everywhere::
+
+    RaMBOAPLoss: margin must be a finite number >= 0, got -1
+
+(the component, the parameter and the value). Numbers reject ``bool``
+(``True`` is an ``int`` to Python, never a meant margin), NaN and inf;
+integers reject floats. All failures raise ``ValueError``, wrong types
+included, so that a config error is caught by one ``except`` clause.
+
+Checks of *data* (NaN scores, label ranges) live with the functions that
+take the data; they cost a device-to-host read, so the hot paths fold them
+into one read per call (see ``docs/architecture.md``).
+"""
+import math
+import numbers
+from typing import Optional, Sequence
+
+__all__ = [
+    'check_number', 'check_positive', 'check_in_range', 'check_int',
+    'check_choice', 'check_flag'
+]
+
+
+def _fail(owner: str, name: str, requirement: str, value) -> ValueError:
+    prefix = f'{owner}: ' if owner else ''
+    return ValueError(f'{prefix}{name} must be {requirement}, got {value!r}')
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) \
+        and type(value).__name__ != 'bool_' and math.isfinite(value)
+
+
+def check_number(owner: str,
+                 name: str,
+                 value,
+                 low: Optional[float] = None,
+                 high: Optional[float] = None,
+                 low_open: bool = False) -> float:
+    """``float(value)`` if it is a finite real number within the bounds.
+
+    Args:
+        owner (str): The component named in the message (class or
+            function name).
+        name (str): The parameter.
+        value: The value to check.
+        low (float, optional): Lower bound. Defaults to None (none).
+        high (float, optional): Upper bound (inclusive). Defaults to None.
+        low_open (bool): Exclude ``low`` itself. Defaults to False.
+
+    Returns:
+        float: The value.
+
+    Raises:
+        ValueError: Naming ``owner``, ``name`` and the value.
+    """
+    ok = _is_real(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        if low is not None and high is not None:
+            bound = f' in [{low}, {high}]'
+        elif low is not None:
+            bound = f' {">" if low_open else ">="} {low:g}'
+        elif high is not None:
+            bound = f' <= {high:g}'
+        else:
+            bound = ''
+        raise _fail(owner, name, f'a finite number{bound}', value)
+    return float(value)
+
+
+def check_positive(owner: str, name: str, value,
+                   allow_zero: bool = False) -> float:
+    """A finite number ``> 0`` (``>= 0`` with ``allow_zero``)."""
+    return check_number(owner, name, value, low=0, low_open=not allow_zero)
+
+
+def check_in_range(owner: str, name: str, value, low: float,
+                   high: float) -> float:
+    """A finite number in ``[low, high]``."""
+    return check_number(owner, name, value, low=low, high=high)
+
+
+def check_int(owner: str, name: str, value, minimum: int = 0) -> int:
+    """An ``int`` (not a bool, not a float) ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or value < minimum:
+        raise _fail(owner, name, f'an int >= {minimum}', value)
+    return int(value)
+
+
+def check_choice(owner: str, name: str, value, choices: Sequence):
+    """One of ``choices`` (compared with ``==``, strings usually)."""
+    if not isinstance(value, str) or value not in choices:
+        raise _fail(owner, name, f'one of {tuple(choices)}', value)
+    return value
+
+
+def check_flag(owner: str, name: str, value) -> bool:
+    """A bool: ``bool('no')`` is True, so strings and numbers are refused."""
+    if not isinstance(value, bool) and type(value).__name__ != 'bool_':
+        raise _fail(owner, name, 'a bool (True or False)', value)
+    return bool(value)
