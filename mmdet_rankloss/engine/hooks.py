@@ -1,0 +1,293 @@
+"""Hooks that make ``--resume`` continue a run exactly where it stopped.
+
+MMEngine's checkpoint holds the weights, the optimizer, the schedulers and
+the message hub, which is everything a stock detector needs. Two things are
+missing for a rank loss:
+
+* the score memory of the AP and recall losses (the last ``memory``
+  batches that the current batch is ranked against). It is deliberately not
+  a module buffer (DDP would overwrite it with rank 0's), so the state dict
+  does not carry it and a resumed run starts with an empty memory;
+  :class:`RankLossMemoryHook` saves and restores it;
+* the random state (RoI sampling, flips, the order of proposals): MMEngine
+  seeds a resumed run as if it were a new one, so the epochs after a resume
+  draw other random numbers than the uninterrupted run;
+  :class:`RandomStateHook` saves and restores it.
+
+With both hooks, a run killed after epoch ``k`` and resumed ends bitwise
+equal to the uninterrupted run on CPU (``tests/test_engine/test_hooks.py``,
+``docs/reliability.md``). Both store only tensors, ints, floats, strings,
+lists and dicts, so the checkpoint still loads with
+``torch.load(weights_only=True)``.
+"""
+import random
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+from mmengine.dist import all_gather_object, get_dist_info
+from mmengine.hooks import CheckpointHook, Hook
+from mmengine.logging import print_log
+from mmengine.model import is_model_wrapper
+
+from mmdet.registry import HOOKS
+
+__all__ = ['RankLossMemoryHook', 'RandomStateHook']
+
+MEMORY_KEY = 'rank_loss_memory'
+RANDOM_KEY = 'random_state'
+
+
+def _map_tensors(state: Any, fn) -> Any:
+    """Applies ``fn`` to every tensor of a nested dict / list / tuple."""
+    if isinstance(state, torch.Tensor):
+        return fn(state)
+    if isinstance(state, dict):
+        return {k: _map_tensors(v, fn) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(_map_tensors(v, fn) for v in state)
+    return state
+
+
+def _unwrap(model):
+    return model.module if is_model_wrapper(model) else model
+
+
+def memory_modules(model: torch.nn.Module) -> Dict[str, torch.nn.Module]:
+    """Submodules that keep a score memory, by their name in the model.
+
+    A module qualifies when it has both ``memory_state_dict()`` and
+    ``load_memory_state_dict(state)`` (the AP and recall losses).
+    """
+    return {
+        name: module
+        for name, module in _unwrap(model).named_modules()
+        if callable(getattr(module, 'memory_state_dict', None))
+        and callable(getattr(module, 'load_memory_state_dict', None))
+    }
+
+
+@HOOKS.register_module()
+class RankLossMemoryHook(Hook):
+    """Saves the score memories of rank losses in checkpoints, restores them
+    on resume.
+
+    In the checkpoint, ``checkpoint['rank_loss_memory']`` is::
+
+        dict(world_size=W, modules={name: [state of rank 0, ..., rank W-1]})
+
+    where ``name`` is the module's name in the model (e.g.
+    ``'roi_head.bbox_head.loss_cls'``) and each state is what its
+    ``memory_state_dict()`` returned, moved to the CPU. Under DDP each
+    process has its own memory (unless the loss ranks globally), and only
+    rank 0 writes the checkpoint, so every process hands its memories to
+    rank 0 before a checkpoint can be written: at the end of every epoch
+    (epoch-based checkpoints) or every ``interval`` iterations of the
+    :class:`~mmengine.hooks.CheckpointHook` (iteration-based ones). On
+    resume with the same number of processes each process gets its own
+    memory back; with a different number each gets rank 0's, with a
+    warning.
+
+    Memories are restored only when training resumes (``runner.iter > 0``
+    at ``before_train``): a ``load_from`` checkpoint starts a new run, which
+    starts with empty memories. A checkpoint without the key (written
+    without the hook) leaves the memories empty, with a warning.
+    """
+
+    priority = 'NORMAL'  # before CheckpointHook (VERY_LOW) after an epoch
+
+    def __init__(self) -> None:
+        self._gathered: Optional[Dict[str, List[Any]]] = None
+        self._pending: Optional[dict] = None
+        self._missing = False
+
+    # ------------------------------------------------------------ saving
+    def _local_states(self, runner) -> Dict[str, Any]:
+        return {
+            name: _map_tensors(module.memory_state_dict(),
+                               lambda t: t.detach().cpu())
+            for name, module in memory_modules(runner.model).items()
+        }
+
+    def _gather(self, runner) -> None:
+        """Every process's memories to every process (only rank 0 keeps
+        them for the checkpoint)."""
+        local = self._local_states(runner)
+        _, world_size = get_dist_info()
+        if world_size == 1:
+            self._gathered = None  # read fresh at save time
+            return
+        per_rank = all_gather_object(local)
+        self._gathered = {
+            name: [states[name] for states in per_rank]
+            for name in local
+        }
+
+    def _checkpoint_interval(self, runner) -> Optional[int]:
+        for hook in runner.hooks:
+            if isinstance(hook, CheckpointHook) and not hook.by_epoch:
+                return hook.interval
+        return None
+
+    def after_train_epoch(self, runner) -> None:
+        self._gather(runner)
+
+    def after_train_iter(self,
+                         runner,
+                         batch_idx: int,
+                         data_batch=None,
+                         outputs=None) -> None:
+        interval = self._checkpoint_interval(runner)
+        if interval is not None and get_dist_info()[1] > 1 and (
+                self.every_n_train_iters(runner, interval)
+                or self.is_last_train_iter(runner)):
+            self._gather(runner)
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        _, world_size = get_dist_info()
+        if world_size == 1 or self._gathered is None:
+            modules = {
+                name: [state]
+                for name, state in self._local_states(runner).items()
+            }
+        else:
+            modules = self._gathered
+        checkpoint[MEMORY_KEY] = dict(world_size=world_size, modules=modules)
+
+    # --------------------------------------------------------- restoring
+    def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        self._pending = checkpoint.get(MEMORY_KEY)
+        self._missing = MEMORY_KEY not in checkpoint
+
+    def before_train(self, runner) -> None:
+        pending, self._pending = self._pending, None
+        if runner.iter == 0:
+            return  # a new run (load_from or none): memories start empty
+        modules = memory_modules(runner.model)
+        if self._missing and modules:
+            print_log(
+                f'RankLossMemoryHook: the resumed checkpoint has no '
+                f"'{MEMORY_KEY}' (written without this hook); the score "
+                f'memories of {sorted(modules)} start empty, so the run '
+                'differs from an uninterrupted one',
+                logger='current',
+                level='WARNING')
+            return
+        if pending is None:
+            return
+        rank, world_size = get_dist_info()
+        saved = pending['modules']
+        unknown = sorted(set(saved) - set(modules))
+        absent = sorted(set(modules) - set(saved))
+        if unknown or absent:
+            raise KeyError(
+                f'RankLossMemoryHook: the checkpoint holds score memories '
+                f'of {sorted(saved)}, the model has memory modules '
+                f'{sorted(modules)} (not in the model: {unknown}, not in the '
+                f'checkpoint: {absent}); resume with the config that wrote '
+                'the checkpoint')
+        if pending['world_size'] != world_size:
+            print_log(
+                f'RankLossMemoryHook: the checkpoint was written by '
+                f"{pending['world_size']} processes, this run has "
+                f'{world_size}: every process starts from rank 0\'s score '
+                'memory',
+                logger='current',
+                level='WARNING')
+            rank = 0
+        device = _model_device(runner.model)
+        for name, module in modules.items():
+            state = _map_tensors(saved[name][rank], lambda t: t.to(device))
+            module.load_memory_state_dict(state)
+
+
+def _model_device(model) -> torch.device:
+    for tensor in _unwrap(model).parameters():
+        return tensor.device
+    return torch.device('cpu')
+
+
+@HOOKS.register_module()
+class RandomStateHook(Hook):
+    """Saves the random state of the training process in checkpoints and
+    restores it on resume, so the epochs after a resume draw the same
+    random numbers as the uninterrupted run.
+
+    Saved: torch's CPU generator, the CUDA generators (when CUDA is
+    initialised), numpy's and Python's global generators; the data
+    sampler's own generator is reseeded by epoch anyway. The validation
+    loop runs between the checkpoint of an epoch and the next epoch and
+    draws random numbers too (a data loader iterator draws its base seed),
+    so the hook also restores the random state after every validation:
+    validating or not never changes the training run.
+
+    What it cannot restore: the generators inside persistent data loader
+    workers (``persistent_workers=True`` with ``num_workers > 0``), which
+    keep their state across epochs in the uninterrupted run and start afresh
+    after a resume. Exact resume needs ``num_workers=0`` or
+    ``persistent_workers=False`` (MMEngine then seeds the workers the same
+    way every epoch). Exact for :class:`~mmengine.runner.EpochBasedTrainLoop`
+    (restored before the first resumed epoch); the iteration-based loop
+    replays the data pipeline of the skipped iterations after this point.
+    """
+
+    priority = 'NORMAL'
+
+    def __init__(self) -> None:
+        self._pending: Optional[dict] = None
+        self._before_val: Optional[dict] = None
+
+    @staticmethod
+    def get_state() -> dict:
+        """The process's random state as plain tensors and numbers."""
+        np_state = np.random.get_state()
+        py_version, py_internal, py_gauss = random.getstate()
+        state = dict(
+            torch=torch.get_rng_state(),
+            numpy=dict(
+                name=np_state[0],
+                keys=torch.from_numpy(np_state[1].astype(np.int64)),
+                pos=int(np_state[2]),
+                has_gauss=int(np_state[3]),
+                cached_gaussian=float(np_state[4])),
+            python=dict(
+                version=py_version,
+                internal=torch.tensor(py_internal, dtype=torch.int64),
+                gauss_next=py_gauss))
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            state['cuda'] = torch.cuda.get_rng_state_all()
+        return state
+
+    @staticmethod
+    def set_state(state: dict) -> None:
+        """Restores a state returned by :meth:`get_state`."""
+        torch.set_rng_state(state['torch'].cpu())
+        n = state['numpy']
+        np.random.set_state((n['name'], n['keys'].numpy().astype(np.uint32),
+                             n['pos'], n['has_gauss'], n['cached_gaussian']))
+        p = state['python']
+        random.setstate((p['version'], tuple(p['internal'].tolist()),
+                         p['gauss_next']))
+        if 'cuda' in state and torch.cuda.is_available():
+            cuda = [s.cpu() for s in state['cuda']]
+            if len(cuda) == torch.cuda.device_count():
+                torch.cuda.set_rng_state_all(cuda)
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        checkpoint[RANDOM_KEY] = self.get_state()
+
+    def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        self._pending = checkpoint.get(RANDOM_KEY)
+
+    def before_train_epoch(self, runner) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None and runner.iter > 0:
+            self.set_state(pending)
+
+    def before_val(self, runner) -> None:
+        self._before_val = self.get_state()
+
+    def after_val(self, runner) -> None:
+        if self._before_val is not None:
+            self.set_state(self._before_val)
+            self._before_val = None
