@@ -1,12 +1,22 @@
-"""Rank-based losses, registered in ``mmdet.registry.MODELS``."""
+"""Rank-based losses, registered in ``mmdet.registry.MODELS``.
+
+Layout (``docs/architecture.md``): a functional core per loss plus a thin
+registered module; shared parts in their own modules: the checks
+(:mod:`mmdet_rankloss.ops.checks`), :mod:`.utils` (reductions, zero loss,
+diagnostics), :mod:`.pairwise` (the retrieval problem and
+:class:`EmbeddingLoss`), :mod:`.memory` (:class:`ScoreMemory`) and
+:mod:`.score_space` (:class:`ScoreSpace`, the detection head hooks).
+"""
 from .ap_loss import RaMBOAPLoss, average_precision_loss
 from .ap_rankers import BlackboxRanker, SigmoidRanker, SorterRanker
-from .pairwise import (RetrievalPairs, check_embeddings_labels,
+from .memory import ScoreMemory
+from .pairwise import (EmbeddingLoss, RetrievalPairs, check_embeddings_labels,
                        retrieval_pairs)
 from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
 from .auc_loss import AUCLoss, auc_loss, auc_sigmoid_slope, relaxed_auc
 from .mixed_loss import MixedRankLoss
 from .fastap_loss import FastAPLoss, fastap, fastap_loss
+from .score_space import ScoreSpace
 from .sodeep_loss import (SoDeepAPLoss, SoDeepRecallLoss, SoDeepSpearmanLoss,
                           sodeep_ap_loss, sodeep_recall_loss, spearman_loss)
 from .srt_loss import SoftRankThresholdLoss, srt_loss, srt_row_losses
@@ -15,6 +25,7 @@ from .triplet_loss import (BatchHardTripletLoss, WilcoxonLoss,
 
 __all__ = ['RaMBOAPLoss', 'average_precision_loss',
            'BlackboxRanker', 'SigmoidRanker', 'SorterRanker',
+           'ScoreMemory', 'ScoreSpace', 'EmbeddingLoss',
            'RaMBORecallLoss', 'rambo_recall_loss', 'recall_rank_weight',
            'RetrievalPairs', 'check_embeddings_labels', 'retrieval_pairs',
            'AUCLoss', 'auc_loss', 'auc_sigmoid_slope', 'relaxed_auc',

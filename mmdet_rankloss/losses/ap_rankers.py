@@ -21,7 +21,7 @@ detection config compares them by changing ``ranker`` of
 ``1 - AP`` over the rows that have a positive (``'mean'``) or sums it
 (``'sum'``); rows without a positive have no AP and are left out.
 """
-from typing import NamedTuple, Optional, Union
+from typing import Optional, Union
 
 import torch
 import torch.nn as nn
@@ -29,47 +29,21 @@ from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
-                           rank_dtype, subset_rank_at)
+from ..ops.checks import check_flag, check_positive
+from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
-from .sodeep_loss import SorterHolder, sorter_ranks
-from .utils import check_positive
+from ..ops.sorter_holder import SorterHolder, sorter_ranks
+from .average_precision import (APLossResult, ap_of_rows, blackbox_ap_rows,
+                                exact_ap, reduce_rows, row_mean)
 
 __all__ = ['APLossResult', 'BlackboxRanker', 'SigmoidRanker', 'SorterRanker']
 
 
-class APLossResult(NamedTuple):
-    """What a ranker computes for rows of scores."""
-    loss: Tensor  # scalar, differentiable
-    ap: Tensor  # (R,) detached exact AP per row (0 for rows without positives)
-    valid: Tensor  # (R,) bool, rows that have a positive
-    grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
-
-
-def _row_mean(values: Tensor, row_of: Tensor, num_pos: Tensor) -> Tensor:
-    """Mean per row of values given at the positives (``row_of`` their
-    rows, ``num_pos`` the count per row); 0 for rows without any."""
-    total = values.new_zeros(num_pos.shape[0]).index_add(0, row_of, values)
-    return total / num_pos.clamp(min=1)
-
-
-def exact_ap(shifted: Tensor, row_of: Tensor, col_of: Tensor,
-             num_pos: Tensor) -> Tensor:
-    """Exact AP (Eq. 21-22) of each row of scores (R, n) from its positives
-    at ``(row_of, col_of)``; 0 for rows without positives."""
-    with torch.no_grad():
-        precision = subset_rank_at(shifted, row_of, col_of) / exact_rank(
-            shifted)[row_of, col_of]
-        return _row_mean(precision, row_of, num_pos)
-
-
-def _reduce(ap: Tensor, valid: Tensor, reduction: str) -> Tensor:
-    per_row = (1 - ap)[valid]
-    return per_row.mean() if reduction == 'mean' else per_row.sum()
-
-
 class _APRanker(nn.Module):
-    """Shared entry point: checks for positives, shifts by the margin."""
+    """Shared entry point (:func:`~.average_precision.ap_of_rows`): checks
+    for positives and shifts by the margin; subclasses give ``_rows``."""
+
+    knows_grad = False
 
     def forward(self,
                 scores: Tensor,
@@ -92,27 +66,8 @@ class _APRanker(nn.Module):
             APLossResult: Loss, detached exact AP per row, valid rows and
             the gradient (or None).
         """
-        lead, n = scores.shape[:-1], scores.shape[-1]
-        scores = scores.reshape(-1, n)  # rows of any leading shape
-        positives = positives.bool().reshape(-1, n)
-        num_pos = positives.sum(-1)
-        valid = num_pos > 0
-        if not bool(valid.any()):
-            zero = scores.sum() * 0
-            grad = torch.zeros_like(scores, dtype=rank_dtype(
-                scores.dtype)) if with_grad and self.knows_grad else None
-            out = APLossResult(zero, zero.new_zeros(valid.shape).detach(),
-                               valid, grad)
-        else:
-            shifted = margin_shift(scores, positives, margin)
-            row_of, col_of = positives.nonzero(as_tuple=True)
-            out = self._rows(shifted, positives, (row_of, col_of), num_pos,
-                             valid, reduction, with_grad)
-        return APLossResult(
-            out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
-            None if out.grad is None else out.grad.reshape(lead + (n, )))
-
-    knows_grad = False
+        return ap_of_rows(scores, positives, margin, reduction, with_grad,
+                          self._rows, self.knows_grad)
 
 
 @MODELS.register_module()
@@ -140,62 +95,21 @@ class BlackboxRanker(_APRanker):
                  normalize_ranks: bool = True,
                  positive_rank_grad: bool = False) -> None:
         super().__init__()
-        self.lambda_val = check_positive('lambda_val', lambda_val)
-        self.normalize_ranks = bool(normalize_ranks)
-        self.positive_rank_grad = bool(positive_rank_grad)
+        owner = type(self).__name__
+        self.lambda_val = check_positive(owner, 'lambda_val', lambda_val)
+        self.normalize_ranks = check_flag(owner, 'normalize_ranks',
+                                          normalize_ranks)
+        self.positive_rank_grad = check_flag(owner, 'positive_rank_grad',
+                                             positive_rank_grad)
 
     def extra_repr(self) -> str:
         return (f'lambda_val={self.lambda_val}, normalize_ranks='
                 f'{self.normalize_ranks}, positive_rank_grad='
                 f'{self.positive_rank_grad}')
 
-    def _rows(self, shifted, positives, at_positives, num_pos, valid,
-              reduction, with_grad) -> APLossResult:
-        # With positive_rank_grad the shifted scores are stacked with a copy
-        # whose negatives are -inf (always last, no gradient), so both ranks
-        # of Eq. 21 come out of one batched sort and both get Algorithm 1.
-        # The loss only reads the positives' ranks: gather them (M values)
-        # instead of masking full rows, so that the graph of the loss holds
-        # no row-sized tensor but the ranks.
-        n = shifted.shape[-1]
-        row_of, col_of = at_positives
-        if self.positive_rank_grad:
-            # both ranks of Eq. 21 from one batched sort: a copy of the
-            # scores whose negatives are -inf (always last, no gradient)
-            ranked = torch.stack(
-                [shifted, shifted.masked_fill(~positives, float('-inf'))])
-        else:
-            ranked = shifted
-            # constant: the rank among positives, from a sort of the
-            # positives only (the same order as in the full ranking)
-            fixed_rank_pos = subset_rank_at(shifted, row_of, col_of)
-            if self.normalize_ranks:
-                fixed_rank_pos = fixed_rank_pos / n
-        ap_rows = []
-
-        def loss_from_ranks(ranks: Tensor) -> Tensor:
-            if self.positive_rank_grad:
-                rank_all = ranks[0][row_of, col_of]
-                rank_pos = ranks[1][row_of, col_of]
-            else:
-                rank_all, rank_pos = ranks[row_of, col_of], fixed_rank_pos
-            # Eq. 21: the ratio is the same for integer and normalised ranks
-            ap = _row_mean(rank_pos / rank_all, row_of, num_pos)
-            ap_rows.append(ap.detach())
-            return _reduce(ap, valid, reduction)
-
-        out = blackbox_rank_loss(
-            ranked,
-            loss_from_ranks,
-            self.lambda_val,
-            normalize=self.normalize_ranks,
-            return_grad=with_grad,
-            validate=False)  # finite scores (callers), lambda checked above
-        loss, grad = out if with_grad else (out, None)
-        if grad is not None and self.positive_rank_grad:
-            # chain rule through stack + masked_fill: both views feed scores
-            grad = grad[0] + grad[1].masked_fill(~positives, 0)
-        return APLossResult(loss, ap_rows[0] * valid, valid, grad)
+    def _rows(self, *args) -> APLossResult:
+        return blackbox_ap_rows(*args, self.lambda_val, self.normalize_ranks,
+                                self.positive_rank_grad)
 
 
 @MODELS.register_module()
@@ -228,8 +142,10 @@ class SigmoidRanker(_APRanker):
                  temperature: float = 1.0,
                  positive_rank_grad: bool = False) -> None:
         super().__init__()
-        self.temperature = check_positive('temperature', temperature)
-        self.positive_rank_grad = bool(positive_rank_grad)
+        owner = type(self).__name__
+        self.temperature = check_positive(owner, 'temperature', temperature)
+        self.positive_rank_grad = check_flag(owner, 'positive_rank_grad',
+                                             positive_rank_grad)
 
     def extra_repr(self) -> str:
         return (f'temperature={self.temperature}, positive_rank_grad='
@@ -243,9 +159,9 @@ class SigmoidRanker(_APRanker):
             within=positives[row_of])
         if not self.positive_rank_grad:
             rank_pos = rank_pos.detach()
-        ap = _row_mean(rank_pos / rank_all, row_of, num_pos)
+        ap = row_mean(rank_pos / rank_all, row_of, num_pos)
         return APLossResult(
-            _reduce(ap, valid, reduction),
+            reduce_rows(ap, valid, reduction),
             exact_ap(shifted, row_of, col_of, num_pos),
             valid, None)
 
@@ -295,7 +211,8 @@ class SorterRanker(SorterHolder, _APRanker):
                  finetune_sorter: bool = False,
                  min_std: float = 1e-3) -> None:
         super().__init__(sorter, checkpoint, finetune_sorter)
-        self.min_std = check_positive('min_std', min_std)
+        self.min_std = check_positive(type(self).__name__, 'min_std',
+                                      min_std)
 
     def _chunks(self, shifted: Tensor, positives: Tensor):
         """Random chunks (R * m, min(n, d)) of each row, and their row."""
@@ -327,12 +244,12 @@ class SorterRanker(SorterHolder, _APRanker):
         rank_pos = subset_rank_at(chunks, pos_chunk, pos_col)
         precision = rank_pos / torch.maximum(predicted[pos_chunk, pos_col],
                                              rank_pos)
-        chunk_ap = _row_mean(precision, pos_chunk, chunk_pos.sum(-1))
+        chunk_ap = row_mean(precision, pos_chunk, chunk_pos.sum(-1))
         # mean of the chunk APs of each row (every row with a positive has
         # at least one chunk with a positive)
-        ap = _row_mean(chunk_ap, chunk_row,
+        ap = row_mean(chunk_ap, chunk_row,
                        torch.bincount(chunk_row, minlength=shifted.shape[0]))
         row_of, col_of = at_positives
         return APLossResult(
-            _reduce(ap, valid, reduction),
+            reduce_rows(ap, valid, reduction),
             exact_ap(shifted, row_of, col_of, num_pos), valid, None)

@@ -25,13 +25,13 @@ from typing import Optional
 
 import numpy as np
 import torch
-import torch.nn as nn
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from .pairwise import retrieval_pairs
-from .utils import (check_positive, hardest_pairs, negatives_of, zero_loss)
+from ..ops.checks import check_choice, check_int, check_positive
+from .pairwise import EmbeddingLoss, retrieval_pairs
+from .utils import hardest_pairs, negatives_of, zero_loss
 
 __all__ = [
     'auc_sigmoid_slope', 'relaxed_auc', 'auc_loss', 'AUCLoss', 'AUC_STRATEGIES'
@@ -41,14 +41,17 @@ AUC_STRATEGIES = ('hard', 'all')
 _SECOND_DERIVATIVES = ('analytic', 'finite_difference')
 
 
-def _num_steps(delta_s: float, t_min: float, t_max: float) -> int:
-    check_positive('delta_s', delta_s)
+def _num_steps(delta_s: float, t_min: float, t_max: float,
+               owner: str = 'auc_loss') -> int:
+    check_positive(owner, 'delta_s', delta_s)
     if not t_max > t_min:
-        raise ValueError(f't_max ({t_max}) must be > t_min ({t_min})')
+        raise ValueError(f'{owner}: t_max ({t_max}) must be > t_min '
+                         f'({t_min})')
     steps = (t_max - t_min) / delta_s
     if abs(steps - round(steps)) > 1e-6 * max(1.0, steps):
         raise ValueError(
-            f'delta_s={delta_s} must divide t_max - t_min = {t_max - t_min} '
+            f'{owner}: delta_s={delta_s} must divide t_max - t_min = '
+            f'{t_max - t_min} '
             f'into a whole number of steps, got {steps:.6g}')
     return int(round(steps))
 
@@ -141,16 +144,14 @@ def auc_sigmoid_slope(delta_s: float,
     Returns:
         float: The slope ``r``.
     """
-    if second_derivative not in _SECOND_DERIVATIVES:
-        raise ValueError(f'second_derivative must be one of '
-                         f'{_SECOND_DERIVATIVES}, got {second_derivative!r}')
+    owner = 'auc_sigmoid_slope'
+    check_choice(owner, 'second_derivative', second_derivative,
+                 _SECOND_DERIVATIVES)
     if second_derivative == 'finite_difference' and num_samples is None:
         num_samples = 1000
-    if num_samples is not None and (not isinstance(num_samples, int)
-                                    or num_samples < 3):
-        raise ValueError(f'num_samples must be an int >= 3, got '
-                         f'{num_samples!r}')
-    _num_steps(delta_s, t_min, t_max)
+    if num_samples is not None:
+        check_int(owner, 'num_samples', num_samples, 3)
+    _num_steps(delta_s, t_min, t_max, owner)
 
     def objective(r):
         return _eq10_objective(r, delta_s, t_min, t_max, second_derivative,
@@ -209,7 +210,7 @@ def relaxed_auc(pos_scores: Tensor,
             f'shapes {tuple(pos_scores.shape)} and {tuple(neg_scores.shape)}')
     if slope is None:
         slope = auc_sigmoid_slope(delta_s, t_min, t_max)
-    slope = check_positive('slope', slope)
+    slope = check_positive('relaxed_auc', 'slope', slope)
     thresholds = _thresholds(delta_s, t_min, t_max, pos_scores)
     tpr = torch.sigmoid(slope * (pos_scores[:, None] - thresholds)).mean(0)
     fpr = torch.sigmoid(slope * (neg_scores[:, None] - thresholds)).mean(0)
@@ -238,9 +239,7 @@ def auc_loss(embeddings: Tensor,
         Tensor: Scalar loss; 0 with a graph when the batch has no positive
         or no negative pair (no anchor with both, for ``'hard'``).
     """
-    if strategy not in AUC_STRATEGIES:
-        raise ValueError(
-            f'strategy must be one of {AUC_STRATEGIES}, got {strategy!r}')
+    check_choice('auc_loss', 'strategy', strategy, AUC_STRATEGIES)
     pairs = retrieval_pairs(embeddings, labels)
     negatives = negatives_of(pairs.positives, pairs.valid)
     if strategy == 'hard':
@@ -254,50 +253,40 @@ def auc_loss(embeddings: Tensor,
 
 
 @MODELS.register_module()
-class AUCLoss(nn.Module):
+class AUCLoss(EmbeddingLoss):
     """AUC loss for retrieval batches (Gajic et al. 2021).
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,); pair scores are cosine similarities and
-    each anchor's own column is excluded. With the default batch-hard
-    strategy the true positive rate is the mean over anchors (that have a
-    positive and a negative) of their hardest positive pair, the false
-    positive rate likewise with their hardest negative; anchors without a
-    positive or a negative are skipped and a batch with none left gives 0
-    with a graph. The paper samples 64 classes x 2 images per batch.
+    Pair scores are cosine similarities. With the default batch-hard
+    strategy the true positive rate is taken over each anchor's hardest
+    positive pair and the false positive rate over its hardest negative,
+    for the anchors that have both (:class:`~.pairwise.EmbeddingLoss`). The
+    paper samples 64 classes x 2 images per batch.
 
     Args:
         strategy (str): ``'hard'`` (Eq. 9) or ``'all'``. Defaults to
             ``'hard'``.
-        delta_s (float): Threshold step over [-1, 1]. Defaults to 0.05 (the
-            paper's choice, 41 thresholds).
-        slope (float, optional): Sigmoid slope ``r``. Defaults to None: the
-            minimiser of Eq. 10 for ``delta_s`` (42.14 for 0.05).
+        delta_s (float): Threshold step over [-1, 1], > 0, dividing 2 into
+            whole steps. Defaults to 0.05 (the paper's, 41 thresholds).
+        slope (float, optional): Sigmoid slope ``r``, > 0. Defaults to None:
+            the minimiser of Eq. 10 for ``delta_s`` (42.14 for 0.05).
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
+    _repr_keys = ('strategy', 'delta_s', 'slope')
 
     def __init__(self,
                  strategy: str = 'hard',
                  delta_s: float = 0.05,
                  slope: Optional[float] = None,
                  loss_weight: float = 1.0) -> None:
-        super().__init__()
-        if strategy not in AUC_STRATEGIES:
-            raise ValueError(
-                f'strategy must be one of {AUC_STRATEGIES}, got {strategy!r}')
-        self.strategy = strategy
-        self.delta_s = float(delta_s)
-        _num_steps(self.delta_s, -1.0, 1.0)
-        self.slope = check_positive('slope', slope) if slope is not None \
-            else auc_sigmoid_slope(self.delta_s)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
+        super().__init__(loss_weight)
+        owner = type(self).__name__
+        self.strategy = check_choice(owner, 'strategy', strategy,
+                                     AUC_STRATEGIES)
+        self.delta_s = check_positive(owner, 'delta_s', delta_s)
+        _num_steps(self.delta_s, -1.0, 1.0, owner)
+        self.slope = check_positive(owner, 'slope', slope) \
+            if slope is not None else auc_sigmoid_slope(self.delta_s)
 
-    def extra_repr(self) -> str:
-        return (f'strategy={self.strategy!r}, delta_s={self.delta_s}, '
-                f'slope={self.slope:.4g}, loss_weight={self.loss_weight}')
-
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32) of a batch, see the class docstring."""
-        return self.loss_weight * auc_loss(embeddings, labels, self.strategy,
-                                           self.delta_s, self.slope)
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        return auc_loss(embeddings, labels, self.strategy, self.delta_s,
+                        self.slope)

@@ -18,13 +18,13 @@ ignores the incoming gradient and is N/2 times too large (facts file).
 from typing import NamedTuple
 
 import torch
-import torch.nn as nn
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from .pairwise import retrieval_pairs
-from .utils import check_positive, sq_distance_from_scores, zero_loss
+from ..ops.checks import check_int
+from .pairwise import EmbeddingLoss, retrieval_pairs
+from .utils import sq_distance_from_scores, zero_loss
 
 __all__ = ['FastAPResult', 'fastap', 'fastap_loss', 'FastAPLoss']
 
@@ -33,13 +33,6 @@ class FastAPResult(NamedTuple):
     """Per-query FastAP values."""
     ap: Tensor  # (Q,) FastAP of each query (0 where it has no positive)
     rows: Tensor  # (Q,) bool, queries with at least one positive
-
-
-def _check_num_bins(num_bins) -> int:
-    if isinstance(num_bins, bool) or not isinstance(num_bins,
-                                                    int) or num_bins < 1:
-        raise ValueError(f'num_bins must be an int >= 1, got {num_bins!r}')
-    return num_bins
 
 
 def fastap(sq_distances: Tensor,
@@ -60,7 +53,7 @@ def fastap(sq_distances: Tensor,
     Returns:
         FastAPResult: ``ap`` (Q,) and the ``rows`` that have a positive.
     """
-    num_bins = _check_num_bins(num_bins)
+    num_bins = check_int('fastap', 'num_bins', num_bins, 1)
     if sq_distances.shape != positives.shape or \
             sq_distances.shape != valid.shape or sq_distances.dim() != 2:
         raise ValueError(
@@ -109,35 +102,26 @@ def fastap_loss(embeddings: Tensor, labels: Tensor,
 
 
 @MODELS.register_module()
-class FastAPLoss(nn.Module):
+class FastAPLoss(EmbeddingLoss):
     """FastAP loss for retrieval batches (Cakir et al., CVPR 2019).
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,). Every element is a query over the rest
-    of the batch (its own column excluded by index); the loss is
-    ``1 - FastAP`` averaged over the queries that have at least one
-    positive, and queries without positives are skipped. Batches where no
-    query has a positive give 0 with a graph. Use a class-balanced sampler
-    (P classes x K images) so that every query has positives; for batches
-    larger than memory see
+    ``1 - FastAP`` of each query over the rest of the batch, reduced as
+    :class:`~.pairwise.EmbeddingLoss` says (queries with a positive). Use a
+    class-balanced sampler (P classes x K images) so that every query has
+    positives; for batches larger than memory see
     :class:`~mmdet_rankloss.engine.LargeBatchRetrievalModel` (section 4.1).
 
     Args:
         num_bins (int): Histogram bins ``L`` over the squared distance range
-            [0, 4]; the paper finds 10 best (Fig. 4b). Defaults to 10.
+            [0, 4], >= 1; the paper finds 10 best (Fig. 4b). Defaults to 10.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
+    _repr_keys = ('num_bins', )
 
     def __init__(self, num_bins: int = 10, loss_weight: float = 1.0) -> None:
-        super().__init__()
-        self.num_bins = _check_num_bins(num_bins)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
+        super().__init__(loss_weight)
+        self.num_bins = check_int(type(self).__name__, 'num_bins', num_bins,
+                                  1)
 
-    def extra_repr(self) -> str:
-        return f'num_bins={self.num_bins}, loss_weight={self.loss_weight}'
-
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32) of a batch, see the class docstring."""
-        return self.loss_weight * fastap_loss(embeddings, labels,
-                                              self.num_bins)
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        return fastap_loss(embeddings, labels, self.num_bins)

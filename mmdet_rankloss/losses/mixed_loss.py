@@ -14,11 +14,14 @@ from torch import Tensor, nn
 
 from mmdet.registry import MODELS
 
+from ..ops.checks import check_choice
+from .score_space import ClsHooksMixin
+
 __all__ = ['MixedRankLoss']
 
 
 @MODELS.register_module()
-class MixedRankLoss(nn.Module):
+class MixedRankLoss(ClsHooksMixin, nn.Module):
     """``rank_loss + aux_loss`` for a bbox head's ``loss_cls``.
 
     The head hooks (``get_cls_channels``, ``get_activation``,
@@ -48,11 +51,11 @@ class MixedRankLoss(nn.Module):
                  aux_columns: str = 'foreground',
                  aux_name: str = 'loss_cls_aux') -> None:
         super().__init__()
-        if aux_columns not in ('foreground', 'all'):
-            raise ValueError("aux_columns must be 'foreground' or 'all', "
-                             f'got {aux_columns!r}')
+        owner = type(self).__name__
+        check_choice(owner, 'aux_columns', aux_columns, ('foreground', 'all'))
         if not isinstance(aux_name, str) or not aux_name.startswith('loss'):
-            raise ValueError("aux_name must be a string starting with 'loss' "
+            raise ValueError(f"{owner}: aux_name must be a string starting "
+                             "with 'loss' "
                              '(only those are added to the total loss), got '
                              f'{aux_name!r}')
         if aux_loss is None:
@@ -62,28 +65,17 @@ class MixedRankLoss(nn.Module):
         for hook in ('get_cls_channels', 'get_activation', 'get_accuracy'):
             if not callable(getattr(self.rank_loss, hook, None)):
                 raise ValueError(
-                    f'rank_loss {type(self.rank_loss).__name__} has no '
-                    f'{hook}(): MixedRankLoss needs a rank loss with the '
+                    f'{owner}: rank_loss {type(self.rank_loss).__name__} has '
+                    f'no {hook}(): MixedRankLoss needs a rank loss with the '
                     'custom-classifier hooks of mmdet BBoxHead')
         self.aux_loss = MODELS.build(aux_loss)
         self.aux_columns = aux_columns
         self.aux_name = aux_name
-        self.custom_cls_channels = True
-        self.custom_activation = True
-        self.custom_accuracy = True
 
-    def get_cls_channels(self, num_classes: int) -> int:
-        """Classifier outputs: the rank loss's."""
-        return self.rank_loss.get_cls_channels(num_classes)
-
-    def get_activation(self, cls_score: Tensor) -> Tensor:
-        """Test scores: the rank loss's (what it ranked, per class)."""
-        return self.rank_loss.get_activation(cls_score)
-
-    def get_accuracy(self, cls_score: Tensor,
-                     labels: Tensor) -> Dict[str, Tensor]:
-        """Accuracy: the rank loss's."""
-        return self.rank_loss.get_accuracy(cls_score, labels)
+    @property
+    def cls_hooks(self) -> nn.Module:
+        """The head hooks are the rank loss's."""
+        return self.rank_loss
 
     def forward(self,
                 cls_score: Tensor,
@@ -114,8 +106,9 @@ class MixedRankLoss(nn.Module):
         if not isinstance(out, dict):
             out = dict(loss_rank=out)
         if self.aux_name in out:
-            raise ValueError(f'aux_name {self.aux_name!r} is a key of the '
-                             'rank loss output already')
+            raise ValueError(f'{type(self).__name__}: aux_name '
+                             f'{self.aux_name!r} is a key of the rank loss '
+                             'output already')
         aux_score = cls_score
         if self.aux_columns == 'foreground':
             # get_cls_channels(0) = the channels beyond the C foreground

@@ -6,16 +6,22 @@ labels)`` with L2-normalised embeddings (B, D) and integer class labels
 (its own column is excluded by index, never by value) plus, for losses with
 a memory, reference embeddings of earlier batches. These helpers build that
 problem once, so that no loss re-implements the self-exclusion or the
-ground truth (same class = relevant).
+ground truth (same class = relevant), and :class:`EmbeddingLoss` is the base
+of those losses.
 """
 from typing import NamedTuple, Optional
 
 import torch
+import torch.nn as nn
 from torch import Tensor
 
+from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
 
-__all__ = ['check_embeddings_labels', 'RetrievalPairs', 'retrieval_pairs']
+__all__ = [
+    'check_embeddings_labels', 'RetrievalPairs', 'retrieval_pairs',
+    'EmbeddingLoss'
+]
 
 
 def check_embeddings_labels(embeddings: Tensor,
@@ -119,3 +125,45 @@ def retrieval_pairs(embeddings: Tensor,
     valid[:, :n].fill_diagonal_(False)
     positives = (labels[:, None] == gallery_labels[None, :]) & valid
     return RetrievalPairs(scores, positives, valid)
+
+
+class EmbeddingLoss(nn.Module):
+    """Base of the metric-learning losses: ``loss(embeddings, labels)``.
+
+    Called with L2-normalised embeddings (B, D) and integer class labels
+    (B,). Every batch element is a query (anchor); its gallery is the rest
+    of the batch, its own column excluded by index
+    (:func:`retrieval_pairs`), plus a memory for losses that keep one.
+
+    Reduction, the same for every subclass: the per-query loss is averaged
+    over the queries that have what the loss needs (a positive; for the
+    losses that compare a positive with a negative, both), and the other
+    queries are skipped, not counted as zero. A batch where no query
+    qualifies gives a zero connected to the graph (fp32; fp64 stays fp64)
+    rather than NaN, so DDP does not wait for gradients. The result is
+    multiplied by ``loss_weight``. Subclasses implement :meth:`loss` (the
+    unweighted scalar) and list their settings in ``_repr_keys``.
+
+    Args:
+        loss_weight (float): Multiplier of the loss, >= 0. Defaults to 1.0.
+        **kwargs: Passed on to the next base class (e.g. a sorter holder).
+    """
+
+    _repr_keys = ()
+
+    def __init__(self, loss_weight: float = 1.0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.loss_weight = check_positive(
+            type(self).__name__, 'loss_weight', loss_weight, allow_zero=True)
+
+    def extra_repr(self) -> str:
+        return ', '.join(f'{key}={getattr(self, key)!r}'
+                         for key in self._repr_keys + ('loss_weight', ))
+
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        """The unweighted scalar loss of a batch."""
+        raise NotImplementedError
+
+    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        """``loss_weight * loss(embeddings, labels)``, a scalar (fp32)."""
+        return self.loss_weight * self.loss(embeddings, labels)

@@ -19,19 +19,19 @@ upstream scaling (``loss_weight``, AMP), like the AP loss.
 from typing import Dict, NamedTuple, Optional, Union
 
 import torch
-import torch.nn as nn
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
+from ..ops.checks import check_choice, check_flag, check_positive
 from ..ops.ranking import blackbox_rank_loss, margin_shift
 from .memory import ScoreMemory, ScoreMemoryMixin
-from .pairwise import retrieval_pairs
+from .pairwise import EmbeddingLoss, retrieval_pairs
+from .utils import check_reduction, grad_stats, zero_loss
 
 __all__ = ['recall_rank_weight', 'rambo_recall_loss', 'RaMBORecallLoss']
 
 _WEIGHTINGS = ('log', 'loglog')
-_REDUCTIONS = ('mean', 'sum')
 
 
 def recall_rank_weight(r: Tensor, weighting: str = 'log') -> Tensor:
@@ -45,12 +45,10 @@ def recall_rank_weight(r: Tensor, weighting: str = 'log') -> Tensor:
     Returns:
         Tensor: ``W(r)``, same shape; ``W(0) = 0``.
     """
+    check_choice('recall_rank_weight', 'weighting', weighting, _WEIGHTINGS)
     if weighting == 'log':
         return torch.log1p(r)
-    if weighting == 'loglog':
-        return torch.log1p(torch.log1p(r))
-    raise ValueError(
-        f'weighting must be one of {_WEIGHTINGS}, got {weighting!r}')
+    return torch.log1p(torch.log1p(r))
 
 
 class _RecallResult(NamedTuple):
@@ -60,43 +58,42 @@ class _RecallResult(NamedTuple):
     grad: Optional[Tensor]  # (Qv, N) score gradient at unit scale
 
 
-def _check_inputs(scores: Tensor, positives: Tensor, valid: Optional[Tensor],
-                  lambda_val: float, margin: float, weighting: str,
-                  reduction: str) -> None:
+def _check_settings(owner: str, lambda_val, margin, weighting, reduction):
+    return (check_positive(owner, 'lambda_val', lambda_val),
+            check_positive(owner, 'margin', margin, allow_zero=True),
+            check_choice(owner, 'weighting', weighting, _WEIGHTINGS),
+            check_reduction(owner, reduction))
+
+
+def _check_inputs(scores: Tensor, positives: Tensor,
+                  valid: Tensor) -> None:
+    """Shapes, binary masks and finite scores; the value checks are folded
+    into one device-to-host read."""
+    owner = 'rambo_recall_loss'
     if not isinstance(scores, Tensor) or scores.dim() != 2 or \
             not scores.is_floating_point():
         raise ValueError(
-            'scores must be a floating point tensor of shape (Q, N), got '
+            f'{owner}: scores must be a floating point tensor of shape '
+            '(Q, N), got '
             f'{tuple(scores.shape) if isinstance(scores, Tensor) else type(scores)}'
         )
+    flags = [~torch.isfinite(scores).all()]
     for name, mask in (('positives', positives), ('valid', valid)):
-        if mask is None and name == 'valid':
-            continue
         if not isinstance(mask, Tensor) or mask.shape != scores.shape:
             raise ValueError(
-                f'{name} must be a tensor of the scores shape '
+                f'{owner}: {name} must be a tensor of the scores shape '
                 f'{tuple(scores.shape)}, got '
                 f'{tuple(mask.shape) if isinstance(mask, Tensor) else type(mask)}'
             )
-        if mask.dtype != torch.bool and bool(((mask != 0) &
-                                              (mask != 1)).any()):
-            raise ValueError(f'{name} must be binary (bool or 0/1)')
-    if not bool(torch.isfinite(scores).all()):
-        raise ValueError('scores contain NaN or inf (mask elements out with '
-                         '`valid` instead)')
-    if isinstance(lambda_val, bool) or not isinstance(
-            lambda_val, (int, float)) or not 0 < lambda_val < float('inf'):
-        raise ValueError(
-            f'lambda_val must be a finite number > 0, got {lambda_val!r}')
-    if isinstance(margin, bool) or not isinstance(
-            margin, (int, float)) or not 0 <= margin < float('inf'):
-        raise ValueError(f'margin must be a finite number >= 0, got {margin!r}')
-    if weighting not in _WEIGHTINGS:
-        raise ValueError(
-            f'weighting must be one of {_WEIGHTINGS}, got {weighting!r}')
-    if reduction not in _REDUCTIONS:
-        raise ValueError(
-            f'reduction must be one of {_REDUCTIONS}, got {reduction!r}')
+        if mask.dtype != torch.bool:
+            flags.append(((mask != 0) & (mask != 1)).any())
+    nonfinite, *nonbinary = torch.stack(flags).tolist()
+    if any(nonbinary):
+        raise ValueError(f'{owner}: positives and valid must be binary '
+                         '(bool or 0/1)')
+    if nonfinite:
+        raise ValueError(f'{owner}: scores contain NaN or inf (mask '
+                         'elements out with `valid` instead)')
 
 
 def _recall_loss(scores: Tensor, positives: Tensor, valid: Tensor,
@@ -108,7 +105,7 @@ def _recall_loss(scores: Tensor, positives: Tensor, valid: Tensor,
     num_pos = positives.sum(-1)
     rows = num_pos > 0
     if not bool(rows.any()):
-        return _RecallResult(scores.sum() * 0, rows, None, None)
+        return _RecallResult(zero_loss(scores), rows, None, None)
     # Eq. 14-15: rank the margin-shifted scores; an excluded element gets
     # -inf, is always last and so never outruns a positive.
     shifted = margin_shift(scores[rows], positives[rows], margin)
@@ -208,15 +205,18 @@ def rambo_recall_loss(scores: Tensor,
     """
     if valid is None:
         valid = torch.ones_like(scores, dtype=torch.bool)
-    _check_inputs(scores, positives, valid, lambda_val, margin, weighting,
-                  reduction)
-    return _recall_loss(scores, positives.bool(), valid.bool(),
-                        float(lambda_val), float(margin), weighting,
-                        bool(normalize_ranks), reduction, False).loss
+    _check_inputs(scores, positives, valid)
+    lambda_val, margin, weighting, reduction = _check_settings(
+        'rambo_recall_loss', lambda_val, margin, weighting, reduction)
+    normalize_ranks = check_flag('rambo_recall_loss', 'normalize_ranks',
+                                 normalize_ranks)
+    return _recall_loss(scores, positives.bool(), valid.bool(), lambda_val,
+                        margin, weighting, normalize_ranks, reduction,
+                        False).loss
 
 
 @MODELS.register_module()
-class RaMBORecallLoss(ScoreMemoryMixin, nn.Module):
+class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     """RaMBO recall loss for metric learning (section 5.1, Eq. 20).
 
     Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
@@ -287,28 +287,19 @@ class RaMBORecallLoss(ScoreMemoryMixin, nn.Module):
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
                  log_diagnostics: bool = True) -> None:
-        super().__init__()
-        probe = torch.zeros(1, 1)
-        _check_inputs(probe, probe, None, lambda_val, margin, weighting,
-                      reduction)
-        if isinstance(loss_weight, bool) or not isinstance(
-                loss_weight, (int, float)) or loss_weight < 0:
-            raise ValueError(
-                f'loss_weight must be a number >= 0, got {loss_weight!r}')
-        self.lambda_val = float(lambda_val)
-        self.margin = float(margin)
-        self.weighting = weighting
-        self.memory = memory
-        self.normalize_ranks = bool(normalize_ranks)
-        self.reduction = reduction
-        self.loss_weight = float(loss_weight)
-        self.log_diagnostics = bool(log_diagnostics)
-        self._memory = ScoreMemory(memory, type(self).__name__)
+        super().__init__(loss_weight)
+        owner = type(self).__name__
+        self.lambda_val, self.margin, self.weighting, self.reduction = \
+            _check_settings(owner, lambda_val, margin, weighting, reduction)
+        self._memory = ScoreMemory(memory, owner)
+        self.memory = self._memory.size
+        self.normalize_ranks = check_flag(owner, 'normalize_ranks',
+                                          normalize_ranks)
+        self.log_diagnostics = check_flag(owner, 'log_diagnostics',
+                                          log_diagnostics)
 
-    def extra_repr(self) -> str:
-        return (f'lambda_val={self.lambda_val}, margin={self.margin}, '
-                f'weighting={self.weighting!r}, memory={self.memory}, '
-                f'normalize_ranks={self.normalize_ranks}')
+    _repr_keys = ('lambda_val', 'margin', 'weighting', 'memory',
+                  'normalize_ranks')
 
     def forward(self, embeddings: Tensor,
                 labels: Tensor) -> Union[Tensor, Dict[str, Tensor]]:
@@ -344,17 +335,7 @@ class RaMBORecallLoss(ScoreMemoryMixin, nn.Module):
             best = result.beaten.masked_fill(~pos, float('inf')).amin(-1)
             out['rambo_recall_r1'] = (best == 0).float().mean()
         if result.grad is not None:
-            out.update(_grad_stats(result.grad, pairs.positives[result.rows],
-                                   pairs.valid[result.rows]))
+            out.update(grad_stats(result.grad, pairs.positives[result.rows],
+                                  pairs.valid[result.rows]))
         return out
 
-
-def _grad_stats(grad: Tensor, positives: Tensor,
-                valid: Tensor) -> Dict[str, Tensor]:
-    """Push directions of the scores of the queries that have a positive."""
-    negatives = valid & ~positives
-    stats = dict(rambo_grad_density=(grad[valid] != 0).float().mean())
-    stats['rambo_pos_grad_frac'] = (grad[positives] < 0).float().mean()
-    if bool(negatives.any()):
-        stats['rambo_neg_grad_frac'] = (grad[negatives] > 0).float().mean()
-    return stats

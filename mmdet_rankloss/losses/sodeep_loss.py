@@ -24,54 +24,17 @@ from torch import Tensor
 
 from mmdet.registry import MODELS
 
+from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
-from ..ops.sorters import build_sorter, load_sorter
-from .pairwise import retrieval_pairs
-from .utils import check_positive, negatives_of, zero_loss
+from ..ops.sorter_holder import SorterHolder, sorter_ranks
+from .pairwise import EmbeddingLoss, retrieval_pairs
+from .utils import negatives_of, zero_loss
 
 __all__ = [
     'SorterHolder', 'sorter_ranks', 'average_ranks', 'spearman_loss', 'sodeep_ap_loss',
     'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
     'SoDeepRecallLoss'
 ]
-
-
-def sorter_ranks(sorter: nn.Module,
-                 scores: Tensor,
-                 pad_value: Optional[float] = None) -> Tensor:
-    """Predicted ranks, in rank positions (1 = highest score), of each row.
-
-    Args:
-        sorter (nn.Module): A sorter predicting ranks divided by its
-            ``seq_len``.
-        scores (Tensor): Rows of scores (Q, L).
-        pad_value (float, optional): When ``L < seq_len``, rows are padded
-            with this value (it must be below every score, so that the exact
-            ranks of the real items are unchanged) and the pads' outputs
-            dropped. Defaults to None: ``L`` must equal ``seq_len``.
-
-    Returns:
-        Tensor: Ranks (Q, L), fp32 (fp64 for fp64 input to a parameter-free
-        sorter).
-    """
-    seq_len = sorter.seq_len
-    length = scores.shape[-1]
-    if length != seq_len and (pad_value is None or length > seq_len):
-        raise ValueError(
-            f'the sorter ranks rows of exactly seq_len={seq_len} scores but '
-            f'got rows of length {length} (scores shape '
-            f'{tuple(scores.shape)}); for retrieval a row is a query against '
-            f'the other B - 1 items, so use batches of {seq_len + 1}, a '
-            f'sorter trained with seq_len={length}, or pad_value for shorter '
-            'rows')
-    work = rank_dtype(scores.dtype)
-    weights = next(sorter.parameters(), None)
-    rows = scores.to(work if weights is None else weights.dtype)
-    if length < seq_len:
-        rows = torch.cat(
-            [rows, rows.new_full((rows.shape[0], seq_len - length),
-                                 pad_value)], 1)
-    return sorter(rows)[:, :length].to(work) * seq_len
 
 
 def average_ranks(target: Tensor) -> Tensor:
@@ -114,7 +77,7 @@ def sodeep_ap_loss(ranks: Tensor, positives: Tensor) -> Tensor:
     num_pos = positives.sum(1)
     rows = num_pos > 0
     if not bool(rows.any()):
-        return ranks.sum() * 0
+        return zero_loss(ranks)
     per_row = (ranks * positives).sum(1) / num_pos.clamp(min=1)
     return (per_row[rows] / ranks.shape[1]).mean()
 
@@ -142,80 +105,12 @@ def sodeep_recall_loss(ranks: Tensor,
     """
     rows = positives.any(1) & negatives.any(1)
     if not bool(rows.any()):
-        return ranks.sum() * 0
+        return zero_loss(ranks)
     length = ranks.shape[1]
     ranks, positives = ranks[rows] / length, positives[rows]
     best_neg = ranks.masked_fill(~negatives[rows], float('inf')).min(1).values
     hinge = (margin / length + ranks - best_neg[:, None]).clamp(min=0)
     return ((hinge * positives).sum(1) / positives.sum(1)).mean()
-
-
-class SorterHolder(nn.Module):
-    """Holds a sorter: built, or loaded from a ``save_sorter`` file.
-
-    Shared by the SoDeep losses and the detection AP ranker
-    (:class:`~mmdet_rankloss.losses.ap_rankers.SorterRanker`). A frozen
-    sorter (the paper's setting) gets ``requires_grad=False`` and stays in
-    eval mode, so its BatchNorm statistics never move.
-    """
-
-    def __init__(self,
-                 sorter: Union[dict, nn.Module, None] = None,
-                 checkpoint: Optional[str] = None,
-                 finetune_sorter: bool = False,
-                 pad_value: Optional[float] = None) -> None:
-        super().__init__()
-        if checkpoint:
-            self.sorter = load_sorter(checkpoint)
-        else:
-            self.sorter = build_sorter(
-                sorter or dict(type='HandcraftedSorter', seq_len=100))
-        if not hasattr(self.sorter, 'seq_len'):
-            raise ValueError('the sorter must have a seq_len attribute')
-        self.finetune_sorter = bool(finetune_sorter)
-        if not self.finetune_sorter:
-            self.sorter.requires_grad_(False)
-            self.sorter.eval()
-        self.pad_value = None if pad_value is None else float(pad_value)
-
-    def train(self, mode: bool = True):
-        """A frozen sorter stays in eval mode (BatchNorm statistics)."""
-        super().train(mode)
-        if not self.finetune_sorter:
-            self.sorter.eval()
-        return self
-
-    def _ranks(self, scores: Tensor) -> Tensor:
-        return sorter_ranks(self.sorter, scores, self.pad_value)
-
-
-class _SorterLoss(SorterHolder):
-    """A sorter plus a loss weight."""
-
-    def __init__(self,
-                 sorter: Union[dict, nn.Module, None] = None,
-                 checkpoint: Optional[str] = None,
-                 finetune_sorter: bool = False,
-                 pad_value: Optional[float] = None,
-                 loss_weight: float = 1.0) -> None:
-        super().__init__(sorter, checkpoint, finetune_sorter, pad_value)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
-
-    def _retrieval_rows(self, embeddings: Tensor, labels: Tensor):
-        """Scores, positives and negatives of each query against the other
-        B - 1 items (its own column removed), shape (B, B - 1)."""
-        pairs = retrieval_pairs(embeddings, labels)
-        b = embeddings.shape[0]
-        if b < 2:  # no other item to rank
-            empty = pairs.scores.new_zeros(b, 0)
-            return empty, empty.bool(), empty.bool()
-        negatives = negatives_of(pairs.positives, pairs.valid)
-
-        def rows(t):
-            return t[pairs.valid].view(b, b - 1)
-
-        return rows(pairs.scores), rows(pairs.positives), rows(negatives)
 
 
 _SORTER_ARGS = """
@@ -230,7 +125,22 @@ _SORTER_ARGS = """
             freezing it (section 3.2.1). Defaults to False.
         pad_value (float, optional): Pads rows shorter than the sorter's
             ``seq_len``; must be below every score. Defaults to None (rows
-            must have exactly ``seq_len`` scores)."""
+            must have exactly ``seq_len`` scores).
+        loss_weight (float): Multiplier of the loss, >= 0. Defaults to 1.0."""
+
+
+class _SorterLoss(SorterHolder):
+    """A sorter plus a loss weight."""
+
+    def __init__(self,
+                 sorter: Union[dict, nn.Module, None] = None,
+                 checkpoint: Optional[str] = None,
+                 finetune_sorter: bool = False,
+                 pad_value: Optional[float] = None,
+                 loss_weight: float = 1.0) -> None:
+        super().__init__(sorter, checkpoint, finetune_sorter, pad_value)
+        self.loss_weight = check_positive(
+            type(self).__name__, 'loss_weight', loss_weight, allow_zero=True)
 
 
 @MODELS.register_module()
@@ -245,7 +155,6 @@ class SoDeepSpearmanLoss(_SorterLoss):
     ``6 / (d (d^2 - 1))``.
 
     Args:""" + _SORTER_ARGS + """
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
 
     def forward(self, pred: Tensor, target: Tensor) -> Tensor:
@@ -264,50 +173,72 @@ class SoDeepSpearmanLoss(_SorterLoss):
         return self.loss_weight * spearman_loss(self._ranks(pred), target)
 
 
-@MODELS.register_module()
-class SoDeepAPLoss(_SorterLoss):
-    __doc__ = """Average-precision surrogate through a sorter (SoDeep Eq. 7).
+class _SorterRetrievalLoss(_SorterLoss, EmbeddingLoss):
+    """A retrieval loss on the sorter's ranks of each query's row.
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,). Each query's similarities to the other
-    ``B - 1`` items are ranked by the sorter (so ``B - 1`` must equal its
-    ``seq_len``, or use ``pad_value``); the loss is the mean predicted rank
-    of the query's positives divided by ``B - 1``, averaged over the
-    queries that have a positive (others are skipped; 0 with a graph when
-    there is none). It is minimal when every query ranks its positives
-    first.
-
-    Args:""" + _SORTER_ARGS + """
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+    ``_SorterLoss`` comes first in the bases, so the constructor is the
+    sorter's (its ``loss_weight`` overrides the base's default) and
+    ``forward`` is :class:`~.pairwise.EmbeddingLoss`'s.
     """
 
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32), see the class docstring."""
+    def extra_repr(self) -> str:
+        return ', '.join(f'{key}={getattr(self, key)!r}' for key in (
+            'finetune_sorter', 'pad_value') + self._repr_keys +
+                         ('loss_weight', ))
+
+    def _retrieval_rows(self, embeddings: Tensor, labels: Tensor):
+        """Scores, positives and negatives of each query against the other
+        B - 1 items (its own column removed), shape (B, B - 1)."""
+        pairs = retrieval_pairs(embeddings, labels)
+        b = embeddings.shape[0]
+        if b < 2:  # no other item to rank
+            empty = pairs.scores.new_zeros(b, 0)
+            return empty, empty.bool(), empty.bool()
+        negatives = negatives_of(pairs.positives, pairs.valid)
+
+        def rows(t):
+            return t[pairs.valid].view(b, b - 1)
+
+        return rows(pairs.scores), rows(pairs.positives), rows(negatives)
+
+
+@MODELS.register_module()
+class SoDeepAPLoss(_SorterRetrievalLoss):
+    __doc__ = """Average-precision surrogate through a sorter (SoDeep Eq. 7).
+
+    Each query's similarities to the other ``B - 1`` items are ranked by
+    the sorter (so ``B - 1`` must equal its ``seq_len``, or use
+    ``pad_value``); the per-query loss is the mean predicted rank of its
+    positives divided by ``B - 1``, minimal when every query ranks its
+    positives first; reduced over the queries that have a positive
+    (:class:`~.pairwise.EmbeddingLoss`).
+
+    Args:""" + _SORTER_ARGS + """
+    """
+
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
         scores, positives, _ = self._retrieval_rows(embeddings, labels)
         if not bool(positives.any()):
             return zero_loss(embeddings)
-        return self.loss_weight * sodeep_ap_loss(self._ranks(scores),
-                                                 positives)
+        return sodeep_ap_loss(self._ranks(scores), positives)
 
 
 @MODELS.register_module()
-class SoDeepRecallLoss(_SorterLoss):
+class SoDeepRecallLoss(_SorterRetrievalLoss):
     __doc__ = """Rank triplet loss with hard negatives (SoDeep Eq. 9-10).
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,). Each query's similarities to the other
-    ``B - 1`` items are ranked by the sorter (so ``B - 1`` must equal its
-    ``seq_len``, or use ``pad_value``). Eq. 9-10 assume one positive per
-    query; here every positive ``p`` gets ``[margin + r_p - r_c]_+`` against
-    the query's best-ranked negative ``c``, ranks divided by ``B - 1``,
-    averaged over the query's positives and then over the queries that have
-    a positive and a negative (others are skipped; 0 with a graph when
-    there is none).
+    Each query's similarities to the other ``B - 1`` items are ranked by
+    the sorter (so ``B - 1`` must equal its ``seq_len``, or use
+    ``pad_value``). Eq. 9-10 assume one positive per query; here every
+    positive ``p`` gets ``[margin + r_p - r_c]_+`` against the query's
+    best-ranked negative ``c``, ranks divided by ``B - 1``, averaged over
+    the query's positives; reduced over the queries that have a positive
+    and a negative (:class:`~.pairwise.EmbeddingLoss`).
 
     Args:""" + _SORTER_ARGS + """
-        margin (float): ``alpha`` in rank positions. Defaults to 1.0.
-        loss_weight (float): Multiplier of the loss. Defaults to 1.0.
+        margin (float): ``alpha`` in rank positions, >= 0. Defaults to 1.0.
     """
+    _repr_keys = ('margin', )
 
     def __init__(self,
                  sorter: Union[dict, nn.Module, None] = None,
@@ -318,13 +249,13 @@ class SoDeepRecallLoss(_SorterLoss):
                  loss_weight: float = 1.0) -> None:
         super().__init__(sorter, checkpoint, finetune_sorter, pad_value,
                          loss_weight)
-        self.margin = check_positive('margin', margin, allow_zero=True)
+        self.margin = check_positive(type(self).__name__, 'margin', margin,
+                                     allow_zero=True)
 
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32), see the class docstring."""
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
         scores, positives, negatives = self._retrieval_rows(
             embeddings, labels)
         if not bool((positives.any(1) & negatives.any(1)).any()):
             return zero_loss(embeddings)
-        return self.loss_weight * sodeep_recall_loss(
-            self._ranks(scores), positives, negatives, self.margin)
+        return sodeep_recall_loss(self._ranks(scores), positives, negatives,
+                                  self.margin)

@@ -23,25 +23,29 @@ min over positives and the max over negatives, i.e. the easiest ones.
 """
 from typing import Optional
 
-import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
+from ..ops.checks import check_flag, check_in_range, check_int, check_positive
 from ..ops.soft_rank import soft_rank
-from .pairwise import retrieval_pairs
-from .utils import (check_in_range, check_positive, distance_from_scores,
-                    hardest_pairs, negatives_of, zero_loss)
+from .pairwise import EmbeddingLoss, retrieval_pairs
+from .utils import (distance_from_scores, hardest_pairs, negatives_of,
+                    zero_loss)
 
 __all__ = ['srt_loss', 'srt_row_losses', 'SoftRankThresholdLoss']
 
 
-def _check_settings(alpha, margin, hard_weight, temperature):
-    check_positive('temperature', temperature)
-    return (check_in_range('alpha', alpha, 0.0, 1.0),
-            check_positive('margin', margin, allow_zero=True),
-            check_positive('hard_weight', hard_weight, allow_zero=True))
+def _check_settings(owner, alpha, margin, soft_margin, hard_weight,
+                    temperature):
+    """The SRT settings, validated; in the order of the signature."""
+    return (check_in_range(owner, 'alpha', alpha, 0.0, 1.0),
+            check_positive(owner, 'margin', margin, allow_zero=True),
+            check_flag(owner, 'soft_margin', soft_margin),
+            check_positive(owner, 'hard_weight', hard_weight,
+                           allow_zero=True),
+            check_positive(owner, 'temperature', temperature))
 
 
 def srt_loss(embeddings: Tensor,
@@ -74,7 +78,8 @@ def srt_loss(embeddings: Tensor,
         positive and one negative (others are skipped); 0 with a graph when
         there is none.
     """
-    _check_settings(alpha, margin, hard_weight, temperature)
+    _check_settings('srt_loss', alpha, margin, soft_margin, hard_weight,
+                    temperature)
     pairs = retrieval_pairs(embeddings, labels)
     negatives = negatives_of(pairs.positives, pairs.valid)
     rows = pairs.positives.any(1) & negatives.any(1)
@@ -110,8 +115,9 @@ def srt_row_losses(distances: Tensor,
     Returns:
         Tensor: Per-anchor losses (Q,).
     """
-    alpha, margin, hard_weight = _check_settings(alpha, margin, hard_weight,
-                                                 temperature)
+    alpha, margin, soft_margin, hard_weight, temperature = _check_settings(
+        'srt_row_losses', alpha, margin, soft_margin, hard_weight,
+        temperature)
     num_pos = positives.sum(1).to(distances.dtype)
     num_neg = negatives.sum(1).to(distances.dtype)
     if not bool(((num_pos > 0) & (num_neg > 0)).all()):
@@ -146,15 +152,13 @@ def _hard_threshold_term(ranks: Tensor, positives: Tensor, negatives: Tensor,
 
 
 @MODELS.register_module()
-class SoftRankThresholdLoss(nn.Module):
+class SoftRankThresholdLoss(EmbeddingLoss):
     """Soft Ranking Threshold loss (Yang et al. 2020) for retrieval batches.
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,). Each anchor's row of distances (itself
-    included, at rank 1) is soft-ranked; positives are pushed below rank
-    ``P_i + 1`` and negatives above ``P_i + 2``. The loss is the mean over
-    the anchors that have a positive and a negative; other anchors are
-    skipped and a batch without any gives 0 with a graph.
+    Each anchor's row of distances (itself included, at rank 1) is
+    soft-ranked; positives are pushed below rank ``P_i + 1`` and negatives
+    above ``P_i + 2``; reduced over the anchors that have a positive and a
+    negative (:class:`~.pairwise.EmbeddingLoss`).
 
     The defaults are the basic form (Eq. 3). The paper's full version
     SRT-F is ``soft_margin=True, hard_weight=0.01`` with a warm-up before
@@ -162,19 +166,21 @@ class SoftRankThresholdLoss(nn.Module):
 
     Args:
         alpha (float): Positive-term weight in [0, 1]. Defaults to 0.5.
-        margin (float): Rank margin ``m`` (Eq. 7). Defaults to 0.
+        margin (float): Rank margin ``m`` >= 0 (Eq. 7). Defaults to 0.
         soft_margin (bool): Softplus instead of the hinge (Eq. 8). Defaults
             to False.
-        hard_weight (float): ``beta`` of the hard-threshold term (Eq. 6).
-            Defaults to 0 (off).
-        hard_warmup_iters (int): Training iterations before the hard term
-            is switched on. The iteration is MMEngine's ``iter`` runtime
-            info when a runner sets it, else the number of training-mode
-            calls of this module. Defaults to 0.
+        hard_weight (float): ``beta`` >= 0 of the hard-threshold term
+            (Eq. 6). Defaults to 0 (off).
+        hard_warmup_iters (int): Training iterations (>= 0) before the hard
+            term is switched on: MMEngine's ``iter`` runtime info when a
+            runner sets it, else the number of training-mode calls of this
+            module. Defaults to 0.
         temperature (float): Soft-rank temperature on unit-sphere distances,
-            see :func:`srt_loss`. Defaults to 0.1.
+            > 0, see :func:`srt_loss`. Defaults to 0.1.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
+    _repr_keys = ('alpha', 'margin', 'soft_margin', 'hard_weight',
+                  'hard_warmup_iters', 'temperature')
 
     def __init__(self,
                  alpha: float = 0.5,
@@ -184,29 +190,15 @@ class SoftRankThresholdLoss(nn.Module):
                  hard_warmup_iters: int = 0,
                  temperature: float = 0.1,
                  loss_weight: float = 1.0) -> None:
-        super().__init__()
-        self.alpha = check_in_range('alpha', alpha, 0.0, 1.0)
-        self.margin = check_positive('margin', margin, allow_zero=True)
-        self.soft_margin = bool(soft_margin)
-        self.hard_weight = check_positive('hard_weight', hard_weight,
-                                          allow_zero=True)
-        if isinstance(hard_warmup_iters, bool) or not isinstance(
-                hard_warmup_iters, int) or hard_warmup_iters < 0:
-            raise ValueError('hard_warmup_iters must be an int >= 0, got '
-                             f'{hard_warmup_iters!r}')
-        self.hard_warmup_iters = hard_warmup_iters
-        self.temperature = check_positive('temperature', temperature)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
+        super().__init__(loss_weight)
+        owner = type(self).__name__
+        (self.alpha, self.margin, self.soft_margin, self.hard_weight,
+         self.temperature) = _check_settings(owner, alpha, margin,
+                                             soft_margin, hard_weight,
+                                             temperature)
+        self.hard_warmup_iters = check_int(owner, 'hard_warmup_iters',
+                                           hard_warmup_iters)
         self._calls = 0  # plain int, not a buffer: DDP would overwrite it
-
-    def extra_repr(self) -> str:
-        return (f'alpha={self.alpha}, margin={self.margin}, '
-                f'soft_margin={self.soft_margin}, '
-                f'hard_weight={self.hard_weight}, '
-                f'hard_warmup_iters={self.hard_warmup_iters}, '
-                f'temperature={self.temperature}, '
-                f'loss_weight={self.loss_weight}')
 
     def current_iter(self) -> int:
         """The training iteration that gates the hard term."""
@@ -215,12 +207,11 @@ class SoftRankThresholdLoss(nn.Module):
             'iter')
         return self._calls if hub_iter is None else int(hub_iter)
 
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32) of a batch, see the class docstring."""
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
         hard_on = self.hard_weight > 0 and \
             self.current_iter() >= self.hard_warmup_iters
         if self.training:
             self._calls += 1
-        return self.loss_weight * srt_loss(
+        return srt_loss(
             embeddings, labels, self.alpha, self.margin, self.soft_margin,
             self.hard_weight if hard_on else 0.0, self.temperature)

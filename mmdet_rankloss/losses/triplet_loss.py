@@ -14,15 +14,15 @@ distances of a fixed P x K layout): they take any labels, skip anchors
 without a positive or a negative and exclude the anchor itself by index.
 """
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from .pairwise import retrieval_pairs
-from .utils import (check_positive, distance_from_scores, hardest_pairs,
-                    negatives_of, zero_loss)
+from ..ops.checks import check_flag, check_positive
+from .pairwise import EmbeddingLoss, retrieval_pairs
+from .utils import (distance_from_scores, hardest_pairs, negatives_of,
+                    zero_loss)
 
 __all__ = [
     'batch_hard_triplet_loss', 'BatchHardTripletLoss', 'wilcoxon_loss',
@@ -89,14 +89,12 @@ def wilcoxon_loss(embeddings: Tensor, labels: Tensor,
 
 
 @MODELS.register_module()
-class BatchHardTripletLoss(nn.Module):
+class BatchHardTripletLoss(EmbeddingLoss):
     """Batch-hard triplet loss (Hermans et al. 2017), a retrieval baseline.
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,). Averages ``[m + d(a, p*) - d(a, n*)]_+``
-    over the anchors that have a positive and a negative, with ``p*`` the
-    farthest positive and ``n*`` the closest negative; other anchors are
-    skipped and a batch without any gives 0 with a graph.
+    ``[m + d(a, p*) - d(a, n*)]_+`` per anchor, ``p*`` its farthest
+    positive and ``n*`` its closest negative, reduced as
+    :class:`~.pairwise.EmbeddingLoss` says (anchors with both).
 
     Args:
         margin (float): Margin >= 0. Defaults to 0.3 (AUC paper's baseline).
@@ -104,53 +102,41 @@ class BatchHardTripletLoss(nn.Module):
             False.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
+    _repr_keys = ('margin', 'soft_margin')
 
     def __init__(self,
                  margin: float = 0.3,
                  soft_margin: bool = False,
                  loss_weight: float = 1.0) -> None:
-        super().__init__()
-        self.margin = check_positive('margin', margin, allow_zero=True)
-        self.soft_margin = bool(soft_margin)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
+        super().__init__(loss_weight)
+        owner = type(self).__name__
+        self.margin = check_positive(owner, 'margin', margin,
+                                     allow_zero=True)
+        self.soft_margin = check_flag(owner, 'soft_margin', soft_margin)
 
-    def extra_repr(self) -> str:
-        return (f'margin={self.margin}, soft_margin={self.soft_margin}, '
-                f'loss_weight={self.loss_weight}')
-
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32) of a batch, see the class docstring."""
-        return self.loss_weight * batch_hard_triplet_loss(
-            embeddings, labels, self.margin, self.soft_margin)
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        return batch_hard_triplet_loss(embeddings, labels, self.margin,
+                                       self.soft_margin)
 
 
 @MODELS.register_module()
-class WilcoxonLoss(nn.Module):
+class WilcoxonLoss(EmbeddingLoss):
     """Wilcoxon-BH loss (AUC paper Eq. 11), a retrieval baseline.
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer labels (B,). The ROC area is estimated by one
-    sigmoid over every (hardest positive of anchor i, hardest negative of
-    anchor j) combination of the anchors that have both; a batch without
-    any gives 0 with a graph.
+    The ROC area estimated by one sigmoid over every (hardest positive of
+    anchor i, hardest negative of anchor j) combination of the anchors that
+    have both (:class:`~.pairwise.EmbeddingLoss`).
 
     Args:
-        slope (float): Sigmoid slope on cosine-similarity differences.
+        slope (float): Sigmoid slope on cosine-similarity differences, > 0.
             Defaults to 1.0 (Eq. 11).
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
+    _repr_keys = ('slope', )
 
     def __init__(self, slope: float = 1.0, loss_weight: float = 1.0) -> None:
-        super().__init__()
-        self.slope = check_positive('slope', slope)
-        self.loss_weight = check_positive('loss_weight', loss_weight,
-                                          allow_zero=True)
+        super().__init__(loss_weight)
+        self.slope = check_positive(type(self).__name__, 'slope', slope)
 
-    def extra_repr(self) -> str:
-        return f'slope={self.slope}, loss_weight={self.loss_weight}'
-
-    def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
-        """Scalar loss (fp32) of a batch, see the class docstring."""
-        return self.loss_weight * wilcoxon_loss(embeddings, labels,
-                                                self.slope)
+    def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
+        return wilcoxon_loss(embeddings, labels, self.slope)

@@ -1,20 +1,72 @@
-"""Helpers shared by the peer rank losses (FastAP, SRT, SoDeep, AUC, triplet).
+"""Helpers shared by the losses: reductions, the zero loss, diagnostics.
 
 The in-batch retrieval problem itself (cosine scores, positives, the
 self-column excluded) comes from :func:`.pairwise.retrieval_pairs`; this
-module adds what several losses need on top of it: negatives, distances on
-the unit sphere, batch-hard mining and hyper-parameter checks.
+module adds what several losses need: the reductions a rank loss supports,
+the zero that keeps the graph, the logged push directions of a blackbox
+gradient, negatives, distances on the unit sphere and batch-hard mining.
+Hyper-parameter checks are in :mod:`mmdet_rankloss.ops.checks`.
 """
-from typing import NamedTuple
+from typing import Dict, NamedTuple, Optional
 
 import torch
 from torch import Tensor
 
+from ..ops.checks import check_choice
+
 __all__ = [
-    'negatives_of', 'zero_loss', 'sq_distance_from_scores',
-    'distance_from_scores', 'HardestPairs', 'hardest_pairs',
-    'check_positive', 'check_in_range'
+    'REDUCTIONS', 'check_reduction', 'zero_loss', 'grad_stats',
+    'negatives_of', 'sq_distance_from_scores', 'distance_from_scores',
+    'HardestPairs', 'hardest_pairs'
 ]
+
+#: Reductions of a rank loss over its rankings (queries, classes). There is
+#: no 'none': a rank loss is a function of a whole ranking, not a sum of
+#: per-element terms.
+REDUCTIONS = ('mean', 'sum')
+
+
+def check_reduction(owner: str, reduction, name: str = 'reduction') -> str:
+    """One of :data:`REDUCTIONS`; ``'none'`` gets its own explanation."""
+    if reduction == 'none':
+        raise ValueError(
+            f"{owner}: {name}='none' is not supported: a rank loss is a "
+            'function of the whole ranking, not a sum of per-element '
+            'terms, so there is no per-element loss to return (this is '
+            'what OHEMSampler asks for; use a random sampler with rank '
+            'losses)')
+    return check_choice(owner, name, reduction, REDUCTIONS)
+
+
+def grad_stats(grad: Tensor,
+               positives: Tensor,
+               valid: Optional[Tensor] = None) -> Dict[str, Tensor]:
+    """Push directions of a score gradient at unit scale, for logging.
+
+    Args:
+        grad (Tensor): dL/dscores, any shape.
+        positives (Tensor): Bool, the same shape.
+        valid (Tensor, optional): Bool, the elements that count. Defaults
+            to None (all).
+
+    Returns:
+        dict[str, Tensor]: ``rambo_grad_density`` (share of elements with
+        any gradient), ``rambo_pos_grad_frac`` (share of positives pushed
+        up) and ``rambo_neg_grad_frac`` (share of negatives pushed down);
+        a key is left out when it has no element.
+    """
+    if valid is None:
+        negatives = ~positives
+        moved = grad != 0
+    else:
+        negatives = valid & ~positives
+        moved = grad[valid] != 0
+    stats = dict(rambo_grad_density=moved.float().mean())
+    if bool(positives.any()):
+        stats['rambo_pos_grad_frac'] = (grad[positives] < 0).float().mean()
+    if bool(negatives.any()):
+        stats['rambo_neg_grad_frac'] = (grad[negatives] > 0).float().mean()
+    return stats
 
 
 def negatives_of(positives: Tensor, valid: Tensor) -> Tensor:
@@ -22,11 +74,11 @@ def negatives_of(positives: Tensor, valid: Tensor) -> Tensor:
     return valid & ~positives
 
 
-def zero_loss(embeddings: Tensor) -> Tensor:
-    """A zero loss connected to the graph (DDP does not wait for grads that
-    never come), in fp32 like every loss value of the package (fp64 input
-    stays fp64)."""
-    zero = embeddings.sum() * 0
+def zero_loss(inputs: Tensor) -> Tensor:
+    """The loss of a batch with nothing to rank: a zero connected to the
+    graph of ``inputs`` (DDP does not wait for grads that never come), in
+    fp32 like every loss value of the package (fp64 input stays fp64)."""
+    zero = inputs.sum() * 0
     return zero if zero.dtype == torch.float64 else zero.float()
 
 
@@ -81,25 +133,3 @@ def hardest_pairs(scores: Tensor, positives: Tensor,
     hard_pos = torch.where(has_pos, hard_pos, torch.zeros_like(hard_pos))
     hard_neg = torch.where(has_neg, hard_neg, torch.zeros_like(hard_neg))
     return HardestPairs(hard_pos, hard_neg, has_pos & has_neg)
-
-
-def check_positive(name: str, value, allow_zero: bool = False) -> float:
-    """Returns ``float(value)`` or raises ``ValueError`` naming it."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and (value >= 0 if allow_zero else value > 0) \
-        and value != float('inf')
-    if not ok:
-        bound = '>= 0' if allow_zero else '> 0'
-        raise ValueError(f'{name} must be a finite number {bound}, got '
-                         f'{value!r}')
-    return float(value)
-
-
-def check_in_range(name: str, value, low: float, high: float) -> float:
-    """Returns ``float(value)`` if ``low <= value <= high``, else raises
-    ``ValueError`` naming it."""
-    if not (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and low <= value <= high):
-        raise ValueError(
-            f'{name} must be a number in [{low}, {high}], got {value!r}')
-    return float(value)

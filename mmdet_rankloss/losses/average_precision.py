@@ -1,0 +1,251 @@
+"""``1 - AP`` of rows of scores: the functional core of the AP losses.
+
+Paper: Rolinek et al., "Optimizing Rank-based Metrics with Blackbox
+Differentiation", CVPR 2020, https://arxiv.org/abs/1912.03500, Eq. 14 and
+21-22.
+
+For every positive, precision is its rank among the positives divided by
+its rank among all elements, both on the scores shifted by the margin of
+Eq. 14 (positives ``- margin / 2``, negatives ``+ margin / 2``); AP is the
+mean precision of a row's positives. :func:`ap_of_rows` is the one entry
+point: it flattens the rows, leaves out those without a positive, shifts by
+the margin and hands the rows to a back-end (``rows_fn``) that gives the
+ranks a gradient. :func:`blackbox_ap_rows` is the back-end of the paper
+(Algorithm 1); :class:`~mmdet_rankloss.losses.ap_rankers.BlackboxRanker`
+and :func:`average_precision_loss` both call it, so the functional form
+builds no module.
+"""
+from functools import partial
+from typing import Callable, NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from ..ops.checks import check_flag, check_positive
+from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
+                           rank_dtype, subset_rank_at)
+from .utils import check_reduction, zero_loss
+
+__all__ = [
+    'APLossResult', 'ap_of_rows', 'blackbox_ap_rows', 'exact_ap',
+    'average_precision_loss'
+]
+
+
+class APLossResult(NamedTuple):
+    """What an AP back-end computes for rows of scores."""
+    loss: Tensor  # scalar, differentiable
+    ap: Tensor  # (R,) detached exact AP per row (0 for rows without positives)
+    valid: Tensor  # (R,) bool, rows that have a positive
+    grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
+
+
+def row_mean(values: Tensor, row_of: Tensor, num_pos: Tensor) -> Tensor:
+    """Mean per row of values given at the positives (``row_of`` their
+    rows, ``num_pos`` the count per row); 0 for rows without any."""
+    total = values.new_zeros(num_pos.shape[0]).index_add(0, row_of, values)
+    return total / num_pos.clamp(min=1)
+
+
+def exact_ap(shifted: Tensor, row_of: Tensor, col_of: Tensor,
+             num_pos: Tensor) -> Tensor:
+    """Exact AP (Eq. 21-22) of each row of scores (R, n) from its positives
+    at ``(row_of, col_of)``; 0 for rows without positives."""
+    with torch.no_grad():
+        precision = subset_rank_at(shifted, row_of, col_of) / exact_rank(
+            shifted)[row_of, col_of]
+        return row_mean(precision, row_of, num_pos)
+
+
+def reduce_rows(ap: Tensor, valid: Tensor, reduction: str) -> Tensor:
+    """``1 - AP`` of the valid rows, averaged or summed."""
+    per_row = (1 - ap)[valid]
+    return per_row.mean() if reduction == 'mean' else per_row.sum()
+
+
+def ap_of_rows(scores: Tensor,
+               positives: Tensor,
+               margin: float,
+               reduction: str,
+               with_grad: bool,
+               rows_fn: Callable[..., APLossResult],
+               knows_grad: bool = False) -> APLossResult:
+    """``1 - AP`` of each row (along the last dim), reduced over valid rows.
+
+    Args:
+        scores (Tensor): Validated, finite scores (..., n).
+        positives (Tensor): Bool (or 0/1) of the scores' shape.
+        margin (float): Margin alpha of Eq. 14, >= 0.
+        reduction (str): ``'mean'`` or ``'sum'`` over rows with a positive.
+        with_grad (bool): Also return the score gradient at unit scale, if
+            the back-end knows it in forward (``knows_grad``).
+        rows_fn (callable): The back-end, called as ``rows_fn(shifted,
+            positives, (row_of, col_of), num_pos, valid, reduction,
+            with_grad)`` on (R, n) rows that include at least one positive.
+        knows_grad (bool): Whether ``rows_fn`` returns a gradient.
+
+    Returns:
+        APLossResult: Loss, detached exact AP and valid flag per row (of
+        the leading shape) and the gradient (or None).
+    """
+    lead, n = scores.shape[:-1], scores.shape[-1]
+    scores = scores.reshape(-1, n)
+    positives = positives.bool().reshape(-1, n)
+    num_pos = positives.sum(-1)
+    valid = num_pos > 0
+    if not bool(valid.any()):
+        zero = zero_loss(scores)
+        grad = torch.zeros_like(scores, dtype=rank_dtype(
+            scores.dtype)) if with_grad and knows_grad else None
+        out = APLossResult(zero, zero.new_zeros(valid.shape).detach(), valid,
+                           grad)
+    else:
+        shifted = margin_shift(scores, positives, margin)
+        at_positives = positives.nonzero(as_tuple=True)
+        out = rows_fn(shifted, positives, at_positives, num_pos, valid,
+                      reduction, with_grad)
+    return APLossResult(
+        out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
+        None if out.grad is None else out.grad.reshape(lead + (n, )))
+
+
+def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
+                     num_pos: Tensor, valid: Tensor, reduction: str,
+                     with_grad: bool, lambda_val: float,
+                     normalize_ranks: bool,
+                     positive_rank_grad: bool) -> APLossResult:
+    """The Algorithm-1 back-end of :func:`ap_of_rows` (one batched call of
+    :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`).
+
+    The loss reads only the positives' ranks, gathered (M values) rather
+    than masked full rows, so its graph holds no row-sized tensor but the
+    ranks. With ``positive_rank_grad`` the shifted scores are stacked with
+    a copy whose negatives are -inf (always last, no gradient): both ranks
+    of Eq. 21 come out of one sort and both get Algorithm 1. Otherwise the
+    rank among the positives is a constant, from a sort of the positives
+    only (the same order as in the full ranking).
+    """
+    n = shifted.shape[-1]
+    row_of, col_of = at_positives
+    if positive_rank_grad:
+        ranked = torch.stack(
+            [shifted, shifted.masked_fill(~positives, float('-inf'))])
+    else:
+        ranked = shifted
+        fixed_rank_pos = subset_rank_at(shifted, row_of, col_of)
+        if normalize_ranks:
+            fixed_rank_pos = fixed_rank_pos / n
+    ap_rows = []
+
+    def loss_from_ranks(ranks: Tensor) -> Tensor:
+        if positive_rank_grad:
+            rank_all = ranks[0][row_of, col_of]
+            rank_pos = ranks[1][row_of, col_of]
+        else:
+            rank_all, rank_pos = ranks[row_of, col_of], fixed_rank_pos
+        # Eq. 21: the ratio is the same for integer and normalised ranks
+        ap = row_mean(rank_pos / rank_all, row_of, num_pos)
+        ap_rows.append(ap.detach())
+        return reduce_rows(ap, valid, reduction)
+
+    out = blackbox_rank_loss(
+        ranked,
+        loss_from_ranks,
+        lambda_val,
+        normalize=normalize_ranks,
+        return_grad=with_grad,
+        validate=False)  # finite scores (callers), lambda checked by them
+    loss, grad = out if with_grad else (out, None)
+    if grad is not None and positive_rank_grad:
+        # chain rule through stack + masked_fill: both views feed scores
+        grad = grad[0] + grad[1].masked_fill(~positives, 0)
+    return APLossResult(loss, ap_rows[0] * valid, valid, grad)
+
+
+def check_rank_inputs(owner: str, scores: Tensor, labels: Tensor) -> None:
+    """Shapes and values of ``(scores (..., n), binary labels)``.
+
+    The value checks (finite scores, binary labels) need the data on the
+    host; they are folded into one device-to-host read.
+    """
+    if not isinstance(scores, Tensor) or not scores.is_floating_point():
+        raise ValueError(f'{owner}: scores must be a floating point tensor, '
+                         f'got {getattr(scores, "dtype", type(scores))}')
+    if scores.dim() == 0 or scores.shape[-1] == 0:
+        raise ValueError(f'{owner}: scores must have shape (..., n) with '
+                         f'n > 0, got {tuple(scores.shape)}')
+    if not isinstance(labels, Tensor) or labels.shape != scores.shape:
+        raise ValueError(
+            f'{owner}: labels must be a tensor of the scores shape '
+            f'{tuple(scores.shape)}, got '
+            f'{tuple(labels.shape) if isinstance(labels, Tensor) else labels}')
+    flags = [~torch.isfinite(scores).all()]
+    if labels.dtype != torch.bool:
+        flags.append(((labels != 0) & (labels != 1)).any())
+    nonfinite, *nonbinary = torch.stack(flags).tolist()
+    if any(nonbinary):
+        raise ValueError(f'{owner}: labels must be binary (0/1 or bool)')
+    if nonfinite:
+        raise ValueError(f'{owner}: scores contain NaN or inf')
+
+
+def average_precision_loss(scores: Tensor,
+                           labels: Tensor,
+                           lambda_val: float = 0.5,
+                           margin: float = 0.0,
+                           normalize_ranks: bool = True,
+                           reduction: str = 'mean',
+                           positive_rank_grad: bool = False) -> Tensor:
+    """``1 - AP`` of each row of scores, differentiated by blackbox ranking.
+
+    Ties are ranked by index (see
+    :func:`~mmdet_rankloss.ops.ranking.exact_rank`). Rows without a
+    positive have no AP and are left out (never NaN); when no row has one
+    the result is a zero that keeps the graph.
+
+    Args:
+        scores (Tensor): Scores of shape (..., n), one ranking per row.
+            Any floating dtype; fp16/bf16 are shifted and ranked in fp32.
+        labels (Tensor): Binary relevance of the scores' shape (bool or 0/1).
+        lambda_val (float): Algorithm 1's interpolation strength, > 0.
+            Defaults to 0.5 (the paper's detection setting).
+        margin (float): Margin alpha of Eq. 14, >= 0. Defaults to 0.0.
+        normalize_ranks (bool): Rank as fractions ``rank / n``. The value
+            is the same (precision is a ratio of ranks), but Algorithm 1
+            then acts as ``lambda * n`` on integer ranks: without it a
+            ranking of thousands of elements gets almost no gradient at
+            lambda = 0.5 (``docs/score_space.md``). Defaults to True.
+        reduction (str): ``'mean'`` or ``'sum'`` of ``1 - AP`` over the rows
+            that have a positive. Defaults to ``'mean'``.
+        positive_rank_grad (bool): Also differentiate the rank among the
+            positives (Eq. 21's numerator) by Algorithm 1. The value is the
+            same. Off by default: AP does not change when two positives
+            swap, but the two rankers are perturbed in opposite directions
+            and the second pushes the best-ranked positives down (measured
+            in ``docs/score_space.md``). Defaults to False.
+
+    Returns:
+        Tensor: Scalar loss (fp32, fp64 for fp64 scores).
+
+    Raises:
+        ValueError: On bad shapes, non-binary labels, NaN/inf scores,
+            lambda <= 0, margin < 0 or an unknown reduction.
+
+    Example:
+        >>> scores = torch.tensor([[0.9, 0.2, 0.6, 0.1]], requires_grad=True)
+        >>> labels = torch.tensor([[1, 0, 0, 1]])
+        >>> loss = average_precision_loss(scores, labels)
+        >>> round(loss.item(), 4)  # AP = (1/1 + 2/4) / 2
+        0.25
+    """
+    owner = 'average_precision_loss'
+    check_rank_inputs(owner, scores, labels)
+    margin = check_positive(owner, 'margin', margin, allow_zero=True)
+    check_reduction(owner, reduction)
+    rows_fn = partial(
+        blackbox_ap_rows,
+        lambda_val=check_positive(owner, 'lambda_val', lambda_val),
+        normalize_ranks=check_flag(owner, 'normalize_ranks', normalize_ranks),
+        positive_rank_grad=check_flag(owner, 'positive_rank_grad',
+                                      positive_rank_grad))
+    return ap_of_rows(scores, labels, margin, reduction, False, rows_fn).loss

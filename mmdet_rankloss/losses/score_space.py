@@ -1,0 +1,210 @@
+"""What a detection rank loss ranks, and the test-time scores that follow.
+
+A classification head gives logits; a rank loss must choose which numbers
+it ranks (its *score space*), and the test must then rank the detections
+of a class by a monotone function of the same numbers, or training
+optimises one ranking and the test measures another. :class:`ScoreSpace`
+owns that choice and derives from it the three custom-classifier hooks of
+mmdet's ``BBoxHead`` (``get_cls_channels``, ``get_activation``,
+``get_accuracy``) and the head-side input checks; :class:`ClsHooksMixin`
+gives a loss module those hooks from its score space (or from a wrapped
+loss). Measurements behind the choices: ``docs/score_space.md``.
+"""
+from typing import Dict, Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from mmdet.models.losses import accuracy
+
+from ..ops.checks import check_choice, check_number
+from ..ops.ranking import rank_dtype
+
+__all__ = ['SCORE_SPACES', 'ScoreSpace', 'ClsHooksMixin']
+
+SCORE_SPACES = ('sigmoid', 'softmax', 'logits')
+
+
+class ScoreSpace:
+    """The scores a detection rank loss ranks.
+
+    * ``'logits'``: the first C raw logits of a stock C + 1 channel head
+      (CE checkpoints load as they are; the background logit is unused);
+      ``sigmoid`` of each at test time. The default of the losses: the only
+      space in which the paper's margin and lambda give a fresh head a
+      usable gradient (in probability units a margin of 0.15 exceeds the
+      spread of the scores at initialisation).
+    * ``'softmax'``: the first C columns of the softmax over C + 1 logits
+      (background last); softmax at test time.
+    * ``'sigmoid'``: C logits (a head of C channels), ranked as ``sigmoid``.
+
+    Args:
+        name (str): One of :data:`SCORE_SPACES`.
+        calibration (tuple[float, float], optional): ``(a, b)`` of a Platt
+            fit, ``p' = sigmoid(a * logit(p) + b)`` with ``a > 0``, applied
+            to the test-time foreground scores. Monotone, so it changes no
+            ranking and no AP, only what a score threshold means; fitted on
+            val by ``tools/study.py`` or
+            ``tools/analysis/fit_score_calibration.py``. Defaults to None.
+        owner (str): Component named in error messages.
+    """
+
+    def __init__(self,
+                 name: str = 'logits',
+                 calibration: Optional[Sequence[float]] = None,
+                 owner: str = 'ScoreSpace') -> None:
+        self.owner = owner
+        self.name = check_choice(owner, 'score_space', name, SCORE_SPACES)
+        if calibration is not None:
+            requirement = ('calibration must be (a, b), finite numbers with '
+                           f'a > 0 (a monotone Platt map), got {calibration!r}')
+            if not isinstance(calibration, (tuple, list)) or \
+                    len(calibration) != 2:
+                raise ValueError(f'{owner}: {requirement}')
+            try:
+                calibration = (check_number(owner, 'calibration[0]',
+                                            calibration[0], 0, low_open=True),
+                               check_number(owner, 'calibration[1]',
+                                            calibration[1]))
+            except ValueError as error:
+                raise ValueError(f'{owner}: {requirement}') from error
+        self.calibration = calibration
+
+    def __repr__(self) -> str:
+        return f'ScoreSpace({self.name!r}, calibration={self.calibration})'
+
+    @property
+    def extra_channels(self) -> int:
+        """Channels beyond the C foreground ones (a background column)."""
+        return int(self.name != 'sigmoid')
+
+    def num_classes(self, cls_score: Tensor) -> int:
+        """C of a classifier output (N, C) or (N, C + 1)."""
+        return cls_score.shape[-1] - self.extra_channels
+
+    def ranked(self, cls_score: Tensor, num_classes: int) -> Tensor:
+        """The (N, C) scores the loss ranks, in the rank dtype (>= fp32)."""
+        work = cls_score.to(rank_dtype(cls_score.dtype))
+        if self.name == 'softmax':
+            return F.softmax(work, dim=-1)[:, :num_classes]
+        if self.name == 'sigmoid':
+            return work.sigmoid()
+        return work[:, :num_classes]
+
+    def check_inputs(self, cls_score: Tensor, labels: Tensor,
+                     weight: Optional[Tensor]) -> int:
+        """Validate a head's ``(cls_score, labels, weight)``; returns C.
+
+        The value checks (finite scores, labels in 0..C) need the data on
+        the host; they are folded into one device-to-host read per call.
+        """
+        owner = self.owner
+        if not isinstance(cls_score, Tensor) or cls_score.dim() != 2 \
+                or not cls_score.is_floating_point():
+            got = getattr(cls_score, 'shape', cls_score)
+            raise ValueError(f'{owner}: cls_score must be a float tensor (N, '
+                             f'num_channels), got {got}')
+        num_classes = self.num_classes(cls_score)
+        if num_classes < 1:
+            raise ValueError(
+                f'{owner}: cls_score has {cls_score.shape[-1]} channels: too '
+                f'few for score_space={self.name!r} (needs C'
+                f"{' + 1' if self.extra_channels else ''}, C >= 1)")
+        n = cls_score.shape[0]
+        if not isinstance(labels, Tensor) or labels.shape != (n, ):
+            raise ValueError(f'{owner}: labels must have shape ({n},), got '
+                             f'{getattr(labels, "shape", labels)}')
+        if weight is not None and (not isinstance(weight, Tensor)
+                                   or weight.shape != (n, )):
+            raise ValueError(f'{owner}: weight must have shape ({n},), got '
+                             f'{getattr(weight, "shape", weight)}')
+        bad_labels, nonfinite = labels.is_floating_point(), False
+        if n and not bad_labels:
+            bad_labels, nonfinite = torch.stack([
+                ((labels < 0) | (labels > num_classes)).any(),
+                ~torch.isfinite(cls_score).all()
+            ]).tolist()
+        if bad_labels:
+            raise ValueError(
+                f'{owner}: labels must be integers in 0..{num_classes} '
+                f'({num_classes} = background) for cls_score of shape '
+                f'{tuple(cls_score.shape)} and score_space={self.name!r}')
+        if nonfinite:
+            raise ValueError(f'{owner}: cls_score contains NaN or inf')
+        return num_classes
+
+    # --------------------------------------------------- mmdet BBoxHead hooks
+    def get_cls_channels(self, num_classes: int) -> int:
+        """Classifier outputs: C for sigmoid, C + 1 (background last) else."""
+        return num_classes + self.extra_channels
+
+    def get_activation(self, cls_score: Tensor) -> Tensor:
+        """Test-time scores (N, C + 1): within each class, the loss's order.
+
+        NMS and ``VOCMetric`` rank a class's detections by these, so each
+        column is a monotone function of the column the loss ranked:
+        softmax over the C + 1 logits for 'softmax', ``sigmoid`` of each
+        foreground logit for 'logits' and 'sigmoid'. (The stock softmax
+        would reorder a class's RoIs by their other, untrained logits; on
+        DigitsVOC that cost up to 7 AP50 points, ``docs/evidence.md``.)
+        For 'logits' and 'sigmoid' a dummy ``1 - max`` background column
+        is appended, because ``multiclass_nms`` drops the last column.
+        Rank-trained scores have no absolute scale: use
+        ``test_cfg.rcnn.score_thr=0`` with them.
+        """
+        num_classes = self.num_classes(cls_score)
+        if self.name == 'softmax':
+            probs = F.softmax(cls_score, dim=-1)
+            if self.calibration is None:
+                return probs
+            eps = torch.finfo(probs.dtype).eps
+            logit = torch.logit(probs[:, :num_classes], eps=eps)
+        else:
+            logit = cls_score[:, :num_classes]
+        if self.calibration is not None:
+            a, b = self.calibration
+            logit = a * logit + b
+        probs = logit.sigmoid()
+        background = 1 - probs.max(dim=-1, keepdim=True).values
+        return torch.cat([probs, background], dim=-1)
+
+    def get_accuracy(self, cls_score: Tensor,
+                     labels: Tensor) -> Dict[str, Tensor]:
+        """``acc_classes``: top-1 among the C classes on foreground RoIs
+        (no background score is trained in the 'logits' and 'sigmoid'
+        spaces)."""
+        num_classes = self.num_classes(cls_score)
+        foreground = (labels >= 0) & (labels < num_classes)
+        return dict(acc_classes=accuracy(
+            cls_score[foreground, :num_classes], labels[foreground]))
+
+
+class ClsHooksMixin:
+    """The custom-classifier hooks of mmdet's ``BBoxHead``, delegated.
+
+    ``BBoxHead`` asks its ``loss_cls`` for ``custom_cls_channels``,
+    ``custom_activation`` and ``custom_accuracy``; a loss with this mixin
+    answers them from ``self.cls_hooks``: a :class:`ScoreSpace`, or a
+    wrapped loss that has the hooks itself.
+    """
+    custom_cls_channels = True
+    custom_activation = True
+    custom_accuracy = True
+
+    @property
+    def cls_hooks(self):
+        raise NotImplementedError
+
+    def get_cls_channels(self, num_classes: int) -> int:
+        """Number of classifier output channels for C classes."""
+        return self.cls_hooks.get_cls_channels(num_classes)
+
+    def get_activation(self, cls_score: Tensor) -> Tensor:
+        """Test-time scores (N, C + 1), ranked per class as in training."""
+        return self.cls_hooks.get_activation(cls_score)
+
+    def get_accuracy(self, cls_score: Tensor,
+                     labels: Tensor) -> Dict[str, Tensor]:
+        """Accuracy logged by the head."""
+        return self.cls_hooks.get_accuracy(cls_score, labels)
