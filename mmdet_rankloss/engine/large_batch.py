@@ -29,6 +29,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from mmdet.registry import MODELS
 
 from ..models.retrieval import RetrievalModel
+from ..ops.checks import check_int
 
 __all__ = ['chunked_embedding_backward', 'LargeBatchRetrievalModel']
 
@@ -71,9 +72,7 @@ def chunked_embedding_backward(
         Tensor: The detached loss value. Parameter gradients are
         accumulated into ``.grad`` as one backward pass of the loss would.
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size,
-                                                      int) or chunk_size < 1:
-        raise ValueError(f'chunk_size must be an int >= 1, got {chunk_size!r}')
+    check_int('chunked_embedding_backward', 'chunk_size', chunk_size, 1)
     if not isinstance(inputs, Tensor) or inputs.dim() == 0 or \
             inputs.shape[0] == 0:
         raise ValueError('inputs must be a non-empty batch tensor (B, ...), '
@@ -129,11 +128,8 @@ class LargeBatchRetrievalModel(RetrievalModel):
 
     def __init__(self, chunk_size: int = 64, **kwargs) -> None:
         super().__init__(**kwargs)
-        if isinstance(chunk_size, bool) or not isinstance(
-                chunk_size, int) or chunk_size < 1:
-            raise ValueError(
-                f'chunk_size must be an int >= 1, got {chunk_size!r}')
-        self.chunk_size = chunk_size
+        self.chunk_size = check_int(type(self).__name__, 'chunk_size',
+                                    chunk_size, 1)
         self._warned_bn = False
 
     def _metric_losses(self, embeddings: Tensor,

@@ -5,12 +5,12 @@ equal scores are ranked in order of their index (the earlier element gets
 the better rank). This makes every call deterministic, on CPU and CUDA
 alike, and reduces to Eq. 2 of the paper when there are no ties.
 """
-import math
 from typing import Callable
 
 import torch
 from torch import Tensor
 
+from .checks import check_positive
 from .sort_order import descending_order
 from .sparse_rerank import rerank_sparse
 
@@ -162,7 +162,9 @@ def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
     return perturbed_ranks.sub_(ranks).div_(lambda_val)
 
 
-def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False):
+def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False,
+              owner: str = 'blackbox_rank'):
+    check_positive(owner, 'lambda_val', lambda_val)
     if not isinstance(scores, Tensor):
         raise ValueError(f'scores must be a torch.Tensor, got {type(scores)}')
     if scores.dim() == 0:
@@ -173,11 +175,6 @@ def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False):
                          f'{tuple(scores.shape)}): nothing to rank')
     if not scores.is_floating_point():
         raise ValueError(f'scores must be floating point, got {scores.dtype}')
-    if (isinstance(lambda_val, bool)
-            or not isinstance(lambda_val, (int, float))
-            or not math.isfinite(lambda_val) or lambda_val <= 0):
-        raise ValueError(
-            f'lambda_val must be a finite number > 0, got {lambda_val!r}')
     bad = torch.isnan(scores)
     if not allow_neg_inf:
         bad = bad | torch.isinf(scores)
@@ -330,7 +327,7 @@ def blackbox_rank_loss(scores: Tensor,
             a non-scalar ``loss_from_ranks``.
     """
     if validate:
-        _validate(scores, lambda_val, allow_neg_inf=True)
+        _validate(scores, lambda_val, True, 'blackbox_rank_loss')
     need_grad = bool(return_grad) or (torch.is_grad_enabled()
                                       and scores.requires_grad)
     loss, grad = _BlackboxRankLoss.apply(scores, loss_from_ranks,

@@ -24,6 +24,7 @@ O(rows * n * n) is ever stored.
 import torch
 from torch import Tensor
 
+from .checks import check_int, check_positive
 from .ranking import rank_dtype
 
 __all__ = ['soft_rank', 'soft_rank_of']
@@ -102,13 +103,9 @@ def soft_rank(x: Tensor,
             f'x must be a tensor of shape (..., n) with n >= 1, got {got}')
     if not x.is_floating_point():
         raise ValueError(f'x must be floating point, got {x.dtype}')
-    if not (isinstance(temperature, (int, float)) and temperature > 0
-            and temperature != float('inf')):
-        raise ValueError(
-            f'temperature must be a finite number > 0, got {temperature!r}')
-    if block_size is not None and (not isinstance(block_size, int)
-                                   or block_size < 1):
-        raise ValueError(f'block_size must be an int >= 1, got {block_size!r}')
+    temperature = check_positive('soft_rank', 'temperature', temperature)
+    if block_size is not None:
+        check_int('soft_rank', 'block_size', block_size, 1)
     if x.numel() and not bool(torch.isfinite(x).all()):
         raise ValueError('x contains NaN or inf: soft ranks are undefined')
     n = x.shape[-1]
@@ -157,10 +154,7 @@ def soft_rank_of(values: Tensor,
             'values must have shape (M,) and rows (M, n), got '
             f'{tuple(getattr(values, "shape", ()))} and '
             f'{tuple(getattr(rows, "shape", ()))}')
-    if not (isinstance(temperature, (int, float)) and temperature > 0
-            and temperature != float('inf')):
-        raise ValueError(
-            f'temperature must be a finite number > 0, got {temperature!r}')
+    temperature = check_positive('soft_rank_of', 'temperature', temperature)
     if within is not None and (not isinstance(within, Tensor)
                                or within.shape != rows.shape):
         raise ValueError(

@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
+from .checks import check_int, check_positive
 from .ranking import exact_rank
 from .soft_rank import soft_rank
 
@@ -49,10 +50,7 @@ class _Sorter(nn.Module):
 
     def __init__(self, seq_len: int) -> None:
         super().__init__()
-        if isinstance(seq_len, bool) or not isinstance(seq_len,
-                                                       int) or seq_len < 1:
-            raise ValueError(f'seq_len must be an int >= 1, got {seq_len!r}')
-        self.seq_len = seq_len
+        self.seq_len = check_int(type(self).__name__, 'seq_len', seq_len, 1)
 
     def _check(self, y: Tensor) -> None:
         if not isinstance(y, Tensor) or y.dim() != 2 or \
@@ -87,9 +85,8 @@ class HandcraftedSorter(_Sorter):
 
     def __init__(self, seq_len: int = 100, lambda_val: float = 10.0) -> None:
         super().__init__(seq_len)
-        if not (isinstance(lambda_val, (int, float)) and lambda_val > 0):
-            raise ValueError(f'lambda_val must be > 0, got {lambda_val!r}')
-        self.lambda_val = float(lambda_val)
+        self.lambda_val = check_positive(type(self).__name__, 'lambda_val',
+                                         lambda_val)
 
     def settings(self):
         return dict(seq_len=self.seq_len, lambda_val=self.lambda_val)
@@ -118,6 +115,9 @@ class LSTMSorter(_Sorter):
                  hidden_size: int = 64,
                  num_layers: int = 2) -> None:
         super().__init__(seq_len)
+        owner = type(self).__name__
+        hidden_size = check_int(owner, 'hidden_size', hidden_size, 1)
+        num_layers = check_int(owner, 'num_layers', num_layers, 1)
         self.lstm = nn.LSTM(
             1, hidden_size, num_layers, batch_first=True, bidirectional=True)
         self.proj = nn.Linear(2 * hidden_size, 1)
