@@ -24,7 +24,7 @@ from torch import Tensor
 from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
                            rank_dtype, subset_rank_at)
-from .utils import check_reduction, zero_loss
+from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
     'APLossResult', 'ap_of_rows', 'blackbox_ap_rows', 'exact_ap',
@@ -162,33 +162,6 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
     return APLossResult(loss, ap_rows[0] * valid, valid, grad)
 
 
-def check_rank_inputs(owner: str, scores: Tensor, labels: Tensor) -> None:
-    """Shapes and values of ``(scores (..., n), binary labels)``.
-
-    The value checks (finite scores, binary labels) need the data on the
-    host; they are folded into one device-to-host read.
-    """
-    if not isinstance(scores, Tensor) or not scores.is_floating_point():
-        raise ValueError(f'{owner}: scores must be a floating point tensor, '
-                         f'got {getattr(scores, "dtype", type(scores))}')
-    if scores.dim() == 0 or scores.shape[-1] == 0:
-        raise ValueError(f'{owner}: scores must have shape (..., n) with '
-                         f'n > 0, got {tuple(scores.shape)}')
-    if not isinstance(labels, Tensor) or labels.shape != scores.shape:
-        raise ValueError(
-            f'{owner}: labels must be a tensor of the scores shape '
-            f'{tuple(scores.shape)}, got '
-            f'{tuple(labels.shape) if isinstance(labels, Tensor) else labels}')
-    flags = [~torch.isfinite(scores).all()]
-    if labels.dtype != torch.bool:
-        flags.append(((labels != 0) & (labels != 1)).any())
-    nonfinite, *nonbinary = torch.stack(flags).tolist()
-    if any(nonbinary):
-        raise ValueError(f'{owner}: labels must be binary (0/1 or bool)')
-    if nonfinite:
-        raise ValueError(f'{owner}: scores contain NaN or inf')
-
-
 def average_precision_loss(scores: Tensor,
                            labels: Tensor,
                            lambda_val: float = 0.5,
@@ -239,7 +212,7 @@ def average_precision_loss(scores: Tensor,
         0.25
     """
     owner = 'average_precision_loss'
-    check_rank_inputs(owner, scores, labels)
+    check_scores_and_masks(owner, scores, dict(labels=labels))
     margin = check_positive(owner, 'margin', margin, allow_zero=True)
     check_reduction(owner, reduction)
     rows_fn = partial(

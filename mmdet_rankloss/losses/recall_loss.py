@@ -27,7 +27,8 @@ from ..ops.checks import check_choice, check_flag, check_positive
 from ..ops.ranking import blackbox_rank_loss, margin_shift
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .pairwise import EmbeddingLoss, retrieval_pairs
-from .utils import check_reduction, grad_stats, zero_loss
+from .utils import (check_reduction, check_scores_and_masks, grad_stats,
+                    zero_loss)
 
 __all__ = ['recall_rank_weight', 'rambo_recall_loss', 'RaMBORecallLoss']
 
@@ -63,37 +64,6 @@ def _check_settings(owner: str, lambda_val, margin, weighting, reduction):
             check_positive(owner, 'margin', margin, allow_zero=True),
             check_choice(owner, 'weighting', weighting, _WEIGHTINGS),
             check_reduction(owner, reduction))
-
-
-def _check_inputs(scores: Tensor, positives: Tensor,
-                  valid: Tensor) -> None:
-    """Shapes, binary masks and finite scores; the value checks are folded
-    into one device-to-host read."""
-    owner = 'rambo_recall_loss'
-    if not isinstance(scores, Tensor) or scores.dim() != 2 or \
-            not scores.is_floating_point():
-        raise ValueError(
-            f'{owner}: scores must be a floating point tensor of shape '
-            '(Q, N), got '
-            f'{tuple(scores.shape) if isinstance(scores, Tensor) else type(scores)}'
-        )
-    flags = [~torch.isfinite(scores).all()]
-    for name, mask in (('positives', positives), ('valid', valid)):
-        if not isinstance(mask, Tensor) or mask.shape != scores.shape:
-            raise ValueError(
-                f'{owner}: {name} must be a tensor of the scores shape '
-                f'{tuple(scores.shape)}, got '
-                f'{tuple(mask.shape) if isinstance(mask, Tensor) else type(mask)}'
-            )
-        if mask.dtype != torch.bool:
-            flags.append(((mask != 0) & (mask != 1)).any())
-    nonfinite, *nonbinary = torch.stack(flags).tolist()
-    if any(nonbinary):
-        raise ValueError(f'{owner}: positives and valid must be binary '
-                         '(bool or 0/1)')
-    if nonfinite:
-        raise ValueError(f'{owner}: scores contain NaN or inf (mask '
-                         'elements out with `valid` instead)')
 
 
 def _recall_loss(scores: Tensor, positives: Tensor, valid: Tensor,
@@ -156,8 +126,8 @@ def rambo_recall_loss(scores: Tensor,
     ``+ margin/2``) ranks above positive ``i``; ties are ranked by index
     (see :func:`~mmdet_rankloss.ops.ranking.exact_rank`). Rows without a
     positive have no recall and are left out; the result is then the mean
-    (or sum) over the rows that have one, and ``scores.sum() * 0`` (a zero
-    that keeps the graph) when none has. The matrix need not be square:
+    (or sum) over the rows that have one, and a zero that keeps the graph
+    when none has. The matrix need not be square:
     columns may be a larger gallery (e.g. a memory), and ``r_i`` is always
     an exact count of the row's negatives.
 
@@ -175,16 +145,12 @@ def rambo_recall_loss(scores: Tensor,
         weighting (str): ``'log'`` or ``'loglog'`` (Eq. 20). Defaults to
             ``'log'``.
         normalize_ranks (bool): Rank as fractions ``rank / N`` (N = row
-            length, the number of columns), as the public prototype does.
-            The value is unchanged: counts are de-normalised by N (the
-            prototype divides by the number of rows instead, wrong for
-            non-square scores). Algorithm 1, applied to the reduced loss,
-            then perturbs N times more: on integer ranks a query sees
-            ``lambda * N / Q`` with ``'mean'`` (Q = queries with a
-            positive) and ``lambda * N`` with ``'sum'``; without
-            normalisation ``lambda / Q`` and ``lambda``. Defaults to True,
-            the prototype's scale, in which the paper's Table 9 values are
-            taken to be given.
+            length), as the public prototype does. The value is unchanged
+            (counts are de-normalised by N, not by the number of rows as
+            the prototype does), but Algorithm 1 then perturbs N times
+            more: ``lambda * N / Q`` on integer ranks with ``'mean'`` (Q =
+            queries with a positive). Defaults to True, the prototype's
+            scale, in which the paper's Table 9 values are taken.
         reduction (str): ``'mean'`` or ``'sum'`` over the rows that have a
             positive. Defaults to ``'mean'``.
 
@@ -203,9 +169,11 @@ def rambo_recall_loss(scores: Tensor,
         >>> round(loss.item(), 4)  # (log(1 + 1) + log(1 + 2)) / 2
         0.8959
     """
-    if valid is None:
+    if valid is None and isinstance(scores, Tensor):
         valid = torch.ones_like(scores, dtype=torch.bool)
-    _check_inputs(scores, positives, valid)
+    check_scores_and_masks('rambo_recall_loss', scores,
+                           dict(positives=positives, valid=valid), '(Q, N)',
+                           allow_empty=True)
     lambda_val, margin, weighting, reduction = _check_settings(
         'rambo_recall_loss', lambda_val, margin, weighting, reduction)
     normalize_ranks = check_flag('rambo_recall_loss', 'normalize_ranks',
@@ -219,37 +187,23 @@ def rambo_recall_loss(scores: Tensor,
 class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     """RaMBO recall loss for metric learning (section 5.1, Eq. 20).
 
-    Called as ``loss(embeddings, labels)`` with L2-normalised embeddings
-    (B, D) and integer class labels (B,). Every batch element is a query;
-    its gallery is the rest of the batch (its own column excluded by index)
-    plus the memory. Scores are cosine similarities, ground truth is "same
-    class". The loss is ``loss_weight`` times the mean, over the queries
-    that have at least one positive in the gallery, of the per-query loss
-    ``mean over its positives of W(r_i)`` (:func:`rambo_recall_loss`).
+    The per-query loss is the mean over its positives of ``W(r_i)``
+    (:func:`rambo_recall_loss`), reduced over the queries with a positive
+    (:class:`~.pairwise.EmbeddingLoss`; ``reduction='sum'`` sums instead).
 
     Memory (section 4.3, Appendix A: 3 batches): the detached embeddings and
-    labels of the last ``memory`` training batches of this process are
-    extra gallery columns. A query of the current batch then ranks its
-    ``B - 1`` batch neighbours and the ``memory * B`` stored items, and
-    ``r_i`` counts its negatives among all of them exactly (the prototype's
-    rows/columns normalisation bug cannot occur: counts are integer ranks,
-    de-normalised by the row length when ``normalize_ranks``). Stored items
-    are queries of no row and get no gradient; current items get gradient
-    as queries and as gallery items. The memory is used and appended to
-    only in training mode (evaluation-mode losses rank the batch alone),
-    kept as a plain ``deque`` rather than registered buffers (DDP would
-    overwrite buffers with rank 0's, checkpoints would carry stale
-    embeddings), cleared when the embedding dimension, device or dtype
-    changes, or by :meth:`reset_memory`. Under DDP each process keeps its
-    own memory and ranks its own batch (no all-gather).
+    labels of the last ``memory`` training batches of this process
+    (:class:`~.memory.ScoreMemory`) are extra gallery columns, used and
+    appended to in training mode only. ``r_i`` counts a query's negatives
+    among batch and memory exactly; stored items are no queries and get no
+    gradient. Under DDP each process keeps its own memory and ranks its
+    own batch.
 
-    Scale of lambda: Algorithm 1 is applied to the batch loss (the mean
-    over queries) on ranks divided by the gallery length N = B - 1 + M
-    (plus the excluded own column), as in the public prototype. On integer
-    ranks a query's ranking is thus perturbed with ``lambda * N / Q``
-    (Q = queries with a positive), about ``lambda * (1 + memory)`` with a
-    full memory and PK batches. The paper does not state its rank scale;
-    its Table 9 values are taken in this, the prototype's, scale.
+    Scale of lambda: Algorithm 1 acts on the batch loss with ranks divided
+    by the gallery length N, as in the public prototype, so a query's
+    ranking is perturbed with about ``lambda * (1 + memory)`` on integer
+    ranks with a full memory and PK batches; the paper's Table 9 values are
+    taken in this scale (``docs/retrieval.md``).
 
     Logged diagnostics (keys without ``loss``, so MMEngine only logs them,
     computed from the Algorithm-1 gradient that backward applies, so they

@@ -15,7 +15,8 @@ from torch import Tensor
 from ..ops.checks import check_choice
 
 __all__ = [
-    'REDUCTIONS', 'check_reduction', 'zero_loss', 'grad_stats',
+    'REDUCTIONS', 'check_reduction', 'check_scores_and_masks', 'zero_loss',
+    'grad_stats',
     'negatives_of', 'sq_distance_from_scores', 'distance_from_scores',
     'HardestPairs', 'hardest_pairs'
 ]
@@ -36,6 +37,54 @@ def check_reduction(owner: str, reduction, name: str = 'reduction') -> str:
             'what OHEMSampler asks for; use a random sampler with rank '
             'losses)')
     return check_choice(owner, name, reduction, REDUCTIONS)
+
+
+def check_scores_and_masks(owner: str,
+                           scores: Tensor,
+                           masks: Dict[str, Tensor],
+                           shape: str = '(..., n)',
+                           allow_empty: bool = False) -> None:
+    """Validate rows of scores and binary masks of the same shape.
+
+    Shapes and dtypes are checked on the host; finiteness of the scores and
+    binariness of the masks need the data, and are folded into one
+    device-to-host read (a rank loss reads the data back anyway to sort).
+
+    Args:
+        owner (str): Function named in the messages.
+        scores (Tensor): Floating point scores; ``shape`` ``'(Q, N)'``
+            requires 2 dimensions, else at least one.
+        masks (dict[str, Tensor]): Named masks (bool or 0/1) of the scores'
+            shape.
+        shape (str): ``'(..., n)'`` or ``'(Q, N)'``.
+        allow_empty (bool): Accept rows of length 0. Defaults to False.
+
+    Raises:
+        ValueError: Naming ``owner`` and the offending argument.
+    """
+    got = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores)
+    if not isinstance(scores, Tensor) or not scores.is_floating_point() or \
+            scores.dim() == 0 or (shape == '(Q, N)' and scores.dim() != 2):
+        raise ValueError(f'{owner}: scores must be a floating point tensor '
+                         f'of shape {shape}, got {got}')
+    if not allow_empty and scores.shape[-1] == 0:
+        raise ValueError(f'{owner}: scores must have shape {shape} with '
+                         f'n > 0, got {got}')
+    flags = [~torch.isfinite(scores).all()]
+    for name, mask in masks.items():
+        if not isinstance(mask, Tensor) or mask.shape != scores.shape:
+            raise ValueError(
+                f'{owner}: {name} must be a tensor of the scores shape '
+                f'{got}, got '
+                f'{tuple(mask.shape) if isinstance(mask, Tensor) else mask}')
+        if mask.dtype != torch.bool:
+            flags.append(((mask != 0) & (mask != 1)).any())
+    nonfinite, *nonbinary = torch.stack(flags).tolist()
+    if any(nonbinary):
+        raise ValueError(f'{owner}: {" and ".join(masks)} must be binary '
+                         '(0/1 or bool)')
+    if nonfinite:
+        raise ValueError(f'{owner}: scores contain NaN or inf')
 
 
 def grad_stats(grad: Tensor,
