@@ -24,18 +24,16 @@ Each run is a subprocess with its own work directory under ``--work-dir``.
 a smoke test).
 """
 import argparse
-import glob
 import json
 import os
 import os.path as osp
-import platform
-import subprocess
 import sys
-import time
 from typing import Dict, List, Optional
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from mmdet_rankloss.utils.run_logs import (last_record,  # noqa: E402
+                                           machine_name, run_logged)
 
 CONFIGS = {
     'ce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py',
@@ -70,16 +68,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def machine_name() -> str:
-    """Describes the machine the numbers were measured on."""
-    import torch
-    if torch.cuda.is_available():
-        device = torch.cuda.get_device_name(0)
-    else:
-        device = f'{os.cpu_count()}-core CPU ({platform.machine()})'
-    return f'{device}, torch {torch.__version__}'
-
-
 def data_options(data_root: str) -> List[str]:
     """``--cfg-options`` pointing the quickstart configs at ``data_root``."""
     root = osp.abspath(data_root).rstrip('/') + '/'
@@ -91,45 +79,15 @@ def data_options(data_root: str) -> List[str]:
 
 def read_ap50(work_dir: str) -> float:
     """Returns the last ``pascal_voc/AP50`` an MMEngine run logged in JSON."""
-    records = []
-    for path in glob.glob(osp.join(work_dir, '*', '**', '*.json'),
-                          recursive=True):
-        if osp.basename(path) == 'scalars.json':  # a copy of the same log
-            continue
-        with open(path, encoding='utf-8') as f:
-            for line in f:
-                line = line.strip()
-                if line.startswith('{') and 'pascal_voc/AP50' in line:
-                    records.append((osp.getmtime(path), json.loads(line)))
-    if not records:
+    record = last_record(work_dir, 'pascal_voc/AP50')
+    if record is None:
         raise RuntimeError(f'no pascal_voc/AP50 logged under {work_dir}')
-    return float(sorted(records, key=lambda r: r[0])[-1][1]['pascal_voc/AP50'])
+    return float(record['pascal_voc/AP50'])
 
 
 def run(cmd: List[str], log_path: str) -> float:
     """Runs ``cmd`` from the repository root, logs it, returns seconds."""
-    print('$ ' + ' '.join(cmd), flush=True)
-    # One intra-op thread unless the caller chose: the models are small and
-    # the data-loader workers need the other core (on the 2-core VM a step
-    # took 2-3x longer with 2 threads while the machine was busy).
-    env = dict(os.environ)
-    env.setdefault('OMP_NUM_THREADS', '1')
-    start = time.perf_counter()
-    with open(log_path, 'w', encoding='utf-8') as log:
-        proc = subprocess.run(
-            cmd,
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=False)
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        with open(log_path, encoding='utf-8') as f:
-            tail = ''.join(f.readlines()[-40:])
-        raise RuntimeError(f'command failed ({proc.returncode}), log '
-                           f'{log_path}:\n{tail}')
-    return seconds
+    return run_logged(cmd, log_path, cwd=ROOT, append=False, echo=True)
 
 
 def write_untrained_checkpoint(config: str, path: str,

@@ -26,9 +26,10 @@ import sys
 import time
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-sys.path.insert(0, osp.join(ROOT, 'tools'))
+sys.path.insert(0, ROOT)
 
-from study import machine_name, read_scalars, run_logged  # noqa: E402
+from mmdet_rankloss.utils.run_logs import (machine_name,  # noqa: E402
+                                           read_scalars, run_logged)
 
 #: Table 5 of Rolinek et al. (CVPR 2020): backbone, training data, paper
 #: AP50 for CE and RaMBO on VOC2007 test (paper numbers), our configs.
@@ -75,15 +76,15 @@ def train_and_test(config: str, directory: str, options, gpus: int) -> dict:
     train += ['--work-dir', directory]
     if osp.isfile(osp.join(directory, 'last_checkpoint')):
         train.append('--resume')
-    seconds = run_logged(train + ['--cfg-options'] + options, log)
+    seconds = run_logged(train + ['--cfg-options'] + options, log, cwd=ROOT)
     with open(osp.join(directory, 'last_checkpoint')) as f:
         ckpt = f.read().strip()
     test_dir = osp.join(directory, 'test')
     run_logged([
         sys.executable, 'tools/test.py', config, ckpt, '--work-dir',
         test_dir, '--cfg-options'
-    ] + options, log)
-    ap = read_scalars(test_dir)
+    ] + options, log, cwd=ROOT)
+    ap = read_scalars(test_dir, 'pascal_voc/AP50')
     if not ap:
         raise RuntimeError(f'{test_dir}: tools/test.py logged no AP50')
     result = dict(config=config, ap50=ap[max(ap)], train_seconds=seconds,

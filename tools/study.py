@@ -41,7 +41,6 @@ import json
 import math
 import os
 import os.path as osp
-import platform
 import subprocess
 import sys
 import time
@@ -50,6 +49,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from mmdet_rankloss.utils import run_logs  # noqa: E402
+from mmdet_rankloss.utils.run_logs import machine_name  # noqa: E402
 
 METRIC = 'pascal_voc/AP50'
 THRESHOLDS = (0.05, 0.3, 0.5)
@@ -153,57 +154,19 @@ def test_plan(spec: dict, methods: Sequence[str],
 
 # ----------------------------------------------------------- one run
 def read_scalars(directory: str, key: str = METRIC) -> Dict[int, float]:
-    """{step: value} of ``key`` in the MMEngine JSON logs under directory
-    (later logs, e.g. after a resume, override earlier ones)."""
-    # training logs: <ts>/vis_data/<ts>.json; tools/test.py: <ts>/<ts>.json
-    paths = [
-        p for p in glob.glob(osp.join(directory, '*', 'vis_data', '*.json')) +
-        glob.glob(osp.join(directory, '*', '*.json'))
-        if osp.basename(p) != 'scalars.json'
-    ]
-    values: Dict[int, float] = {}
-    for path in sorted(paths, key=osp.getmtime):
-        with open(path, encoding='utf-8') as f:
-            for line in f:
-                line = line.strip()
-                if line.startswith('{') and f'"{key}"' in line:
-                    record = json.loads(line)
-                    values[int(record.get('step', 0))] = float(record[key])
-    return values
+    """{epoch: value} of ``key`` logged by a run (train or test logs)."""
+    return run_logs.read_scalars(directory, key)
 
 
 def last_train_record(directory: str) -> dict:
     """The last training-loss record (losses and RaMBO diagnostics)."""
-    record = {}
-    for path in sorted(
-            glob.glob(osp.join(directory, '*', 'vis_data', '*.json')),
-            key=osp.getmtime):
-        if osp.basename(path) == 'scalars.json':
-            continue
-        with open(path, encoding='utf-8') as f:
-            for line in f:
-                if '"loss"' in line:
-                    record = json.loads(line)
+    record = run_logs.last_record(directory, 'loss', train_only=True) or {}
     return {k: v for k, v in record.items()
             if k.startswith(('loss', 'rambo', 'acc'))}
 
 
 def run_logged(cmd: List[str], log_path: str) -> float:
-    env = dict(os.environ)
-    env.setdefault('OMP_NUM_THREADS', '1')
-    start = time.perf_counter()
-    with open(log_path, 'a', encoding='utf-8') as log:
-        log.write('$ ' + ' '.join(cmd) + '\n')
-        log.flush()
-        proc = subprocess.run(
-            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    if proc.returncode != 0:
-        with open(log_path, encoding='utf-8') as f:
-            tail = ''.join(f.readlines()[-30:])
-        raise RuntimeError(
-            f'command failed ({proc.returncode}): {" ".join(cmd)}\n'
-            f'log {log_path}:\n{tail}')
-    return time.perf_counter() - start
+    return run_logs.run_logged(cmd, log_path, cwd=ROOT)
 
 
 def load_ground_truth(data_root: str, split: str,
@@ -383,14 +346,6 @@ def collect_results(spec: dict, work_dir: str) -> Dict[Tuple, dict]:
         if res.get('method') in spec['methods']:
             out[(res['method'], float(res['lr']), int(res['seed']))] = res
     return out
-
-
-def machine_name() -> str:
-    import torch
-    if torch.cuda.is_available():
-        return f'{torch.cuda.get_device_name(0)}, torch {torch.__version__}'
-    return (f'{os.cpu_count()}-core CPU ({platform.machine()}), '
-            f'torch {torch.__version__}')
 
 
 # ------------------------------------------------------------ statistics

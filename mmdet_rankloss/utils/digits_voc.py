@@ -40,7 +40,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from .toy_voc import _annotation_xml, _write_list
+from .toy_voc import _add_class_flags, _annotation_xml, _write_image_sets
 
 #: The ten classes, in label order (digit k has label k).
 DIGIT_CLASSES = ('zero', 'one', 'two', 'three', 'four', 'five', 'six',
@@ -288,10 +288,7 @@ def make_digits_voc(root: str,
                 database='mmdet_rankloss DigitsVOC').write(
                     osp.join(year_root, 'Annotations', f'{img_id}.xml'))
             ids.append(img_id)
-            for name in DIGIT_CLASSES:
-                marks = [o['difficult'] for o in objects if o['name'] == name]
-                flag = -1 if not marks else (0 if all(marks) else 1)
-                per_class[name].append(f'{img_id} {flag:2d}')
+            _add_class_flags(per_class, img_id, objects)
             counts['objects'] += len(objects)
             counts['difficult'] += sum(o['difficult'] for o in objects)
             counts['truncated'] += sum(o['truncated'] for o in objects)
@@ -308,7 +305,5 @@ def make_digits_voc(root: str,
             for name in DIGIT_CLASSES
         }
     for split, ids in lists.items():
-        _write_list(osp.join(main, f'{split}.txt'), ids)
-        for name, lines in flags[split].items():
-            _write_list(osp.join(main, f'{name}_{split}.txt'), lines)
+        _write_image_sets(main, split, ids, flags[split])
     return stats

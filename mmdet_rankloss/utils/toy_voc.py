@@ -214,6 +214,24 @@ def _write_list(path: str, lines: Sequence[str]) -> None:
         f.write(''.join(f'{line}\n' for line in lines))
 
 
+def _add_class_flags(per_class: Dict[str, List[str]], img_id: str,
+                     objects: Sequence[dict]) -> None:
+    """Appends the image to every per-class list: ``1`` the class is
+    present, ``0`` only as difficult objects, ``-1`` absent (VOC's flags)."""
+    for name, lines in per_class.items():
+        marks = [o['difficult'] for o in objects if o['name'] == name]
+        flag = -1 if not marks else (0 if all(marks) else 1)
+        lines.append(f'{img_id} {flag:2d}')
+
+
+def _write_image_sets(main: str, split: str, ids: Sequence[str],
+                      per_class: Dict[str, List[str]]) -> None:
+    """``<split>.txt`` and ``<class>_<split>.txt`` under ImageSets/Main."""
+    _write_list(osp.join(main, f'{split}.txt'), ids)
+    for name, lines in per_class.items():
+        _write_list(osp.join(main, f'{name}_{split}.txt'), lines)
+
+
 def make_toy_voc(root: str,
                  num_trainval: int = 256,
                  num_test: int = 64,
@@ -280,16 +298,11 @@ def make_toy_voc(root: str,
             _annotation_xml(img_id, year, image_size, objects).write(
                 osp.join(year_root, 'Annotations', f'{img_id}.xml'))
             ids.append(img_id)
-            for name in TOY_CLASSES:
-                flags = [o['difficult'] for o in objects if o['name'] == name]
-                flag = -1 if not flags else (0 if all(flags) else 1)
-                per_class[name].append(f'{img_id} {flag:2d}')
+            _add_class_flags(per_class, img_id, objects)
             n_objects += len(objects)
             n_difficult += sum(o['difficult'] for o in objects)
-        main = osp.join(year_root, 'ImageSets', 'Main')
-        _write_list(osp.join(main, f'{split}.txt'), ids)
-        for name, lines in per_class.items():
-            _write_list(osp.join(main, f'{name}_{split}.txt'), lines)
+        _write_image_sets(
+            osp.join(year_root, 'ImageSets', 'Main'), split, ids, per_class)
         stats[f'{year}/{split}'] = dict(
             images=count, objects=n_objects, difficult=n_difficult)
     return stats

@@ -21,7 +21,6 @@ machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI.
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import threading
@@ -33,6 +32,7 @@ import torch
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import average_precision_loss
+from mmdet_rankloss.utils.run_logs import machine_name
 
 
 class PeakMemory:
@@ -308,20 +308,6 @@ def bench_detection(device: torch.device, repeats: int,
         print(f"  {name}: {res['median_s']*1e3:.2f} ms/step", flush=True)
         rows.append(dict(name=name, **res))
     return rows
-
-
-def machine_name() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'):
-                    cpu = line.split(':', 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f'{cpu}, {os.cpu_count()} logical CPUs, torch {torch.__version__}'
-            f', Python {platform.python_version()}')
 
 
 def to_markdown(result: dict) -> str:

@@ -13,24 +13,22 @@ diagnostics (batch AP estimate, gradient density) evolve next to the
 classification accuracy of cross-entropy runs.
 """
 import argparse
-import glob
-import json
 import os.path as osp
+import sys
 from typing import Dict, List
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from mmdet_rankloss.utils.run_logs import read_records  # noqa: E402
 
 
 def read_train_scalars(run_dir: str) -> List[Dict[str, float]]:
     """Training records (with ``iter``) of every JSON log of a run, in
     order; a resumed run's later log replaces the overlapping iterations."""
-    by_iter: Dict[int, Dict[str, float]] = {}
-    paths = [p for p in glob.glob(osp.join(run_dir, '*', 'vis_data', '*.json'))
-             if osp.basename(p) != 'scalars.json']
-    for path in sorted(paths, key=osp.getmtime):
-        with open(path, encoding='utf-8') as f:
-            for line in f:
-                if line.startswith('{') and '"iter"' in line:
-                    record = json.loads(line)
-                    by_iter[int(record['iter'])] = record
+    by_iter = {
+        int(record['iter']): record
+        for record in read_records(run_dir, 'iter', train_only=True)
+    }
     if not by_iter:
         raise FileNotFoundError(f'no training log under {run_dir}')
     return [by_iter[k] for k in sorted(by_iter)]

@@ -1,0 +1,137 @@
+"""What the tools need of an MMEngine run: its JSON logs, the machine it ran
+on, and a logged subprocess.
+
+The study, the quickstart, the VOC reproduction and the plotting tools all
+read the same logs; reading them in one place keeps their rules the same:
+``<work_dir>/<timestamp>/vis_data/<timestamp>.json`` holds a training run's
+records (train and val), ``<work_dir>/<timestamp>/<timestamp>.json`` those of
+``tools/test.py``; ``scalars.json`` is a copy and is skipped; logs are read
+oldest first, so a resumed run's later records replace earlier ones.
+"""
+import glob
+import json
+import os
+import os.path as osp
+import platform
+import subprocess
+import time
+from typing import Dict, Iterator, List, Optional
+
+__all__ = [
+    'log_files', 'read_records', 'read_scalars', 'last_record',
+    'machine_name', 'run_logged'
+]
+
+
+def log_files(work_dir: str, train_only: bool = False) -> List[str]:
+    """MMEngine JSON logs under ``work_dir``, oldest first.
+
+    Args:
+        work_dir (str): A ``--work-dir`` of ``tools/train.py`` or
+            ``tools/test.py``.
+        train_only (bool): Only the logs of training runs (``vis_data``).
+
+    Returns:
+        list[str]: Paths sorted by modification time.
+    """
+    paths = glob.glob(osp.join(work_dir, '*', 'vis_data', '*.json'))
+    if not train_only:
+        paths += glob.glob(osp.join(work_dir, '*', '*.json'))
+    return sorted((p for p in paths if osp.basename(p) != 'scalars.json'),
+                  key=osp.getmtime)
+
+
+def read_records(work_dir: str,
+                 key: str,
+                 train_only: bool = False) -> Iterator[dict]:
+    """Every logged record that holds ``key``, oldest log first."""
+    for path in log_files(work_dir, train_only):
+        with open(path, encoding='utf-8') as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith('{') and f'"{key}"' in line:
+                    record = json.loads(line)
+                    if key in record:
+                        yield record
+
+
+def read_scalars(work_dir: str,
+                 key: str,
+                 step_key: str = 'step',
+                 train_only: bool = False) -> Dict[int, float]:
+    """``{step: value}`` of ``key`` (later logs override earlier ones).
+
+    Args:
+        work_dir (str): The run's ``--work-dir``.
+        key (str): A logged scalar, e.g. ``'pascal_voc/AP50'``.
+        step_key (str): The record field used as step: ``'step'`` (the
+            epoch of a validation record) or ``'iter'`` (training records).
+        train_only (bool): See :func:`log_files`.
+    """
+    return {
+        int(record.get(step_key, 0)): float(record[key])
+        for record in read_records(work_dir, key, train_only)
+    }
+
+
+def last_record(work_dir: str,
+                key: str,
+                train_only: bool = False) -> Optional[dict]:
+    """The last logged record holding ``key`` (None if there is none)."""
+    record = None
+    for record in read_records(work_dir, key, train_only):
+        pass
+    return record
+
+
+def machine_name() -> str:
+    """The device the numbers were measured on, as reports name it."""
+    import torch
+    if torch.cuda.is_available():
+        device = torch.cuda.get_device_name(0)
+    else:
+        cpu = platform.processor() or platform.machine()
+        try:
+            with open('/proc/cpuinfo', encoding='utf-8') as f:
+                for line in f:
+                    if line.startswith('model name'):
+                        cpu = line.split(':', 1)[1].strip()
+                        break
+        except OSError:
+            pass
+        device = f'{os.cpu_count()}-core CPU ({cpu})'
+    return f'{device}, torch {torch.__version__}'
+
+
+def run_logged(cmd: List[str],
+               log_path: str,
+               cwd: Optional[str] = None,
+               append: bool = True,
+               echo: bool = False) -> float:
+    """Runs ``cmd`` with its output in ``log_path``; returns its seconds.
+
+    One intra-op thread unless the caller's environment chose: the models
+    of the tools are small and the data-loader workers need the other core
+    (on the 2-core VM a step took 2-3x longer with 2 threads while the
+    machine was busy).
+
+    Raises:
+        RuntimeError: The command failed; the message holds the log's tail.
+    """
+    if echo:
+        print('$ ' + ' '.join(cmd), flush=True)
+    env = dict(os.environ)
+    env.setdefault('OMP_NUM_THREADS', '1')
+    start = time.perf_counter()
+    with open(log_path, 'a' if append else 'w', encoding='utf-8') as log:
+        log.write('$ ' + ' '.join(cmd) + '\n')
+        log.flush()
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        with open(log_path, encoding='utf-8') as f:
+            tail = ''.join(f.readlines()[-40:])
+        raise RuntimeError(f'command failed ({proc.returncode}): '
+                           f'{" ".join(cmd)}\nlog {log_path}:\n{tail}')
+    return seconds
