@@ -16,6 +16,7 @@ from mmdet.registry import MODELS
 
 from ..ops.checks import check_choice
 from .score_space import ClsHooksMixin
+from .utils import zero_loss
 
 __all__ = ['MixedRankLoss']
 
@@ -115,6 +116,9 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
             # ones (a background column, last)
             extra = self.rank_loss.get_cls_channels(0)
             aux_score = cls_score[:, :cls_score.shape[-1] - extra]
+        if not len(cls_score):  # an empty mean would be NaN
+            out[self.aux_name] = zero_loss(cls_score)
+            return out
         out[self.aux_name] = self.aux_loss(
             aux_score.float(),
             labels,

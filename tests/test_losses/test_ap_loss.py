@@ -26,19 +26,6 @@ def ranked(cls_score, space):
     return cls_score.double()[:, :num_classes]
 
 
-def rpn_batch(num_rois=96, num_classes=5, fg=0.3, space='logits', seed=0,
-              device='cpu', scale=1.0):
-    """Random RoI scores (N, C or C + 1) and labels (N,) in 0..C."""
-    gen = torch.Generator().manual_seed(seed)
-    labels = torch.full((num_rois, ), num_classes, dtype=torch.long)
-    is_fg = torch.rand(num_rois, generator=gen) < fg
-    labels[is_fg] = torch.randint(
-        0, num_classes, (int(is_fg.sum()), ), generator=gen)
-    channels = num_classes + (space != 'sigmoid')
-    cls_score = torch.randn(num_rois, channels, generator=gen) * scale
-    return cls_score.to(device).requires_grad_(True), labels.to(device)
-
-
 def total(out):
     return sum(v for k, v in out.items() if 'loss' in k)
 
@@ -140,7 +127,7 @@ def test_functional_half_precision_and_ties(dtype):
 
 # --------------------------------------------------------------- module
 @pytest.mark.parametrize('space', SPACES)
-def test_module_values_equal_sklearn_map_and_apc(space):
+def test_module_values_equal_sklearn_map_and_apc(space, rpn_batch):
     cls_score, labels = rpn_batch(space=space, seed=3)
     loss = RaMBOAPLoss(memory=0, margin=0.0, map_weight=1.0, apc_weight=1.0,
                        score_space=space)
@@ -157,7 +144,7 @@ def test_module_values_equal_sklearn_map_and_apc(space):
     assert out['loss_rambo_apc'].item() == pytest.approx(1 - apc, abs=1e-6)
 
 
-def test_module_default_weights_are_two_to_one():
+def test_module_default_weights_are_two_to_one(rpn_batch):
     cls_score, labels = rpn_batch(seed=4)
     out = RaMBOAPLoss(memory=0)(cls_score, labels)
     ref = RaMBOAPLoss(memory=0, map_weight=1.0, apc_weight=1.0)(
@@ -168,7 +155,7 @@ def test_module_default_weights_are_two_to_one():
         1 / 3 * ref['loss_rambo_apc'].item())
 
 
-def test_memory_keeps_tau_batches_without_gradient():
+def test_memory_keeps_tau_batches_without_gradient(rpn_batch):
     loss = RaMBOAPLoss(memory=2, margin=0.1, map_weight=1.0, apc_weight=0.0,
                        score_space='logits')
     batches = [rpn_batch(space='logits', seed=s) for s in range(4)]
@@ -196,7 +183,7 @@ def test_memory_keeps_tau_batches_without_gradient():
     assert not torch.equal(fresh.grad, batches[3][0].grad)
 
 
-def test_memory_zero_eval_mode_and_reset_policy():
+def test_memory_zero_eval_mode_and_reset_policy(rpn_batch):
     loss = RaMBOAPLoss(memory=0)
     for seed in range(3):
         out = loss(*rpn_batch(seed=seed))
@@ -215,7 +202,7 @@ def test_memory_zero_eval_mode_and_reset_policy():
     assert 'memory' not in str(loss.state_dict().keys())
 
 
-def test_weight_zero_rows_are_left_out():
+def test_weight_zero_rows_are_left_out(rpn_batch):
     cls_score, labels = rpn_batch(seed=5)
     weight = (torch.rand(len(labels)) < 0.7).float()
     keep = weight > 0
@@ -230,7 +217,7 @@ def test_weight_zero_rows_are_left_out():
 
 
 @pytest.mark.parametrize('space', SPACES)
-def test_module_signs_and_diagnostics(space):
+def test_module_signs_and_diagnostics(space, rpn_batch):
     cls_score, labels = rpn_batch(num_rois=256, space=space, seed=6,
                                   scale=3.0)
     loss = RaMBOAPLoss(memory=0, score_space=space, lambda_val=5.0)
@@ -258,7 +245,7 @@ def test_module_signs_and_diagnostics(space):
         assert 'rambo_pos_grad_frac' not in loss(cls_score, labels)
 
 
-def test_scale_immunity_through_module():
+def test_scale_immunity_through_module(rpn_batch):
     cls_score, labels = rpn_batch(seed=7)
     grads = []
     for weight, factor in ((1.0, 1.0), (3.0, 1.0), (1.0, 1024.0)):
@@ -273,7 +260,7 @@ def test_scale_immunity_through_module():
 
 @pytest.mark.parametrize('space', SPACES)
 @pytest.mark.parametrize('case', ['empty', 'background_only', 'ties'])
-def test_no_nan_on_degenerate_batches(space, case):
+def test_no_nan_on_degenerate_batches(space, case, rpn_batch):
     cls_score, labels = rpn_batch(space=space, seed=8)
     num_classes = cls_score.shape[1] - (space != 'sigmoid')
     if case == 'empty':
@@ -297,7 +284,7 @@ def test_no_nan_on_degenerate_batches(space, case):
 
 @pytest.mark.parametrize('device', DEVICES)
 @pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
-def test_module_half_precision(device, dtype):
+def test_module_half_precision(device, dtype, rpn_batch):
     cls_score, labels = rpn_batch(seed=9, device=device)
     x = cls_score.detach().to(dtype).requires_grad_(True)
     out = RaMBOAPLoss(memory=1)(x, labels)
@@ -307,7 +294,7 @@ def test_module_half_precision(device, dtype):
     assert total(out).item() == pytest.approx(total(ref).item(), abs=1e-6)
 
 
-def test_reduction_override_none_raises_and_sum_works():
+def test_reduction_override_none_raises_and_sum_works(rpn_batch):
     cls_score, labels = rpn_batch(seed=10)
     loss = RaMBOAPLoss(memory=0)
     with pytest.raises(ValueError, match='OHEM'):
@@ -355,7 +342,7 @@ def test_build_from_config_and_hooks():
 
 
 @pytest.mark.parametrize('space', SPACES)
-def test_get_activation_and_accuracy(space):
+def test_get_activation_and_accuracy(space, rpn_batch):
     cls_score, labels = rpn_batch(space=space, seed=11)
     loss = RaMBOAPLoss(score_space=space)
     scores = loss.get_activation(cls_score)
@@ -501,7 +488,7 @@ def test_other_rankers_train_a_stock_bbox_head(ranker):
 
 
 @pytest.mark.parametrize('space', SPACES)
-def test_calibration_changes_scores_not_rankings(space):
+def test_calibration_changes_scores_not_rankings(space, rpn_batch):
     cls_score, _ = rpn_batch(space=space, seed=5)
     plain = RaMBOAPLoss(score_space=space).get_activation(cls_score)
     fitted = RaMBOAPLoss(score_space=space,

@@ -3,17 +3,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mmdet.registry import MODELS
 from mmdet_rankloss.losses.auc_loss import (AUCLoss, auc_loss,
                                             auc_sigmoid_slope, relaxed_auc)
 
 TABLE1 = {0.01: 201.0, 0.02: 101.0, 0.05: 42.2, 0.1: 22.47, 0.2: 12.02}
-
-
-def batch(b, c, d=6, dtype=torch.float64, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = F.normalize(torch.randn(b, d, generator=g, dtype=dtype), dim=1)
-    return x, torch.randint(0, c, (b, ), generator=g)
 
 
 @pytest.mark.parametrize('delta_s', [0.05, 0.1, 0.2])
@@ -64,7 +57,7 @@ def brute_hardest(x, y):
     return torch.tensor(pos, dtype=x.dtype), torch.tensor(neg, dtype=x.dtype)
 
 
-def test_batch_hard_uses_hardest_positive_and_negative_per_anchor():
+def test_batch_hard_uses_hardest_positive_and_negative_per_anchor(batch):
     x, y = batch(14, 4, seed=1)
     y[0] = 99  # an anchor without positives is skipped
     pos, neg = brute_hardest(x, y)
@@ -73,7 +66,7 @@ def test_batch_hard_uses_hardest_positive_and_negative_per_anchor():
     torch.testing.assert_close(auc_loss(x, y, 'hard', 0.05), expected)
 
 
-def test_batch_all_uses_every_pair():
+def test_batch_all_uses_every_pair(batch):
     x, y = batch(10, 3, seed=2)
     sims = x @ x.t()
     same = y[:, None] == y[None, :]
@@ -90,7 +83,7 @@ def test_separated_and_reversed_rankings():
     assert relaxed_auc(neg, pos).item() == pytest.approx(0.0, abs=1e-3)
 
 
-def test_gradcheck_float64():
+def test_gradcheck_float64(batch):
     x, y = batch(8, 3, d=4, seed=3)
     x.requires_grad_(True)
     for strategy in ('hard', 'all'):
@@ -99,7 +92,7 @@ def test_gradcheck_float64():
             (x, ))
 
 
-def test_no_positive_or_no_negative_gives_zero_with_graph():
+def test_no_positive_or_no_negative_gives_zero_with_graph(batch):
     x, _ = batch(6, 2, seed=4)
     x.requires_grad_(True)
     for y in (torch.arange(6), torch.zeros(6, dtype=torch.long)):
@@ -110,17 +103,7 @@ def test_no_positive_or_no_negative_gives_zero_with_graph():
     assert torch.equal(x.grad, torch.zeros_like(x))
 
 
-@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
-def test_half_precision(dtype):
-    x, y = batch(16, 4, dtype=torch.float32, seed=5)
-    xh = x.to(dtype).requires_grad_(True)
-    loss = MODELS.build(dict(type='AUCLoss'))(xh, y)
-    assert loss.dtype == torch.float32 and 0 < loss.item() < 1
-    loss.backward()
-    assert xh.grad.dtype == dtype and bool(torch.isfinite(xh.grad).all())
-
-
-def test_module_defaults_and_weight():
+def test_module_defaults_and_weight(batch):
     loss = AUCLoss()
     assert loss.slope == pytest.approx(auc_sigmoid_slope(0.05))
     x, y = batch(12, 3, seed=6)
@@ -141,7 +124,7 @@ def test_bad_settings_raise(kwargs, match):
         AUCLoss(**kwargs)
 
 
-def test_bad_inputs_raise():
+def test_bad_inputs_raise(batch):
     with pytest.raises(ValueError, match='non-empty'):
         relaxed_auc(torch.zeros(0), torch.zeros(3))
     with pytest.raises(ValueError, match='second_derivative'):

@@ -6,7 +6,6 @@ import torch.nn.functional as F
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import MixedRankLoss, RaMBOAPLoss
 
-from test_ap_loss import rpn_batch
 
 SPACES = ['sigmoid', 'softmax', 'logits']
 
@@ -20,7 +19,7 @@ def build(space, **kwargs):
 
 
 @pytest.mark.parametrize('space', SPACES)
-def test_value_is_rank_loss_plus_independent_bce(space):
+def test_value_is_rank_loss_plus_independent_bce(space, rpn_batch):
     cls_score, labels = rpn_batch(space=space, seed=3)
     loss = build(space)
     loss.train()
@@ -47,7 +46,7 @@ def test_value_is_rank_loss_plus_independent_bce(space):
             space == 'softmax'
 
 
-def test_aux_on_all_columns_is_softmax_ce():
+def test_aux_on_all_columns_is_softmax_ce(rpn_batch):
     cls_score, labels = rpn_batch(space='softmax', seed=1)
     loss = build(
         'softmax',
@@ -60,7 +59,7 @@ def test_aux_on_all_columns_is_softmax_ce():
 
 
 @pytest.mark.parametrize('space', SPACES)
-def test_hooks_are_the_rank_loss(space):
+def test_hooks_are_the_rank_loss(space, rpn_batch):
     loss = build(space)
     rank = RaMBOAPLoss(score_space=space)
     assert loss.get_cls_channels(7) == rank.get_cls_channels(7)
@@ -73,7 +72,7 @@ def test_hooks_are_the_rank_loss(space):
         and loss.custom_accuracy
 
 
-def test_weight_zero_rois_are_left_out_of_both():
+def test_weight_zero_rois_are_left_out_of_both(rpn_batch):
     cls_score, labels = rpn_batch(seed=4)
     weight = torch.ones(len(labels))
     weight[::2] = 0
@@ -89,7 +88,7 @@ def test_weight_zero_rois_are_left_out_of_both():
     (dict(aux_name='cls_aux'), "starting with 'loss'"),
     (dict(aux_name='loss_rambo_map'), 'rank loss output'),
 ])
-def test_bad_arguments_name_the_problem(kwargs, match):
+def test_bad_arguments_name_the_problem(kwargs, match, rpn_batch):
     cls_score, labels = rpn_batch()
     with pytest.raises(ValueError, match=match):
         build('logits', **kwargs)(cls_score, labels)

@@ -16,12 +16,6 @@ def sharp(seq_len):
     return dict(type='HandcraftedSorter', seq_len=seq_len, lambda_val=SHARP)
 
 
-def batch(b, c, d=6, dtype=torch.float64, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = F.normalize(torch.randn(b, d, generator=g, dtype=dtype), dim=1)
-    return x, torch.randint(0, c, (b, ), generator=g)
-
-
 def exact_rows(x, y):
     """Per query: (descending ranks among the other items, same-class)."""
     sims = (x @ x.t()).tolist()
@@ -55,7 +49,7 @@ def test_average_ranks_ties():
         torch.tensor([2.5, 1.0, 2.5, 4.0]))
 
 
-def test_ap_loss_is_eq7_on_exact_ranks():
+def test_ap_loss_is_eq7_on_exact_ranks(batch):
     x, y = batch(9, 3, seed=1)
     y[0] = 7  # a query without positives is skipped
     per_query = []
@@ -68,7 +62,7 @@ def test_ap_loss_is_eq7_on_exact_ranks():
 
 
 @pytest.mark.parametrize('margin', [0.0, 1.0, 2.5])
-def test_recall_loss_is_eq9_10_with_hard_negatives(margin):
+def test_recall_loss_is_eq9_10_with_hard_negatives(margin, batch):
     x, y = batch(10, 3, seed=2)
     per_query = []
     for row in exact_rows(x, y):
@@ -81,7 +75,7 @@ def test_recall_loss_is_eq9_10_with_hard_negatives(margin):
     assert loss.item() == pytest.approx(sum(per_query) / len(per_query))
 
 
-def test_row_length_must_match_the_sorter_or_be_padded():
+def test_row_length_must_match_the_sorter_or_be_padded(batch):
     x, y = batch(9, 3, seed=3)
     with pytest.raises(ValueError, match='seq_len=100.*length 8'):
         SoDeepAPLoss()(x, y)  # default sorter: seq_len 100
@@ -96,7 +90,7 @@ def test_row_length_must_match_the_sorter_or_be_padded():
                      pad_value=-3.0)(x, y)
 
 
-def test_frozen_and_finetuned_learned_sorter(tmp_path):
+def test_frozen_and_finetuned_learned_sorter(tmp_path, batch):
     path = tmp_path / 'lstm.pth'
     save_sorter(LSTMSorter(7, 8, 1), str(path))
     x, y = batch(8, 2, dtype=torch.float32, seed=4)
@@ -113,7 +107,7 @@ def test_frozen_and_finetuned_learned_sorter(tmp_path):
     assert all(p.grad is not None for p in tuned.sorter.parameters())
 
 
-def test_gradcheck_float64_through_the_handcrafted_sorter():
+def test_gradcheck_float64_through_the_handcrafted_sorter(batch):
     x, y = batch(7, 2, d=4, seed=5)
     x.requires_grad_(True)
     sorter = dict(type='HandcraftedSorter', seq_len=6, lambda_val=4.0)
@@ -128,7 +122,7 @@ def test_gradcheck_float64_through_the_handcrafted_sorter():
 
 
 @pytest.mark.parametrize('cls', [SoDeepAPLoss, SoDeepRecallLoss])
-def test_no_positive_gives_zero_with_graph(cls):
+def test_no_positive_gives_zero_with_graph(cls, batch):
     x, _ = batch(5, 2)
     x.requires_grad_(True)
     loss = cls(sorter=dict(type='HandcraftedSorter', seq_len=4))(
@@ -141,7 +135,7 @@ def test_no_positive_gives_zero_with_graph(cls):
 
 
 @pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
-def test_half_precision(dtype):
+def test_half_precision(dtype, batch):
     x, y = batch(11, 3, dtype=torch.float32, seed=6)
     xh = x.to(dtype).requires_grad_(True)
     loss = SoDeepRecallLoss(sorter=dict(type='LSTMSorter', seq_len=10,

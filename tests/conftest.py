@@ -1,0 +1,59 @@
+"""Fixtures shared by the tests of the package.
+
+* ``batch``: a factory of retrieval batches, ``batch(b, c, d=6,
+  dtype=torch.float64, seed=0, device='cpu')`` -> (L2-normalised
+  embeddings (b, d), integer labels (b,) in 0..c-1).
+* ``rpn_batch``: a factory of detection-head batches, ``rpn_batch(
+  num_rois=96, num_classes=5, fg=0.3, space='logits', seed=0,
+  device='cpu', scale=1.0)`` -> (cls_score (N, C or C + 1) requiring grad,
+  labels (N,) in 0..C, C = background).
+* ``devices``: ``['cpu']`` plus ``'cuda'`` when a GPU is present
+  (``DEVICES`` for parametrisation).
+
+Factories rather than fixed tensors: the tests vary sizes and seeds, and
+the same seed gives the same batch everywhere.
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
+
+
+def make_embedding_batch(b, c, d=6, dtype=torch.float64, seed=0,
+                         device='cpu'):
+    """L2-normalised random embeddings (b, d) and labels (b,) in 0..c-1."""
+    g = torch.Generator().manual_seed(seed)
+    x = F.normalize(torch.randn(b, d, generator=g, dtype=dtype), dim=1)
+    y = torch.randint(0, c, (b, ), generator=g)
+    return x.to(device), y.to(device)
+
+
+def make_rpn_batch(num_rois=96, num_classes=5, fg=0.3, space='logits',
+                   seed=0, device='cpu', scale=1.0):
+    """Random RoI scores (N, C or C + 1) and labels (N,) in 0..C."""
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.full((num_rois, ), num_classes, dtype=torch.long)
+    is_fg = torch.rand(num_rois, generator=gen) < fg
+    labels[is_fg] = torch.randint(
+        0, num_classes, (int(is_fg.sum()), ), generator=gen)
+    channels = num_classes + (space != 'sigmoid')
+    cls_score = torch.randn(num_rois, channels, generator=gen) * scale
+    return cls_score.to(device).requires_grad_(True), labels.to(device)
+
+
+@pytest.fixture
+def batch():
+    """Factory of retrieval batches (see the module docstring)."""
+    return make_embedding_batch
+
+
+@pytest.fixture(name='rpn_batch')
+def rpn_batch_fixture():
+    """Factory of detection-head batches (see the module docstring)."""
+    return make_rpn_batch
+
+
+@pytest.fixture
+def devices():
+    return list(DEVICES)

@@ -1,0 +1,273 @@
+"""One contract for every registered loss of the package.
+
+The losses are discovered from ``mmdet_rankloss.losses.__all__`` (every
+``nn.Module`` there that is registered in ``MODELS``), so a new loss is
+checked as soon as it is exported. Each falls into a kind by its base
+class, which says how it is called:
+
+* detection (``ClsHooksMixin``): ``loss(cls_score, labels, weight)``;
+* embedding (``EmbeddingLoss``): ``loss(embeddings, labels)``;
+* ranker (the AP back-ends): ``ranker(scores, positives, margin)``;
+* ``SoDeepSpearmanLoss``: ``loss(pred, target)``.
+
+A loss of no known kind fails :func:`test_every_loss_has_a_kind`. Per-loss
+files keep only what is specific to a loss (values against references).
+"""
+import inspect
+import math
+import re
+from typing import Optional
+
+import pytest
+import torch
+import torch.nn as nn
+
+import mmdet_rankloss.losses as losses
+from mmdet.registry import MODELS
+from mmdet_rankloss.losses.ap_rankers import _APRanker
+from mmdet_rankloss.losses.pairwise import EmbeddingLoss
+from mmdet_rankloss.losses.score_space import ClsHooksMixin
+
+from conftest import DEVICES, make_embedding_batch, make_rpn_batch
+
+REGISTERED = sorted(
+    name for name in losses.__all__
+    if inspect.isclass(getattr(losses, name))
+    and issubclass(getattr(losses, name), nn.Module)
+    and MODELS.get(name) is getattr(losses, name))
+
+SEQ = 15  # sorter length: a retrieval row of a batch of 16
+# Settings a loss needs to run on the small batches here.
+CONFIGS = {
+    'MixedRankLoss': dict(rank_loss=dict(type='RaMBOAPLoss', memory=0)),
+    'RaMBOAPLoss': dict(memory=0),
+    'RaMBORecallLoss': dict(memory=0),
+    'SoDeepAPLoss': dict(sorter=dict(type='HandcraftedSorter', seq_len=SEQ)),
+    'SoDeepRecallLoss': dict(
+        sorter=dict(type='HandcraftedSorter', seq_len=SEQ)),
+    'SoDeepSpearmanLoss': dict(
+        sorter=dict(type='HandcraftedSorter', seq_len=SEQ)),
+    'SorterRanker': dict(sorter=dict(type='HandcraftedSorter', seq_len=16)),
+}
+# Gradients by Algorithm 1 (piecewise-constant value) or random chunks:
+# no finite-difference gradient to compare with.
+NOT_GRADCHECKED = {'RaMBOAPLoss', 'MixedRankLoss', 'RaMBORecallLoss',
+                   'BlackboxRanker', 'SorterRanker'}
+# Settings for the float64 gradient check: the value's true derivative.
+GRADCHECK_CONFIGS = {'SigmoidRanker': dict(positive_rank_grad=True)}
+# Dense (non-rank) terms: not zero on a batch without positives.
+DENSE_TERMS = {'loss_cls_aux'}
+# Hyper-parameters for which 0 is out of range.
+MUST_BE_POSITIVE = {'lambda_val', 'temperature', 'min_std', 'slope',
+                    'delta_s', 'num_bins'}
+# Hyper-parameters for which a negative value is in range.
+NEGATIVE_OK = {'pad_value'}
+
+
+def kind_of(cls):
+    if issubclass(cls, ClsHooksMixin):
+        return 'detection'
+    if issubclass(cls, EmbeddingLoss):
+        return 'embedding'
+    if issubclass(cls, _APRanker):
+        return 'ranker'
+    if cls is losses.SoDeepSpearmanLoss:
+        return 'pairs'
+    return None
+
+
+def build(name, **overrides):
+    return MODELS.build(dict(type=name, **{**CONFIGS.get(name, {}),
+                                           **overrides}))
+
+
+def inputs(name, case='plain', dtype=torch.float32, device='cpu'):
+    """Differentiable input and the rest of the call, for a kind and case:
+    'plain', 'empty', 'no_positives' or 'ties'."""
+    kind = kind_of(MODELS.get(name))
+    gen = torch.Generator().manual_seed(0)
+    if kind == 'detection':
+        x, labels = make_rpn_batch(48, 4, seed=1)
+        if case == 'empty':
+            x, labels = x[:0], labels[:0]
+        elif case == 'no_positives':
+            labels = torch.full_like(labels, 4)
+        elif case == 'ties':
+            x = torch.zeros_like(x)
+        rest = (labels.to(device), )
+    elif kind == 'embedding':
+        x, labels = make_embedding_batch(SEQ + 1, 4, seed=2)
+        if case == 'empty':
+            x, labels = x[:0], labels[:0]
+        elif case == 'no_positives':
+            labels = torch.arange(len(labels))
+        elif case == 'ties':
+            x = torch.ones_like(x) / math.sqrt(x.shape[1])
+        rest = (labels.to(device), )
+    elif kind == 'ranker':
+        x = torch.randn(3, 24, generator=gen)
+        positives = torch.rand(3, 24, generator=gen) < 0.3
+        positives[:, 0] = True
+        if case == 'empty':
+            x, positives = x[:0], positives[:0]
+        elif case == 'no_positives':
+            positives[:] = False
+        elif case == 'ties':
+            x = torch.zeros_like(x)
+        rest = (positives.to(device), 0.1)
+    else:  # pairs
+        x = torch.randn(4, SEQ, generator=gen)
+        target = torch.randn(4, SEQ, generator=gen)
+        if case == 'empty':
+            x, target = x[:0], target[:0]
+        elif case == 'ties':
+            x = torch.zeros_like(x)
+        rest = (target.to(device), )
+    x = x.detach().to(device=device, dtype=dtype).requires_grad_(True)
+    return x, rest
+
+
+def total(out):
+    """The scalar that the runner adds up, and the output's loss keys."""
+    if isinstance(out, dict):
+        keys = [k for k in out if k.startswith('loss')]
+        assert keys, f'no loss key in {sorted(out)}'
+        return sum(out[k] for k in keys), out
+    if isinstance(out, tuple) and hasattr(out, 'loss'):  # APLossResult
+        return out.loss, dict(loss=out.loss)
+    assert isinstance(out, torch.Tensor), type(out)
+    return out, dict(loss=out)
+
+
+def run(loss, x, rest):
+    value, out = total(loss(x, *rest))
+    if value.requires_grad:
+        value.backward()
+    return value, out
+
+
+def test_every_loss_has_a_kind():
+    assert len(REGISTERED) >= 14, REGISTERED
+    assert not [n for n in REGISTERED if kind_of(MODELS.get(n)) is None]
+
+
+@pytest.mark.parametrize('name', REGISTERED)
+def test_build_from_config_and_output_keys(name):
+    loss = build(name)
+    value, out = run(loss, *inputs(name))
+    assert value.dim() == 0 and torch.isfinite(value)
+    for key, v in out.items():
+        assert v.dim() == 0 and torch.isfinite(v), key
+        if not key.startswith('loss'):
+            assert 'loss' not in key  # logged only, never summed
+    assert type(loss).__name__ in repr(loss)
+
+
+@pytest.mark.parametrize('name', REGISTERED)
+@pytest.mark.parametrize('case', ['empty', 'no_positives', 'ties'])
+def test_degenerate_batches_give_finite_values_and_grads(name, case):
+    if case == 'no_positives' and kind_of(MODELS.get(name)) == 'pairs':
+        pytest.skip('a Spearman loss has no positives')
+    loss = build(name)
+    x, rest = inputs(name, case)
+    value, out = run(loss, x, rest)
+    assert all(torch.isfinite(v).all() for v in out.values())
+    assert value.requires_grad, 'a zero loss must keep the graph (DDP)'
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+    if case == 'empty' or (case == 'no_positives'
+                           and not DENSE_TERMS & set(out)):
+        assert value.item() == 0 and not x.grad.any()
+    elif case == 'no_positives':
+        assert all(v.item() == 0 for k, v in out.items()
+                   if k.startswith('loss') and k not in DENSE_TERMS)
+
+
+@pytest.mark.parametrize('name', REGISTERED)
+@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
+def test_half_precision_inputs(name, dtype):
+    x, rest = inputs(name, dtype=dtype)
+    value, out = run(build(name), x, rest)
+    assert all(torch.isfinite(v).all() for v in out.values())
+    assert x.grad.dtype == dtype and torch.isfinite(x.grad).all()
+    ref, _ = run(build(name), *inputs(name))
+    if name not in ('SorterRanker', ):  # random chunks
+        assert value.item() == pytest.approx(ref.item(), abs=0.05)
+
+
+@pytest.mark.parametrize(
+    'name', [n for n in REGISTERED if n not in NOT_GRADCHECKED])
+def test_float64_gradcheck(name):
+    loss = build(name, **GRADCHECK_CONFIGS.get(name, {}))
+    x, rest = inputs(name, dtype=torch.float64)
+    if kind_of(type(loss)) == 'embedding':  # a smaller batch is enough
+        x = x[:SEQ + 1].detach().requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda v: total(loss(v, *rest))[0], (x, ),
+                                    atol=1e-6)
+
+
+@pytest.mark.parametrize('name', [
+    n for n in REGISTERED
+    if 'loss_weight' in inspect.signature(MODELS.get(n)).parameters])
+def test_loss_weight_scales_value_and_gradient(name):
+    grads, values = [], []
+    for weight in (1.0, 2.5):
+        x, rest = inputs(name)
+        value, _ = run(build(name, loss_weight=weight), x, rest)
+        values.append(value.detach())
+        grads.append(x.grad)
+    torch.testing.assert_close(values[1], 2.5 * values[0])
+    torch.testing.assert_close(grads[1], 2.5 * grads[0])
+
+
+@pytest.mark.parametrize('name', REGISTERED)
+@pytest.mark.parametrize('device', DEVICES)
+def test_output_device_follows_input(name, device):
+    x, rest = inputs(name, device=device)
+    value, out = run(build(name).to(device), x, rest)
+    assert all(v.device == x.device for v in out.values())
+    assert x.grad.device == x.device
+
+
+def _hyper_parameters():
+    """(loss, parameter, bad value) for every scalar hyper-parameter."""
+    cases = []
+    for name in REGISTERED:
+        for param in inspect.signature(MODELS.get(name)).parameters.values():
+            kind = param.annotation
+            if kind in (float, Optional[float]):
+                bad = [math.nan, math.inf, 'x', True]
+                if param.name not in NEGATIVE_OK:
+                    bad.append(-1.0)
+                if param.name in MUST_BE_POSITIVE:
+                    bad.append(0.0)
+            elif kind is int:
+                bad = [-1, 1.5, math.nan, math.inf, '3', True]
+                if param.name in MUST_BE_POSITIVE:
+                    bad.append(0)
+            elif kind is bool:
+                bad = ['yes', 1, None]
+            elif kind is str:
+                bad = ['no-such-value', 3]
+            else:
+                continue
+            cases += [(name, param.name, value) for value in bad]
+    return cases
+
+
+@pytest.mark.parametrize('name, param, value', _hyper_parameters())
+def test_bad_hyper_parameter_is_refused_by_name(name, param, value):
+    with pytest.raises((ValueError, TypeError), match=re.escape(param)):
+        build(name, **{param: value})
+
+
+@pytest.mark.parametrize('name', REGISTERED)
+def test_zero_is_refused_by_name_or_accepted(name):
+    """Where 0 is refused, the message names the parameter."""
+    for param in inspect.signature(MODELS.get(name)).parameters.values():
+        if param.annotation not in (float, int, Optional[float]):
+            continue
+        try:
+            build(name, **{param.name: 0})
+        except ValueError as error:
+            assert param.name in str(error), (param.name, error)
+            assert name in str(error), (name, error)
