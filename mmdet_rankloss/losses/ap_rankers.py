@@ -45,6 +45,11 @@ class _APRanker(nn.Module):
 
     knows_grad = False
 
+    def __init__(self, positive_rank_grad: bool = False) -> None:
+        super().__init__()
+        self.positive_rank_grad = check_flag(
+            type(self).__name__, 'positive_rank_grad', positive_rank_grad)
+
     def forward(self,
                 scores: Tensor,
                 positives: Tensor,
@@ -94,13 +99,11 @@ class BlackboxRanker(_APRanker):
                  lambda_val: float = 0.5,
                  normalize_ranks: bool = True,
                  positive_rank_grad: bool = False) -> None:
-        super().__init__()
+        super().__init__(positive_rank_grad)
         owner = type(self).__name__
         self.lambda_val = check_positive(owner, 'lambda_val', lambda_val)
         self.normalize_ranks = check_flag(owner, 'normalize_ranks',
                                           normalize_ranks)
-        self.positive_rank_grad = check_flag(owner, 'positive_rank_grad',
-                                             positive_rank_grad)
 
     def extra_repr(self) -> str:
         return (f'lambda_val={self.lambda_val}, normalize_ranks='
@@ -141,11 +144,9 @@ class SigmoidRanker(_APRanker):
     def __init__(self,
                  temperature: float = 1.0,
                  positive_rank_grad: bool = False) -> None:
-        super().__init__()
-        owner = type(self).__name__
-        self.temperature = check_positive(owner, 'temperature', temperature)
-        self.positive_rank_grad = check_flag(owner, 'positive_rank_grad',
-                                             positive_rank_grad)
+        super().__init__(positive_rank_grad)
+        self.temperature = check_positive(type(self).__name__, 'temperature',
+                                          temperature)
 
     def extra_repr(self) -> str:
         return (f'temperature={self.temperature}, positive_rank_grad='

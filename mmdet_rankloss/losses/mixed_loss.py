@@ -78,13 +78,10 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
         """The head hooks are the rank loss's."""
         return self.rank_loss
 
-    def forward(self,
-                cls_score: Tensor,
-                labels: Tensor,
+    def forward(self, cls_score: Tensor, labels: Tensor,
                 weight: Optional[Tensor] = None,
                 avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None
-                ) -> Dict[str, Tensor]:
+                reduction_override: Optional[str] = None) -> Dict[str, Tensor]:
         """The rank loss's outputs plus ``aux_name``.
 
         Args:

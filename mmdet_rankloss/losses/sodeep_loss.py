@@ -18,7 +18,6 @@ padded with ``pad_value`` (a value below every score, ranked after them).
 """
 from typing import Optional, Union
 
-import torch
 import torch.nn as nn
 from torch import Tensor
 

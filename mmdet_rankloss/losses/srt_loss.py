@@ -93,13 +93,9 @@ def srt_loss(embeddings: Tensor,
                           temperature).mean()
 
 
-def srt_row_losses(distances: Tensor,
-                   positives: Tensor,
-                   negatives: Tensor,
-                   alpha: float = 0.5,
-                   margin: float = 0.0,
-                   soft_margin: bool = False,
-                   hard_weight: float = 0.0,
+def srt_row_losses(distances: Tensor, positives: Tensor, negatives: Tensor,
+                   alpha: float = 0.5, margin: float = 0.0,
+                   soft_margin: bool = False, hard_weight: float = 0.0,
                    temperature: float = 0.1) -> Tensor:
     """SRT loss of each anchor from its row of distances.
 

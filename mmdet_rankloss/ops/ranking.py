@@ -15,8 +15,8 @@ from .sort_order import descending_order
 from .sparse_rerank import rerank_sparse
 
 __all__ = [
-    'exact_rank', 'subset_rank', 'blackbox_rank', 'blackbox_rank_loss',
-    'rank_dtype', 'margin_shift'
+    'exact_rank', 'subset_rank', 'subset_rank_at', 'blackbox_rank',
+    'blackbox_rank_loss', 'rank_dtype', 'margin_shift'
 ]
 
 
