@@ -36,17 +36,10 @@ test_dataloader = dict(
 max_epochs = 16
 # AP50 on val after every epoch: the learning curves of docs/evidence.md.
 train_cfg = dict(max_epochs=max_epochs, val_interval=1)
+# The quickstart's warm-up and step, the step after epoch 12 of 16.
 param_scheduler = [
-    dict(
-        type='LinearLR', start_factor=0.001, by_epoch=False, begin=0,
-        end=100),
-    dict(
-        type='MultiStepLR',
-        begin=0,
-        end=max_epochs,
-        by_epoch=True,
-        milestones=[12],
-        gamma=0.1)
+    _base_.param_scheduler[0],
+    dict(_base_.param_scheduler[1], end=max_epochs, milestones=[12])
 ]
 # lr: chosen on val from {0.01, 0.02, 0.04, 0.08} (tools/studies/, docs/evidence.md).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

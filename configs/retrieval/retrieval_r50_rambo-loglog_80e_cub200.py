@@ -1,6 +1,5 @@
-# RaMBO recall loss, log-log weighting (Eq. 20), on CUB-200-2011; otherwise as
-# the log variant. Paper numbers (Table 3), R@1/2/4/8: 64.0 / 75.3 / 84.1 /
-# 90.6.
-_base_ = './retrieval_r50_rambo-log_80e_cub200.py'
-
-model = dict(loss=dict(weighting='loglog'))
+_base_ = ['./_base_/losses/rambo-recall.py', './_base_/datasets/cub200.py']
+model = dict(loss=dict(weighting='loglog', lambda_val=0.2, margin=0.02))
+optim_wrapper = dict(optimizer=dict(lr=5e-6))
+train_cfg = dict(val_interval=2)  # CUB is small: find the best R@1
+default_hooks = dict(checkpoint=dict(interval=2))

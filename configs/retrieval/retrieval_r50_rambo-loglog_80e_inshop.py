@@ -1,6 +1,3 @@
-# RaMBO recall loss, log-log weighting (Eq. 20), on In-Shop Clothes; otherwise
-# as the log variant. Paper numbers (Table 4), R@1/10/20/30/50:
-# 86.3 / 96.2 / 97.4 / 97.9 / 98.5.
-_base_ = './retrieval_r50_rambo-log_80e_inshop.py'
-
-model = dict(loss=dict(weighting='loglog'))
+_base_ = ['./_base_/losses/rambo-recall.py', './_base_/datasets/inshop.py']
+model = dict(loss=dict(weighting='loglog', lambda_val=0.2, margin=0.05))
+optim_wrapper = dict(optimizer=dict(lr=1e-5))

@@ -1,6 +1,3 @@
-# RaMBO recall loss, log-log weighting (Eq. 20), on Stanford Online Products;
-# otherwise as the log variant. Paper numbers (Table 2), R@1/10/100/1000:
-# 78.6 / 90.5 / 96.0 / 98.7.
-_base_ = './retrieval_r50_rambo-log_80e_sop.py'
-
-model = dict(loss=dict(weighting='loglog'))
+_base_ = ['./_base_/losses/rambo-recall.py', './_base_/datasets/sop.py']
+model = dict(loss=dict(weighting='loglog', lambda_val=4.0, margin=0.02))
+optim_wrapper = dict(optimizer=dict(lr=3e-6))

@@ -29,12 +29,118 @@ LOSS_OF = {
     'triplet-bh': 'BatchHardTripletLoss',
 }
 
+# What each config trains with, written out here in full rather than read
+# from the bases, so that an edit to a recipe (`_base_/losses/`), a dataset
+# or a schedule that changes a config fails below. Model keys are those that
+# differ from `_base_/models/retrieval_r50.py`.
+LOSS = {
+    'fastap': dict(type='FastAPLoss', num_bins=10),
+    'srt-f': dict(type='SoftRankThresholdLoss', alpha=0.5, soft_margin=True,
+                  hard_weight=0.01, hard_warmup_iters=1000, temperature=0.1),
+    'sodeep-recall': dict(
+        type='SoDeepRecallLoss', pad_value=-2.0, margin=1.0,
+        sorter=dict(type='HandcraftedSorter', seq_len=127, lambda_val=10.0)),
+    'auc-bh': dict(type='AUCLoss', strategy='hard', delta_s=0.05),
+    'triplet-bh': dict(type='BatchHardTripletLoss', margin=0.3),
+}
+MODEL = {
+    'fastap': {},
+    'srt-f': dict(pooling='max', hidden_dims=(1024, ), embed_dim=128),
+    'sodeep-recall': {},
+    'auc-bh': dict(pooling='max', init_cfg=dict(
+        type='Orthogonal', override=dict(name='embedding'))),
+    'triplet-bh': dict(pooling='max'),
+}
+R50 = dict(type='RetrievalModel', in_channels=2048, embed_dim=512,
+           pooling='avg')
+DATASET = {  # dataset type, images per class, batches per pair, Recall@K
+    'cub200': ('CUB200Dataset', 4, None, (1, 2, 4, 8)),
+    'sop': ('SOPDataset', 4, 10, (1, 10, 100, 1000)),
+    'inshop': ('InShopDataset', 8, 4, (1, 10, 20, 30, 40, 50)),
+}
+RAMBO_STEP = [dict(type='MultiStepLR', by_epoch=True, milestones=[35],
+                   gamma=0.3)]
+AUC_SGD = (dict(type='SGD', lr=1e-3, momentum=0.9),
+           [dict(type='StepLR', by_epoch=False, step_size=3000, gamma=0.1)])
+AUC_ADAM = (dict(type='Adam', lr=1e-4, weight_decay=4e-4),
+            [dict(type='StepLR', by_epoch=False, step_size=10000,
+                  gamma=0.9)])
+
+
+def adam(lr, weight_decay=4e-4):
+    return dict(type='Adam', lr=lr, weight_decay=weight_decay), RAMBO_STEP
+
+
+# config -> (batch size, images per class (None: the dataset's), whether the
+# AUC paper's PKSampler replaces the dataset's sampler, optimizer and
+# schedulers, model type)
+RECIPE = {
+    'fastap_80e_cub200': (96, None, False, adam(1e-5, 0.0), 'RetrievalModel'),
+    'fastap_80e_sop':
+    (256, None, False, adam(1e-5, 0.0), 'LargeBatchRetrievalModel'),
+    'fastap_80e_inshop':
+    (256, None, False, adam(1e-5, 0.0), 'LargeBatchRetrievalModel'),
+    'srt-f_80e_cub200': (72, 4, False, adam(3e-4), 'RetrievalModel'),
+    'srt-f_80e_sop': (72, 4, False, adam(3e-4), 'RetrievalModel'),
+    'srt-f_80e_inshop': (72, 4, False, adam(3e-4), 'RetrievalModel'),
+    # SoDeep reports no recipe for these datasets: RaMBO's lr (Table 9)
+    'sodeep-recall_80e_cub200': (128, None, False, adam(5e-6),
+                                 'RetrievalModel'),
+    'sodeep-recall_80e_sop': (128, None, False, adam(3e-6), 'RetrievalModel'),
+    'sodeep-recall_80e_inshop': (128, None, False, adam(1e-5),
+                                 'RetrievalModel'),
+    'auc-bh_80e_cub200': (128, 2, True, AUC_SGD, 'RetrievalModel'),
+    'auc-bh_80e_sop': (128, 2, True, AUC_ADAM, 'RetrievalModel'),
+    'auc-bh_80e_inshop': (128, 2, True, AUC_ADAM, 'RetrievalModel'),
+    'triplet-bh_80e_cub200': (128, 2, True, AUC_SGD, 'RetrievalModel'),
+    'triplet-bh_80e_sop': (128, 2, True, AUC_ADAM, 'RetrievalModel'),
+    'triplet-bh_80e_inshop': (128, 2, True, AUC_ADAM, 'RetrievalModel'),
+}
+
 
 def test_every_loss_and_dataset_has_a_config():
     assert len(CONFIGS) == 15
     for loss in LOSS_OF:
         for dataset in ('cub200', 'sop', 'inshop'):
             assert f'retrieval_r50_{loss}_80e_{dataset}.py' in CONFIGS
+    assert sorted(f'retrieval_r50_{key}.py' for key in RECIPE) == CONFIGS
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_config_trains_with_its_recipe(name):
+    """Loss, model, batches, optimizer and schedule, each in full."""
+    cfg = Config.fromfile(osp.join(PEER_DIR, name))
+    loss_name = name.split('_')[2]
+    dataset = osp.splitext(name)[0].rsplit('_', 1)[-1]
+    key = osp.splitext(name)[0][len('retrieval_r50_'):]
+    batch, per_class, pk, (optimizer, schedulers), model_type = RECIPE[key]
+    assert cfg.model.loss == LOSS[loss_name]
+    model = dict(R50, type=model_type, **MODEL[loss_name])
+    if model_type == 'LargeBatchRetrievalModel':
+        model['chunk_size'] = 96
+    assert {k: v for k, v in cfg.model.items()
+            if k not in ('data_preprocessor', 'backbone', 'loss')} == model
+    assert cfg.model.backbone.depth == 50 and cfg.model.backbone.norm_eval
+    assert cfg.model.backbone.init_cfg == dict(
+        type='Pretrained', checkpoint='torchvision://resnet50')
+    assert cfg.optim_wrapper.optimizer == optimizer
+    assert cfg.optim_wrapper.paramwise_cfg.custom_keys == dict(
+        embedding=dict(lr_mult=10.0))
+    assert cfg.param_scheduler == schedulers
+    assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (80, 5)
+    dataset_type, dataset_per_class, per_pair, topk = DATASET[dataset]
+    loader = cfg.train_dataloader
+    assert loader.dataset.type == dataset_type
+    assert cfg.val_dataloader.dataset.type == dataset_type
+    assert cfg.test_dataloader == cfg.val_dataloader
+    assert tuple(cfg.val_evaluator.topk) == topk
+    sampler = dict(batch_size=batch,
+                   num_per_class=per_class or dataset_per_class)
+    if pk or per_pair is None:
+        sampler['type'] = 'PKSampler'
+    else:
+        sampler.update(type='SuperClassPairSampler', batches_per_pair=per_pair)
+    assert loader.batch_size == batch and loader.sampler == sampler
 
 
 @pytest.mark.parametrize('name', CONFIGS)

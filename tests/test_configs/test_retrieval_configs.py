@@ -1,7 +1,9 @@
 """Every retrieval config loads, builds and trains a step (on mini data)."""
+import ast
 import glob
 import os
 import os.path as osp
+import re
 
 import numpy as np
 import pytest
@@ -20,6 +22,9 @@ CONFIG_DIR = osp.join(
     'retrieval')
 CONFIGS = sorted(
     osp.basename(p) for p in glob.glob(osp.join(CONFIG_DIR, '*.py')))
+# every file: the configs above, the peers' and the bases
+ALL_FILES = sorted(
+    glob.glob(osp.join(CONFIG_DIR, '**', '*.py'), recursive=True))
 
 # Appendix A / Table 9 of the paper: lr, margin, lambda per dataset.
 PAPER = {
@@ -27,6 +32,75 @@ PAPER = {
     'sop': (3e-6, 0.02, 4.0, (1, 10, 100, 1000)),
     'inshop': (1e-5, 0.05, 0.2, (1, 10, 20, 30, 40, 50)),
 }
+# the digits quickstart: Table 9's CUB loss values, an lr for from scratch
+DIGITS = (1e-3, 0.02, 0.2, (1, 2, 4, 8))
+
+
+def parse(path):
+    """The file's syntax tree (``{{_base_.x}}`` read as a name)."""
+    with open(path, encoding='utf-8') as f:
+        text = re.sub(r'\{\{\s*(_base_\.[\w.]+)\s*\}\}', r'\1', f.read())
+    return ast.parse(text, path)
+
+
+def bases_of(path):
+    """The file's own ``_base_`` paths, resolved."""
+    for node in parse(path).body:
+        if isinstance(node, ast.Assign) and any(
+                getattr(t, 'id', None) == '_base_' for t in node.targets):
+            bases = ast.literal_eval(node.value)
+            bases = [bases] if isinstance(bases, str) else bases
+            return [
+                osp.normpath(osp.join(osp.dirname(path), b)) for b in bases
+            ]
+    return []
+
+
+def depth(path):
+    """Files on the longest inheritance chain from ``path`` (itself
+    included)."""
+    return 1 + max((depth(b) for b in bases_of(path)), default=0)
+
+
+@pytest.mark.parametrize('path', ALL_FILES,
+                         ids=lambda p: osp.relpath(p, CONFIG_DIR))
+def test_inheritance_is_at_most_three_levels_deep(path):
+    assert depth(path) <= 3, [osp.relpath(b, CONFIG_DIR)
+                              for b in bases_of(path)]
+
+
+def test_model_bases_name_no_loss():
+    """The loss comes from a recipe in `_base_/losses/` (or the config):
+    nothing to undo with `_delete_`."""
+    paths = glob.glob(osp.join(CONFIG_DIR, '_base_', 'models', '*.py'))
+    assert len(paths) == 2
+    for path in paths:
+        model = Config.fromfile(path).model
+        assert model.type == 'RetrievalModel' and 'loss' not in model, path
+
+
+def test_no_config_deletes_a_loss():
+    """`_delete_` may replace a sampler or an optimizer, never a loss: a
+    config that trains a loss other than its base's picks another recipe."""
+    for path in ALL_FILES:
+        for node in ast.walk(parse(path)):
+            if isinstance(node, ast.keyword) and node.arg == 'loss':
+                assert isinstance(node.value, ast.Call), path
+                keys = [k.arg for k in node.value.keywords]
+                assert '_delete_' not in keys, (path, node.lineno)
+
+
+def test_every_loss_recipe_is_used_and_names_its_loss():
+    recipes = sorted(
+        glob.glob(osp.join(CONFIG_DIR, '_base_', 'losses', '*.py')))
+    assert len(recipes) == 6
+    used = {b for path in ALL_FILES for b in bases_of(path)}
+    for path in recipes:
+        assert path in used, path
+        cfg = Config.fromfile(path)
+        assert cfg.model.type == 'RetrievalModel' and cfg.model.loss.type
+        assert 'train_dataloader' not in cfg  # the dataset comes from the
+        # config, which pairs one recipe with one dataset
 
 
 def dataset_of(name):
@@ -92,26 +166,38 @@ def test_config_follows_the_paper(name):
     assert checkpoint.save_best == 'retrieval/R@1'
     assert checkpoint.rule == 'greater'
     assert cfg.optim_wrapper.paramwise_cfg.custom_keys.embedding.lr_mult == 10
-    loss = cfg.model.loss
-    assert loss.type == 'RaMBORecallLoss'
-    assert loss.weighting == ('loglog' if 'loglog' in name else 'log')
     dataset = dataset_of(name)
-    if dataset not in PAPER:
-        return
-    lr, margin, lambda_val, ks = PAPER[dataset]
-    assert cfg.optim_wrapper.optimizer.type == 'Adam'
-    assert cfg.optim_wrapper.optimizer.lr == lr
-    assert cfg.optim_wrapper.optimizer.weight_decay == 4e-4
-    assert (loss.margin, loss.lambda_val, loss.memory) == (margin, lambda_val,
-                                                           3)
-    assert loader.batch_size == 128
-    assert cfg.train_cfg.max_epochs == 80
-    assert cfg.param_scheduler[0].milestones == [35]
-    assert cfg.param_scheduler[0].gamma == pytest.approx(0.3)
+    lr, margin, lambda_val, ks = PAPER.get(dataset, DIGITS)
+    # the loss in full: nothing more, nothing less
+    assert cfg.model.loss == dict(
+        type='RaMBORecallLoss',
+        weighting='loglog' if 'loglog' in name else 'log',
+        lambda_val=lambda_val,
+        margin=margin,
+        memory=3)
+    assert cfg.optim_wrapper.optimizer == dict(
+        type='Adam', lr=lr, weight_decay=4e-4)
     assert tuple(cfg.val_evaluator.topk) == ks
+    assert cfg.test_dataloader == cfg.val_dataloader
+    if dataset not in PAPER:
+        check_digits_quickstart(cfg)
+        return
+    assert loader.batch_size == 128
+    assert cfg.param_scheduler == [
+        dict(type='MultiStepLR', by_epoch=True, milestones=[35], gamma=0.3)
+    ]
+    # CUB is small: evaluated (and its best checkpoint kept) every 2 epochs
+    every = 2 if dataset == 'cub200' else 5
+    assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (80,
+                                                                      every)
+    assert checkpoint.interval == every
+    assert cfg.model.pooling == 'avg' and 'hidden_dims' not in cfg.model
     assert cfg.model.backbone.depth == 50 and cfg.model.backbone.norm_eval
     assert cfg.model.backbone.init_cfg.checkpoint == 'torchvision://resnet50'
     assert cfg.model.embed_dim == 512
+    assert loader.dataset.type == dict(
+        cub200='CUB200Dataset', sop='SOPDataset',
+        inshop='InShopDataset')[dataset]
     sampler = loader.sampler
     if dataset == 'cub200':
         assert (sampler.type, sampler.num_per_class) == ('PKSampler', 4)
@@ -127,6 +213,29 @@ def test_config_follows_the_paper(name):
     with torch.no_grad():
         emb = model(torch.zeros(2, 3, 64, 64), mode='tensor')
     assert emb.shape == (2, 512)
+
+
+def check_digits_quickstart(cfg):
+    """The small model, batches and schedule of the quickstart."""
+    assert cfg.model.backbone.depth == 18
+    assert cfg.model.backbone.base_channels == 16
+    assert cfg.model.backbone.in_channels == 1
+    assert cfg.model.backbone.init_cfg is None
+    assert not cfg.model.backbone.norm_eval
+    assert (cfg.model.in_channels, cfg.model.embed_dim) == (128, 64)
+    assert cfg.model.data_preprocessor == dict(
+        type='ImgDataPreprocessor', mean=[127.5], std=[127.5])
+    loader = cfg.train_dataloader
+    assert loader.dataset.type == 'DigitsDataset'
+    assert loader.sampler == dict(
+        type='PKSampler', batch_size=60, num_per_class=12)
+    assert loader.batch_size == 60 and loader.num_workers == 0
+    assert cfg.param_scheduler == [
+        dict(type='MultiStepLR', by_epoch=True, milestones=[7], gamma=0.3)
+    ]
+    assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (10, 2)
+    assert cfg.default_hooks.checkpoint.interval == 2
+    assert cfg.randomness == dict(seed=0)
 
 
 @pytest.mark.parametrize('name', CONFIGS)

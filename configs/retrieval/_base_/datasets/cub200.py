@@ -1,11 +1,9 @@
-# CUB-200-2011, zero-shot split: classes 1-100 train (5,864 images), 101-200
-# test (5,924), the test set is its own gallery (self excluded). Images resized
-# to 256x256, random 224 crop and flip for training, centre crop for testing.
-# Batches: 32 classes x 4 images (RaMBO Appendix A).
+# CUB-200-2011, zero-shot: classes 1-100 train, 101-200 test (its own gallery,
+# self excluded). Resize to 256, random 224 crop and flip / centre crop;
+# batches of 32 classes x 4 images (RaMBO Appendix A). Base of sop, inshop.
 dataset_type = 'CUB200Dataset'
 data_root = 'data/CUB_200_2011/'
 train_batch_size = 128
-
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='Resize', scale=(256, 256), keep_ratio=False),
@@ -19,30 +17,17 @@ test_pipeline = [
     dict(type='CenterCrop', crop_size=224),
     dict(type='PackRetrievalInputs')
 ]
-
 train_dataloader = dict(
-    batch_size=train_batch_size,
-    num_workers=4,
-    persistent_workers=True,
+    batch_size=train_batch_size, num_workers=4, persistent_workers=True,
     sampler=dict(
         type='PKSampler', batch_size=train_batch_size, num_per_class=4),
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        split='train',
-        pipeline=train_pipeline))
+    dataset=dict(type=dataset_type, data_root=data_root, split='train',
+                 pipeline=train_pipeline))
 val_dataloader = dict(
-    batch_size=64,
-    num_workers=4,
-    persistent_workers=True,
-    drop_last=False,
+    batch_size=64, num_workers=4, persistent_workers=True, drop_last=False,
     sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        split='test',
-        pipeline=test_pipeline))
+    dataset=dict(type=dataset_type, data_root=data_root, split='test',
+                 pipeline=test_pipeline))
 test_dataloader = val_dataloader
-
 val_evaluator = dict(type='RetrievalMetric', topk=(1, 2, 4, 8))
 test_evaluator = val_evaluator

@@ -1,12 +1,8 @@
-# scikit-learn's 8x8 handwritten digits (1,797 images shipped inside the
-# package, nothing to download), zero-shot split: train on digits 0-4 (901
-# images), retrieve among digits 5-9 (896; the test set is its own gallery,
-# self excluded). Images are upsampled in memory to 36x36 and randomly
-# cropped to 32x32 for training (centre crop for testing), mirroring the
-# 256 -> 224 protocol of the real datasets.
+# scikit-learn's 8x8 digits (in the package, no download), zero-shot: train
+# on 0-4, retrieve among 5-9 (its own gallery, self excluded). Upsampled to
+# 36x36, 32x32 random / centre crops, as 256 -> 224 on the real datasets.
 dataset_type = 'DigitsDataset'
 train_batch_size = 60
-
 train_pipeline = [
     dict(type='Resize', scale=(36, 36), keep_ratio=False),
     dict(type='RandomCrop', crop_size=(32, 32)),
@@ -17,20 +13,15 @@ test_pipeline = [
     dict(type='CenterCrop', crop_size=32),
     dict(type='PackRetrievalInputs')
 ]
-
 train_dataloader = dict(
-    batch_size=train_batch_size,
-    num_workers=0,
+    batch_size=train_batch_size, num_workers=0,
     sampler=dict(
         type='PKSampler', batch_size=train_batch_size, num_per_class=12),
     dataset=dict(type=dataset_type, split='train', pipeline=train_pipeline))
 val_dataloader = dict(
-    batch_size=128,
-    num_workers=0,
-    drop_last=False,
+    batch_size=128, num_workers=0, drop_last=False,
     sampler=dict(type='DefaultSampler', shuffle=False),
     dataset=dict(type=dataset_type, split='test', pipeline=test_pipeline))
 test_dataloader = val_dataloader
-
 val_evaluator = dict(type='RetrievalMetric', topk=(1, 2, 4, 8))
 test_evaluator = val_evaluator
