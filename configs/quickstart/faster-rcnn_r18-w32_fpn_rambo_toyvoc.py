@@ -26,3 +26,10 @@ model = dict(
 
 # lr chosen on DigitsVOC val for RaMBO (docs/evidence.md).
 optim_wrapper = dict(optimizer=dict(lr=0.1))
+
+# Exact --resume: the loss's score memory and the random state go into every
+# checkpoint and come back on resume (docs/reliability.md).
+custom_hooks = [
+    dict(type='RankLossMemoryHook'),
+    dict(type='RandomStateHook')
+]

@@ -1,13 +1,14 @@
-"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits), packing and the
-AUC recipe's augmentations."""
+"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits), packing, the
+AUC recipe's augmentations, and a VOC dataset that checks its files."""
 from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
 from .digits import DigitsDataset
 from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
                         SOPDataset)
 from .transforms import PackRetrievalInputs
+from .voc import CheckedVOCDataset
 
 __all__ = [
     'RetrievalDataset', 'CUB200Dataset', 'SOPDataset', 'InShopDataset',
     'DigitsDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
-    'AugmentLaterViews'
+    'AugmentLaterViews', 'CheckedVOCDataset'
 ]

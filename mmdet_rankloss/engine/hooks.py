@@ -20,6 +20,7 @@ equal to the uninterrupted run on CPU (``tests/test_engine/test_hooks.py``,
 lists and dicts, so the checkpoint still loads with
 ``torch.load(weights_only=True)``.
 """
+import logging
 import random
 from typing import Any, Dict, List, Optional
 
@@ -171,7 +172,7 @@ class RankLossMemoryHook(Hook):
                 f'memories of {sorted(modules)} start empty, so the run '
                 'differs from an uninterrupted one',
                 logger='current',
-                level='WARNING')
+                level=logging.WARNING)
             return
         if pending is None:
             return
@@ -193,7 +194,7 @@ class RankLossMemoryHook(Hook):
                 f'{world_size}: every process starts from rank 0\'s score '
                 'memory',
                 logger='current',
-                level='WARNING')
+                level=logging.WARNING)
             rank = 0
         device = _model_device(runner.model)
         for name, module in modules.items():

@@ -12,8 +12,22 @@ replaces MMEngine's local loader with the same loader run inside
 ``torch.serialization.safe_globals(checkpoint_globals())``. Other
 ``torch.load`` calls in the process keep torch's default allow-list, and a
 checkpoint holding any type outside the list below still fails.
+
+Two more faults get a clear answer (``docs/reliability.md``):
+
+* a checkpoint that holds a pickled object outside the allow-list is not
+  executed: :class:`UnsafeCheckpointError` names the file and the global;
+* a truncated or corrupt file (a job killed while writing, a partial copy)
+  raises :class:`CorruptCheckpointError` naming the file, where torch says
+  ``EOFError``, ``[Errno 22] Invalid argument`` or a ``PytorchStreamReader``
+  error without the file name. :func:`atomic_local_writes` makes MMEngine
+  write checkpoints to a temporary file renamed into place, so a kill
+  during the write leaves the previous checkpoint (which ``last_checkpoint``
+  still names) and no truncated file.
 """
 import functools
+import os
+import pickle
 from typing import Callable, List, Tuple, Union
 
 import torch
@@ -47,6 +61,76 @@ def checkpoint_globals() -> List[SafeGlobal]:
     return safe
 
 
+class UnsafeCheckpointError(pickle.UnpicklingError):
+    """A checkpoint holds a pickled object outside the allow-list."""
+
+
+class CorruptCheckpointError(RuntimeError):
+    """A checkpoint file is truncated or otherwise not a torch file."""
+
+
+def _load_checked(load: Callable, filename: str, *args, **kwargs):
+    """``load(filename, ...)`` with its failures translated into errors
+    that name the file and say what to do."""
+    try:
+        return load(filename, *args, **kwargs)
+    except FileNotFoundError:
+        raise
+    except pickle.UnpicklingError as e:
+        # "Unsupported global": a pickled class or function, refused;
+        # anything else (an unknown opcode, a bad load key) is damage.
+        if 'Unsupported global' not in str(e):
+            return _corrupt(filename, e)
+        detail = next((line.strip() for line in str(e).splitlines()
+                       if 'Unsupported global' in line), '')
+        raise UnsafeCheckpointError(
+            f'checkpoint {filename} holds a pickled object that is not on '
+            'the allow-list of torch.load(weights_only=True) or of '
+            'mmdet_rankloss.utils.checkpoint_globals(); it was NOT '
+            'executed. If you wrote the file yourself and trust it, load '
+            'it with torch.load(path, weights_only=False) and save its '
+            f'tensors again. torch says: {detail}') from e
+    except (EOFError, OSError, RuntimeError) as e:
+        return _corrupt(filename, e)
+
+
+def _corrupt(filename: str, error: Exception):
+    size = os.path.getsize(filename) if os.path.isfile(filename) else 0
+    first = str(error).strip().splitlines()[0] if str(error).strip() else \
+        'end of file'
+    raise CorruptCheckpointError(
+        f'checkpoint {filename} ({size} bytes) is truncated or corrupt and '
+        f'cannot be loaded ({type(error).__name__}: {first}); a job killed '
+        'while writing it leaves such a file: resume from the previous '
+        'checkpoint') from error
+
+
+def atomic_local_writes() -> None:
+    """Makes MMEngine's local file writes atomic (idempotent).
+
+    ``LocalBackend.put`` (through which MMEngine saves checkpoints) writes
+    to ``<path>.tmp-<pid>``, flushes it to disk and renames it over
+    ``path``: a reader sees the old file or the complete new one, never a
+    part. A killed writer leaves only the temporary file.
+    """
+    from mmengine.fileio.backends import LocalBackend
+    if getattr(LocalBackend.put, '_mmdet_rankloss_patch', False):
+        return
+    original = LocalBackend.put
+
+    @functools.wraps(original)
+    def put(self, obj: bytes, filepath) -> None:
+        filepath = str(filepath)
+        tmp = f'{filepath}.tmp-{os.getpid()}'
+        original(self, obj, tmp)  # creates the folder, writes
+        with open(tmp, 'rb+') as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, filepath)
+
+    put._mmdet_rankloss_patch = True
+    LocalBackend.put = put
+
+
 def allow_mmengine_checkpoint_globals() -> None:
     """Wraps MMEngine's local checkpoint loader with the allow-list.
 
@@ -63,7 +147,7 @@ def allow_mmengine_checkpoint_globals() -> None:
     @functools.wraps(original)
     def load_from_local(filename, map_location):
         with torch.serialization.safe_globals(checkpoint_globals()):
-            return original(filename, map_location)
+            return _load_checked(original, filename, map_location)
 
     load_from_local._mmdet_rankloss_patch = True
     CheckpointLoader.register_scheme(

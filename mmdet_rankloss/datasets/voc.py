@@ -1,0 +1,114 @@
+"""MMDetection's VOCDataset with every annotation checked while it loads.
+
+A week-long VOC training should not stop on day three at an unreadable
+image, nor train on a box with ``xmin >= xmax`` or silently lose the objects
+of a misspelled class. :class:`CheckedVOCDataset` is a drop-in for
+``type='VOCDataset'`` in a config: it reads the same files into the same
+data infos, after checking each item with
+:func:`~mmdet_rankloss.utils.voc_check.check_voc_item`, and raises on the
+first item with a fault, naming the file, the field and the value.
+"""
+import logging
+import os.path as osp
+from typing import List, Union
+
+from mmengine.fileio import list_from_file
+from mmengine.logging import print_log
+
+from mmdet.datasets import VOCDataset
+from mmdet.registry import DATASETS
+
+from ..utils.voc_check import VOCCheckError, check_voc_item
+
+__all__ = ['CheckedVOCDataset']
+
+
+@DATASETS.register_module()
+class CheckedVOCDataset(VOCDataset):
+    """:class:`mmdet.datasets.VOCDataset` that checks every item it loads.
+
+    Checked, with the file, field and value in the message: the image list
+    is not empty; each XML exists and is well-formed; ``<size>`` holds
+    positive integers; every object has a ``<name>``, a ``<bndbox>`` with
+    four numbers, ``xmin < xmax``, ``ymin < ymax``, inside the image, and
+    ``<difficult>`` 0 or 1; with ``check_images``, the image exists, its
+    header can be read, a JPEG is not truncated (it ends with the FFD9
+    marker) and its size is the one the XML states. These checks read each
+    XML twice and each image header once at start-up (the 16,551 VOC0712
+    trainval items: seconds, not minutes).
+
+    An XML without ``<size>`` is loaded as MMDetection loads it (the size
+    read from the image), with a warning naming the file.
+
+    Args:
+        unknown_class (str): What to do with an object whose ``<name>`` is
+            not one of the dataset's classes: ``'error'`` (raise, the
+            default) or ``'skip'`` (drop it, as MMDetection does, with a
+            warning naming the file, the object and the name).
+        check_images (bool): Check the images as described above.
+            Defaults to True.
+        **kwargs: Passed to :class:`mmdet.datasets.VOCDataset`.
+
+    Raises:
+        VOCCheckError: At the first item with a fault (all faults of that
+            item in the message); ``tools/check_dataset.py`` lists the
+            faults of every item instead.
+        FileNotFoundError: A missing XML or image (named).
+    """
+
+    def __init__(self,
+                 unknown_class: str = 'error',
+                 check_images: bool = True,
+                 **kwargs) -> None:
+        if unknown_class not in ('error', 'skip'):
+            raise ValueError("unknown_class must be 'error' or 'skip', got "
+                             f'{unknown_class!r}')
+        if not isinstance(check_images, bool):
+            raise ValueError(
+                f'check_images must be True or False, got {check_images!r}')
+        self.unknown_class = unknown_class
+        self.check_images = check_images
+        super().__init__(**kwargs)
+
+    def load_data_list(self) -> List[dict]:
+        """The items of ``ann_file``; an empty list or a blank line in it is
+        an error."""
+        ids = list_from_file(self.ann_file, backend_args=self.backend_args)
+        if not any(i.strip() for i in ids):
+            raise VOCCheckError(
+                f'{type(self).__name__}: the image list {self.ann_file} is '
+                'empty (no image ids); check ann_file and data_root')
+        blank = [n for n, i in enumerate(ids, 1) if not i.strip()]
+        if blank:
+            raise VOCCheckError(
+                f'{type(self).__name__}: the image list {self.ann_file} has '
+                f'blank lines (line {blank[0]}); MMDetection would read them '
+                "as the image id ''")
+        return super().load_data_list()
+
+    def parse_data_info(self, img_info: dict) -> Union[dict, List[dict]]:
+        """Checks the item, then parses it as MMDetection does."""
+        if not osp.isfile(img_info['xml_path']):
+            raise FileNotFoundError(
+                f"VOC annotation not found: {img_info['xml_path']} (listed "
+                f'as {img_info["img_id"]!r} in {self.ann_file})')
+        img_path = osp.join(self.sub_data_root, img_info['file_name'])
+        report = check_voc_item(
+            img_info['xml_path'],
+            img_path,
+            self._metainfo['classes'],
+            check_image=self.check_images)
+        errors = list(report.errors)
+        warnings = list(report.warnings)
+        if self.unknown_class == 'error':
+            errors += [
+                msg + "; set unknown_class='skip' to drop such objects"
+                for msg in report.unknown
+            ]
+        else:
+            warnings += [msg + ' skipped' for msg in report.unknown]
+        if errors:
+            raise VOCCheckError('; '.join(errors))
+        for msg in warnings:
+            print_log(msg, logger='current', level=logging.WARNING)
+        return super().parse_data_info(img_info)

@@ -1,0 +1,187 @@
+"""Checkpoint faults: a kill while writing, truncated files, pickled code.
+
+The checkpoints come from MMEngine's Runner (a small model, our resume
+hooks), loaded the way ``--resume`` and ``load_from`` load them
+(MMEngine's ``_load_checkpoint``, patched by ``import mmdet_rankloss``).
+"""
+import os
+import os.path as osp
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from mmengine.runner.checkpoint import _load_checkpoint
+
+from mmdet_rankloss.utils import (CorruptCheckpointError,
+                                  UnsafeCheckpointError, checkpoint_globals)
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+# A small Runner: 2 epochs of 3 iterations, a checkpoint per epoch. KILL
+# names a checkpoint during whose write the process SIGKILLs itself (after
+# the bytes are written, before the rename that publishes them).
+SCRIPT = textwrap.dedent('''
+    import os, signal, sys
+    import torch, torch.nn as nn
+    from mmengine.model import BaseModel
+    from mmengine.runner import Runner
+    import mmdet_rankloss
+    from mmdet_rankloss.utils import checkpoint as ckpt_mod
+
+    work_dir, max_epochs, resume, kill = sys.argv[1:5]
+
+    if kill != 'none':
+        replace = os.replace
+        def killing_replace(src, dst):
+            if dst.endswith(kill):
+                os.kill(os.getpid(), signal.SIGKILL)
+            replace(src, dst)
+        ckpt_mod.os.replace = killing_replace
+
+    class Model(BaseModel):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+        def forward(self, inputs, targets, mode='tensor'):
+            loss = (self.fc(inputs) - targets).pow(2).mean()
+            return dict(loss=loss) if mode == 'loss' else loss
+
+    torch.manual_seed(0)
+    data = [dict(inputs=torch.randn(4), targets=torch.randn(1))
+            for _ in range(12)]
+    runner = Runner(
+        model=Model(), work_dir=work_dir,
+        train_dataloader=dict(dataset=data, batch_size=4, num_workers=0,
+                              sampler=dict(type='DefaultSampler',
+                                           shuffle=True),
+                              collate_fn=dict(type='default_collate')),
+        optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1)),
+        train_cfg=dict(by_epoch=True, max_epochs=int(max_epochs)),
+        default_hooks=dict(checkpoint=dict(type='CheckpointHook',
+                                           interval=1)),
+        custom_hooks=[dict(type='RandomStateHook')],
+        randomness=dict(seed=0), resume=resume == 'resume',
+        default_scope='mmdet')
+    runner.train()
+    print('finished at epoch', runner.epoch)
+''')
+
+
+def run_script(tmp_path, work_dir, max_epochs, resume=False, kill='none'):
+    script = tmp_path / 'train_toy.py'
+    script.write_text(SCRIPT)
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    return subprocess.run(
+        [sys.executable, str(script), str(work_dir), str(max_epochs),
+         'resume' if resume else 'new', kill],
+        env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope='module')
+def killed(tmp_path_factory):
+    """A run SIGKILLed while writing epoch_2.pth, then resumed."""
+    tmp = tmp_path_factory.mktemp('kill')
+    work = tmp / 'work'
+    proc = run_script(tmp, work, 2, kill='epoch_2.pth')
+    listing = sorted(os.listdir(work))
+    last = (work / 'last_checkpoint').read_text()
+    resumed = run_script(tmp, work, 2, resume=True)
+    return proc, listing, last, resumed, work
+
+
+def test_kill_during_write_leaves_previous_checkpoint(killed):
+    proc, listing, last, _, _ = killed
+    assert proc.returncode == -9, proc.stderr[-3000:]
+    assert 'epoch_1.pth' in listing and 'epoch_2.pth' not in listing
+    assert any(name.startswith('epoch_2.pth.tmp-') for name in listing)
+    assert last.endswith('epoch_1.pth')
+
+
+def test_resume_after_kill_uses_previous_checkpoint(killed):
+    _, _, _, resumed, work = killed
+    out = resumed.stdout + resumed.stderr
+    assert resumed.returncode == 0, out[-3000:]
+    assert 'resumed epoch: 1, iter: 3' in out
+    assert 'finished at epoch 2' in out
+    assert osp.isfile(work / 'epoch_2.pth')
+
+
+@pytest.fixture(scope='module')
+def checkpoint(killed):
+    """The complete epoch-1 checkpoint the killed run left."""
+    return killed[-1] / 'epoch_1.pth'
+
+
+def test_our_checkpoints_load_weights_only(checkpoint):
+    with torch.serialization.safe_globals(checkpoint_globals()):
+        ckpt = torch.load(str(checkpoint), weights_only=True)
+    assert {'state_dict', 'optimizer', 'message_hub', 'random_state'} <= set(
+        ckpt)
+    assert _load_checkpoint(str(checkpoint))['meta']['epoch'] == 1
+
+
+def cut(checkpoint, tmp_path, keep):
+    data = checkpoint.read_bytes()
+    keep = keep if keep >= 0 else len(data) + keep
+    path = tmp_path / 'cut.pth'
+    path.write_bytes(data[:keep])
+    return path
+
+
+@pytest.mark.parametrize('keep', [0, 1, 64, 1000, -1000, -1],
+                         ids=lambda k: f'keep{k}')
+def test_truncated_checkpoint_names_the_file(checkpoint, tmp_path, keep):
+    path = cut(checkpoint, tmp_path, keep)
+    with pytest.raises(CorruptCheckpointError,
+                       match=rf'checkpoint {path} \(\d+ bytes\) is truncated'):
+        _load_checkpoint(str(path))
+
+
+def test_garbage_checkpoint_names_the_file(tmp_path):
+    path = tmp_path / 'garbage.pth'
+    path.write_bytes(os.urandom(4096))
+    with pytest.raises(CorruptCheckpointError, match=rf"checkpoint {path} "):
+        _load_checkpoint(str(path))
+
+
+def test_missing_checkpoint_names_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match='nothere.pth'):
+        _load_checkpoint(str(tmp_path / 'nothere.pth'))
+
+
+class Payload:
+    """Unpickling this object would create a file (stands for any code)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, 'w'))
+
+
+def test_pickled_code_is_refused_not_run(checkpoint, tmp_path):
+    marker = tmp_path / 'EXECUTED'
+    ckpt = torch.load(str(checkpoint), weights_only=False)
+    ckpt['meta']['extra'] = Payload(str(marker))
+    path = tmp_path / 'evil.pth'
+    torch.save(ckpt, str(path))
+    with pytest.raises(UnsafeCheckpointError,
+                       match=rf'{path} holds a pickled object .*NOT '
+                       r'executed.*open') as info:
+        _load_checkpoint(str(path))
+    assert isinstance(info.value, pickle.UnpicklingError)
+    assert not marker.exists()
+
+
+def test_resume_from_truncated_checkpoint_fails_clearly(checkpoint, tmp_path):
+    path = cut(checkpoint, tmp_path, len(checkpoint.read_bytes()) // 2)
+    work = tmp_path / 'work'
+    work.mkdir()
+    (work / 'last_checkpoint').write_text(str(path))
+    proc = run_script(tmp_path, work, 2, resume=True)
+    assert proc.returncode != 0
+    assert f'CorruptCheckpointError: checkpoint {path}' in proc.stderr

@@ -1,0 +1,151 @@
+#!/usr/bin/env python
+"""Checks every dataset of a config before a long training run.
+
+    python tools/check_dataset.py CONFIG [--decode] [--cfg-options K=V ...]
+
+Reads the train, val and test datasets of CONFIG (through ``RepeatDataset``
+and ``ConcatDataset`` wrappers) and lists every fault it finds, one line
+each, naming the file, field and value; exits with 1 if there is any.
+
+* VOC datasets (``VOCDataset``, ``CheckedVOCDataset``): every item of the
+  image list through :func:`~mmdet_rankloss.utils.voc_check.check_voc_item`
+  (XML well-formed, ``<size>``, names, boxes, ``<difficult>``; image present,
+  readable, not truncated, of the stated size). Unlike
+  ``CheckedVOCDataset``, which stops at the first faulty item, all are
+  listed. Objects of unknown classes are faults unless the dataset says
+  ``unknown_class='skip'``.
+* Other datasets (e.g. the retrieval ones): built as training builds them
+  (their own checks of list files, columns and labels run), then every
+  ``img_path`` is opened.
+
+``--decode`` decodes every image completely instead of reading its header
+(slow; finds damage inside a JPEG that still has its end marker).
+"""
+import argparse
+import os.path as osp
+import sys
+from typing import Iterator, List, Tuple
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+VOC_TYPES = ('VOCDataset', 'CheckedVOCDataset')
+
+
+def parse_args(argv=None):
+    from mmengine.config import DictAction
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('config')
+    parser.add_argument('--decode', action='store_true',
+                        help='decode every image completely (slow)')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config settings, as in train.py')
+    return parser.parse_args(argv)
+
+
+def leaf_datasets(cfg) -> Iterator[dict]:
+    """The dataset configs under dataset wrappers."""
+    if 'dataset' in cfg:
+        yield from leaf_datasets(cfg['dataset'])
+    elif 'datasets' in cfg:
+        for sub in cfg['datasets']:
+            yield from leaf_datasets(sub)
+    else:
+        yield cfg
+
+
+def check_voc(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
+    """(items checked, faults) of one VOC dataset config."""
+    from mmdet.datasets import VOCDataset
+
+    from mmdet_rankloss.utils.voc_check import check_voc_item
+    data_root = cfg.get('data_root', '') or ''
+    ann_file = osp.join(data_root, cfg['ann_file'])
+    sub_root = osp.join(data_root,
+                        cfg.get('data_prefix', {}).get('sub_data_root', ''))
+    classes = (cfg.get('metainfo') or {}).get('classes',
+                                              VOCDataset.METAINFO['classes'])
+    skip_unknown = cfg.get('unknown_class', 'error') == 'skip'
+    if not osp.isfile(ann_file):
+        return 0, [f'image list not found: {ann_file}']
+    with open(ann_file) as f:
+        ids = [line.strip() for line in f if line.strip()]
+    if not ids:
+        return 0, [f'the image list {ann_file} is empty (no image ids)']
+    faults = []
+    for img_id in ids:
+        report = check_voc_item(
+            osp.join(sub_root, cfg.get('ann_subdir', 'Annotations'),
+                     f'{img_id}.xml'),
+            osp.join(sub_root, cfg.get('img_subdir', 'JPEGImages'),
+                     f'{img_id}.jpg'),
+            classes,
+            check_image=True,
+            decode=decode)
+        faults += report.errors
+        if not skip_unknown:
+            faults += report.unknown
+    return len(ids), faults
+
+
+def check_built(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
+    """(items checked, faults) of any other dataset config."""
+    from mmdet.registry import DATASETS
+
+    from mmdet_rankloss.utils.voc_check import VOCCheckError, image_size
+    cfg = dict(cfg, pipeline=[], lazy_init=False)
+    try:
+        dataset = DATASETS.build(cfg)
+    except Exception as e:  # the dataset's own check, reported as it says
+        return 0, [f'{cfg.get("type")}: {type(e).__name__}: {e}']
+    faults = []
+    for i in range(len(dataset)):
+        path = dataset.get_data_info(i).get('img_path')
+        if path is None:
+            continue
+        try:
+            image_size(path, decode=decode)
+        except (FileNotFoundError, VOCCheckError) as e:
+            faults.append(str(e))
+    return len(dataset), faults
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import mmdet_rankloss  # noqa: F401  (registers datasets, config scope)
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+    cfg = Config.fromfile(args.config)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
+    init_default_scope(cfg.get('default_scope', 'mmdet'))
+    seen, total_items, faults = [], 0, []
+    for split in ('train', 'val', 'test'):
+        loader = cfg.get(f'{split}_dataloader')
+        if not loader:
+            continue
+        for ds_cfg in leaf_datasets(loader['dataset']):
+            ds_cfg = ds_cfg.to_dict() if hasattr(ds_cfg, 'to_dict') else \
+                dict(ds_cfg)
+            if ds_cfg in seen:
+                continue
+            seen.append(ds_cfg)
+            check = check_voc if ds_cfg.get('type') in VOC_TYPES else \
+                check_built
+            items, found = check(ds_cfg, args.decode)
+            total_items += items
+            name = f"{split}: {ds_cfg.get('type')} " \
+                   f"{ds_cfg.get('ann_file', '')}"
+            print(f'{name}: {items} items, {len(found)} faults')
+            faults += found
+    for fault in faults:
+        print(f'FAULT {fault}')
+    if faults:
+        print(f'{len(faults)} faults in {len(seen)} datasets '
+              f'({total_items} items)')
+        return 1
+    print(f'no faults in {len(seen)} datasets ({total_items} items)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
