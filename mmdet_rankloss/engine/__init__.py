@@ -1,7 +1,12 @@
-"""Training procedures: FastAP's large-batch heuristic (section 4.1), and
-the hooks that make a resume exact."""
+"""Training procedures: the hooks that make a resume exact.
+
+``LargeBatchRetrievalModel`` (FastAP's large-batch heuristic, section 4.1)
+is a model and lives in :mod:`mmdet_rankloss.models.large_batch`; it is
+re-exported here for old imports.
+"""
+from ..models.large_batch import (LargeBatchRetrievalModel,
+                                  chunked_embedding_backward)
 from .hooks import RandomStateHook, RankLossMemoryHook
-from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
 
 __all__ = [
     'LargeBatchRetrievalModel', 'chunked_embedding_backward',

@@ -109,7 +109,8 @@ class FastAPLoss(EmbeddingLoss):
     :class:`~.pairwise.EmbeddingLoss` says (queries with a positive). Use a
     class-balanced sampler (P classes x K images) so that every query has
     positives; for batches larger than memory see
-    :class:`~mmdet_rankloss.engine.LargeBatchRetrievalModel` (section 4.1).
+    :class:`~mmdet_rankloss.models.large_batch.LargeBatchRetrievalModel`
+    (section 4.1).
 
     Args:
         num_bins (int): Histogram bins ``L`` over the squared distance range

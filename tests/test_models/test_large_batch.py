@@ -10,8 +10,8 @@ from mmengine.registry import init_default_scope
 from mmengine.structures import BaseDataElement
 
 from mmdet.registry import MODELS
-from mmdet_rankloss.engine import (LargeBatchRetrievalModel,
-                                   chunked_embedding_backward)
+from mmdet_rankloss.models.large_batch import (LargeBatchRetrievalModel,
+                                               chunked_embedding_backward)
 from mmdet_rankloss.losses import fastap_loss
 
 init_default_scope('mmdet')
@@ -134,3 +134,16 @@ def test_model_warns_about_training_batchnorm_and_validates():
         model.train_step(image_batch(8), wrapper)
     with pytest.raises(ValueError, match='chunk_size'):
         LargeBatchRetrievalModel(chunk_size=0, **model_cfg())
+
+
+def test_old_engine_import_path_still_works():
+    """The wrapper moved to models/; old imports and the type name work."""
+    import importlib
+    import sys
+    from mmdet_rankloss import engine
+    sys.modules.pop('mmdet_rankloss.engine.large_batch', None)
+    with pytest.warns(DeprecationWarning, match='models.large_batch'):
+        old = importlib.import_module('mmdet_rankloss.engine.large_batch')
+    assert old.LargeBatchRetrievalModel is LargeBatchRetrievalModel
+    assert engine.LargeBatchRetrievalModel is LargeBatchRetrievalModel
+    assert MODELS.get('LargeBatchRetrievalModel') is LargeBatchRetrievalModel

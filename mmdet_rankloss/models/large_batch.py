@@ -1,0 +1,199 @@
+"""Large-batch training for non-decomposable losses (FastAP section 4.1).
+
+A listwise loss such as FastAP needs the whole batch at once, but only
+through its embedding matrix. So a batch larger than memory allows is
+
+1. embedded chunk by chunk without a graph,
+2. the loss and its gradient ``G = dL/dE`` are computed on the full
+   embedding matrix ``E`` (cheap: only the loss layer),
+3. each chunk is embedded again, with a graph, and back-propagated with its
+   slice of ``G`` (``sum(E_chunk * G_chunk)``), accumulating the parameter
+   gradients.
+
+The parameter gradient is then exactly the one-pass gradient, provided the
+network treats samples independently: BatchNorm must use frozen statistics
+(``norm_eval=True``, as the metric learning baselines do; otherwise each
+chunk is normalised with its own statistics and the running statistics are
+updated twice), and random layers (dropout) see the same random numbers in
+both passes (the RNG state of each chunk is replayed).
+"""
+import contextlib
+import warnings
+from typing import Callable, Dict, Optional, Union
+
+import torch
+from mmengine.optim import OptimWrapper
+from torch import Tensor
+from torch.nn.modules.batchnorm import _BatchNorm
+
+from mmdet.registry import MODELS
+
+from .retrieval import RetrievalModel
+from ..ops.checks import check_int
+
+__all__ = ['chunked_embedding_backward', 'LargeBatchRetrievalModel']
+
+
+def _rng_state(device: torch.device):
+    cuda = torch.cuda.get_rng_state(device) if device.type == 'cuda' \
+        else None
+    return torch.get_rng_state(), cuda
+
+
+def _set_rng_state(state, device: torch.device) -> None:
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state(state[1], device)
+
+
+def chunked_embedding_backward(
+        embed: Callable[[Tensor], Tensor],
+        inputs: Tensor,
+        loss_fn: Callable[[Tensor], Tensor],
+        chunk_size: int,
+        backward: Optional[Callable[[Tensor], None]] = None,
+        context: Optional[Callable[[], object]] = None) -> Tensor:
+    """Back-propagates ``loss_fn(embed(inputs))`` chunk by chunk.
+
+    Args:
+        embed (callable): Maps a chunk of inputs (n, ...) to embeddings
+            (n, D); must treat samples independently (frozen BatchNorm).
+        inputs (Tensor): The whole batch (B, ...).
+        loss_fn (callable): Maps the full embedding matrix (B, D) to a
+            scalar loss.
+        chunk_size (int): Samples per forward pass, >= 1.
+        backward (callable, optional): Runs the backward pass of each
+            chunk's surrogate ``sum(E_chunk * G_chunk)`` (e.g. with a loss
+            scaler). Defaults to None: ``Tensor.backward``.
+        context (callable, optional): Returns a context manager entered
+            around every forward pass (e.g. autocast). Defaults to None.
+
+    Returns:
+        Tensor: The detached loss value. Parameter gradients are
+        accumulated into ``.grad`` as one backward pass of the loss would.
+    """
+    check_int('chunked_embedding_backward', 'chunk_size', chunk_size, 1)
+    if not isinstance(inputs, Tensor) or inputs.dim() == 0 or \
+            inputs.shape[0] == 0:
+        raise ValueError('inputs must be a non-empty batch tensor (B, ...), '
+                         f'got {getattr(inputs, "shape", type(inputs))}')
+    context = context or contextlib.nullcontext
+    backward = backward or Tensor.backward
+    starts = range(0, inputs.shape[0], chunk_size)
+    states, chunks = [], []
+    with torch.no_grad():
+        for start in starts:
+            states.append(_rng_state(inputs.device))
+            with context():
+                chunks.append(embed(inputs[start:start + chunk_size]))
+    after = _rng_state(inputs.device)
+    embeddings = torch.cat(chunks).detach().requires_grad_(True)
+    with context():
+        loss = loss_fn(embeddings)
+    if not isinstance(loss, Tensor) or loss.dim() != 0:
+        raise ValueError('loss_fn must return a scalar tensor, got '
+                         f'{getattr(loss, "shape", type(loss))}')
+    if not loss.requires_grad:  # nothing to learn from this batch
+        return loss.detach()
+    (grad, ) = torch.autograd.grad(loss, embeddings)
+    for start, state in zip(starts, states):
+        _set_rng_state(state, inputs.device)
+        with context():
+            chunk = embed(inputs[start:start + chunk_size])
+            surrogate = (chunk * grad[start:start + chunk_size].to(
+                chunk.dtype)).sum()
+        backward(surrogate)
+    _set_rng_state(after, inputs.device)
+    return loss.detach()
+
+
+@MODELS.register_module()
+class LargeBatchRetrievalModel(RetrievalModel):
+    """:class:`RetrievalModel` trained with FastAP's large-batch heuristic.
+
+    Same arguments and behaviour as ``RetrievalModel``, plus ``chunk_size``:
+    a training batch is embedded ``chunk_size`` images at a time (section
+    4.1), so the batch size is limited by the loss layer, not by the
+    backbone's activations. Needs frozen BatchNorm statistics
+    (``backbone.norm_eval=True``); a warning is given otherwise. It works
+    with MMEngine's ``OptimWrapper`` and ``AmpOptimWrapper`` (gradient
+    accumulation included) in single-process training; under
+    ``MMDistributedDataParallel`` the wrapper's own ``train_step`` is used
+    and the batch is embedded in one pass.
+
+    Args:
+        chunk_size (int): Images per forward pass. Defaults to 64.
+        **kwargs: The arguments of :class:`RetrievalModel`.
+    """
+
+    def __init__(self, chunk_size: int = 64, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.chunk_size = check_int(type(self).__name__, 'chunk_size',
+                                    chunk_size, 1)
+        self._warned_bn = False
+
+    def _metric_losses(self, embeddings: Tensor,
+                       labels: Tensor) -> Dict[str, Tensor]:
+        out = self.metric_loss(embeddings, labels)
+        return dict(loss_metric=out) if isinstance(out, Tensor) else out
+
+    def _check_frozen_bn(self) -> None:
+        if self._warned_bn:
+            return
+        training_bn = [
+            name for name, m in self.named_modules()
+            if isinstance(m, _BatchNorm) and m.training
+        ]
+        if training_bn:
+            warnings.warn(
+                'LargeBatchRetrievalModel: BatchNorm layers in training mode '
+                f'({training_bn[0]}, ...) normalise each chunk separately; '
+                'the chunked gradient then differs from the one-pass '
+                'gradient. Use norm_eval=True.')
+            self._warned_bn = True
+
+    def train_step(self, data: Union[dict, tuple, list],
+                   optim_wrapper: OptimWrapper) -> Dict[str, Tensor]:
+        """One optimisation step on a batch embedded in chunks.
+
+        Mirrors ``BaseModel.train_step`` (preprocess, loss, ``parse_losses``,
+        scaled backward, step when due), with the backward pass of section
+        4.1.
+
+        Args:
+            data (dict | tuple | list): A batch from the dataloader.
+            optim_wrapper (OptimWrapper): The optimizer wrapper.
+
+        Returns:
+            dict[str, Tensor]: Logged values, as ``parse_losses`` gives.
+        """
+        self._check_frozen_bn()
+        with optim_wrapper.optim_context(self):
+            data = self.data_preprocessor(data, True)
+        inputs = data['inputs']
+        labels = self._labels(data.get('data_samples'), inputs.shape[0],
+                              inputs.device)
+        log_vars = {}
+
+        def loss_fn(embeddings: Tensor) -> Tensor:
+            parsed, logs = self.parse_losses(
+                self._metric_losses(embeddings, labels))
+            log_vars.update(logs)
+            return optim_wrapper.scale_loss(parsed)
+
+        scaler = getattr(optim_wrapper, 'loss_scaler', None)
+
+        def backward(surrogate: Tensor) -> None:
+            (scaler.scale(surrogate) if scaler is not None else
+             surrogate).backward()
+
+        chunked_embedding_backward(
+            self.embed, inputs, loss_fn, self.chunk_size, backward,
+            lambda: optim_wrapper.optim_context(self))
+        # one backward of the whole batch as far as the wrapper is concerned
+        # (OptimWrapper.backward's contract: count every backward pass)
+        optim_wrapper._inner_count += 1
+        if optim_wrapper.should_update():
+            optim_wrapper.step()
+            optim_wrapper.zero_grad()
+        return log_vars
