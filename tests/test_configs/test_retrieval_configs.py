@@ -142,9 +142,10 @@ def make_mini(root, dataset):
         write('image_class_labels.txt', [f'{i} {c}' for i, c, _, _ in lines])
     elif dataset == 'sop':
         header = 'image_id class_id super_class_id path'
-        for split in ('train', 'test'):
-            write(f'Ebay_{split}.txt',
-                  [header] + [f'{i} {c} {s} {r}' for i, c, s, r in lines])
+        for split in ('train', 'test'):  # ids from 1, as in the official files
+            write(f'Ebay_{split}.txt', [header] + [
+                f'{i} {c + 1} {s + 1} {r}' for i, c, s, r in lines
+            ])
     else:
         status = ['train'] * 16 + ['query', 'gallery'] * 8
         write('list_eval_partition.txt',
