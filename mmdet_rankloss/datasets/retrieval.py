@@ -69,6 +69,38 @@ class RetrievalDataset(BaseDataset):
         with open(path, encoding='utf-8') as f:
             return [line.strip() for line in f if line.strip()]
 
+    def _rows(self, path: str, columns: Sequence[str],
+              skip: int = 0) -> List[List[str]]:
+        """The whitespace-separated rows of an annotation file, each with
+        at least ``len(columns)`` fields, or an error naming the line."""
+        rows = []
+        for number, line in enumerate(self._read_lines(path)[skip:],
+                                      skip + 1):
+            fields = line.split()
+            if len(fields) < len(columns):
+                raise ValueError(
+                    f'{type(self).__name__}: {path} line {number} has '
+                    f'{len(fields)} columns, expected {len(columns)} '
+                    f'({" ".join(columns)}): {line!r}')
+            rows.append(fields)
+        return rows
+
+    def _label(self, path: str, row: List[str], column: str, value: str,
+               low: int, high: Optional[int] = None) -> int:
+        """An integer label in ``[low, high]``, or an error naming it."""
+        try:
+            label = int(value)
+        except ValueError:
+            label = None
+        if label is None or label < low or (high is not None
+                                            and label > high):
+            bound = f'{low}..{high}' if high is not None else f'>= {low}'
+            raise ValueError(
+                f'{type(self).__name__}: {path}: {column} must be an '
+                f'integer in {bound}, got {value!r} in row '
+                f'{" ".join(row)!r}')
+        return label
+
     def _check_count(self, name: str, actual: int, expected: int,
                      listed: int, official: int) -> None:
         """Raise if a split's size differs from the official one.
@@ -217,6 +249,7 @@ class CUB200Dataset(RetrievalDataset):
     LAYOUT = ('data_root/images.txt, data_root/image_class_labels.txt, '
               'data_root/images/<class>/<image>.jpg (CUB_200_2011.tgz)')
     OFFICIAL = dict(total=11788, train=5864, test=5924)
+    NUM_CLASSES = 200
 
     def __init__(self,
                  split: str = 'train',
@@ -235,20 +268,25 @@ class CUB200Dataset(RetrievalDataset):
 
     def load_data_list(self) -> List[dict]:
         """Parse ``images.txt`` and ``image_class_labels.txt``."""
-        images = dict(line.split(maxsplit=1)
-                      for line in self._read_lines(self.ann_file))
+        images = {
+            row[0]: ' '.join(row[1:])
+            for row in self._rows(self.ann_file, ('image_id', 'path'))
+        }
         label_path = self.label_file
         if self.data_root and not osp.isabs(label_path):
             label_path = osp.join(self.data_root, label_path)
-        labels = dict(line.split()[:2]
-                      for line in self._read_lines(label_path))
-        missing = sorted(set(images) - set(labels), key=int)
+        labels = {
+            row[0]: self._label(label_path, row, 'class_id', row[1], 1,
+                                self.NUM_CLASSES)
+            for row in self._rows(label_path, ('image_id', 'class_id'))
+        }
+        missing = sorted(set(images) - set(labels))
         if missing:
             raise ValueError(
                 f'CUB200Dataset: {len(missing)} image ids of {self.ann_file} '
                 f'have no class in {label_path} (first: {missing[0]})')
         data_list = []
-        for image_id in sorted(images, key=int):
+        for image_id in sorted(images, key=lambda i: (len(i), i)):
             label = int(labels[image_id])
             is_train = label <= self.num_train_classes
             if is_train == (self.split == 'train'):
@@ -289,6 +327,7 @@ class SOPDataset(RetrievalDataset):
               '(Stanford_Online_Products.zip)')
     OFFICIAL = dict(train=59551, test=60502)
     OFFICIAL_CLASSES = dict(train=11318, test=11316)
+    NUM_SUPER_CLASSES = 12
 
     def __init__(self,
                  split: str = 'train',
@@ -307,13 +346,17 @@ class SOPDataset(RetrievalDataset):
                 f'SOPDataset: {self.ann_file} does not start with the header '
                 f'"image_id class_id super_class_id path", got {lines[:1]}')
         data_list = []
-        for line in lines[1:]:
-            _, class_id, super_id, path = line.split()[:4]
+        columns = ('image_id', 'class_id', 'super_class_id', 'path')
+        for row in self._rows(self.ann_file, columns, skip=1):
+            _, class_id, super_id, path = row[:4]
             data_list.append(
                 dict(
                     img_path=self._img_path(path),
-                    gt_label=int(class_id),
-                    super_label=int(super_id)))
+                    gt_label=self._label(self.ann_file, row, 'class_id',
+                                         class_id, 1),
+                    super_label=self._label(self.ann_file, row,
+                                            'super_class_id', super_id, 1,
+                                            self.NUM_SUPER_CLASSES)))
         official = self.OFFICIAL[self.split]
         self._check_count(f'split {self.split!r}', len(data_list), official,
                           len(data_list), official)
@@ -376,7 +419,11 @@ class InShopDataset(RetrievalDataset):
                 f'InShopDataset: {self.ann_file} must start with the number '
                 'of images and the header "image_name item_id '
                 f'evaluation_status", got {lines[:2]}')
-        rows = [line.split()[:3] for line in lines[2:]]
+        rows = [
+            row[:3] for row in self._rows(
+                self.ann_file, ('image_name', 'item_id', 'evaluation_status'),
+                skip=2)
+        ]
         categories = sorted({self._category(path) for path, _, _ in rows})
         category_ids = {name: i for i, name in enumerate(categories)}
         wanted = ('query', 'gallery') if self.split == 'test' else (
@@ -390,9 +437,14 @@ class InShopDataset(RetrievalDataset):
             counts[status] += 1
             if status not in wanted:
                 continue
+            if not (item_id.startswith('id_')
+                    and item_id[3:].isdigit()):
+                raise ValueError(
+                    f'InShopDataset: {self.ann_file}: item_id must look like '
+                    f"'id_00000001', got {item_id!r} for {path}")
             info = dict(
                 img_path=self._img_path(path),
-                gt_label=int(item_id.rsplit('_', 1)[-1]),
+                gt_label=int(item_id[3:]),
                 super_label=category_ids[self._category(path)])
             if self.split == 'test':
                 info['is_query'] = status == 'query'

@@ -19,6 +19,7 @@ MMEngine's ``DefaultSampler`` under a Runner:
   as the dataset has full batches), split evenly across ranks.
 """
 import math
+import warnings
 from typing import Iterator, List, Optional, Sequence, Sized
 
 import numpy as np
@@ -99,6 +100,7 @@ class _BatchPlanSampler(Sampler):
         self.members = [
             np.flatnonzero(inverse == c) for c in range(len(self.class_ids))
         ]
+        self._warn_small_classes()
         self.rank, self.world_size = get_dist_info()
         self.seed = sync_random_seed() if seed is None else int(seed)
         self.epoch = 0
@@ -106,6 +108,28 @@ class _BatchPlanSampler(Sampler):
             num_batches = max(1, len(self.labels) // batch_size)
         self.num_batches = _check_int('num_batches', num_batches)
         self.batches_per_rank = math.ceil(num_batches / self.world_size)
+
+    def _warn_small_classes(self) -> None:
+        """Warn about classes with fewer than K images (named, with their
+        counts): they are filled up by repeating their images, and a class
+        with one image has only copies of itself as positives."""
+        counts = np.array([len(m) for m in self.members])
+        small = np.flatnonzero(counts < self.num_per_class)
+        if not len(small):
+            return
+        order = small[np.argsort(counts[small], kind='stable')]
+        named = ', '.join(f'class {self.class_ids[c]}: {counts[c]} image'
+                          f'{"s" if counts[c] > 1 else ""}'
+                          for c in order[:5])
+        singles = int((counts == 1).sum())
+        warnings.warn(
+            f'{type(self).__name__}: {len(small)} of {len(counts)} classes '
+            f'have fewer than num_per_class={self.num_per_class} images '
+            f'({named}{", ..." if len(small) > 5 else ""}); their images '
+            'are repeated within a batch' +
+            (f', and the {singles} classes with a single image have only '
+             'copies of that image as positives' if singles else ''),
+            stacklevel=3)
 
     # Subclasses define ``_new_state(rng)`` (the pools of an epoch) and
     # ``_plan_group(rng, state)`` (a group of ``group_size`` consecutive
@@ -154,7 +178,8 @@ class PKSampler(_BatchPlanSampler):
     with ``K = num_per_class`` images each, so every image has ``K - 1``
     positives in its batch. Classes are drawn in shuffled rounds (each
     class once before any repeats), images of a class likewise; a class
-    with fewer than K images is filled up by drawing its images again.
+    with fewer than K images is filled up by drawing its images again
+    (with a warning at construction that names such classes).
 
     Args:
         dataset (Sized): A dataset with ``get_labels()`` (see
