@@ -1,0 +1,83 @@
+# RetinaNet on DigitsVOC (`tools/make_digits_voc.py`) with focal loss: the
+# baseline twin of `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. Data,
+# pipeline, 16-epoch schedule (lr / 10 after 12), batch 8, warm-up, gradient
+# clipping and seed are those of the two-stage DigitsVOC study
+# (`configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`); the
+# model is MMDetection's RetinaNet (`mmdet::_base_/models/retinanet_r50_fpn.py`)
+# on that study's backbone, a ResNet-18 of 32 base channels trained from
+# scratch, with the FPN and head narrowed to 64 channels.
+_base_ = '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
+
+model = dict(
+    _delete_=True,
+    type='RetinaNet',
+    data_preprocessor=dict(
+        type='DetDataPreprocessor',
+        mean=[123.675, 116.28, 103.53],
+        std=[58.395, 57.12, 57.375],
+        bgr_to_rgb=True,
+        pad_size_divisor=32),
+    backbone=dict(
+        type='ResNet',
+        depth=18,
+        base_channels=32,
+        num_stages=4,
+        out_indices=(0, 1, 2, 3),
+        frozen_stages=-1,
+        norm_cfg=dict(type='BN', requires_grad=True),
+        norm_eval=False,
+        style='pytorch',
+        init_cfg=None),
+    neck=dict(
+        type='FPN',
+        in_channels=[32, 64, 128, 256],
+        out_channels=64,
+        start_level=1,
+        add_extra_convs='on_input',
+        num_outs=5),
+    bbox_head=dict(
+        type='RetinaHead',
+        num_classes=10,
+        in_channels=64,
+        stacked_convs=4,
+        feat_channels=64,
+        # anchors at half MMDetection's scale (16 to 406 px) for digits of
+        # 14 to 60 px in 128 px images, as in the two-stage study
+        anchor_generator=dict(
+            type='AnchorGenerator',
+            octave_base_scale=2,
+            scales_per_octave=3,
+            ratios=[0.5, 1.0, 2.0],
+            strides=[8, 16, 32, 64, 128]),
+        bbox_coder=dict(
+            type='DeltaXYWHBBoxCoder',
+            target_means=[.0, .0, .0, .0],
+            target_stds=[1.0, 1.0, 1.0, 1.0]),
+        loss_cls=dict(
+            type='FocalLoss',
+            use_sigmoid=True,
+            gamma=2.0,
+            alpha=0.25,
+            loss_weight=1.0),
+        loss_bbox=dict(type='L1Loss', loss_weight=1.0)),
+    train_cfg=dict(
+        assigner=dict(
+            type='MaxIoUAssigner',
+            pos_iou_thr=0.5,
+            neg_iou_thr=0.4,
+            min_pos_iou=0,
+            ignore_iof_thr=-1),
+        sampler=dict(type='PseudoSampler'),
+        allowed_border=-1,
+        pos_weight=-1,
+        debug=False),
+    test_cfg=dict(
+        nms_pre=1000,
+        min_bbox_size=0,
+        score_thr=0.05,
+        nms=dict(type='nms', iou_threshold=0.5),
+        max_per_img=100))
+# lr: MMDetection's RetinaNet rate (0.01, there at batch 16), not the
+# two-stage study's 0.04; the study (tools/studies/
+# digitsvoc_dense_retinanet_16e.py) selects each loss's rate on val.
+optim_wrapper = dict(optimizer=dict(lr=0.01))

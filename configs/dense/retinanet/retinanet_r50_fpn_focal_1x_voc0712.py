@@ -1,0 +1,7 @@
+# RetinaNet R50 FPN with focal loss on VOC07+12 (MMDetection's own config,
+# VOCMetric AP50, 11 points): the baseline twin of
+# `retinanet_r50_fpn_rambo_1x_voc0712.py`. The backbone loads
+# `torchvision://resnet50` (a download on first use).
+_base_ = 'mmdet::pascal_voc/retinanet_r50_fpn_1x_voc0712.py'
+
+custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)

@@ -1,0 +1,546 @@
+"""RaMBORetinaHead / RaMBOATSSHead: the rank loss over all anchors at once.
+
+Checked against independent computations: the stock heads' own targets and
+losses, ``sklearn.metrics.average_precision_score`` on the concatenated
+anchors, and the stock ``predict_by_feat``. The configs of
+``configs/dense/`` load, build, train one step, and the DigitsVOC ones train
+through MMEngine's ``Runner`` on a tiny generated DigitsVOC.
+"""
+import glob
+import os.path as osp
+
+import numpy as np
+import pytest
+import torch
+from mmengine.config import Config, ConfigDict
+from mmengine.registry import init_default_scope
+from mmengine.structures import InstanceData
+from sklearn.metrics import average_precision_score
+
+import mmdet_rankloss  # noqa: F401
+from mmdet.models.dense_heads import ATSSHead
+from mmdet.registry import MODELS
+from mmdet_rankloss.models import RaMBOATSSHead, RaMBORetinaHead
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+DENSE = osp.join(ROOT, 'configs', 'dense')
+CONFIGS = sorted(
+    osp.relpath(p, DENSE) for p in glob.glob(osp.join(DENSE, '*', '*.py')))
+NUM_CLASSES = 3
+IMG = 64
+STRIDES = [8, 16, 32]
+
+init_default_scope('mmdet')
+
+
+@pytest.fixture(autouse=True, scope='module')
+def one_torch_thread():
+    """Tiny inputs on a small shared CPU: one intra-op thread is faster."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def rank_loss(**kwargs):
+    """The loss of the dense RaMBO configs (docs/dense.md)."""
+    cfg = dict(type='RaMBOAPLoss', score_space='sigmoid', margin=0.0,
+               memory=0)
+    cfg.update(kwargs)
+    return cfg
+
+
+def head_cfg(kind, loss_cls):
+    """A small RetinaHead / ATSSHead config (3 levels, 3 classes)."""
+    if kind == 'retina':
+        return dict(
+            type='RetinaHead',
+            num_classes=NUM_CLASSES,
+            in_channels=8,
+            feat_channels=8,
+            stacked_convs=1,
+            anchor_generator=dict(
+                type='AnchorGenerator',
+                octave_base_scale=2,
+                scales_per_octave=3,
+                ratios=[0.5, 1.0, 2.0],
+                strides=STRIDES),
+            loss_cls=loss_cls,
+            train_cfg=dict(
+                assigner=dict(
+                    type='MaxIoUAssigner',
+                    pos_iou_thr=0.5,
+                    neg_iou_thr=0.4,
+                    min_pos_iou=0,
+                    ignore_iof_thr=-1),
+                sampler=dict(type='PseudoSampler'),
+                allowed_border=-1,
+                pos_weight=-1,
+                debug=False),
+            test_cfg=ConfigDict(
+                nms_pre=100,
+                min_bbox_size=0,
+                score_thr=0.0,
+                nms=dict(type='nms', iou_threshold=0.5),
+                max_per_img=20))
+    return dict(
+        type='ATSSHead',
+        num_classes=NUM_CLASSES,
+        in_channels=8,
+        feat_channels=8,
+        stacked_convs=1,
+        norm_cfg=dict(type='GN', num_groups=4, requires_grad=True),
+        anchor_generator=dict(
+            type='AnchorGenerator',
+            ratios=[1.0],
+            octave_base_scale=4,
+            scales_per_octave=1,
+            strides=STRIDES),
+        bbox_coder=dict(
+            type='DeltaXYWHBBoxCoder',
+            target_means=[.0, .0, .0, .0],
+            target_stds=[0.1, 0.1, 0.2, 0.2]),
+        loss_cls=loss_cls,
+        loss_bbox=dict(type='GIoULoss', loss_weight=2.0),
+        train_cfg=dict(
+            assigner=dict(type='ATSSAssigner', topk=9),
+            allowed_border=-1,
+            pos_weight=-1,
+            debug=False),
+        test_cfg=ConfigDict(
+            nms_pre=100,
+            min_bbox_size=0,
+            score_thr=0.0,
+            nms=dict(type='nms', iou_threshold=0.6),
+            max_per_img=20))
+
+
+FOCAL = dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25,
+             loss_weight=1.0)
+
+
+def build_pair(kind, **loss_kwargs):
+    """The RaMBO head and the stock (focal) head with the same weights."""
+    cfg = head_cfg(kind, rank_loss(**loss_kwargs))
+    stock_type = cfg['type']
+    cfg['type'] = 'RaMBORetinaHead' if kind == 'retina' else 'RaMBOATSSHead'
+    torch.manual_seed(0)
+    head = MODELS.build(cfg)
+    head.init_weights()
+    stock_cfg = head_cfg(kind, FOCAL)
+    stock_cfg['type'] = stock_type
+    stock = MODELS.build(stock_cfg)
+    stock.load_state_dict(head.state_dict())
+    return head.train(), stock.train()
+
+
+def batch(seed=0):
+    """Two 64 px images: features per level, boxes, metas."""
+    g = torch.Generator().manual_seed(seed)
+    feats = tuple(
+        torch.randn(2, 8, IMG // s, IMG // s, generator=g) for s in STRIDES)
+    gts = [
+        InstanceData(
+            bboxes=torch.tensor([[4., 6., 40., 30.], [20., 24., 60., 62.],
+                                 [30., 2., 50., 20.]]),
+            labels=torch.tensor([0, 2, 1])),
+        InstanceData(
+            bboxes=torch.tensor([[10., 10., 50., 50.], [2., 30., 24., 60.]]),
+            labels=torch.tensor([1, 1]))
+    ]
+    metas = [
+        dict(img_shape=(IMG, IMG), pad_shape=(IMG, IMG), ori_shape=(IMG, IMG),
+             scale_factor=(1.0, 1.0)) for _ in range(2)
+    ]
+    return feats, gts, metas
+
+
+def head_outputs(head, feats):
+    """The head's forward, with leaf classification scores."""
+    outs = head(feats)
+    scores = [s.detach().requires_grad_() for s in outs[0]]
+    return (scores, ) + tuple(outs[1:])
+
+
+def stock_targets(stock, outs, gts, metas):
+    """Labels and label weights per anchor from the stock head's own
+    ``get_targets``, flattened level by level in the layout of the scores
+    (image, y, x, anchor)."""
+    sizes = [s.shape[-2:] for s in outs[0]]
+    anchors, valid = stock.get_anchors(sizes, metas, device='cpu')
+    targets = stock.get_targets(anchors, valid, gts, metas)
+    if isinstance(stock, ATSSHead):  # it returns the anchors first
+        labels, weights = targets[1], targets[2]
+    else:
+        labels, weights = targets[0], targets[1]
+    return ([lv.reshape(-1) for lv in labels],
+            [w.reshape(-1) for w in weights])
+
+
+def flat(scores):
+    """(N, A * C, H, W) per level -> (anchors, C), levels concatenated."""
+    return torch.cat([
+        s.permute(0, 2, 3, 1).reshape(-1, NUM_CLASSES) for s in scores])
+
+
+def rank_terms(losses):
+    return losses['loss_rambo_map'] + losses['loss_rambo_apc']
+
+
+@pytest.mark.parametrize('kind', ['retina', 'atss'])
+def test_loss_over_levels_is_the_loss_on_all_anchors(kind):
+    head, stock = build_pair(kind)
+    feats, gts, metas = batch()
+    outs = head_outputs(head, feats)
+    losses = head.loss_by_feat(*outs, gts, metas)
+    labels, weights = stock_targets(stock, outs, gts, metas)
+    labels, weights = torch.cat(labels), torch.cat(weights)
+    scores = flat(outs[0]).detach()
+    keep = weights > 0
+    # the value: 1 - mean AP over the classes present (sklearn), all levels
+    # and both images ranked together (margin 0, sigmoid: ranks of logits)
+    aps = [
+        average_precision_score((labels[keep] == c).numpy(),
+                                scores[keep, c].numpy())
+        for c in range(NUM_CLASSES) if bool((labels[keep] == c).any())
+    ]
+    assert len(aps) == NUM_CLASSES
+    assert losses['rambo_ap'].item() == pytest.approx(np.mean(aps), abs=1e-6)
+    assert losses['loss_rambo_map'].item() == pytest.approx(
+        2 / 3 * (1 - np.mean(aps)), abs=1e-6)
+    # ... and exactly RaMBOAPLoss on the concatenation, gradient included
+    loss = MODELS.build(rank_loss()).train()
+    leaf = scores.clone().requires_grad_()
+    ref = loss(leaf, labels, weights)
+    for key in ('loss_rambo_map', 'loss_rambo_apc', 'rambo_grad_density'):
+        assert torch.allclose(losses[key], ref[key]), key
+    rank_terms(losses).backward()
+    rank_terms(ref).backward()
+    assert torch.equal(flat([s.grad for s in outs[0]]), leaf.grad)
+    # ranking each level alone (what loss_cls per level would do) differs
+    per_level = []
+    start = 0
+    for s in outs[0]:
+        n = s.numel() // NUM_CLASSES
+        part = slice(start, start + n)
+        start += n
+        if bool(((labels[part] < NUM_CLASSES) & keep[part]).any()):
+            per_level.append(
+                loss(scores[part], labels[part],
+                     weights[part])['loss_rambo_map'].item())
+    assert not np.isclose(np.mean(per_level), losses['loss_rambo_map'].item())
+
+
+def _level_masks(outs, flat_mask):
+    """A per-anchor mask (flattened as :func:`flat`) back to the (N, A * C,
+    H, W) layout of each level's scores."""
+    masks, start = [], 0
+    for s in outs[0]:
+        n_img, channels, h, w = s.shape
+        a = channels // NUM_CLASSES
+        count = n_img * h * w * a
+        m = flat_mask[start:start + count].reshape(n_img, h, w, a, 1)
+        m = m.expand(n_img, h, w, a, NUM_CLASSES).reshape(n_img, h, w, -1)
+        masks.append(m.permute(0, 3, 1, 2))
+        start += count
+    return masks
+
+
+def test_ignored_anchors_change_nothing_and_get_no_gradient():
+    head, stock = build_pair('retina')
+    feats, gts, metas = batch()
+    outs = head_outputs(head, feats)
+    _, weights = stock_targets(stock, outs, gts, metas)
+    ignored = torch.cat(weights) == 0
+    assert 0 < int(ignored.sum()) < ignored.numel()  # IoU in [0.4, 0.5)
+    masks = _level_masks(outs, ignored)
+    losses = head.loss_by_feat(*outs, gts, metas)
+    rank_terms(losses).backward()
+    for s, m in zip(outs[0], masks):
+        assert bool((s.grad[m] == 0).all())
+    assert any(bool((s.grad[~m] != 0).any()) for s, m in zip(outs[0], masks))
+    # any scores at the ignored anchors: the same loss and gradient
+    moved = [
+        torch.where(m, torch.randn_like(s) * 10, s.detach()).requires_grad_()
+        for s, m in zip(outs[0], masks)
+    ]
+    again = head.loss_by_feat(moved, *outs[1:], gts, metas)
+    for key in ('loss_rambo_map', 'loss_rambo_apc', 'rambo_ap'):
+        assert torch.equal(again[key], losses[key]), key
+    rank_terms(again).backward()
+    for a, b in zip(moved, outs[0]):
+        assert torch.equal(a.grad, b.grad)
+
+
+@pytest.mark.parametrize('kind', ['retina', 'atss'])
+def test_gradient_reaches_every_level_and_the_stock_losses_are_unchanged(
+        kind):
+    head, stock = build_pair(kind)
+    feats, gts, metas = batch()
+    feats = tuple(f.requires_grad_() for f in feats)
+    losses = head.loss_by_feat(*head(feats), gts, metas)
+    stock_losses = stock.loss_by_feat(*stock(feats), gts, metas)
+    assert 'loss_cls' not in losses
+    assert {'rambo_pos_grad_frac', 'rambo_grad_density'} <= set(losses)
+    box_keys = ['loss_bbox'] + (['loss_centerness'] if kind == 'atss' else [])
+    assert set(losses) - set(stock_losses) >= {'loss_rambo_map',
+                                               'loss_rambo_apc'}
+    for key in box_keys:
+        for ours, theirs in zip(losses[key], stock_losses[key]):
+            assert torch.equal(ours, theirs), key
+    grads = torch.autograd.grad(rank_terms(losses), feats)
+    for level, g in enumerate(grads):
+        assert bool((g != 0).any()), f'no gradient at level {level}'
+    cls_conv = head.retina_cls if kind == 'retina' else head.atss_cls
+    cls_grad = torch.autograd.grad(
+        rank_terms(head.loss_by_feat(*head(feats), gts, metas)),
+        cls_conv.weight)[0]
+    assert bool((cls_grad != 0).any())
+
+
+@pytest.mark.parametrize('kind', ['retina', 'atss'])
+def test_predict_is_the_stock_heads(kind):
+    head, stock = build_pair(kind)
+    head.eval()
+    stock.eval()
+    feats, _, metas = batch()
+    with torch.no_grad():
+        # a trained-looking classifier: spread the logits
+        cls_conv = head.retina_cls if kind == 'retina' else head.atss_cls
+        cls_conv.weight.normal_(0, 1)
+        stock.load_state_dict(head.state_dict())
+        ours = head.predict_by_feat(*head(feats), batch_img_metas=metas,
+                                    rescale=False)
+        theirs = stock.predict_by_feat(*stock(feats), batch_img_metas=metas,
+                                       rescale=False)
+    assert head.cls_out_channels == stock.cls_out_channels == NUM_CLASSES
+    for a, b in zip(ours, theirs):
+        assert len(a) > 0
+        for key in ('bboxes', 'scores', 'labels'):
+            assert torch.equal(a[key], b[key]), key
+
+
+def test_the_rank_loss_holds_no_anchors_by_positives_matrix():
+    """Saved tensors of the loss's graph stay O(anchors x classes); the
+    sigmoid ranker, which compares every positive with every anchor, is
+    caught by the same measure."""
+
+    def largest_saved(head, outs, gts, metas):
+        sizes = []
+
+        def pack(t):
+            sizes.append(t.numel())
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            head.loss_by_feat(*outs, gts, metas)
+        return max(sizes)
+
+    feats, gts, metas = batch()
+    # many positives: lower the IoU needed to be one
+    head, stock = build_pair('retina')
+    for h in (head, stock):
+        h.assigner.pos_iou_thr = h.assigner.neg_iou_thr = 0.2
+    outs = head_outputs(head, feats)
+    labels, _ = stock_targets(stock, outs, gts, metas)
+    labels = torch.cat(labels)
+    anchors, positives = labels.numel(), int((labels < NUM_CLASSES).sum())
+    assert positives > 8 * NUM_CLASSES
+    bound = 2 * anchors * (NUM_CLASSES + 1)
+    assert largest_saved(head, outs, gts, metas) <= bound
+    sig, _ = build_pair('retina', ranker=dict(type='SigmoidRanker'))
+    sig.assigner.pos_iou_thr = sig.assigner.neg_iou_thr = 0.2
+    assert largest_saved(sig, outs, gts, metas) >= anchors * positives / 2
+
+
+@pytest.mark.parametrize('loss_cls, match', [
+    (FOCAL, 'needs a rank loss'),
+    (dict(type='RaMBOAPLoss', score_space='softmax'), 'softmax'),
+    (dict(type='RaMBOAPLoss', score_space='sigmoid', calibration=(1., 0.)),
+     'calibration'),
+])
+def test_bad_loss_configs_are_refused(loss_cls, match):
+    cfg = head_cfg('retina', loss_cls)
+    cfg['type'] = 'RaMBORetinaHead'
+    with pytest.raises(ValueError, match=match):
+        MODELS.build(cfg)
+
+
+def test_logits_space_gets_a_dummy_background_column():
+    """'logits' wants C + 1 columns (background last, unused): the head
+    stays a C-channel head and the loss ranks the same C columns."""
+    head, _ = build_pair('retina')
+    logits_head, _ = build_pair('retina', score_space='logits')
+    assert logits_head.cls_out_channels == NUM_CLASSES
+    feats, gts, metas = batch()
+    outs = head_outputs(head, feats)
+    logits_outs = head_outputs(logits_head, feats)
+    a = head.loss_by_feat(*outs, gts, metas)
+    b = logits_head.loss_by_feat(*logits_outs, gts, metas)
+    # margin 0: sigmoid and logits rank alike, so AP and loss are the same
+    for key in ('rambo_ap', 'loss_rambo_map', 'loss_rambo_apc'):
+        assert torch.allclose(a[key], b[key]), key
+    rank_terms(b).backward()
+    assert any(bool((s.grad != 0).any()) for s in logits_outs[0])
+
+
+# ------------------------------------------------------------- configs
+def load(name):
+    return Config.fromfile(osp.join(DENSE, name))
+
+
+def test_expected_configs_exist():
+    expected = {
+        f'{arch}/{arch}_r50_fpn_{loss}_1x_{data}.py'
+        for arch in ('retinanet', 'atss') for loss in ('focal', 'rambo')
+        for data in ('voc0712', 'coco')
+    } | {
+        f'{arch}/{arch}_r18-w32_fpn_{loss}_16e_digitsvoc.py'
+        for arch in ('retinanet', 'atss') for loss in ('focal', 'rambo')
+    }
+    assert set(CONFIGS) == expected
+
+
+@pytest.mark.parametrize('focal', [c for c in CONFIGS if '_focal_' in c])
+def test_rambo_twin_changes_only_head_loss_lr_and_threshold(focal):
+    ours = load(focal.replace('_focal_', '_rambo_')).to_dict()
+    twin = load(focal).to_dict()
+    head = ours['model']['bbox_head']
+    assert head.pop('type') == ('RaMBORetinaHead' if 'retinanet' in focal
+                                else 'RaMBOATSSHead')
+    assert head.pop('loss_cls') == rank_loss()
+    assert ours['model']['test_cfg'].pop('score_thr') == 0.0
+    ours['optim_wrapper']['optimizer'].pop('lr')
+    for key in ('type', 'loss_cls'):
+        twin['model']['bbox_head'].pop(key)
+    twin['model']['test_cfg'].pop('score_thr')
+    twin['optim_wrapper']['optimizer'].pop('lr')
+    assert ours == twin
+
+
+def mmdet_config(rel):
+    import mmdet
+    return Config.fromfile(
+        osp.join(osp.dirname(mmdet.__file__), '.mim', 'configs', rel))
+
+
+@pytest.mark.parametrize('name', [c for c in CONFIGS if '_r50_' in c])
+def test_paper_scale_configs_are_mmdetections(name):
+    """VOC07+12: VOCMetric AP50 (11 points) and MMDetection's VOC schedule;
+    COCO: CocoMetric; the models are MMDetection's (ATSS on VOC: the COCO
+    ATSS model with 20 classes)."""
+    cfg = load(name)
+    assert cfg.custom_imports.imports == ['mmdet_rankloss']
+    arch = name.split('/')[0]
+    if name.endswith('_voc0712.py'):
+        assert (cfg.val_evaluator.type, cfg.val_evaluator.eval_mode) == (
+            'VOCMetric', '11points')
+        assert cfg.train_dataloader.dataset.times * cfg.train_cfg.max_epochs \
+            == 12
+        expected = mmdet_config(f'{arch}/{arch}_r50_fpn_1x_coco.py').model
+        expected.bbox_head.num_classes = 20
+    else:
+        assert cfg.val_evaluator.type == 'CocoMetric'
+        expected = mmdet_config(f'{arch}/{arch}_r50_fpn_1x_coco.py').model
+    expected = expected.to_dict()
+    model = cfg.model.to_dict()
+    model.pop('_scope_', None)  # set by MMEngine on mmdet:: bases
+    if '_rambo_' in name:
+        for m in (model, expected):
+            for key in ('type', 'loss_cls'):
+                m['bbox_head'].pop(key)
+            m['test_cfg'].pop('score_thr')
+    assert model == expected
+
+
+def _tiny_detection_batch(num_classes):
+    from mmdet.structures import DetDataSample
+    torch.manual_seed(0)
+    inputs, samples = [], []
+    for _ in range(2):
+        inputs.append(torch.randint(0, 256, (3, IMG, IMG), dtype=torch.uint8))
+        sample = DetDataSample(metainfo=dict(
+            img_shape=(IMG, IMG), ori_shape=(IMG, IMG), pad_shape=(IMG, IMG),
+            scale_factor=(1.0, 1.0), batch_input_shape=(IMG, IMG)))
+        sample.gt_instances = InstanceData(
+            bboxes=torch.tensor([[4., 6., 40., 30.], [20., 24., 60., 62.]]),
+            labels=torch.tensor([1, num_classes - 1]))
+        samples.append(sample)
+    return dict(inputs=inputs, data_samples=samples)
+
+
+# The focal R50 configs are MMDetection's models unchanged (checked above);
+# training them here would only time MMDetection.
+@pytest.mark.parametrize(
+    'name', [c for c in CONFIGS if '_rambo_' in c or '_r18-' in c])
+def test_model_builds_and_trains_one_step(name):
+    from mmengine.optim import build_optim_wrapper
+    cfg = load(name)
+    cfg.model.backbone.init_cfg = None  # no download
+    torch.manual_seed(0)
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    model.train()
+    head = model.bbox_head
+    cls_conv = head.retina_cls if 'retinanet' in name else head.atss_cls
+    before = cls_conv.weight.detach().clone()
+    optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    log_vars = model.train_step(
+        _tiny_detection_batch(head.num_classes), optim_wrapper)
+    cls_keys = (['loss_rambo_map', 'loss_rambo_apc'] if '_rambo_' in name
+                else ['loss_cls'])
+    for key in cls_keys + ['loss', 'loss_bbox']:
+        assert torch.isfinite(log_vars[key]).item(), key
+    if '_rambo_' in name:
+        assert 'rambo_grad_density' in log_vars
+    assert not torch.equal(before, cls_conv.weight.detach())
+    model.eval()
+    with torch.no_grad():
+        data = model.data_preprocessor(
+            _tiny_detection_batch(head.num_classes), False)
+        results = model.predict(data['inputs'], data['data_samples'])
+    scores = results[0].pred_instances.scores
+    assert bool(((scores >= 0) & (scores <= 1)).all())
+    if '_rambo_' in name:  # no threshold: the best boxes are kept
+        assert scores.numel() > 0
+
+
+@pytest.fixture(scope='module')
+def digits_root(tmp_path_factory):
+    from mmdet_rankloss.utils.digits_voc import make_digits_voc
+    root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
+    make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
+    return root
+
+
+@pytest.mark.parametrize('arch', ['retinanet', 'atss'])
+def test_digitsvoc_config_trains_through_the_runner(arch, digits_root,
+                                                    tmp_path):
+    from mmengine.runner import Runner
+    cfg = load(f'{arch}/{arch}_r18-w32_fpn_rambo_16e_digitsvoc.py')
+    cfg.work_dir = str(tmp_path / 'work')
+    for split in ('train', 'val', 'test'):
+        loader = cfg[f'{split}_dataloader']
+        loader.dataset.data_root = digits_root
+        loader.num_workers = 0
+        loader.persistent_workers = False
+        loader.batch_size = 2
+    # two iterations (4 images, batch 2), then AP50 on val
+    cfg.train_cfg.max_epochs = 1
+    cfg.default_hooks.logger.interval = 1
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.iter == 2
+    assert osp.isfile(osp.join(cfg.work_dir, 'epoch_1.pth'))
+    keys = set(runner.message_hub.log_scalars)
+    assert {'train/loss_rambo_map', 'train/rambo_grad_density',
+            'train/loss_bbox', 'val/pascal_voc/AP50'} <= keys
+    assert type(runner.model.bbox_head).__name__ == (
+        'RaMBORetinaHead' if arch == 'retinanet' else 'RaMBOATSSHead')
+
+
+def test_heads_are_exported():
+    assert issubclass(RaMBORetinaHead, MODELS.get('RetinaHead'))
+    assert issubclass(RaMBOATSSHead, MODELS.get('ATSSHead'))
+    assert MODELS.get('RaMBORetinaHead') is RaMBORetinaHead
+    assert MODELS.get('RaMBOATSSHead') is RaMBOATSSHead
