@@ -1,0 +1,87 @@
+"""Distributed (2 CPU processes, gloo) training with global ranking through
+``tools/dist_train.sh``, resumed: the checkpoint carries the score memory
+of both processes, equal under global ranking, and the resumed run trains
+to the end and evaluates."""
+import os
+import os.path as osp
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from mmdet_rankloss.utils import checkpoint_globals
+from mmdet_rankloss.utils.toy_voc import make_toy_voc
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+CONFIG = osp.join(ROOT, 'configs', 'quickstart',
+                  'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
+OPTIONS = [
+    'train_dataloader.batch_size=2', 'train_dataloader.num_workers=0',
+    'train_dataloader.persistent_workers=False',
+    'val_dataloader.num_workers=0', 'val_dataloader.persistent_workers=False',
+    'default_hooks.logger.interval=1'
+]
+
+
+def dist_train(workspace, work_dir, epochs, global_ranking, *extra):
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, PYTHON=sys.executable, PORT=str(port),
+               OMP_NUM_THREADS='1')
+    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    proc = subprocess.run(
+        ['bash', osp.join(ROOT, 'tools', 'dist_train.sh'), CONFIG, '2',
+         '--work-dir', str(work_dir), *extra, '--cfg-options',
+         f'train_cfg.max_epochs={epochs}', f'train_cfg.val_interval={epochs}',
+         'model.roi_head.bbox_head.loss_cls.global_ranking='
+         f'{global_ranking}'] + OPTIONS,
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    return out
+
+
+def memory(path):
+    with torch.serialization.safe_globals(checkpoint_globals()):
+        ckpt = torch.load(str(path), map_location='cpu', weights_only=True)
+    return ckpt['rank_loss_memory']
+
+
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory):
+    ws = tmp_path_factory.mktemp('ddp')
+    # 8 images: 2 iterations per process and epoch at batch 2
+    make_toy_voc(str(ws / 'data' / 'toy_voc' / 'VOCdevkit'),
+                 num_trainval=8, num_test=2, image_size=64)
+    return ws
+
+
+@pytest.mark.parametrize('global_ranking', [True, False])
+def test_distributed_resume_keeps_every_process_memory(
+        workspace, global_ranking):
+    work = workspace / f'global_{global_ranking}'
+    dist_train(workspace, work, 1, global_ranking)
+    saved = memory(work / 'epoch_1.pth')
+    assert saved['world_size'] == 2
+    [states] = saved['modules'].values()
+    assert len(states) == 2 and len(states[0]['values']) == 2
+    same = all(
+        torch.equal(a, b)
+        for a, b in zip(states[0]['values'], states[1]['values']))
+    # global ranking: every process ranks (and remembers) the global
+    # batch; local ranking: each its own RoIs
+    assert same == global_ranking
+    if not global_ranking:
+        return
+    out = dist_train(workspace, work, 2, global_ranking, '--resume')
+    assert 'resumed epoch: 1, iter: 2' in out
+    assert 'has no' not in out and 'starts from rank 0' not in out
+    assert 'pascal_voc/AP50' in out
+    [after] = memory(work / 'epoch_2.pth')['modules'].values()
+    assert len(after[0]['values']) == 4  # 2 restored + 2 new batches
+    assert all(
+        torch.equal(a, b) for a, b in zip(after[0]['values'],
+                                          after[1]['values']))
