@@ -50,6 +50,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from mmdet_rankloss.utils import run_logs  # noqa: E402
+from mmdet_rankloss.evaluation.voc_files import (  # noqa: E402
+    load_detections, load_voc_ground_truth)
 from mmdet_rankloss.utils.run_logs import machine_name  # noqa: E402
 
 METRIC = 'pascal_voc/AP50'
@@ -172,51 +174,9 @@ def run_logged(cmd: List[str], log_path: str) -> float:
 def load_ground_truth(data_root: str, split: str,
                       classes: Optional[Sequence[str]] = None
                       ) -> Tuple[List[str], list]:
-    """Image ids and boxes of a VOC2007 split, read from the XML files
-    (``classes`` in label order; default: DigitsVOC's)."""
-    from xml.etree import ElementTree as ET
-    import numpy as np
+    """Image ids and boxes of a VOC2007 split (default classes: DigitsVOC's)."""
     from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES
-    classes = tuple(classes or DIGIT_CLASSES)
-    base = osp.join(data_root, 'VOC2007')
-    with open(osp.join(base, 'ImageSets', 'Main', f'{split}.txt')) as f:
-        ids = [line.strip() for line in f if line.strip()]
-    gts = []
-    for img_id in ids:
-        path = osp.join(base, 'Annotations', f'{img_id}.xml')
-        boxes, labels, difficult = [], [], []
-        for obj in ET.parse(path).findall('object'):
-            name = obj.findtext('name')
-            if name not in classes:
-                continue
-            bb = obj.find('bndbox')
-            # VOCDataset subtracts 1 from the 1-based corners.
-            boxes.append([float(bb.findtext(k)) - 1
-                          for k in ('xmin', 'ymin', 'xmax', 'ymax')])
-            labels.append(classes.index(name))
-            difficult.append(obj.findtext('difficult') == '1')
-        gts.append(dict(bboxes=np.array(boxes).reshape(-1, 4),
-                        labels=np.array(labels, dtype=int),
-                        difficult=np.array(difficult, dtype=bool)))
-    return ids, gts
-
-
-def load_detections(pkl_path: str) -> Dict[str, dict]:
-    """{image id: detections} from ``tools/test.py --out`` results."""
-    import pickle
-    import numpy as np
-    with open(pkl_path, 'rb') as f:
-        results = pickle.load(f)
-    out = {}
-    for item in results:
-        pred = item['pred_instances']
-        img_id = osp.splitext(osp.basename(item['img_path']))[0]
-        out[img_id] = {
-            k: np.asarray(pred[k].cpu() if hasattr(pred[k], 'cpu') else
-                          pred[k])
-            for k in ('bboxes', 'scores', 'labels')
-        }
-    return out
+    return load_voc_ground_truth(data_root, split, classes or DIGIT_CLASSES)
 
 
 def score_calibration(data_root: str, val_pkl: str, test_pkl: str) -> dict:

@@ -3,8 +3,8 @@
 # scores, the cross-entropy gives every score a gradient from the first
 # step (RaMBO alone reaches 2-7 % of them early on; docs/evidence.md). The
 # test score stays the rank loss's (sigmoid of each foreground logit), which
-# is also the cross-entropy's probability.
-_base_ = './faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
+# is also the cross-entropy's probability; score threshold 0 as for RaMBO.
+_base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 model = dict(
     roi_head=dict(
@@ -15,6 +15,7 @@ model = dict(
                 rank_loss=dict(type='RaMBOAPLoss'),
                 aux_loss=dict(
                     type='CrossEntropyLoss', use_sigmoid=True,
-                    loss_weight=1.0)))))
+                    loss_weight=1.0)))),
+    test_cfg=dict(rcnn=dict(score_thr=0.0)))
 # lr: chosen on val from {0.04, 0.1} (tools/studies/digitsvoc_scratch_16e.py).
 optim_wrapper = dict(optimizer=dict(lr=0.1))

@@ -5,9 +5,11 @@ from .calibration import (apply_platt, box_iou, expected_calibration_error,
                           fit_platt, match_detections, precision_recall_at)
 from .functional import map_at_r, recall_at_k, retrieval_metrics
 from .retrieval_metric import RetrievalMetric
+from .voc_files import load_detections, load_voc_ground_truth
 
 __all__ = [
     'recall_at_k', 'map_at_r', 'retrieval_metrics', 'RetrievalMetric',
     'box_iou', 'match_detections', 'precision_recall_at',
-    'expected_calibration_error', 'fit_platt', 'apply_platt'
+    'expected_calibration_error', 'fit_platt', 'apply_platt',
+    'load_voc_ground_truth', 'load_detections'
 ]
