@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Checks every dataset of a config before a long training run.
+"""Checks the datasets and the losses of a config before a long run.
 
     python tools/check_dataset.py CONFIG [--decode] [--cfg-options K=V ...]
 
@@ -20,8 +20,17 @@ each, naming the file, field and value; exits with 1 if there is any.
 
 ``--decode`` decodes every image completely instead of reading its header
 (slow; finds damage inside a JPEG that still has its end marker).
+
+The model is built too (no weights loaded, no data) and every head's
+``loss_cls`` is checked against the head: it must take MMDetection's
+classification-loss call ``(cls_score, labels, label_weights,
+avg_factor=, reduction_override=)`` (a retrieval loss such as FastAPLoss
+takes ``(embeddings, labels)``), and a loss that sets its own channel count
+(``custom_cls_channels``) must get it from the head, which some heads
+ignore. Both would otherwise fail inside the first forward, or not at all.
 """
 import argparse
+import inspect
 import os.path as osp
 import sys
 from typing import Iterator, List, Tuple
@@ -109,6 +118,55 @@ def check_built(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
     return len(dataset), faults
 
 
+def _classifier(head) -> Tuple[str, int]:
+    """(attribute, output channels) of a head's classification layer."""
+    import torch.nn as nn
+    for name, layer in head.named_children():
+        if name.endswith('_cls') and isinstance(layer, nn.Linear):
+            return name, layer.out_features
+        if name.endswith('_cls') and isinstance(layer, nn.Conv2d):
+            return name, layer.out_channels // getattr(head, 'num_base_priors',
+                                                       1)
+    return '', -1
+
+
+def check_model(model) -> List[str]:
+    """Faults of the ``loss_cls`` of every head of a built model."""
+    import torch.nn as nn
+    faults = []
+    for name, head in model.named_modules():
+        loss = getattr(head, 'loss_cls', None)
+        if not isinstance(loss, nn.Module) or not hasattr(head,
+                                                          'num_classes'):
+            continue
+        where = f'{name}.loss_cls ({type(loss).__name__} in ' \
+                f'{type(head).__name__})'
+        try:
+            inspect.signature(loss.forward).bind(
+                None, None, None, avg_factor=None, reduction_override=None)
+        except TypeError:
+            faults.append(
+                f'{where}: forward{inspect.signature(loss.forward)} cannot '
+                'take the classification-loss call (cls_score, labels, '
+                'label_weights, avg_factor=, reduction_override=) of the '
+                'head; use a classification loss there (e.g. RaMBOAPLoss), '
+                'and embedding losses in a RetrievalModel')
+            continue
+        if not getattr(loss, 'custom_cls_channels', False):
+            continue
+        expected = loss.get_cls_channels(head.num_classes)
+        attr, actual = _classifier(head)
+        if attr and actual != expected:
+            faults.append(
+                f'{where}: the loss asks for {expected} class channels '
+                f'(get_cls_channels({head.num_classes})), but the head built '
+                f'{attr} with {actual}: {type(head).__name__} ignores '
+                'custom_cls_channels. Use a head that honours it (e.g. '
+                "Shared2FCBBoxHead) or a loss setting that needs "
+                f'{actual} channels')
+    return faults
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     import mmdet_rankloss  # noqa: F401  (registers datasets, config scope)
@@ -137,13 +195,19 @@ def main(argv=None) -> int:
                    f"{ds_cfg.get('ann_file', '')}"
             print(f'{name}: {items} items, {len(found)} faults')
             faults += found
+    if cfg.get('model'):
+        from mmdet.registry import MODELS
+        found = check_model(MODELS.build(cfg.model))
+        print(f'model: {len(found)} faults')
+        faults += found
     for fault in faults:
         print(f'FAULT {fault}')
     if faults:
         print(f'{len(faults)} faults in {len(seen)} datasets '
-              f'({total_items} items)')
+              f'({total_items} items) and the model')
         return 1
-    print(f'no faults in {len(seen)} datasets ({total_items} items)')
+    print(f'no faults in {len(seen)} datasets ({total_items} items) and '
+          'the model')
     return 0
 
 
