@@ -223,3 +223,57 @@ def test_random_state_round_trip():
     assert torch.equal(expected[0], again[0])
     assert np.array_equal(expected[1], again[1])
     assert expected[2] == again[2]
+
+
+def logged_warnings(fn):
+    """Messages that ``fn()`` logs through MMEngine's current logger."""
+    import logging
+    from mmengine.logging import MMLogger
+    seen = []
+
+    class Handler(logging.Handler):
+
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    logger = MMLogger.get_current_instance()
+    handler = Handler(level=logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        fn()
+    finally:
+        logger.removeHandler(handler)
+    return seen
+
+
+def resumed_runner(model):
+
+    class Resumed:
+        iter = 10
+
+    Resumed.model = model
+    return Resumed
+
+
+def test_resume_without_saved_memory_warns():
+    hook = RankLossMemoryHook()
+    hook.after_load_checkpoint(None, dict(state_dict={}))
+    model = ToyModel()
+    seen = logged_warnings(lambda: hook.before_train(resumed_runner(model)))
+    assert any("has no 'rank_loss_memory'" in m and "['loss_cls']" in m
+               for m in seen), seen
+    assert len(model.loss_cls._memory) == 0
+
+
+def test_resume_with_another_world_size_takes_rank_0():
+    hook = RankLossMemoryHook()
+    states = [dict(batches=[torch.ones(2, 2)]),
+              dict(batches=[torch.zeros(2, 2)])]
+    hook.after_load_checkpoint(
+        None,
+        dict(rank_loss_memory=dict(world_size=2,
+                                   modules={'loss_cls': states})))
+    model = ToyModel()
+    seen = logged_warnings(lambda: hook.before_train(resumed_runner(model)))
+    assert any('written by 2 processes, this run has 1' in m for m in seen)
+    assert torch.equal(model.loss_cls._memory[0], torch.ones(2, 2))
