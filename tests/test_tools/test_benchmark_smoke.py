@@ -1,18 +1,10 @@
 """The benchmark is a tool users rerun: CI runs it at toy sizes so that it
 cannot rot (times are not asserted, a slow machine is not a failure)."""
-import importlib.util
 import json
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_benchmark_smoke(tmp_path):
-    spec = importlib.util.spec_from_file_location(
-        'benchmark_rank_losses',
-        ROOT / 'tools' / 'analysis' / 'benchmark_rank_losses.py')
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+def test_benchmark_smoke(tmp_path, load_tool):
+    bench = load_tool('tools/analysis/benchmark_rank_losses.py')
     out = tmp_path / 'bench'
     result = bench.main(['--smoke', '--out', str(out)])
     saved = json.loads((tmp_path / 'bench.json').read_text())

@@ -1,7 +1,5 @@
 """The calibration fit reads tools/test.py's detections and the VOC XML,
 and prints the config line that stores the fit."""
-import importlib.util
-import os.path as osp
 import pickle
 
 import numpy as np
@@ -10,15 +8,9 @@ import torch
 
 from mmdet_rankloss.utils.digits_voc import make_digits_voc
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-
-def test_fit_from_detections(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location(
-        'fit_score_calibration',
-        osp.join(ROOT, 'tools', 'analysis', 'fit_score_calibration.py'))
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+def test_fit_from_detections(tmp_path, capsys, load_tool):
+    tool = load_tool('tools/analysis/fit_score_calibration.py')
     root = str(tmp_path / 'VOCdevkit')
     make_digits_voc(root, splits=(('train', 1), ('val', 6), ('test', 1)))
     ids, gts = tool.load_ground_truth(root, 'val')

@@ -1,21 +1,14 @@
 """The training-log plot reads MMEngine's JSON logs (a resumed run's later
 log wins) and draws one panel per key."""
-import importlib.util
 import json
 import os.path as osp
 
 import pytest
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        'plot_train_logs',
-        osp.join(ROOT, 'tools', 'analysis', 'plot_train_logs.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def tool(load_tool):
+    return load_tool('tools/analysis/plot_train_logs.py')
 
 
 def _log(run, stamp, records):
@@ -25,8 +18,7 @@ def _log(run, stamp, records):
         ''.join(json.dumps(r) + '\n' for r in records))
 
 
-def test_reads_resumed_logs_and_plots(tmp_path):
-    tool = _tool()
+def test_reads_resumed_logs_and_plots(tmp_path, tool):
     run = tmp_path / 'rambo'
     _log(run, 'a', [dict(iter=10, rambo_ap=0.1), dict(iter=20, rambo_ap=0.2),
                     dict(epoch=1, step=1, **{'pascal_voc/AP50': 0.3})])

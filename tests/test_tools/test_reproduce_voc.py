@@ -2,19 +2,11 @@
 copy for a few iterations (R50 from scratch, small images): it trains both
 losses of a row through the runner, tests them and writes the table beside
 the paper's numbers; a second call reuses the finished pairs."""
-import importlib.util
-import os.path as osp
-
 from mmdet_rankloss.utils.toy_voc import make_toy_voc
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-
-def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location(
-        'reproduce_voc', osp.join(ROOT, 'tools', 'reproduce_voc.py'))
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys, load_tool):
+    tool = load_tool('tools/reproduce_voc.py')
     root = str(tmp_path / 'VOCdevkit') + '/'
     make_toy_voc(root, num_trainval=4, num_test=2, image_size=96,
                  with_voc2012=True)

@@ -1,16 +1,8 @@
 """The retrieval quickstart script runs end to end (shortened)."""
-import importlib.util
-import os.path as osp
-
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
-def test_quickstart_prints_recall_table(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location(
-        'retrieval_quickstart',
-        osp.join(ROOT, 'tools', 'retrieval_quickstart.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
+    module = load_tool('tools/retrieval_quickstart.py')
     module.main([
         '--work-dir',
         str(tmp_path), '--epochs', '1', '--cfg-options',

@@ -1,6 +1,5 @@
 """The detection picture draws truth and each run's detections from the
 files a study wrote (no model is run)."""
-import importlib.util
 import json
 import os
 import os.path as osp
@@ -14,16 +13,10 @@ from PIL import Image
 from mmdet_rankloss.evaluation import load_voc_ground_truth
 from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES, make_digits_voc
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-
-def load_tool():
-    spec = importlib.util.spec_from_file_location(
-        'show_detections',
-        osp.join(ROOT, 'tools', 'analysis', 'show_detections.py'))
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    return tool
+@pytest.fixture
+def tool(load_tool):
+    return load_tool('tools/analysis/show_detections.py')
 
 
 def fake_run(run_dir, root, ids, gts, score):
@@ -43,14 +36,14 @@ def fake_run(run_dir, root, ids, gts, score):
         json.dump(dict(calibration=dict(platt=[1.0, 3.0])), f)
 
 
-def test_picture_has_a_panel_per_run_and_platt_column(tmp_path):
+def test_picture_has_a_panel_per_run_and_platt_column(tmp_path, tool):
     root = str(tmp_path / 'VOCdevkit')
     make_digits_voc(root, splits=(('train', 1), ('val', 1), ('test', 3)))
     ids, gts = load_voc_ground_truth(root, 'test', DIGIT_CLASSES)
     fake_run(str(tmp_path / 'a'), root, ids, gts, 0.9)
     fake_run(str(tmp_path / 'b'), root, ids, gts, 0.1)
     out = str(tmp_path / 'det.png')
-    load_tool().main([
+    tool.main([
         out, '--data-root', root, '--run', f'A={tmp_path / "a"}', '--run',
         f'B={tmp_path / "b"}', '--platt', '--num-images', '2', '--scale', '2'
     ])
@@ -66,8 +59,7 @@ def test_picture_has_a_panel_per_run_and_platt_column(tmp_path):
     assert not np.array_equal(b_raw, b_platt)
 
 
-def test_bad_run_argument_names_the_problem(tmp_path):
-    tool = load_tool()
+def test_bad_run_argument_names_the_problem(tmp_path, tool):
     with pytest.raises(SystemExit, match='LABEL=PATH'):
         tool.parse_run('no-label', 'test')
     with pytest.raises(SystemExit, match='no detections file'):

@@ -2,25 +2,19 @@
 statistics against a hand computation, report contents, and one real run
 through MMDetection's runner."""
 import csv
-import importlib.util
 import json
 import math
 import os.path as osp
 
 import pytest
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 
 
 @pytest.fixture(scope='module')
-def study():
-    spec = importlib.util.spec_from_file_location(
-        'study_tool', osp.join(ROOT, 'tools', 'study.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def study(load_tool):
+    return load_tool('tools/study.py')
 
 
 def _write_spec(tmp_path, body, name='mini'):
