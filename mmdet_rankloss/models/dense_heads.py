@@ -78,9 +78,9 @@ class RankLossDenseHeadMixin:
       ``loss_cls`` config, which a rank loss does not take; the mixin makes
       the head a sigmoid head (C channels), whatever the loss config says,
       so ``predict`` is the stock one with sigmoid scores (the loss's
-      ``get_activation`` is for bbox heads and is not used). A loss that ranks
-      ``'logits'`` wants C + 1 columns with the background last (as in a
-      two-stage head) and does not read that column: the head appends a
+      ``get_activation`` is for bbox heads and is not used). A loss that
+      ranks ``'logits'`` wants C + 1 columns with the background last (as in
+      a two-stage head) and does not read that column: the head appends a
       constant zero column for it.
     * **Classification loss.** Computed once, on the per-level inputs of the
       stock ``loss_by_feat`` concatenated (all levels, all images): the
@@ -122,7 +122,8 @@ class RankLossDenseHeadMixin:
         self.use_sigmoid_cls = True
         self.cls_out_channels = self.num_classes
         # 1 if the loss wants a (dummy) background column after the C
-        self._loss_extra_columns = channels(self.num_classes) - self.num_classes
+        self._loss_extra_columns = channels(
+            self.num_classes) - self.num_classes
         super()._init_layers()
 
     @contextmanager

@@ -16,8 +16,10 @@ each, then measures, in one run:
    :class:`~mmdet_rankloss.models.RaMBORetinaHead` (concatenation of the
    levels included) on the step's real scores and targets, in
    *sort-equivalents*: divided by the time of one ``torch.sort`` of a 1-D
-   float32 tensor as long as the ranked (anchor, class) scores. With the
-   configs' ``memory=0`` and with the paper's tau = 7 (filled first).
+   float32 tensor as long as the ranked (anchor, class) scores, called in
+   turn with the loss. With the configs' ``memory=0``, on the fresh
+   head's scores and on the same scores spread like a trained head's, and
+   with the paper's tau = 7 (filled with 7 other batches first).
 3. **Share of a training step** (``step``): full steps (forward, backward,
    SGD) of the focal and the RaMBO model, and the time spent in the RaMBO
    classification loss inside those steps, as a share of the step.
@@ -180,14 +182,27 @@ def density(args, data):
     return rows
 
 
-def _median_time(fn, repeats, label):
-    times = []
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _sort_equivalents(fn, ref, repeats, label):
+    """Median time of ``fn`` and of ``torch.sort(ref)``, called in turn so
+    that both see the same load of a shared machine, and the median of
+    the per-pair ratios."""
+    pairs = []
     for i in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        progress(f'{label} {i + 1}/{repeats}: {times[-1]:.3f} s')
-    return statistics.median(times), times
+        sort_s, fn_s = _timed(lambda: torch.sort(ref)), _timed(fn)
+        pairs.append((sort_s, fn_s))
+        progress(f'{label} {i + 1}/{repeats}: {fn_s:.3f} s, torch.sort of '
+                 f'{ref.numel()}: {sort_s:.3f} s')
+    return dict(
+        sort_s=statistics.median(p[0] for p in pairs),
+        loss_s=statistics.median(p[1] for p in pairs),
+        sort_equivalents=statistics.median(p[1] / p[0] for p in pairs),
+        pairs=pairs)
 
 
 def speed(args, data):
@@ -226,23 +241,36 @@ def speed(args, data):
         (out['loss_rambo_map'] + out['loss_rambo_apc']).backward()
 
     ref = torch.randn(anchors * num_classes)
-    sort_time, _ = _median_time(lambda: torch.sort(ref), args.repeats,
-                                f'torch.sort of {ref.numel()}')
-    loss_time, loss_times = _median_time(loss_fwd_bwd, args.repeats,
-                                         'loss fwd+bwd, memory 0')
-    result = dict(info, sort_s=sort_time, loss_s=loss_time,
-                  loss_times=loss_times,
-                  sort_equivalents=loss_time / sort_time)
+    result = dict(info, memory0=_sort_equivalents(
+        loss_fwd_bwd, ref, args.repeats, 'loss fwd+bwd, memory 0'))
+    # The fresh head's logits lie within a few thousandths of each other:
+    # many fp32 scores tie, and Algorithm 1's second ranking then falls
+    # back to a full sort. A trained head's logits are spread: the same
+    # scores plus N(0, 1.65^2), the spread of the fitted head of `density`.
+    fresh = collected['scores']
+    g = torch.Generator().manual_seed(2)
+    collected['scores'] = [
+        s + 1.65 * torch.randn(s.shape, generator=g) for s in fresh
+    ]
+    result['memory0_spread'] = _sort_equivalents(
+        loss_fwd_bwd, ref, args.repeats,
+        'loss fwd+bwd, memory 0, spread scores')
+    collected['scores'] = fresh
     paper = build('rambo', memory=7).bbox_head
     paper.loss_cls.train()
-    for _ in range(7):  # fill the memory
-        paper.loss_cls_all_anchors(collected['scores'], collected['labels'],
+    g = torch.Generator().manual_seed(1)
+    for _ in range(7):  # fill the memory with 7 other batches' scores
+        # (copies of this batch would tie every score 8 times)
+        other = [
+            s + 0.01 * torch.randn(s.shape, generator=g)
+            for s in collected['scores']
+        ]
+        paper.loss_cls_all_anchors(other, collected['labels'],
                                    collected['weights'])
     head = paper
-    mem_time, _ = _median_time(loss_fwd_bwd, max(1, args.repeats // 2),
-                               'loss fwd+bwd, memory 7')
-    result.update(loss_memory7_s=mem_time,
-                  sort_equivalents_memory7=mem_time / sort_time)
+    result['memory7'] = _sort_equivalents(
+        loss_fwd_bwd, ref, max(1, args.repeats // 2),
+        'loss fwd+bwd, memory 7')
     progress('speed ' + json.dumps(result))
     return result
 

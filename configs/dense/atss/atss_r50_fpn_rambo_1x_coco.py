@@ -8,13 +8,13 @@ model = dict(
     bbox_head=dict(
         type='RaMBOATSSHead',
         # The paper's lambda 0.5 and 2:1 weights (the loss's defaults); sigmoid
-        # scores and no margin: at the stock head's initialisation (logits
-        # -4.6 +- 0.004) the paper's margin of 0.15 leaves no score within
-        # reach of Algorithm 1, so the classifier would get no gradient at
-        # all; without it the sigmoid space gave the densest gradient
-        # (measured in docs/dense.md). No score memory: the batch already
-        # holds thousands of anchors per class (tau = 7 was for 512-RoI
-        # batches) and memory would multiply the ranked length by 8.
+        # scores and no margin: at the stock head's initialisation (logits -4.6
+        # with std 0.003) the paper's margin of 0.15 leaves no score within
+        # reach of Algorithm 1, so the classifier would get no gradient at all;
+        # without it the sigmoid space gave the densest gradient (measured in
+        # docs/dense.md). No score memory: the batch already holds thousands of
+        # anchors per class (tau = 7 was for 512-RoI batches) and memory would
+        # multiply the ranked length by 8.
         loss_cls=dict(
             _delete_=True,
             type='RaMBOAPLoss',

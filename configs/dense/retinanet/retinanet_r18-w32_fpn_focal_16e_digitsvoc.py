@@ -3,9 +3,10 @@
 # pipeline, 16-epoch schedule (lr / 10 after 12), batch 8, warm-up, gradient
 # clipping and seed are those of the two-stage DigitsVOC study
 # (`configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`); the
-# model is MMDetection's RetinaNet (`mmdet::_base_/models/retinanet_r50_fpn.py`)
-# on that study's backbone, a ResNet-18 of 32 base channels trained from
-# scratch, with the FPN and head narrowed to 64 channels.
+# model is MMDetection's RetinaNet
+# (`mmdet::_base_/models/retinanet_r50_fpn.py`) on that study's backbone, a
+# ResNet-18 of 32 base channels trained from scratch, with the FPN and head
+# narrowed to 64 channels.
 _base_ = '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 model = dict(
