@@ -11,6 +11,11 @@ Evaluation (Table 1): the mean L1 error between predicted and exact
 normalised ranks on a held-out synthetic set (10,000 vectors by default,
 drawn with a seed the training stream never uses).
 
+Training prints a progress line every ``--log-interval`` steps and at least
+every ``--log-seconds`` (steps done, the running L1, elapsed time and an
+ETA to ``--steps`` or ``--time-limit``, whichever comes first); evaluation
+prints one line per sorter. Both end by saying where the result went.
+
 Examples::
 
     python tools/pretrain_sorter.py train --arch lstm --seq-len 100 \\
@@ -56,6 +61,22 @@ def l1_error(sorter: torch.nn.Module, scores: torch.Tensor,
     return total / scores.numel()
 
 
+def clock(seconds: float) -> str:
+    """``h:mm:ss`` or ``mm:ss``."""
+    minutes, sec = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (f'{hours}:{minutes:02d}:{sec:02d}' if hours else
+            f'{minutes:02d}:{sec:02d}')
+
+
+def eta(step: int, total_steps: int, elapsed: float,
+        time_limit: float) -> float:
+    """Seconds left: to the last step at the rate so far, or to the time
+    limit if that comes first."""
+    left = elapsed / max(step, 1) * (total_steps - step)
+    return min(left, max(time_limit - elapsed, 0.0)) if time_limit else left
+
+
 def train(args) -> None:
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
@@ -76,6 +97,7 @@ def train(args) -> None:
           (f' or {args.time_limit:.0f} s' if args.time_limit else ''),
           flush=True)
     start, step, running = time.time(), 0, None
+    last_print = start
     while step < args.steps:
         if args.time_limit and time.time() - start > args.time_limit:
             break
@@ -88,10 +110,15 @@ def train(args) -> None:
         step += 1
         running = loss.item() if running is None else \
             0.98 * running + 0.02 * loss.item()
-        if step % args.log_interval == 0:
-            print(f'[pretrain] step {step:6d}  train L1 {running:.5f}  lr '
-                  f'{sched.get_last_lr()[0]:.2e}  '
-                  f'{time.time() - start:7.1f} s', flush=True)
+        now = time.time()
+        if step % args.log_interval == 0 or \
+                now - last_print >= args.log_seconds:
+            last_print, elapsed = now, now - start
+            print(f'[pretrain] step {step:6d}/{args.steps}  train L1 '
+                  f'{running:.5f}  lr {sched.get_last_lr()[0]:.2e}  elapsed '
+                  f'{clock(elapsed)}, ETA '
+                  f'{clock(eta(step, args.steps, elapsed, args.time_limit))}',
+                  flush=True)
         if args.val_interval and step % args.val_interval == 0:
             print(f'[pretrain] step {step:6d}  held-out L1 '
                   f'{l1_error(sorter, val):.5f}', flush=True)
@@ -125,14 +152,27 @@ def evaluate(args) -> None:
     kinds = SYNTHETIC_KINDS if args.per_kind else ()
     header = '| sorter | training | L1 (all) |' + ''.join(
         f' L1 ({k}) |' for k in kinds)
-    print(header)
-    print('|' + '---|' * (3 + len(kinds)))
-    for name, sorter, training in rows:
+    table = [header, '|' + '---|' * (3 + len(kinds))]
+    start = time.time()
+    for i, (name, sorter, training) in enumerate(rows, 1):
         cells = [f'{l1_error(sorter, val):.4f}']
         for k in kinds:
             subset = held_out_set(args.val_size, args.seq_len, k)
             cells.append(f'{l1_error(sorter, subset):.4f}')
-        print(f'| {name} | {training} | ' + ' | '.join(cells) + ' |',
+        table.append(f'| {name} | {training} | ' + ' | '.join(cells) + ' |')
+        elapsed = time.time() - start
+        print(f'[evaluate] {i}/{len(rows)} {name}: L1 {cells[0]}; elapsed '
+              f'{clock(elapsed)}, ETA '
+              f'{clock(eta(i, len(rows), elapsed, 0))}', flush=True)
+    print('\n'.join(table), flush=True)
+    if args.out:
+        if osp.dirname(args.out):
+            os.makedirs(osp.dirname(args.out), exist_ok=True)
+        with open(args.out, 'w', encoding='utf-8') as f:
+            f.write('\n'.join(table) + '\n')
+        print(f'[evaluate] table written to {args.out}', flush=True)
+    else:
+        print('[evaluate] table printed above (--out FILE also saves it)',
               flush=True)
 
 
@@ -154,6 +194,8 @@ def parse_args(argv=None):
     tr.add_argument('--channels', type=int, nargs=7, default=None,
                     help='CNN only: widths of the first 7 blocks')
     tr.add_argument('--log-interval', type=int, default=50)
+    tr.add_argument('--log-seconds', type=float, default=30,
+                    help='also log when this many seconds passed')
     tr.add_argument('--val-interval', type=int, default=0,
                     help='steps between held-out evaluations (0: at the end)')
     tr.add_argument('--seed', type=int, default=0)
@@ -162,6 +204,7 @@ def parse_args(argv=None):
     ev.add_argument('checkpoints', nargs='*')
     ev.add_argument('--per-kind', action='store_true',
                     help='also report each distribution separately')
+    ev.add_argument('--out', help='also write the table to this file')
     for p in (tr, ev):
         p.add_argument('--seq-len', type=int, default=100)
         p.add_argument('--val-size', type=int, default=10000)

@@ -11,7 +11,10 @@ unseen digits 5-9 and prints Recall@K and MAP@R of
 * the same network untrained (same seed, initial weights),
 * the trained network (final epoch), and the best R@1 seen during training.
 
-Under a minute on 2 CPU cores (one thread by default)::
+MMEngine's logger prints the training ETA every few iterations; the table
+is also written to ``<work-dir>/results.txt``, and the last line says where
+the results, logs and checkpoints are. About a minute on 2 CPU cores (one
+thread by default)::
 
     python tools/retrieval_quickstart.py [--config CONFIG] [--work-dir DIR]
         [--epochs N] [--seed S] [--threads T] [--cfg-options KEY=VALUE ...]
@@ -123,14 +126,18 @@ def run(args):
         values.append(f'{100 * out["MAP@R"]:5.1f}')
         lines.append(' | '.join([f'{name:22s}'] + values))
     best = runner.message_hub.get_info('best_score')
-    print('\nRetrieval quickstart: RaMBO recall loss, trained on digits 0-4, '
-          'retrieving digits 5-9 (query = gallery, self excluded), '
-          'in percent')
-    print('\n'.join(lines))
+    report = ['Retrieval quickstart: RaMBO recall loss, trained on digits '
+              '0-4, retrieving digits 5-9 (query = gallery, self excluded), '
+              'in percent'] + lines
     if best is not None:
-        print(f'best R@1 during training (checkpoint kept): '
-              f'{100 * best:.1f}')
-    print(f'training + periodic evaluation: {train_time:.0f} s; work dir: '
+        report.append(f'best R@1 during training (checkpoint kept): '
+                      f'{100 * best:.1f}')
+    report.append(f'training + periodic evaluation: {train_time:.0f} s')
+    print('\n' + '\n'.join(report))
+    results = osp.join(cfg.work_dir, 'results.txt')
+    with open(results, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(report) + '\n')
+    print(f'results written to {results}; logs and checkpoints under '
           f'{cfg.work_dir}')
 
 

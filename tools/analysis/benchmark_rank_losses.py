@@ -14,7 +14,9 @@ Times, in one run on this machine:
   memory 3 at 128/256/512, FastAP, SRT, AUC, triplet, SoDeep sorters).
 
 Writes ``<out>.json`` and ``<out>.md``. Numbers are measurements of this
-machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI.
+machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI. After
+every case a line gives the cases done, the time spent and an ETA (an AP
+case is weighted by its length, 1 per 100k; every other case weighs 1).
 
     python tools/analysis/benchmark_rank_losses.py --out work_dirs/bench/bench
 """
@@ -153,13 +155,34 @@ def total_loss(out) -> torch.Tensor:
     return out
 
 
+class Progress:
+    """Prints ``[k/n] elapsed, ETA`` after each weighted case."""
+
+    def __init__(self, weights: List[float]) -> None:
+        self.weights, self.done, self.start = list(weights), 0, time.time()
+
+    @staticmethod
+    def clock(seconds: float) -> str:
+        minutes, sec = divmod(int(round(seconds)), 60)
+        return f'{minutes:02d}:{sec:02d}'
+
+    def step(self) -> None:
+        self.done += 1
+        elapsed = time.time() - self.start
+        left = sum(self.weights[self.done:]) / sum(self.weights[:self.done])
+        print(f'    [{self.done}/{len(self.weights)}] elapsed '
+              f'{self.clock(elapsed)}, ETA {self.clock(elapsed * left)}',
+              flush=True)
+
+
 def per_step(res: Dict[str, float], steps: int) -> Dict[str, float]:
     """Timings of a call that ran ``steps`` training steps, per step."""
     return {k: (v / steps if k.endswith('_s') else v) for k, v in res.items()}
 
 
 def bench_ap(lengths: List[int], device: torch.device, repeats: int,
-             naive_max: int) -> List[dict]:
+             naive_max: int, progress: Optional[Progress] = None
+             ) -> List[dict]:
     rows = []
     for n in lengths:
         g = torch.Generator().manual_seed(n)
@@ -194,6 +217,8 @@ def bench_ap(lengths: List[int], device: torch.device, repeats: int,
               (f"  naive {row['naive']['median_s']*1e3:9.2f} ms"
                f" ({row['naive_over_ours']:.2f}x ours)"
                if 'naive' in row else ''), flush=True)
+        if progress:
+            progress.step()
     return rows
 
 
@@ -231,8 +256,8 @@ def _retrieval_cases(smoke: bool) -> List[dict]:
     return cases
 
 
-def bench_retrieval(device: torch.device, repeats: int,
-                    smoke: bool) -> List[dict]:
+def bench_retrieval(device: torch.device, repeats: int, smoke: bool,
+                    progress: Optional[Progress] = None) -> List[dict]:
     rows = []
     for case in _retrieval_cases(smoke):
         if case['cfg']['type'] not in MODELS.module_dict:
@@ -262,6 +287,8 @@ def bench_retrieval(device: torch.device, repeats: int,
                          dim=d, **res))
         print(f"  {rows[-1]['name']:<58} {res['median_s']*1e3:9.2f} ms/step",
               flush=True)
+        if progress:
+            progress.step()
     return rows
 
 
@@ -276,7 +303,8 @@ DETECTION_RANKERS = (
 
 
 def bench_detection(device: torch.device, repeats: int,
-                    smoke: bool = False) -> List[dict]:
+                    smoke: bool = False,
+                    progress: Optional[Progress] = None) -> List[dict]:
     n, c = (2 * 64 if smoke else 2 * 512), 20
     g = torch.Generator().manual_seed(0)
     labels = torch.where(
@@ -307,6 +335,8 @@ def bench_detection(device: torch.device, repeats: int,
                 f'ranker: {ranker_name}')
         print(f"  {name}: {res['median_s']*1e3:.2f} ms/step", flush=True)
         rows.append(dict(name=name, **res))
+        if progress:
+            progress.step()
     return rows
 
 
@@ -368,25 +398,30 @@ def main(argv: Optional[List[str]] = None) -> dict:
     if torch.cuda.is_available():
         settings.append((f'CUDA, {torch.cuda.get_device_name()}',
                          torch.device('cuda'), all_threads))
+    weights = [n / 100_000 for n in args.lengths] * len(settings)
+    if not args.skip_others:
+        weights += [1.0] * (len(DETECTION_RANKERS) +
+                            len(_retrieval_cases(args.smoke)))
+    progress = Progress(weights)
     for name, device, threads in settings:
         torch.set_num_threads(threads)
         print(f'{name}:', flush=True)
         result['ap'][name] = bench_ap(args.lengths, device, args.repeats,
-                                      args.naive_max)
+                                      args.naive_max, progress)
     torch.set_num_threads(all_threads)
     if not args.skip_others:
         device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
         print(f'detection and retrieval losses ({device}):', flush=True)
         result['detection'] = bench_detection(device, args.repeats,
-                                              args.smoke)
+                                              args.smoke, progress)
         result['retrieval'] = bench_retrieval(device, args.repeats,
-                                              args.smoke)
+                                              args.smoke, progress)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out + '.json', 'w') as f:
         json.dump(result, f, indent=1)
     with open(args.out + '.md', 'w') as f:
         f.write(to_markdown(result) + '\n')
-    print(f'wrote {args.out}.json and {args.out}.md')
+    print(f'results written to {args.out}.json and {args.out}.md')
     return result
 
 

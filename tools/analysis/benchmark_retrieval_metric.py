@@ -24,8 +24,15 @@ step)::
     python tools/analysis/benchmark_retrieval_metric.py [--num 60502]
         [--dim 512] [--classes 11316] [--noise SIGMA] [--chunk-size N]
         [--threads T] [--floor] [--compare faiss reid] [--reid-num 10000]
+        [--out RESULTS.json]
+
+After every timed step a line gives the steps done, the time spent and an
+ETA (every step scores n x n similarities, so a step on m items is weighted
+(m / n)^2). ``--out`` also writes every number to a JSON file.
 """
 import argparse
+import json
+import os
 import os.path as osp
 import resource
 import sys
@@ -173,7 +180,27 @@ def fmt(values: dict) -> str:
                      for k, v in values.items())
 
 
-def main():
+class Progress:
+    """Prints ``[k/n] <what> elapsed, ETA`` after each weighted step."""
+
+    def __init__(self, weights) -> None:
+        self.weights, self.done, self.start = list(weights), 0, time.time()
+
+    @staticmethod
+    def clock(seconds: float) -> str:
+        minutes, sec = divmod(int(round(seconds)), 60)
+        return f'{minutes:02d}:{sec:02d}'
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        elapsed = time.time() - self.start
+        left = sum(self.weights[self.done:]) / sum(self.weights[:self.done])
+        print(f'  [{self.done}/{len(self.weights)}] {what} done; elapsed '
+              f'{self.clock(elapsed)}, ETA {self.clock(elapsed * left)}',
+              flush=True)
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--num', type=int, default=60502)
     parser.add_argument('--dim', type=int, default=512)
@@ -193,7 +220,8 @@ def main():
         default=10000,
         help='items for the ReIDMetrics comparison (its memory grows as '
         'about 25 bytes x n^2)')
-    args = parser.parse_args()
+    parser.add_argument('--out', help='also write the results to this JSON')
+    args = parser.parse_args(argv)
     if args.num < 2 or args.dim < 1 or args.classes < 1:
         raise ValueError('--num must be >= 2, --dim and --classes >= 1')
     if args.threads:
@@ -205,11 +233,20 @@ def main():
     print(f'{args.num} x {args.dim} embeddings ({kind}), {args.classes} '
           f'classes, {torch.get_num_threads()} threads, torch '
           f'{torch.__version__}')
+    reid_share = (min(args.reid_num, args.num) / args.num)**2
+    progress = Progress([1.0] + [1.0, 1.0] * args.floor +
+                        [1.0] * ('faiss' in args.compare) +
+                        [reid_share] * 2 * ('reid' in args.compare))
+    record = dict(num=args.num, dim=args.dim, classes=args.classes,
+                  noise=args.noise, threads=torch.get_num_threads(),
+                  torch=torch.__version__)
 
     ours, elapsed, mem = timed(lambda: retrieval_metrics(
         emb, labels, ks=ks, with_map_at_r=True, chunk_size=args.chunk_size))
     print(f'ours (R@K + MAP@R): {elapsed:.1f} s, peak memory {mem}; '
           f'{fmt(ours)}')
+    record['ours'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4), **ours)
+    progress.step('ours')
 
     chunk = min(
         args.chunk_size
@@ -220,6 +257,8 @@ def main():
             what = f'+ topk(k={k})' if k else 'alone'
             print(f'floor: chunked products ({chunk} rows) {what}: '
                   f'{elapsed:.1f} s, peak memory {mem}')
+            record[f'floor_topk{k}'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4))
+            progress.step(f'floor {what}')
 
     if 'faiss' in args.compare:
         ref, elapsed, mem = run_faiss(emb, labels, ks, args.threads)
@@ -229,6 +268,9 @@ def main():
               f'memory {mem}; {fmt(ref)}; '
               + ('identical to ours' if same else
                  f'DIFFERS from ours by up to {diff:.2e}'))
+        record['faiss'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4), max_diff=diff,
+                               **ref)
+        progress.step('faiss')
 
     if 'reid' in args.compare:
         num = min(args.reid_num, args.num)
@@ -237,10 +279,16 @@ def main():
         print(f'mmdet ReIDMetrics on the first {num} items: {elapsed:.1f} '
               f's, peak memory {mem}; '
               f'{fmt({k: float(v) for k, v in ref.items()})}')
+        record['reid'] = dict(num=num, seconds=elapsed, peak_gb=round(mem.gb, 4),
+                              **{k: float(v) for k, v in ref.items()})
+        progress.step('ReIDMetrics')
         mine, elapsed, mem = timed(lambda: retrieval_metrics(
             sub_emb, sub_labels, ks=REID_KS, with_map_at_r=True))
         print(f'ours on the same {num} items: {elapsed:.1f} s, peak memory '
               f'{mem}; {fmt(mine)}')
+        record['ours_reid_items'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4),
+                                         **mine)
+        progress.step('ours on the ReIDMetrics items')
         # ReIDMetrics rounds to 3 decimals; its mAP averages precision over
         # all relevant items of the full ranking (not MAP@R): not compared
         diff = max(
@@ -248,6 +296,15 @@ def main():
         print('CMC@K vs our R@K: ' +
               ('agree to its 3 decimals' if diff <= 5e-4 + 1e-12 else
                f'DIFFER by up to {diff:.4f}'))
+        record['reid']['max_diff'] = diff
+    if args.out:
+        if osp.dirname(args.out):
+            os.makedirs(osp.dirname(args.out), exist_ok=True)
+        with open(args.out, 'w', encoding='utf-8') as f:
+            json.dump(record, f, indent=1)
+        print(f'results written to {args.out}')
+    else:
+        print('results printed above (--out FILE.json also saves them)')
 
 
 if __name__ == '__main__':

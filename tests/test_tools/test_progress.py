@@ -1,0 +1,76 @@
+"""Long tools report progress with an ETA and say where results went."""
+import json
+import re
+
+import pytest
+
+ETA = re.compile(r'(\d+)/(\d+).*elapsed \d\d:\d\d, ETA (\d\d):(\d\d)')
+
+
+def eta_lines(text):
+    return [m.groups() for m in map(ETA.search, text.splitlines()) if m]
+
+
+def test_quickstart_eta_weights_training(load_tool, capsys, monkeypatch):
+    tool = load_tool('tools/quickstart.py')
+    now = [100.0]
+    monkeypatch.setattr(tool.time, 'time', lambda: now[0])
+    progress = tool.Progress([1, tool.TRAIN_WEIGHT, 1])
+    now[0] += 30  # the untrained evaluation: 1 unit in 30 s
+    progress.step('untrained model evaluated', 30)
+    now[0] += 300
+    progress.step('rambo trained', 300)
+    lines = eta_lines(capsys.readouterr().out)
+    # 30 s per unit: 11 units left -> 5:30; then 330 s for 11 -> 1 left, 30 s
+    assert lines == [('1', '3', '05', '30'), ('2', '3', '00', '30')]
+    assert tool.clock(3725) == '1:02:05'
+
+
+def test_pretrain_sorter_eta_and_evaluate_out(load_tool, tmp_path, capsys):
+    tool = load_tool('tools/pretrain_sorter.py')
+    # 10 of 100 steps in 20 s: 180 s to go, unless the time limit is nearer
+    assert tool.eta(10, 100, 20.0, 0) == pytest.approx(180)
+    assert tool.eta(10, 100, 20.0, 60) == pytest.approx(40)
+    assert tool.eta(10, 100, 90.0, 60) == 0
+    ckpt = str(tmp_path / 'lstm_d8.pth')
+    tool.main(['train', '--arch', 'lstm', '--seq-len', '8', '--hidden-size',
+               '4', '--num-layers', '1', '--steps', '6', '--batch-size', '8',
+               '--log-interval', '3', '--val-size', '20', '--out', ckpt])
+    out = capsys.readouterr().out
+    assert [m[:2] for m in eta_lines(out)] == [('3', '6'), ('6', '6')]
+    assert f'saved {ckpt}' in out.splitlines()[-1]
+    table = str(tmp_path / 'tables' / 'table1.md')
+    tool.main(['evaluate', '--seq-len', '8', '--val-size', '20', '--out',
+               table, ckpt])
+    out = capsys.readouterr().out
+    assert [m[:2] for m in eta_lines(out)] == [('1', '2'), ('2', '2')]
+    assert out.splitlines()[-1].endswith(f'table written to {table}')
+    rows = open(table).read().splitlines()
+    assert rows[0].startswith('| sorter |') and len(rows) == 4
+
+
+def test_rank_loss_benchmark_progress(load_tool, capsys):
+    tool = load_tool('tools/analysis/benchmark_rank_losses.py')
+    progress = tool.Progress([1, 10, 1])
+    for _ in range(3):
+        progress.step()
+    lines = eta_lines(capsys.readouterr().out)
+    assert [line[:2] for line in lines] == [('1', '3'), ('2', '3'),
+                                            ('3', '3')]
+    assert lines[-1][2:] == ('00', '00')
+
+
+def test_retrieval_metric_benchmark_writes_json(load_tool, tmp_path, capsys):
+    tool = load_tool('tools/analysis/benchmark_retrieval_metric.py')
+    out = str(tmp_path / 'sop' / 'metric.json')
+    tool.main(['--num', '300', '--dim', '8', '--classes', '40', '--threads',
+               '1', '--floor', '--compare', 'reid', '--reid-num', '100',
+               '--out', out])
+    text = capsys.readouterr().out
+    assert [m[:2] for m in eta_lines(text)] == [
+        (str(k), '5') for k in range(1, 6)]
+    assert text.splitlines()[-1] == f'results written to {out}'
+    saved = json.load(open(out))
+    assert saved['num'] == 300 and 0 <= saved['ours']['R@1'] <= 1
+    assert saved['reid']['max_diff'] <= 5e-4 + 1e-12
+    assert {'floor_topk0', 'floor_topk300', 'ours_reid_items'} <= set(saved)
