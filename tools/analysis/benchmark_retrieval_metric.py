@@ -245,7 +245,7 @@ def main(argv=None):
         emb, labels, ks=ks, with_map_at_r=True, chunk_size=args.chunk_size))
     print(f'ours (R@K + MAP@R): {elapsed:.1f} s, peak memory {mem}; '
           f'{fmt(ours)}')
-    record['ours'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4), **ours)
+    record['ours'] = dict(seconds=elapsed, peak_gb=mem.gb, **ours)
     progress.step('ours')
 
     chunk = min(
@@ -257,7 +257,7 @@ def main(argv=None):
             what = f'+ topk(k={k})' if k else 'alone'
             print(f'floor: chunked products ({chunk} rows) {what}: '
                   f'{elapsed:.1f} s, peak memory {mem}')
-            record[f'floor_topk{k}'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4))
+            record[f'floor_topk{k}'] = dict(seconds=elapsed, peak_gb=mem.gb)
             progress.step(f'floor {what}')
 
     if 'faiss' in args.compare:
@@ -268,8 +268,8 @@ def main(argv=None):
               f'memory {mem}; {fmt(ref)}; '
               + ('identical to ours' if same else
                  f'DIFFERS from ours by up to {diff:.2e}'))
-        record['faiss'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4), max_diff=diff,
-                               **ref)
+        record['faiss'] = dict(seconds=elapsed, peak_gb=mem.gb,
+                               max_diff=diff, **ref)
         progress.step('faiss')
 
     if 'reid' in args.compare:
@@ -279,14 +279,14 @@ def main(argv=None):
         print(f'mmdet ReIDMetrics on the first {num} items: {elapsed:.1f} '
               f's, peak memory {mem}; '
               f'{fmt({k: float(v) for k, v in ref.items()})}')
-        record['reid'] = dict(num=num, seconds=elapsed, peak_gb=round(mem.gb, 4),
+        record['reid'] = dict(num=num, seconds=elapsed, peak_gb=mem.gb,
                               **{k: float(v) for k, v in ref.items()})
         progress.step('ReIDMetrics')
         mine, elapsed, mem = timed(lambda: retrieval_metrics(
             sub_emb, sub_labels, ks=REID_KS, with_map_at_r=True))
         print(f'ours on the same {num} items: {elapsed:.1f} s, peak memory '
               f'{mem}; {fmt(mine)}')
-        record['ours_reid_items'] = dict(seconds=elapsed, peak_gb=round(mem.gb, 4),
+        record['ours_reid_items'] = dict(seconds=elapsed, peak_gb=mem.gb,
                                          **mine)
         progress.step('ours on the ReIDMetrics items')
         # ReIDMetrics rounds to 3 decimals; its mAP averages precision over
