@@ -158,10 +158,14 @@ def test_mixed_config_is_rambo_plus_sigmoid_ce():
 
 @pytest.mark.parametrize('ce_name', [c for c in CONFIGS if '_ce_' in c])
 def test_rambo_twin_changes_only_loss_and_lr(ce_name):
-    """A `_rambo_` config equals its `_ce_` twin up to loss_cls, lr and the
-    test-time score threshold (0: rank-trained scores have no scale)."""
+    """A `_rambo_` config equals its `_ce_` twin up to loss_cls, lr, the
+    test-time score threshold (0: rank-trained scores have no scale) and
+    the hooks that save the loss's score memory for an exact resume."""
     ce = load(ce_name).to_dict()
     rambo = load(ce_name.replace('_ce_', '_rambo_')).to_dict()
+    assert rambo.pop('custom_hooks', None) in (None, [
+        dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')
+    ])
     assert rambo['model']['test_cfg']['rcnn']['score_thr'] == 0.0
     for cfg in (ce, rambo):
         cfg['model']['roi_head']['bbox_head'].pop('loss_cls')
