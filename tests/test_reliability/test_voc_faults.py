@@ -6,12 +6,11 @@ read through :class:`~mmdet_rankloss.datasets.CheckedVOCDataset` built as
 the quickstart configs build ``VOCDataset``, and through
 ``tools/check_dataset.py``, which lists every fault of a config's datasets.
 """
+import importlib.util
 import os
 import os.path as osp
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 from mmengine.logging import MMLogger
@@ -218,15 +217,18 @@ def test_checked_dataset_arguments(voc, bad):
         build(voc, **bad)
 
 
-def run_check(config, cwd):
-    env = dict(os.environ, OMP_NUM_THREADS='1')
-    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
-    return subprocess.run(
-        [sys.executable, osp.join(ROOT, 'tools', 'check_dataset.py'), config],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+def run_check(config, capsys):
+    """``tools/check_dataset.py CONFIG`` in this process: (exit code,
+    printed output)."""
+    spec = importlib.util.spec_from_file_location(
+        'check_dataset', osp.join(ROOT, 'tools', 'check_dataset.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    code = tool.main([config])
+    return code, capsys.readouterr().out
 
 
-def test_check_dataset_tool_lists_every_fault(voc, tmp_path):
+def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
     """Three faults in three items of a config's train and test sets:
     the tool names all three and fails; the clean copy passes."""
     config = tmp_path / 'cfg.py'
@@ -237,17 +239,16 @@ def test_check_dataset_tool_lists_every_fault(voc, tmp_path):
         'train_dataloader = dict(dataset=dict(data_root=data_root))\n'
         'val_dataloader = dict(dataset=dict(data_root=data_root))\n'
         'test_dataloader = val_dataloader\n')
-    ok = run_check(str(config), tmp_path)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert 'no faults' in ok.stdout
+    code, out = run_check(str(config), capsys)
+    assert code == 0, out
+    assert 'no faults in 2 datasets (4 items) and the model' in out
     set_field('xmin', '30')(voc)  # 000001, trainval
     edit(voc, 'VOC2007/Annotations/000002.xml', r'<name>[^<]*</name>',
          '<name>dinosaur</name>')
     test_id = (voc / 'VOC2007/ImageSets/Main/test.txt').read_text().split()[0]
     (voc / f'VOC2007/JPEGImages/{test_id}.jpg').write_bytes(b'nope')
-    bad = run_check(str(config), tmp_path)
-    assert bad.returncode == 1, bad.stdout + bad.stderr
-    out = bad.stdout
+    code, out = run_check(str(config), capsys)
+    assert code == 1, out
     assert 'empty box, xmin (30) >= xmax (14)' in out
     assert "000002.xml object 0 ('dinosaur'): unknown class" in out
     assert f'{test_id}.jpg: not a readable image' in out
