@@ -20,8 +20,8 @@ Steps, all through MMDetection's runner and this repository's tools:
    save it to ``<work-dir>/results.md`` (numbers also in ``results.json``).
 
 After every run a progress line gives the runs done, the time spent and an
-ETA (a training run is weighted as ``TRAIN_WEIGHT`` evaluations, as measured
-here); within a run, MMEngine's logger writes the run's own ETA to its log
+ETA (from the runs of each kind measured so far; before the first training
+run, one is taken to cost ``TRAIN_WEIGHT`` evaluations); within a run, MMEngine's logger writes the run's own ETA to its log
 (``<work-dir>/<loss>_train.log``, e.g. ``tail -f`` it).
 
 Each run is a subprocess with its own work directory under ``--work-dir``.
@@ -68,19 +68,26 @@ def clock(seconds: float) -> str:
 
 
 class Progress:
-    """Prints ``k/n <what> ... elapsed, ETA`` after each weighted step."""
+    """Prints ``k/n <what> ... elapsed, ETA`` after each run.
 
-    def __init__(self, weights: List[float]) -> None:
-        self.weights, self.done, self.start = list(weights), 0, time.time()
+    Args:
+        kinds (list[str]): ``'train'`` or ``'test'`` for each planned run.
+    """
+
+    def __init__(self, kinds: List[str]) -> None:
+        self.kinds, self.done, self.start = list(kinds), 0, time.time()
+        self.seconds = dict(train=[], test=[])
 
     def step(self, what: str, seconds: float) -> None:
+        self.seconds[self.kinds[self.done]].append(seconds)
         self.done += 1
-        elapsed = time.time() - self.start
-        spent = sum(self.weights[:self.done])
-        left = sum(self.weights[self.done:])
-        print(f'[quickstart] {self.done}/{len(self.weights)} {what} done in '
-              f'{seconds:.0f} s; elapsed {clock(elapsed)}, ETA '
-              f'{clock(elapsed / spent * left)}', flush=True)
+        mean = {k: sum(v) / len(v) for k, v in self.seconds.items() if v}
+        mean.setdefault('train', mean.get('test', 0) * TRAIN_WEIGHT)
+        mean.setdefault('test', mean['train'] / TRAIN_WEIGHT)
+        left = sum(mean[kind] for kind in self.kinds[self.done:])
+        print(f'[quickstart] {self.done}/{len(self.kinds)} {what} done in '
+              f'{seconds:.0f} s; elapsed {clock(time.time() - self.start)}, '
+              f'ETA {clock(left)}', flush=True)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -174,8 +181,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     options = data_options(args.data_root) + list(args.cfg_options)
     python = sys.executable
     rows = []
-    progress = Progress(([] if args.skip_untrained else [1]) +
-                        [TRAIN_WEIGHT, 1] * len(args.losses))
+    progress = Progress(([] if args.skip_untrained else ['test']) +
+                        ['train', 'test'] * len(args.losses))
 
     if not args.skip_untrained:
         run_dir = osp.join(work_dir, 'untrained')

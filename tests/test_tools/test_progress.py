@@ -15,14 +15,15 @@ def test_quickstart_eta_weights_training(load_tool, capsys, monkeypatch):
     tool = load_tool('tools/quickstart.py')
     now = [100.0]
     monkeypatch.setattr(tool.time, 'time', lambda: now[0])
-    progress = tool.Progress([1, tool.TRAIN_WEIGHT, 1])
-    now[0] += 30  # the untrained evaluation: 1 unit in 30 s
+    progress = tool.Progress(['test', 'train', 'test', 'train', 'test'])
+    now[0] += 30
     progress.step('untrained model evaluated', 30)
-    now[0] += 300
-    progress.step('rambo trained', 300)
+    now[0] += 200
+    progress.step('rambo trained', 200)
     lines = eta_lines(capsys.readouterr().out)
-    # 30 s per unit: 11 units left -> 5:30; then 330 s for 11 -> 1 left, 30 s
-    assert lines == [('1', '3', '05', '30'), ('2', '3', '00', '30')]
+    # before any training: train = TRAIN_WEIGHT tests; then as measured
+    assert tool.TRAIN_WEIGHT == 10
+    assert lines == [('1', '5', '11', '00'), ('2', '5', '04', '20')]
     assert tool.clock(3725) == '1:02:05'
 
 
