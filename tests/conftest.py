@@ -7,8 +7,6 @@
   num_rois=96, num_classes=5, fg=0.3, space='logits', seed=0,
   device='cpu', scale=1.0)`` -> (cls_score (N, C or C + 1) requiring grad,
   labels (N,) in 0..C, C = background).
-* ``devices``: ``['cpu']`` plus ``'cuda'`` when a GPU is present
-  (``DEVICES`` for parametrisation).
 
 Factories rather than fixed tensors: the tests vary sizes and seeds, and
 the same seed gives the same batch everywhere.
@@ -16,9 +14,6 @@ the same seed gives the same batch everywhere.
 import pytest
 import torch
 import torch.nn.functional as F
-
-DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
-
 
 def make_embedding_batch(b, c, d=6, dtype=torch.float64, seed=0,
                          device='cpu'):
@@ -52,8 +47,3 @@ def batch():
 def rpn_batch_fixture():
     """Factory of detection-head batches (see the module docstring)."""
     return make_rpn_batch
-
-
-@pytest.fixture
-def devices():
-    return list(DEVICES)

@@ -57,8 +57,9 @@ class ScoreSpace:
         self.owner = owner
         self.name = check_choice(owner, 'score_space', name, SCORE_SPACES)
         if calibration is not None:
-            requirement = ('calibration must be (a, b), finite numbers with '
-                           f'a > 0 (a monotone Platt map), got {calibration!r}')
+            requirement = ('calibration must be (a, b), finite numbers '
+                           'with a > 0 (a monotone Platt map), got '
+                           f'{calibration!r}')
             if not isinstance(calibration, (tuple, list)) or \
                     len(calibration) != 2:
                 raise ValueError(f'{owner}: {requirement}')

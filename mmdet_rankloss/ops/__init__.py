@@ -7,8 +7,8 @@ hyper-parameter checks every component uses. Nothing here imports a loss.
 from .checks import (check_choice, check_flag, check_in_range, check_int,
                      check_number, check_positive)
 from .distributed import gather_for_ranking, get_dist_info_safe
-from .ranking import (blackbox_rank, blackbox_rank_loss, exact_rank, margin_shift,
-                      rank_dtype, subset_rank, subset_rank_at)
+from .ranking import (blackbox_rank, blackbox_rank_loss, exact_rank,
+                      margin_shift, rank_dtype, subset_rank, subset_rank_at)
 from .soft_rank import soft_rank, soft_rank_of
 from .sorter_holder import SorterHolder, sorter_ranks
 

@@ -28,7 +28,7 @@ from mmdet_rankloss.losses.ap_rankers import _APRanker
 from mmdet_rankloss.losses.pairwise import EmbeddingLoss
 from mmdet_rankloss.losses.score_space import ClsHooksMixin
 
-from conftest import DEVICES, make_embedding_batch, make_rpn_batch
+DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
 
 REGISTERED = sorted(
     name for name in losses.__all__
@@ -81,9 +81,20 @@ def build(name, **overrides):
                                            **overrides}))
 
 
-def inputs(name, case='plain', dtype=torch.float32, device='cpu'):
-    """Differentiable input and the rest of the call, for a kind and case:
+@pytest.fixture
+def inputs(batch, rpn_batch):
+    """``inputs(name, case='plain', dtype=torch.float32, device='cpu')``:
+    a differentiable input and the rest of the call for a loss; case is
     'plain', 'empty', 'no_positives' or 'ties'."""
+
+    def make(name, case='plain', dtype=torch.float32, device='cpu'):
+        return _inputs(batch, rpn_batch, name, case, dtype, device)
+
+    return make
+
+
+def _inputs(make_embedding_batch, make_rpn_batch, name, case, dtype,
+            device):
     kind = kind_of(MODELS.get(name))
     gen = torch.Generator().manual_seed(0)
     if kind == 'detection':
@@ -152,7 +163,7 @@ def test_every_loss_has_a_kind():
 
 
 @pytest.mark.parametrize('name', REGISTERED)
-def test_build_from_config_and_output_keys(name):
+def test_build_from_config_and_output_keys(name, inputs):
     loss = build(name)
     value, out = run(loss, *inputs(name))
     assert value.dim() == 0 and torch.isfinite(value)
@@ -165,7 +176,7 @@ def test_build_from_config_and_output_keys(name):
 
 @pytest.mark.parametrize('name', REGISTERED)
 @pytest.mark.parametrize('case', ['empty', 'no_positives', 'ties'])
-def test_degenerate_batches_give_finite_values_and_grads(name, case):
+def test_degenerate_batches_give_finite_values_and_grads(name, case, inputs):
     if case == 'no_positives' and kind_of(MODELS.get(name)) == 'pairs':
         pytest.skip('a Spearman loss has no positives')
     loss = build(name)
@@ -184,7 +195,7 @@ def test_degenerate_batches_give_finite_values_and_grads(name, case):
 
 @pytest.mark.parametrize('name', REGISTERED)
 @pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
-def test_half_precision_inputs(name, dtype):
+def test_half_precision_inputs(name, dtype, inputs):
     x, rest = inputs(name, dtype=dtype)
     value, out = run(build(name), x, rest)
     assert all(torch.isfinite(v).all() for v in out.values())
@@ -196,7 +207,7 @@ def test_half_precision_inputs(name, dtype):
 
 @pytest.mark.parametrize(
     'name', [n for n in REGISTERED if n not in NOT_GRADCHECKED])
-def test_float64_gradcheck(name):
+def test_float64_gradcheck(name, inputs):
     loss = build(name, **GRADCHECK_CONFIGS.get(name, {}))
     x, rest = inputs(name, dtype=torch.float64)
     if kind_of(type(loss)) == 'embedding':  # a smaller batch is enough
@@ -208,7 +219,7 @@ def test_float64_gradcheck(name):
 @pytest.mark.parametrize('name', [
     n for n in REGISTERED
     if 'loss_weight' in inspect.signature(MODELS.get(n)).parameters])
-def test_loss_weight_scales_value_and_gradient(name):
+def test_loss_weight_scales_value_and_gradient(name, inputs):
     grads, values = [], []
     for weight in (1.0, 2.5):
         x, rest = inputs(name)
@@ -221,7 +232,7 @@ def test_loss_weight_scales_value_and_gradient(name):
 
 @pytest.mark.parametrize('name', REGISTERED)
 @pytest.mark.parametrize('device', DEVICES)
-def test_output_device_follows_input(name, device):
+def test_output_device_follows_input(name, device, inputs):
     x, rest = inputs(name, device=device)
     value, out = run(build(name).to(device), x, rest)
     assert all(v.device == x.device for v in out.values())
