@@ -36,7 +36,7 @@ methods = dict(
     # a mix with cross-entropy: dense gradients while the rank loss orders
     rambo_bce=dict(label='RaMBO + sigmoid CE (MixedRankLoss)',
                    config=_rambo.replace('_rambo_', '_rambo-bce_'),
-                   lrs=[0.04, 0.1]),
+                   lrs=[0.02, 0.04, 0.1]),
     # the paper's ablations (Table 8)
     tau0=dict(label='RaMBO, memory tau=0', config=_rambo, lr_from='rambo',
               options=[_loss + 'memory=0']),
@@ -50,6 +50,13 @@ methods = dict(
                   options=[_loss + 'lambda_val=2.5']),
     margin0=dict(label='RaMBO, margin 0', config=_rambo, lr_from='rambo',
                  options=[_loss + 'margin=0.0']),
+    # bounded score spaces with the margin off: at initialisation every
+    # score of [0, 1] is near every other, so a 0.15 margin puts each
+    # negative above each positive (no gradient, see the spaces' rows)
+    sigmoid_margin0=dict(label='RaMBO, sigmoid score space, margin 0',
+                         config=_rambo, lr_from='rambo',
+                         options=[_loss + 'score_space=sigmoid',
+                                  _loss + 'margin=0.0']),
     # score spaces
     space_sigmoid=dict(label='RaMBO, sigmoid score space', config=_rambo,
                        lr_from='rambo',
