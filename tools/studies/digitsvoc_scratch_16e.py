@@ -37,6 +37,12 @@ methods = dict(
     rambo_bce=dict(label='RaMBO + sigmoid CE (MixedRankLoss)',
                    config=_rambo.replace('_rambo_', '_rambo-bce_'),
                    lrs=[0.02, 0.04, 0.1]),
+    # its control: the same head, loss and test score without the rank loss
+    # (RaMBO's weight 0), so that a gain of the mix is not the sigmoid CE's
+    bce=dict(label='sigmoid CE alone (the mix, RaMBO weight 0)',
+             config=_rambo.replace('_rambo_', '_rambo-bce_'),
+             lrs=[0.02, 0.04, 0.08],
+             options=[_loss + 'rank_loss.loss_weight=0.0']),
     # the paper's ablations (Table 8)
     tau0=dict(label='RaMBO, memory tau=0', config=_rambo, lr_from='rambo',
               options=[_loss + 'memory=0']),
