@@ -1,6 +1,8 @@
 """Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits), packing, the
-AUC recipe's augmentations, and a VOC dataset that checks its files."""
+AUC recipe's augmentations, digits on random scenes, and a VOC dataset that
+checks its files."""
 from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
+from .digit_scene import RandomDigitScene, render_digit_scene
 from .digits import DigitsDataset
 from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
                         SOPDataset)
@@ -10,5 +12,6 @@ from .voc import CheckedVOCDataset
 __all__ = [
     'RetrievalDataset', 'CUB200Dataset', 'SOPDataset', 'InShopDataset',
     'DigitsDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
-    'AugmentLaterViews', 'CheckedVOCDataset'
+    'AugmentLaterViews', 'CheckedVOCDataset', 'RandomDigitScene',
+    'render_digit_scene'
 ]

@@ -181,7 +181,7 @@ def test_config_follows_the_paper(name):
     assert tuple(cfg.val_evaluator.topk) == ks
     assert cfg.test_dataloader == cfg.val_dataloader
     if dataset not in PAPER:
-        check_digits_quickstart(cfg)
+        check_digits_quickstart(cfg, scene=dataset == 'digits-scene')
         return
     assert loader.batch_size == 128
     assert cfg.param_scheduler == [
@@ -216,16 +216,25 @@ def test_config_follows_the_paper(name):
     assert emb.shape == (2, 512)
 
 
-def check_digits_quickstart(cfg):
-    """The small model, batches and schedule of the quickstart."""
+def check_digits_quickstart(cfg, scene=False):
+    """The small model, batches and schedule of the quickstart; with
+    ``scene``, RGB digit scenes (fixed for the test set) as its input."""
     assert cfg.model.backbone.depth == 18
     assert cfg.model.backbone.base_channels == 16
-    assert cfg.model.backbone.in_channels == 1
+    assert cfg.model.backbone.in_channels == (3 if scene else 1)
     assert cfg.model.backbone.init_cfg is None
     assert not cfg.model.backbone.norm_eval
     assert (cfg.model.in_channels, cfg.model.embed_dim) == (128, 64)
+    channels = 3 if scene else 1
     assert cfg.model.data_preprocessor == dict(
-        type='ImgDataPreprocessor', mean=[127.5], std=[127.5])
+        type='ImgDataPreprocessor', mean=[127.5] * channels,
+        std=[127.5] * channels)
+    if scene:  # new training scenes every epoch, one fixed test scene
+        train = cfg.train_dataloader.dataset.pipeline[0]
+        test = cfg.val_dataloader.dataset.pipeline[0]
+        assert train.type == test.type == 'RandomDigitScene'
+        assert 'seed' not in train and test.pop('seed') == 0
+        assert test == train
     loader = cfg.train_dataloader
     assert loader.dataset.type == 'DigitsDataset'
     assert loader.sampler == dict(
@@ -245,7 +254,8 @@ def test_config_trains_a_step_and_evaluates(name, tmp_path):
     dataset = dataset_of(name)
     cfg.work_dir = str(tmp_path / 'work')
     cfg.model.backbone.init_cfg = None  # never download weights in tests
-    if dataset != 'digits':  # shrink: the full model is built above
+    digits = dataset.startswith('digits')
+    if not digits:  # shrink: the full model is built above
         cfg.model.backbone.update(depth=18, base_channels=8)
         cfg.model.in_channels = 64
     cfg.train_cfg.max_epochs = 1
@@ -253,12 +263,14 @@ def test_config_trains_a_step_and_evaluates(name, tmp_path):
     # only the best checkpoint (each save also pretty-prints the config)
     cfg.default_hooks.checkpoint.update(interval=-1, save_last=False)
     cfg.default_hooks.logger.interval = 1
-    size, crop = (40, 32) if dataset != 'digits' else (36, 32)
+    size, crop = (40, 32) if not digits else (36, 32)
     for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         loader = cfg[key]
         loader.num_workers = 0
         loader.persistent_workers = False
-        if dataset != 'digits':
+        if dataset == 'digits-scene' and key != 'train_dataloader':
+            loader.dataset.indices = 60  # rendering 896 scenes is slow
+        if not digits:
             root = str(tmp_path / 'data')
             loader.dataset.data_root = root
             for t in loader.dataset.pipeline:
@@ -268,7 +280,7 @@ def test_config_trains_a_step_and_evaluates(name, tmp_path):
                     t.crop_size = (crop, crop)
                 elif t.type == 'CenterCrop':
                     t.crop_size = crop
-    if dataset != 'digits':
+    if not digits:
         make_mini(str(tmp_path / 'data'), dataset)
         per_class = cfg.train_dataloader.sampler.num_per_class
         batch_size = 2 * per_class  # two classes per batch

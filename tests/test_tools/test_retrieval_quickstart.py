@@ -1,16 +1,48 @@
 """The retrieval quickstart script runs end to end (shortened)."""
+import os.path as osp
+
+# a shortened run: one epoch of one or two batches, 60 test digits
+SHORT = [
+    '--epochs', '1', '--cfg-options', 'train_cfg.val_interval=1',
+    'val_dataloader.dataset.indices=60', 'test_dataloader.dataset.indices=60'
+]
 
 
 def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
-    module.main([
-        '--work-dir',
-        str(tmp_path), '--epochs', '1', '--cfg-options',
-        'train_dataloader.sampler.num_batches=2', 'train_cfg.val_interval=1'
-    ])
+    results = module.main(['--work-dir', str(tmp_path)] + SHORT +
+                          ['train_dataloader.sampler.num_batches=2'])
     out = capsys.readouterr().out
+    assert 'digits-scene' in out  # the scene demo is the default
     for row in ('pixels, no network', 'untrained network',
                 'trained, final epoch', 'best R@1 during training'):
         assert row in out
     assert 'R@8' in out and 'MAP@R' in out
     assert len(list(tmp_path.glob('best_retrieval_R@1_epoch_1.pth'))) == 1
+    assert osp.isfile(tmp_path / 'results.txt')
+    assert set(results) == {0} and results[0]['seconds'] > 0
+    for row in module.ROWS:
+        assert 0 <= results[0][row]['R@1'] <= 1
+
+
+def test_quickstart_seeds_give_mean_and_spread(tmp_path, capsys, load_tool):
+    module = load_tool('tools/retrieval_quickstart.py')
+    results = module.main(['--work-dir', str(tmp_path), '--seeds', '0', '1'] +
+                          SHORT + ['train_dataloader.sampler.num_batches=1'])
+    out = capsys.readouterr().out
+    assert 'mean ± standard deviation over seeds [0, 1]' in out
+    assert {osp.basename(p) for p in tmp_path.glob('seed*')} == {
+        'seed0', 'seed1'
+    }
+    # the test scenes do not depend on the training seed: nor do raw pixels
+    pixels = [results[s]['pixels, no network']['R@1'] for s in (0, 1)]
+    assert pixels[0] == pixels[1]
+
+
+def test_plain_digits_option_selects_the_older_demo(load_tool):
+    module = load_tool('tools/retrieval_quickstart.py')
+    assert module.parse_args([]).config == module.DEFAULT_CONFIG
+    args = module.parse_args(['--plain-digits'])
+    assert args.config == module.PLAIN_CONFIG
+    assert osp.isfile(module.PLAIN_CONFIG) and osp.isfile(
+        module.DEFAULT_CONFIG)
