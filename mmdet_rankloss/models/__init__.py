@@ -1,8 +1,13 @@
 """Retrieval models (plain and FastAP's large-batch wrapper) and the
-rank-loss dense heads, registered in ``mmdet.registry.MODELS``, and the
-``'Orthogonal'`` weight initialiser (MMEngine's ``WEIGHT_INITIALIZERS``)."""
+rank-loss dense heads, registered in ``mmdet.registry.MODELS``, the
+``'Orthogonal'`` weight initialiser (MMEngine's ``WEIGHT_INITIALIZERS``), and
+the build-time check that a ``loss_cls`` fits its head: importing this
+package makes ``MODELS.build`` refuse a head whose ``loss_cls`` (one of
+ours) it cannot serve, naming the config field, its value and the fix
+(:func:`check_heads_at_build`, idempotent)."""
 from .dense_heads import (RankLossDenseHeadMixin, RaMBOATSSHead,
                           RaMBORetinaHead)
+from .head_fit import HeadFitError, check_heads_at_build, head_fit_faults
 from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
 from .retrieval import RetrievalModel
 from .weight_init import OrthogonalInit, orthogonal_init
@@ -10,5 +15,8 @@ from .weight_init import OrthogonalInit, orthogonal_init
 __all__ = [
     'RetrievalModel', 'OrthogonalInit', 'orthogonal_init',
     'RankLossDenseHeadMixin', 'RaMBORetinaHead', 'RaMBOATSSHead',
-    'LargeBatchRetrievalModel', 'chunked_embedding_backward'
+    'LargeBatchRetrievalModel', 'chunked_embedding_backward',
+    'HeadFitError', 'head_fit_faults', 'check_heads_at_build'
 ]
+
+check_heads_at_build()
