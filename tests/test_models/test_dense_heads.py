@@ -6,6 +6,8 @@ anchors, and the stock ``predict_by_feat``. The configs of
 ``configs/dense/`` load, build, train one step, and the DigitsVOC ones train
 through MMEngine's ``Runner`` on a tiny generated DigitsVOC.
 """
+import copy
+import functools
 import glob
 import os.path as osp
 
@@ -25,7 +27,9 @@ from mmdet_rankloss.models import RaMBOATSSHead, RaMBORetinaHead
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 DENSE = osp.join(ROOT, 'configs', 'dense')
 CONFIGS = sorted(
-    osp.relpath(p, DENSE) for p in glob.glob(osp.join(DENSE, '*', '*.py')))
+    osp.relpath(p, DENSE) for p in glob.glob(osp.join(DENSE, '*', '*.py'))
+    if not p.startswith(osp.join(DENSE, '_base_')))
+RECIPE = osp.join(DENSE, '_base_', 'rambo-ap.py')
 NUM_CLASSES = 3
 IMG = 64
 STRIDES = [8, 16, 32]
@@ -50,69 +54,29 @@ def rank_loss(**kwargs):
     return cfg
 
 
+@functools.lru_cache(maxsize=None)
+def digitsvoc_model(kind):
+    """The model of the DigitsVOC focal config of ``kind``."""
+    arch = 'retinanet' if kind == 'retina' else 'atss'
+    return Config.fromfile(
+        osp.join(DENSE, arch,
+                 f'{arch}_r18-w32_fpn_focal_16e_digitsvoc.py')).model
+
+
 def head_cfg(kind, loss_cls):
-    """A small RetinaHead / ATSSHead config (3 levels, 3 classes)."""
-    if kind == 'retina':
-        return dict(
-            type='RetinaHead',
-            num_classes=NUM_CLASSES,
-            in_channels=8,
-            feat_channels=8,
-            stacked_convs=1,
-            anchor_generator=dict(
-                type='AnchorGenerator',
-                octave_base_scale=2,
-                scales_per_octave=3,
-                ratios=[0.5, 1.0, 2.0],
-                strides=STRIDES),
-            loss_cls=loss_cls,
-            train_cfg=dict(
-                assigner=dict(
-                    type='MaxIoUAssigner',
-                    pos_iou_thr=0.5,
-                    neg_iou_thr=0.4,
-                    min_pos_iou=0,
-                    ignore_iof_thr=-1),
-                sampler=dict(type='PseudoSampler'),
-                allowed_border=-1,
-                pos_weight=-1,
-                debug=False),
-            test_cfg=ConfigDict(
-                nms_pre=100,
-                min_bbox_size=0,
-                score_thr=0.0,
-                nms=dict(type='nms', iou_threshold=0.5),
-                max_per_img=20))
-    return dict(
-        type='ATSSHead',
-        num_classes=NUM_CLASSES,
-        in_channels=8,
-        feat_channels=8,
-        stacked_convs=1,
-        norm_cfg=dict(type='GN', num_groups=4, requires_grad=True),
-        anchor_generator=dict(
-            type='AnchorGenerator',
-            ratios=[1.0],
-            octave_base_scale=4,
-            scales_per_octave=1,
-            strides=STRIDES),
-        bbox_coder=dict(
-            type='DeltaXYWHBBoxCoder',
-            target_means=[.0, .0, .0, .0],
-            target_stds=[0.1, 0.1, 0.2, 0.2]),
-        loss_cls=loss_cls,
-        loss_bbox=dict(type='GIoULoss', loss_weight=2.0),
-        train_cfg=dict(
-            assigner=dict(type='ATSSAssigner', topk=9),
-            allowed_border=-1,
-            pos_weight=-1,
-            debug=False),
-        test_cfg=ConfigDict(
-            nms_pre=100,
-            min_bbox_size=0,
-            score_thr=0.0,
-            nms=dict(type='nms', iou_threshold=0.6),
-            max_per_img=20))
+    """The RetinaHead / ATSSHead of the DigitsVOC configs, shrunk: 3 levels,
+    3 classes, 8 channels, one conv per branch, 20 boxes per image."""
+    model = digitsvoc_model(kind)
+    cfg = copy.deepcopy(model.bbox_head.to_dict())
+    cfg.update(num_classes=NUM_CLASSES, in_channels=8, feat_channels=8,
+               stacked_convs=1, loss_cls=loss_cls)
+    cfg['anchor_generator']['strides'] = STRIDES
+    if kind == 'atss':  # GroupNorm's default 32 groups need 32 channels
+        cfg['norm_cfg'] = dict(type='GN', num_groups=4, requires_grad=True)
+    cfg['train_cfg'] = model.train_cfg.to_dict()
+    cfg['test_cfg'] = ConfigDict(
+        model.test_cfg.to_dict(), nms_pre=100, score_thr=0.0, max_per_img=20)
+    return cfg
 
 
 FOCAL = dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25,
@@ -409,6 +373,8 @@ def test_rambo_twin_changes_only_head_loss_lr_and_threshold(focal):
     assert head.pop('type') == ('RaMBORetinaHead' if 'retinanet' in focal
                                 else 'RaMBOATSSHead')
     assert head.pop('loss_cls') == rank_loss()
+    # the recipe the loss comes from, kept as a variable by MMEngine
+    assert ours.pop('rambo_dense_loss') == dict(rank_loss(), _delete_=True)
     assert ours['model']['test_cfg'].pop('score_thr') == 0.0
     ours['optim_wrapper']['optimizer'].pop('lr')
     for key in ('type', 'loss_cls'):
@@ -416,6 +382,20 @@ def test_rambo_twin_changes_only_head_loss_lr_and_threshold(focal):
     twin['model']['test_cfg'].pop('score_thr')
     twin['optim_wrapper']['optimizer'].pop('lr')
     assert ours == twin
+
+
+def test_every_rambo_config_takes_its_loss_from_the_recipe():
+    """One place states the dense RaMBO loss: each `_rambo_` config lists
+    the recipe among its bases and writes no loss settings of its own."""
+    rambo = [c for c in CONFIGS if '_rambo_' in c]
+    assert len(rambo) == 6
+    for name in rambo:
+        with open(osp.join(DENSE, name), encoding='utf-8') as f:
+            text = f.read()
+        assert "'../_base_/rambo-ap.py'" in text, name
+        assert 'loss_cls=_base_.rambo_dense_loss' in text, name
+        assert 'RaMBOAPLoss' not in text and 'margin' not in text, name
+    assert Config.fromfile(RECIPE).rambo_dense_loss.type == 'RaMBOAPLoss'
 
 
 def mmdet_config(rel):

@@ -2,40 +2,19 @@
 # baseline twin of `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. Data,
 # pipeline, 16-epoch schedule (lr / 10 after 12), batch 8, warm-up, gradient
 # clipping and seed are those of the two-stage DigitsVOC study
-# (`configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`); the
-# model is MMDetection's RetinaNet
-# (`mmdet::_base_/models/retinanet_r50_fpn.py`) on that study's backbone, a
-# ResNet-18 of 32 base channels trained from scratch, with the FPN and head
-# narrowed to 64 channels.
+# (`configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`), and so
+# are its preprocessing, backbone (a ResNet-18 of 32 base channels trained
+# from scratch) and 64-channel FPN; the detector is MMDetection's RetinaNet
+# (`mmdet::_base_/models/retinanet_r50_fpn.py`) with its head narrowed to 64
+# channels.
 _base_ = '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 model = dict(
     _delete_=True,
     type='RetinaNet',
-    data_preprocessor=dict(
-        type='DetDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375],
-        bgr_to_rgb=True,
-        pad_size_divisor=32),
-    backbone=dict(
-        type='ResNet',
-        depth=18,
-        base_channels=32,
-        num_stages=4,
-        out_indices=(0, 1, 2, 3),
-        frozen_stages=-1,
-        norm_cfg=dict(type='BN', requires_grad=True),
-        norm_eval=False,
-        style='pytorch',
-        init_cfg=None),
-    neck=dict(
-        type='FPN',
-        in_channels=[32, 64, 128, 256],
-        out_channels=64,
-        start_level=1,
-        add_extra_convs='on_input',
-        num_outs=5),
+    data_preprocessor=_base_.model.data_preprocessor,
+    backbone=_base_.model.backbone,
+    neck=dict(_base_.model.neck, start_level=1, add_extra_convs='on_input'),
     bbox_head=dict(
         type='RetinaHead',
         num_classes=10,

@@ -1,0 +1,31 @@
+# The classification loss of every RaMBO config of this family: the RaMBO AP
+# loss ranked once over all anchors of all FPN levels and images of the batch
+# (`RaMBORetinaHead`, `RaMBOATSSHead`, docs/dense.md). A config pairs it with
+# its focal twin and swaps the stock head for the RaMBO one:
+#   _base_ = ['./<focal twin>.py', '../_base_/rambo-ap.py']
+#   model = dict(
+#       bbox_head=dict(type='RaMBO...Head', loss_cls=_base_.rambo_dense_loss),
+#       test_cfg=dict(score_thr=0.0))
+# It is a variable, not a `model` override, because MMEngine does not merge
+# one key from two bases; like MMDetection's `train_pipeline`, it stays in
+# the final config beside the `loss_cls` it fills.
+#
+# The paper's lambda 0.5 and 2:1 weights (the loss's defaults); sigmoid scores
+# and no margin: at the stock heads' initialisation (logits -4.6 with std
+# 0.003) the paper's margin of 0.15 leaves no score within reach of
+# Algorithm 1, so the classifier would get no gradient at all; without it the
+# sigmoid space gave the densest gradient (measured in docs/dense.md). No
+# score memory: the batch already holds thousands of anchors per class
+# (tau = 7 was for 512-RoI batches) and memory would multiply the ranked
+# length by 8.
+#
+# Rank-trained scores have no absolute scale, so the configs drop the
+# stock score threshold (0.05, a probability, means nothing for them); the
+# 1000 best anchors per level before NMS and the 100 best boxes per image
+# are kept as for focal.
+rambo_dense_loss = dict(
+    _delete_=True,  # replaces the focal loss and its settings
+    type='RaMBOAPLoss',
+    score_space='sigmoid',
+    margin=0.0,
+    memory=0)
