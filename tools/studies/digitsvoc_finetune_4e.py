@@ -21,6 +21,8 @@ methods = dict(
     _delete_=True,
     ce=dict(label='cross-entropy', config=_ce,
             lrs=[0.004, 0.01, 0.02, 0.04]),
+    # the paper's margin 0.15 (the config ships margin 0)
     rambo=dict(label='RaMBO (paper settings)', config=_rambo,
-               lrs=[0.01, 0.04, 0.1, 0.2]),
+               lrs=[0.01, 0.04, 0.1, 0.2],
+               options=['model.roi_head.bbox_head.loss_cls.margin=0.15']),
 )
