@@ -1,36 +1,18 @@
 # Study: focal loss against the RaMBO AP loss ranked over all anchors
-# (`RaMBOATSSHead`) on DigitsVOC, ATSS R18-w32 FPN trained from
-# scratch for 16 epochs.
+# (`RaMBOATSSHead`) on DigitsVOC, ATSS R18-w32 FPN trained from scratch for
+# 16 epochs.
 #   python tools/study.py tools/studies/digitsvoc_dense_atss_16e.py
-# Each loss's learning rate is chosen on val from its own grid (RaMBO's holds
-# the 2-2.5x ratio to the baseline that the two-stage studies selected, and
-# more); the ablation rows reuse RaMBO's selected lr ("lr_from"). Results:
-# docs/evidence/. Not run yet.
+# The RetinaNet study (`digitsvoc_dense_retinanet_16e.py`: protocol, grids,
+# ablations) on the ATSS configs. Results: docs/evidence/. Not run yet.
+_base_ = './digitsvoc_dense_retinanet_16e.py'
 description = """ATSS R18-w32 FPN **from scratch**, 16 epochs (lr / 10
 after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""
-data = dict(
-    root='data/digits_voc/VOCdevkit',
-    make=['tools/make_digits_voc.py', '{root}'])
-seeds = [0, 1, 2]
-select_seed = 0
-baseline = 'focal'
-options = []
 
 _focal = 'configs/dense/atss/atss_r18-w32_fpn_focal_16e_digitsvoc.py'
 _rambo = 'configs/dense/atss/atss_r18-w32_fpn_rambo_16e_digitsvoc.py'
-_loss = 'model.bbox_head.loss_cls.'
 methods = dict(
-    focal=dict(label='focal loss', config=_focal,
-               lrs=[0.005, 0.01, 0.02, 0.04]),
-    rambo=dict(label='RaMBO over all anchors (sigmoid, margin 0)',
-               config=_rambo, lrs=[0.01, 0.02, 0.04, 0.1]),
-    # the paper's margin, which gives no gradient at the head's
-    # initialisation (docs/dense.md): does training ever start?
-    margin015=dict(label='RaMBO, margin 0.15', config=_rambo,
-                   lr_from='rambo', options=[_loss + 'margin=0.15']),
-    space_logits=dict(label='RaMBO, logits score space', config=_rambo,
-                      lr_from='rambo',
-                      options=[_loss + 'score_space=logits']),
-    tau7=dict(label='RaMBO, memory tau=7', config=_rambo, lr_from='rambo',
-              options=[_loss + 'memory=7']),
-)
+    focal=dict(config=_focal),
+    rambo=dict(config=_rambo),
+    margin015=dict(config=_rambo),
+    space_logits=dict(config=_rambo),
+    tau7=dict(config=_rambo))

@@ -2,24 +2,21 @@
 # (`RaMBORetinaHead`) on DigitsVOC, RetinaNet R18-w32 FPN trained from
 # scratch for 16 epochs.
 #   python tools/study.py tools/studies/digitsvoc_dense_retinanet_16e.py
-# Each loss's learning rate is chosen on val from its own grid (RaMBO's holds
-# the 2-2.5x ratio to the baseline that the two-stage studies selected, and
-# more); the ablation rows reuse RaMBO's selected lr ("lr_from"). Results:
-# docs/evidence/. Not run yet.
+# The data, seeds and protocol are those of the two-stage study
+# (`digitsvoc_scratch_16e.py`). Each loss's learning rate is chosen on val
+# from its own grid (RaMBO's holds the 2-2.5x ratio to the baseline that the
+# two-stage studies selected, and more); the ablation rows reuse RaMBO's
+# selected lr ("lr_from"). Results: docs/evidence/. Not run yet.
+_base_ = './digitsvoc_scratch_16e.py'  # data, seeds, selection seed
 description = """RetinaNet R18-w32 FPN **from scratch**, 16 epochs (lr / 10
 after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""
-data = dict(
-    root='data/digits_voc/VOCdevkit',
-    make=['tools/make_digits_voc.py', '{root}'])
-seeds = [0, 1, 2]
-select_seed = 0
 baseline = 'focal'
-options = []
 
 _focal = 'configs/dense/retinanet/retinanet_r18-w32_fpn_focal_16e_digitsvoc.py'
 _rambo = 'configs/dense/retinanet/retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py'
 _loss = 'model.bbox_head.loss_cls.'
 methods = dict(
+    _delete_=True,  # not the two-stage study's methods
     focal=dict(label='focal loss', config=_focal,
                lrs=[0.005, 0.01, 0.02, 0.04]),
     rambo=dict(label='RaMBO over all anchors (sigmoid, margin 0)',
