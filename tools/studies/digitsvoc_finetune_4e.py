@@ -25,4 +25,8 @@ methods = dict(
     rambo=dict(label='RaMBO (paper settings)', config=_rambo,
                lrs=[0.01, 0.04, 0.1, 0.2],
                options=['model.roi_head.bbox_head.loss_cls.margin=0.15']),
+    # margin 0, as the from-scratch configs ship (its own lr grid)
+    margin0=dict(label='RaMBO, margin 0', config=_rambo,
+                 lrs=[0.01, 0.04, 0.1],
+                 options=['model.roi_head.bbox_head.loss_cls.margin=0.0']),
 )
