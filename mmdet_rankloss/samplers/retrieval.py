@@ -81,10 +81,17 @@ class _Pool:
 
 
 class _BatchPlanSampler(Sampler):
-    """Plans an epoch of batches, deals groups of them to the ranks."""
+    """Plans an epoch of batches, deals groups of them to the ranks.
 
-    def __init__(self, dataset: Sized, batch_size: int, num_per_class: int,
-                 num_batches: Optional[int], seed: Optional[int]) -> None:
+    Its arguments are :class:`PKSampler`'s (which adds nothing to it).
+    """
+
+    def __init__(self,
+                 dataset: Sized,
+                 batch_size: int,
+                 num_per_class: int = 4,
+                 num_batches: Optional[int] = None,
+                 seed: Optional[int] = None) -> None:
         self.dataset = dataset
         self.batch_size = _check_int('batch_size', batch_size)
         self.num_per_class = _check_int('num_per_class', num_per_class)
@@ -100,6 +107,11 @@ class _BatchPlanSampler(Sampler):
         self.members = [
             np.flatnonzero(inverse == c) for c in range(len(self.class_ids))
         ]
+        if self.classes_per_batch > len(self.class_ids):
+            raise ValueError(
+                f'batch_size / num_per_class = {self.classes_per_batch} '
+                f'classes per batch, but the dataset has only '
+                f'{len(self.class_ids)} classes')
         self._warn_small_classes()
         self.rank, self.world_size = get_dist_info()
         self.seed = sync_random_seed() if seed is None else int(seed)
@@ -193,20 +205,6 @@ class PKSampler(_BatchPlanSampler):
             ranks. Defaults to None.
     """
 
-    def __init__(self,
-                 dataset: Sized,
-                 batch_size: int,
-                 num_per_class: int = 4,
-                 num_batches: Optional[int] = None,
-                 seed: Optional[int] = None) -> None:
-        super().__init__(dataset, batch_size, num_per_class, num_batches,
-                         seed)
-        if self.classes_per_batch > len(self.class_ids):
-            raise ValueError(
-                f'batch_size / num_per_class = {self.classes_per_batch} '
-                f'classes per batch, but the dataset has only '
-                f'{len(self.class_ids)} classes')
-
     def _new_state(self, rng: np.random.Generator):
         return dict(
             classes=_Pool(range(len(self.class_ids)), rng),
@@ -238,17 +236,13 @@ class SuperClassPairSampler(_BatchPlanSampler):
     ``batches_per_pair=4, num_per_class=8``.
 
     Args:
-        dataset (Sized): A dataset with ``get_labels()`` and
-            ``get_super_labels()`` (or ``gt_label`` / ``super_label`` in
+        dataset (Sized): As for :class:`PKSampler`, with super-class labels
+            too: ``get_super_labels()`` (or ``super_label`` in
             ``get_data_info``).
-        batch_size (int): Images per batch; must equal the dataloader's.
-        num_per_class (int): Images per class. Defaults to 4.
         batches_per_pair (int): Consecutive batches per super-class pair.
             Defaults to 10.
-        num_batches (int, optional): Batches per epoch over all ranks.
-            Defaults to None: ``len(dataset) // batch_size`` (at least 1).
-        seed (int, optional): Base seed; None syncs a random one across
-            ranks. Defaults to None.
+        batch_size, num_per_class, num_batches, seed: As for
+            :class:`PKSampler`.
     """
 
     def __init__(self,
@@ -277,11 +271,6 @@ class SuperClassPairSampler(_BatchPlanSampler):
         if len(self.super_ids) < 2:
             raise ValueError('SuperClassPairSampler needs at least 2 '
                              f'super-classes, got {len(self.super_ids)}')
-        if self.classes_per_batch > len(self.class_ids):
-            raise ValueError(
-                f'batch_size / num_per_class = {self.classes_per_batch} '
-                f'classes per batch, but the dataset has only '
-                f'{len(self.class_ids)} classes')
         self.super_classes = [
             np.flatnonzero(class_super == s) for s in self.super_ids
         ]
