@@ -34,7 +34,7 @@ import torch
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import average_precision_loss
-from mmdet_rankloss.utils.run_logs import machine_name
+from mmdet_rankloss.utils.run_logs import Progress, machine_name
 
 
 class PeakMemory:
@@ -153,26 +153,6 @@ def total_loss(out) -> torch.Tensor:
     if isinstance(out, dict):
         return sum(v for k, v in out.items() if 'loss' in k)
     return out
-
-
-class Progress:
-    """Prints ``[k/n] elapsed, ETA`` after each weighted case."""
-
-    def __init__(self, weights: List[float]) -> None:
-        self.weights, self.done, self.start = list(weights), 0, time.time()
-
-    @staticmethod
-    def clock(seconds: float) -> str:
-        minutes, sec = divmod(int(round(seconds)), 60)
-        return f'{minutes:02d}:{sec:02d}'
-
-    def step(self) -> None:
-        self.done += 1
-        elapsed = time.time() - self.start
-        left = sum(self.weights[self.done:]) / sum(self.weights[:self.done])
-        print(f'    [{self.done}/{len(self.weights)}] elapsed '
-              f'{self.clock(elapsed)}, ETA {self.clock(elapsed * left)}',
-              flush=True)
 
 
 def per_step(res: Dict[str, float], steps: int) -> Dict[str, float]:
@@ -402,7 +382,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
     if not args.skip_others:
         weights += [1.0] * (len(DETECTION_RANKERS) +
                             len(_retrieval_cases(args.smoke)))
-    progress = Progress(weights)
+    progress = Progress(weights, indent='    ')
     for name, device, threads in settings:
         torch.set_num_threads(threads)
         print(f'{name}:', flush=True)

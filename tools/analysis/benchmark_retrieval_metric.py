@@ -46,6 +46,7 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
 
 from mmdet_rankloss.evaluation import functional  # noqa
 from mmdet_rankloss.evaluation.functional import retrieval_metrics  # noqa
+from mmdet_rankloss.utils.run_logs import Progress  # noqa
 
 KS = (1, 10, 100, 1000)
 REID_KS = (1, 5, 10, 20)  # ReIDMetrics stops at rank 20
@@ -178,26 +179,6 @@ def run_reid(emb, labels):
 def fmt(values: dict) -> str:
     return ', '.join(f'{k} {v:.4f}' if isinstance(v, float) else f'{k} {v}'
                      for k, v in values.items())
-
-
-class Progress:
-    """Prints ``[k/n] <what> elapsed, ETA`` after each weighted step."""
-
-    def __init__(self, weights) -> None:
-        self.weights, self.done, self.start = list(weights), 0, time.time()
-
-    @staticmethod
-    def clock(seconds: float) -> str:
-        minutes, sec = divmod(int(round(seconds)), 60)
-        return f'{minutes:02d}:{sec:02d}'
-
-    def step(self, what: str) -> None:
-        self.done += 1
-        elapsed = time.time() - self.start
-        left = sum(self.weights[self.done:]) / sum(self.weights[:self.done])
-        print(f'  [{self.done}/{len(self.weights)}] {what} done; elapsed '
-              f'{self.clock(elapsed)}, ETA {self.clock(elapsed * left)}',
-              flush=True)
 
 
 def main(argv=None):

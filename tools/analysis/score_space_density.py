@@ -30,6 +30,7 @@ import argparse
 import copy
 import itertools
 import logging
+import os.path as osp
 import time
 from functools import partial
 
@@ -47,21 +48,16 @@ FG_FRACTION = 0.25
 
 
 def build_head() -> torch.nn.Module:
-    """A stock Faster R-CNN bbox head (C + 1 logits), freshly initialised."""
+    """The box head of MMDetection's Faster R-CNN R50 FPN
+    (``Shared2FCBBoxHead``, C + 1 logits) for 20 classes, freshly
+    initialised."""
+    import mmdet
+    from mmengine.config import Config
+    model = Config.fromfile(
+        osp.join(osp.dirname(mmdet.__file__), '.mim', 'configs', '_base_',
+                 'models', 'faster-rcnn_r50_fpn.py')).model
     head = MODELS.build(
-        dict(
-            type='Shared2FCBBoxHead',
-            in_channels=256,
-            fc_out_channels=1024,
-            roi_feat_size=7,
-            num_classes=NUM_CLASSES,
-            bbox_coder=dict(
-                type='DeltaXYWHBBoxCoder',
-                target_means=[0.0] * 4,
-                target_stds=[0.1, 0.1, 0.2, 0.2]),
-            reg_class_agnostic=False,
-            loss_cls=dict(type='CrossEntropyLoss', loss_weight=1.0),
-            loss_bbox=dict(type='L1Loss', loss_weight=1.0)))
+        dict(model.roi_head.bbox_head, num_classes=NUM_CLASSES))
     # silence the per-parameter init report
     MMLogger.get_current_instance().setLevel(logging.WARNING)
     head.init_weights()
