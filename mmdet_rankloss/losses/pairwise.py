@@ -162,7 +162,10 @@ class EmbeddingLoss(nn.Module):
 
     def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:
         """The unweighted scalar loss of a batch."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f'{type(self).__name__} subclasses EmbeddingLoss but does not '
+            'implement loss(embeddings, labels), which returns the '
+            'unweighted scalar loss of a batch')
 
     def forward(self, embeddings: Tensor, labels: Tensor) -> Tensor:
         """``loss_weight * loss(embeddings, labels)``, a scalar (fp32)."""

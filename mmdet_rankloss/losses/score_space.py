@@ -195,7 +195,11 @@ class ClsHooksMixin:
 
     @property
     def cls_hooks(self):
-        raise NotImplementedError
+        """What answers the hooks: a :class:`ScoreSpace` or a loss."""
+        raise NotImplementedError(
+            f'{type(self).__name__} uses ClsHooksMixin but does not define '
+            'the cls_hooks property, which returns the ScoreSpace (or the '
+            "wrapped loss) that answers BBoxHead's classifier hooks")
 
     def get_cls_channels(self, num_classes: int) -> int:
         """Number of classifier output channels for C classes."""
