@@ -22,7 +22,8 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 # A small Runner: 2 epochs of 3 iterations, a checkpoint per epoch. KILL
 # names a checkpoint during whose write the process SIGKILLs itself (after
-# the bytes are written, before the rename that publishes them).
+# the bytes are written, before the rename that publishes them); KEEP is
+# the CheckpointHook's max_keep_ckpts.
 SCRIPT = textwrap.dedent('''
     import os, signal, sys
     import torch, torch.nn as nn
@@ -31,7 +32,7 @@ SCRIPT = textwrap.dedent('''
     import mmdet_rankloss
     from mmdet_rankloss.utils import checkpoint as ckpt_mod
 
-    work_dir, max_epochs, resume, kill = sys.argv[1:5]
+    work_dir, max_epochs, resume, kill, keep = sys.argv[1:6]
 
     if kill != 'none':
         replace = os.replace
@@ -61,7 +62,8 @@ SCRIPT = textwrap.dedent('''
         optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1)),
         train_cfg=dict(by_epoch=True, max_epochs=int(max_epochs)),
         default_hooks=dict(checkpoint=dict(type='CheckpointHook',
-                                           interval=1)),
+                                           interval=1,
+                                           max_keep_ckpts=int(keep))),
         custom_hooks=[dict(type='RandomStateHook')],
         randomness=dict(seed=0), resume=resume == 'resume',
         default_scope='mmdet')
@@ -70,14 +72,15 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def run_script(tmp_path, work_dir, max_epochs, resume=False, kill='none'):
+def run_script(tmp_path, work_dir, max_epochs, resume=False, kill='none',
+               keep=-1):
     script = tmp_path / 'train_toy.py'
     script.write_text(SCRIPT)
     env = dict(os.environ, OMP_NUM_THREADS='1')
     env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
     return subprocess.run(
         [sys.executable, str(script), str(work_dir), str(max_epochs),
-         'resume' if resume else 'new', kill],
+         'resume' if resume else 'new', kill, str(keep)],
         env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -108,6 +111,26 @@ def test_resume_after_kill_uses_previous_checkpoint(killed):
     assert 'resumed epoch: 1, iter: 3' in out
     assert 'finished at epoch 2' in out
     assert osp.isfile(work / 'epoch_2.pth')
+
+
+def test_keeping_one_checkpoint_loses_it_to_a_kill(tmp_path):
+    """max_keep_ckpts=1: MMEngine's CheckpointHook deletes epoch_1.pth
+    *before* it writes epoch_2.pth, so a kill during that write leaves no
+    published checkpoint (only the unpublished temporary file), and
+    --resume stops with an error naming the checkpoint that is gone
+    (last_checkpoint still points to it): nothing resumes into a wrong
+    state, but the run must start again."""
+    work = tmp_path / 'work'
+    proc = run_script(tmp_path, work, 2, kill='epoch_2.pth', keep=1)
+    assert proc.returncode == -9, proc.stderr[-3000:]
+    listing = sorted(os.listdir(work))
+    assert not any(name.endswith('.pth') for name in listing), listing
+    assert any(name.startswith('epoch_2.pth.tmp-') for name in listing)
+    last = (work / 'last_checkpoint').read_text()
+    assert last.endswith('epoch_1.pth')
+    resumed = run_script(tmp_path, work, 2, resume=True, keep=1)
+    assert resumed.returncode != 0
+    assert last in resumed.stderr and 'finished' not in resumed.stdout
 
 
 @pytest.fixture(scope='module')
