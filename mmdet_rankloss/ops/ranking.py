@@ -5,7 +5,7 @@ equal scores are ranked in order of their index (the earlier element gets
 the better rank). This makes every call deterministic, on CPU and CUDA
 alike, and reduces to Eq. 2 of the paper when there are no ties.
 """
-from typing import Callable
+from typing import Callable, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -26,11 +26,13 @@ def rank_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def _sort_rank(scores: Tensor, normalize: bool = False):
+def _sort_rank(scores: Tensor, normalize: bool = False, sort=None):
     """Ranks plus the sort they came from: (ranks, ascending sort of
-    ``-scores``, order); ties by index (:func:`descending_order`)."""
+    ``-scores``, order); ties by index (:func:`descending_order`, or
+    ``sort`` if the caller already has it)."""
     n = scores.shape[-1]
-    neg_sorted, order = descending_order(scores.detach())
+    neg_sorted, order = descending_order(
+        scores.detach()) if sort is None else sort
     positions = torch.arange(
         1, n + 1, device=scores.device,
         dtype=rank_dtype(scores.dtype)).expand(order.shape)
@@ -152,11 +154,11 @@ def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
     base = scores.detach().to(work)
     moved = grad_ranks != 0
     perturbed = torch.add(base, grad_ranks.to(work), alpha=lambda_val)
-    perturbed_ranks = None
-    if int(moved.sum()) <= _SPARSE_RERANK_MAX_MOVED * moved.numel():
+    if int(torch.count_nonzero(moved)) <= \
+            _SPARSE_RERANK_MAX_MOVED * moved.numel():
         perturbed_ranks = rerank_sparse(base, ranks, moved, perturbed,
                                         normalize, sorted_scores)
-    if perturbed_ranks is None:
+    else:
         perturbed_ranks = exact_rank(perturbed, normalize)
     # -(rk(y) - rk(y')) / lambda, in place in the fresh perturbed ranks
     return perturbed_ranks.sub_(ranks).div_(lambda_val)
@@ -246,8 +248,8 @@ class _BlackboxRankLoss(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, scores, loss_from_ranks, lambda_val, normalize,
-                need_grad, return_grad):
-        ranks, neg_sorted, order = _sort_rank(scores, normalize)
+                need_grad, return_grad, sort):
+        ranks, neg_sorted, order = _sort_rank(scores, normalize, sort)
         with torch.enable_grad():
             leaf = ranks.detach().requires_grad_(True)
             loss = loss_from_ranks(leaf)
@@ -277,8 +279,8 @@ class _BlackboxRankLoss(torch.autograd.Function):
     def backward(ctx, grad_loss, _unused):
         (grad, ) = ctx.saved_tensors
         if grad is None:
-            return (None, ) * 6
-        return ((grad * grad_loss).to(ctx.in_dtype), ) + (None, ) * 5
+            return (None, ) * 7
+        return ((grad * grad_loss).to(ctx.in_dtype), ) + (None, ) * 6
 
 
 def blackbox_rank_loss(scores: Tensor,
@@ -286,7 +288,8 @@ def blackbox_rank_loss(scores: Tensor,
                        lambda_val: float,
                        normalize: bool = False,
                        return_grad: bool = False,
-                       validate: bool = True):
+                       validate: bool = True,
+                       sort: Optional[Tuple[Tensor, Tensor]] = None):
     """A rank-based loss differentiated by Algorithm 1, immune to scaling.
 
     ``loss_from_ranks(ranks)`` is evaluated on the exact ranks of
@@ -316,6 +319,10 @@ def blackbox_rank_loss(scores: Tensor,
         validate (bool): Check ``scores`` and ``lambda_val`` (two passes
             over the scores). Callers that already did may skip it.
             Defaults to True.
+        sort (tuple[Tensor, Tensor], optional): ``descending_order`` of
+            ``scores`` (:mod:`.sort_order`), when the caller has it more
+            cheaply than a sort (e.g. :func:`.sort_order.column_orders`).
+            Not checked. Defaults to None (sort here).
 
     Returns:
         Tensor | tuple[Tensor, Tensor]: The scalar loss value,
@@ -332,5 +339,6 @@ def blackbox_rank_loss(scores: Tensor,
                                       and scores.requires_grad)
     loss, grad = _BlackboxRankLoss.apply(scores, loss_from_ranks,
                                          float(lambda_val), bool(normalize),
-                                         need_grad, bool(return_grad))
+                                         need_grad, bool(return_grad),
+                                         sort)
     return (loss, grad) if return_grad else loss

@@ -4,12 +4,14 @@ Algorithm 1 ranks ``y + lambda * dL/drk``. For AP and recall losses
 ``dL/drk`` is zero for every negative, so only the positives move. Elements
 that did not move keep their relative order, so the new ranking is a merge
 of the old sorted order (minus the movers) with the movers sorted among
-themselves: one sort of the p movers, a binary search of each mover in the
+themselves: one sort of the p movers, binary searches of each mover in the
 old sorted row, and a few O(n) passes, instead of an O(n log n) sort of the
 whole row. The result is exactly :func:`~.ranking.exact_rank` of the
-perturbed scores, ties included (equal scores ranked by index); only when a
-moved value falls into a run of more than 32 equal old scores does it
-return None, and the caller sorts in full.
+perturbed scores, ties included (equal scores ranked by index): a mover
+that lands on a run of equal old scores goes after those of a smaller
+index, found by a binary search on the indices inside the run (the old
+order lists a run in index order), so a row of near-constant scores costs
+no more than any other.
 """
 from typing import Optional, Tuple
 
@@ -20,8 +22,6 @@ from .sort_order import descending_order
 
 __all__ = ['rerank_sparse']
 
-_MAX_TIE_WALK = 32
-
 
 def rerank_sparse(scores: Tensor,
                   ranks: Tensor,
@@ -29,7 +29,7 @@ def rerank_sparse(scores: Tensor,
                   new_scores: Tensor,
                   normalize: bool = False,
                   sorted_scores: Optional[Tuple[Tensor, Tensor]] = None
-                  ) -> Optional[Tensor]:
+                  ) -> Tensor:
     """Exact ranks of ``new_scores`` where only ``moved`` entries changed.
 
     Args:
@@ -47,9 +47,7 @@ def rerank_sparse(scores: Tensor,
             has it; otherwise it is rebuilt from ``ranks`` in O(n).
 
     Returns:
-        Tensor | None: New ranks like ``ranks``, or None when a moved value
-        falls into a long run of equal old scores (the caller then ranks
-        in full).
+        Tensor: New ranks like ``ranks``.
     """
     shape, n = scores.shape, scores.shape[-1]
     y = scores.reshape(-1, n)
@@ -66,7 +64,7 @@ def rerank_sparse(scores: Tensor,
             1, pos, torch.arange(n, device=y.device).expand(rows, n))
         neg_sorted = -y.gather(1, order)
     row_of, col_of = moved.nonzero(as_tuple=True)  # row-major order
-    count = moved.sum(1)
+    count = torch.count_nonzero(moved, dim=1)
     width = int(count.max()) if count.numel() else 0
     if width == 0:
         return ranks.clone()
@@ -87,38 +85,27 @@ def rerank_sparse(scores: Tensor,
     by_value = descending_order(table)[1]
     among_moved = torch.empty_like(by_value).scatter_(
         1, by_value, torch.arange(width, device=y.device).expand(rows, width))
-    neg_table = -table
-    above_sorted = torch.searchsorted(neg_sorted.contiguous(),
-                                      neg_table.gather(1, by_value))
-    above = torch.empty_like(above_sorted).scatter_(1, by_value, above_sorted)
-    real = torch.zeros_like(table, dtype=torch.bool)
-    real[row_of, slot] = True
-    # `above` counts old values strictly greater; an equal old value is
-    # ranked above the moved one only if its index is smaller.
-    tied = real & (neg_sorted.gather(1, above.clamp(max=n - 1)) == neg_table) & (
-        above < n)
-    if bool(tied.any()):
-        # Old elements equal to a moved value sit in ascending index order
-        # (stable sort), so walk the tie block up to the moved index.
-        index_table = torch.full_like(above, n)
-        index_table[row_of, slot] = col_of
-        for _ in range(_MAX_TIE_WALK + 1):
-            at = above.clamp(max=n - 1)
-            step = tied & (above < n) & (neg_sorted.gather(1, at) == neg_table) & (
-                order.gather(1, at) < index_table)
-            if not bool(step.any()):
-                break
-            above = above + step
-        else:
-            return None  # long runs of equal scores: a full sort is cheaper
+    neg_sorted = neg_sorted.contiguous()
+    queries = -table.gather(1, by_value)
+    # old values strictly greater (left) and greater or equal (right)
+    above = _unsort(torch.searchsorted(neg_sorted, queries), by_value)
+    above_or_tied = _unsort(
+        torch.searchsorted(neg_sorted, queries, right=True), by_value)
+    k = above[row_of, slot]  # old elements ranked above the moved one
+    tied_end = above_or_tied[row_of, slot]
+    if bool((tied_end > k).any()):
+        # an equal old value is ranked above the moved one only if its
+        # index is smaller; the run lists its elements in index order
+        k = _count_below(order, row_of, k, tied_end, col_of)
     # moved elements among the k old elements above: a search in each row's
     # sorted old positions of its movers (pads n sort last), not a count
     # over the whole row
     pos_table = torch.full_like(above, n)
     pos_table[row_of, slot] = old_pos
+    k_table = torch.full_like(above, n)
+    k_table[row_of, slot] = k
     moved_before = torch.searchsorted(
-        torch.sort(pos_table, dim=1).values, above)[row_of, slot]
-    k = above[row_of, slot]  # old elements ranked above the moved one
+        torch.sort(pos_table, dim=1).values, k_table)[row_of, slot]
     new_rank_moved = 1 + (k - moved_before) + among_moved[row_of, slot]
     # Unmoved element at sorted position s: new rank = 1 + s - (moved at
     # positions < s) + (moved inserted at or before s). Steps of +1 where a
@@ -127,8 +114,8 @@ def rerank_sparse(scores: Tensor,
     step = torch.ones(rows, n, dtype=ranks.dtype, device=y.device)
     inserted = k < n
     step.index_put_((row_of[inserted], k[inserted]),
-                     step.new_ones(()).expand(int(inserted.sum())),
-                     accumulate=True)
+                    step.new_ones(()).expand(int(inserted.sum())),
+                    accumulate=True)
     left = old_pos + 1 < n
     step.index_put_((row_of[left], old_pos[left] + 1),
                     step.new_full((), -1.0).expand(int(left.sum())),
@@ -140,3 +127,27 @@ def rerank_sparse(scores: Tensor,
     if normalize:
         new.div_(n)
     return new.reshape(shape)
+
+
+def _unsort(sorted_values: Tensor, by_value: Tensor) -> Tensor:
+    """Values given in each row's ``by_value`` order, back in table order."""
+    return torch.empty_like(sorted_values).scatter_(1, by_value,
+                                                    sorted_values)
+
+
+def _count_below(order: Tensor, row_of: Tensor, lo: Tensor, hi: Tensor,
+                 index: Tensor) -> Tensor:
+    """For each query, the first position p in ``[lo, hi)`` of its row of
+    ``order`` with ``order[p] >= index`` (``hi`` if none): a vectorised
+    binary search, valid because ``order`` ascends within a run of equal
+    scores. One iteration per bit of the longest run."""
+    n = order.shape[1]
+    flat = order.reshape(-1)
+    base = row_of * n
+    for _ in range(int((hi - lo).max()).bit_length()):
+        active = lo < hi
+        mid = (lo + hi) >> 1
+        below = flat[base + mid.clamp(max=n - 1)] < index
+        lo = torch.where(active & below, mid + 1, lo)
+        hi = torch.where(active & ~below, mid, hi)
+    return lo

@@ -47,8 +47,31 @@ def test_nothing_moved_and_batched_shape():
     assert torch.equal(rerank_sparse(y, r, moved, new), exact_rank(new))
 
 
-def test_long_tie_run_defers_to_full_sort():
-    y = torch.zeros(1, 100)
-    moved = torch.zeros_like(y, dtype=torch.bool)
-    moved[0, 99] = True
-    assert rerank_sparse(y, exact_rank(y), moved, y.clone()) is None
+def stable_ranks(x):
+    """Brute force: positions in a stable descending sort (ties by index)."""
+    order = torch.sort(-x, dim=-1, stable=True).indices
+    positions = torch.arange(1, x.shape[-1] + 1, dtype=torch.float64)
+    return torch.empty_like(positions.expand(x.shape)).scatter_(
+        -1, order, positions.expand(x.shape).clone())
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('n', [100, 20000])
+def test_long_tie_runs_are_merged_exactly(dtype, n):
+    """Near-constant rows (a fresh detector head: runs of thousands of
+    equal scores) and movers that land inside those runs, before, after
+    and on their own old value; n = 20000 takes the NumPy sort path."""
+    g = torch.Generator().manual_seed(n)
+    y = torch.randint(0, 3, (3, n), generator=g).to(dtype)
+    y[2] = 1.0  # one run over the whole row
+    moved = torch.rand(3, n, generator=g) < 0.01
+    moved[:, 0] = moved[:, -1] = True
+    delta = torch.randint(-1, 2, (3, n), generator=g).to(dtype)
+    new = torch.where(moved, y + delta, y)
+    for normalize in (False, True):
+        ranks = exact_rank(y, normalize)
+        out = rerank_sparse(y, ranks, moved, new, normalize)
+        expected = stable_ranks(new).to(out.dtype)
+        if normalize:
+            expected = expected / n
+        assert torch.equal(out, expected)
