@@ -20,10 +20,11 @@ from mmdet.registry import MODELS
 from ..ops.checks import check_flag, check_number, check_positive
 from ..ops.distributed import gather_for_ranking
 from .ap_rankers import BlackboxRanker
-from .average_precision import average_precision_loss
+from .average_precision import (average_precision_loss,
+                                blackbox_ap_columns_and_flat)
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
-from .utils import check_reduction, grad_stats, zero_loss
+from .utils import check_reduction, zero_loss
 
 __all__ = ['average_precision_loss', 'RaMBOAPLoss']
 
@@ -206,15 +207,24 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         with_grad = torch.is_grad_enabled() and cls_score.requires_grad
         # rank: per class over batch + memory, across classes over the batch
         stored = self._memory.read(scores)
-        if stored is not None:
-            rows = torch.cat([scores, stored[0]]).t()
-            row_targets = torch.cat([targets, stored[1]]).t()
+        ranker = self.ranker
+        if stored is None and n and type(ranker) is BlackboxRanker \
+                and not ranker.positive_rank_grad:
+            # the same two rankings from one sort (the classes' orders
+            # follow from the flat one)
+            per_class, across = blackbox_ap_columns_and_flat(
+                scores, targets, self.margin, reduction, with_grad,
+                ranker.lambda_val, ranker.normalize_ranks)
         else:
-            rows, row_targets = scores.t(), targets.t()
-        per_class = self.ranker(rows, row_targets, self.margin, reduction,
-                                with_grad) if rows.shape[1] else None
-        across = self.ranker(scores.reshape(1, -1), targets.reshape(1, -1),
-                             self.margin, 'mean', with_grad) if n else None
+            if stored is not None:
+                rows = torch.cat([scores, stored[0]]).t()
+                row_targets = torch.cat([targets, stored[1]]).t()
+            else:
+                rows, row_targets = scores.t(), targets.t()
+            per_class = ranker(rows, row_targets, self.margin, reduction,
+                               with_grad) if rows.shape[1] else None
+            across = ranker(scores.reshape(1, -1), targets.reshape(1, -1),
+                            self.margin, 'mean', with_grad) if n else None
         if self.training and n:
             self._memory.append(scores, targets)
         # combine
@@ -229,7 +239,47 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         if per_class is not None and bool(per_class.valid.any()):
             out['rambo_ap'] = per_class.ap[per_class.valid].mean()
         if with_grad and n and per_class.grad is not None:
-            grad = self.map_weight * per_class.grad[:, :n].t() + \
-                self.apc_weight * across.grad.reshape(n, num_classes)
-            out.update(grad_stats(grad, targets))
+            out.update(
+                _push_stats(self.map_weight * per_class.grad[:, :n].t(),
+                            self.apc_weight *
+                            across.grad.reshape(n, num_classes), targets))
         return out
+
+
+def _push_stats(map_grad: Tensor, apc_grad: Tensor,
+                positives: Tensor) -> Dict[str, Tensor]:
+    """:func:`~.utils.grad_stats` of ``map_grad + apc_grad``, by counting.
+
+    The same values (exact counts, one fp32 division each), but the
+    (N, C) gradient is summed in place and read by two counting passes:
+    the negatives are counted as all minus the positives, not gathered by
+    a mask, which on a dense head costs as much as a sort.
+
+    Args:
+        map_grad (Tensor): Weighted ``L_mAP`` gradient (N, C), any layout.
+        apc_grad (Tensor): Weighted ``L_APC`` gradient (N, C), a fresh
+            tensor (summed into).
+        positives (Tensor): Bool (N, C).
+
+    Returns:
+        dict[str, Tensor]: ``rambo_grad_density``, ``rambo_pos_grad_frac``
+        and ``rambo_neg_grad_frac`` (fp32); a key is left out when it has
+        no element.
+    """
+    grad = apc_grad.add_(map_grad)
+    total = grad.numel()
+    at_positives = grad[positives]
+    num_pos = at_positives.numel()
+
+    def share(count: Tensor, of: int) -> Tensor:
+        return count.to(torch.float32) / of
+
+    stats = dict(rambo_grad_density=share(torch.count_nonzero(grad), total))
+    if num_pos:
+        stats['rambo_pos_grad_frac'] = share((at_positives < 0).sum(),
+                                             num_pos)
+    if num_pos < total:
+        stats['rambo_neg_grad_frac'] = share(
+            torch.count_nonzero(grad > 0) - (at_positives > 0).sum(),
+            total - num_pos)
+    return stats

@@ -16,7 +16,7 @@ and :func:`average_precision_loss` both call it, so the functional form
 builds no module.
 """
 from functools import partial
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -24,11 +24,12 @@ from torch import Tensor
 from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
                            rank_dtype, subset_rank_at)
+from ..ops.sort_order import column_orders, descending_order
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
-    'APLossResult', 'ap_of_rows', 'blackbox_ap_rows', 'exact_ap',
-    'average_precision_loss'
+    'APLossResult', 'ap_of_rows', 'blackbox_ap_rows',
+    'blackbox_ap_columns_and_flat', 'exact_ap', 'average_precision_loss'
 ]
 
 
@@ -91,7 +92,7 @@ def ap_of_rows(scores: Tensor,
     lead, n = scores.shape[:-1], scores.shape[-1]
     scores = scores.reshape(-1, n)
     positives = positives.bool().reshape(-1, n)
-    num_pos = positives.sum(-1)
+    num_pos = torch.count_nonzero(positives, dim=-1)
     valid = num_pos > 0
     if not bool(valid.any()):
         zero = zero_loss(scores)
@@ -100,7 +101,10 @@ def ap_of_rows(scores: Tensor,
         out = APLossResult(zero, zero.new_zeros(valid.shape).detach(), valid,
                            grad)
     else:
-        shifted = margin_shift(scores, positives, margin)
+        # margin 0 shifts nothing (it would only turn -0.0 into +0.0, which
+        # every ranking here treats as equal): skip two passes
+        shifted = margin_shift(scores, positives, margin) if margin else \
+            scores.to(rank_dtype(scores.dtype))
         at_positives = positives.nonzero(as_tuple=True)
         out = rows_fn(shifted, positives, at_positives, num_pos, valid,
                       reduction, with_grad)
@@ -113,7 +117,8 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
                      num_pos: Tensor, valid: Tensor, reduction: str,
                      with_grad: bool, lambda_val: float,
                      normalize_ranks: bool,
-                     positive_rank_grad: bool) -> APLossResult:
+                     positive_rank_grad: bool,
+                     sort: Optional[Callable] = None) -> APLossResult:
     """The Algorithm-1 back-end of :func:`ap_of_rows` (one batched call of
     :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`).
 
@@ -124,7 +129,14 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
     of Eq. 21 come out of one sort and both get Algorithm 1. Otherwise the
     rank among the positives is a constant, from a sort of the positives
     only (the same order as in the full ranking).
+
+    ``sort``, if given, maps ``shifted`` to its
+    :func:`~mmdet_rankloss.ops.sort_order.descending_order`, for a caller
+    that has it more cheaply than a sort (not with ``positive_rank_grad``).
     """
+    if sort is not None and positive_rank_grad:
+        raise ValueError('blackbox_ap_rows: sort= ranks the shifted rows; '
+                         'positive_rank_grad ranks a stacked copy')
     n = shifted.shape[-1]
     row_of, col_of = at_positives
     if positive_rank_grad:
@@ -154,12 +166,66 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
         lambda_val,
         normalize=normalize_ranks,
         return_grad=with_grad,
-        validate=False)  # finite scores (callers), lambda checked by them
+        validate=False,  # finite scores (callers), lambda checked by them
+        sort=None if sort is None else sort(shifted))
     loss, grad = out if with_grad else (out, None)
     if grad is not None and positive_rank_grad:
         # chain rule through stack + masked_fill: both views feed scores
         grad = grad[0] + grad[1].masked_fill(~positives, 0)
     return APLossResult(loss, ap_rows[0] * valid, valid, grad)
+
+
+def blackbox_ap_columns_and_flat(
+        scores: Tensor, positives: Tensor, margin: float, reduction: str,
+        with_grad: bool, lambda_val: float,
+        normalize_ranks: bool) -> Tuple[APLossResult, APLossResult]:
+    """The blackbox ``1 - AP`` of each column of (N, C) scores and of all
+    N * C scores as one row, from one sort.
+
+    Equal to :func:`ap_of_rows` with :func:`blackbox_ap_rows` (no
+    ``positive_rank_grad``) on ``scores.t()`` and on
+    ``scores.reshape(1, -1)``: the RaMBO AP loss's ``L_mAP`` and ``L_APC``
+    of a batch. Both rank the same margin-shifted values, so the order of
+    every column follows from the order of the flat row
+    (:func:`~mmdet_rankloss.ops.sort_order.column_orders`, O(NC)) instead of
+    a second sort.
+
+    Args:
+        scores (Tensor): Validated, finite scores (N, C), N >= 1.
+        positives (Tensor): Bool (N, C).
+        margin (float): Margin alpha of Eq. 14, >= 0.
+        reduction (str): ``'mean'`` or ``'sum'`` over the columns with a
+            positive (the flat row is one row).
+        with_grad (bool): Also return the score gradients at unit scale.
+        lambda_val (float): Algorithm 1's strength, > 0.
+        normalize_ranks (bool): See :func:`average_precision_loss`.
+
+    Returns:
+        tuple[APLossResult, APLossResult]: The columns' result (C rows)
+        and the flat row's (1 row).
+    """
+    flat_sort = []
+
+    def sort_flat(shifted: Tensor):
+        flat_sort.append(descending_order(shifted.detach()))
+        return flat_sort[0]
+
+    def sort_columns(shifted: Tensor):
+        if not flat_sort:  # not reached: a column's positive is the row's
+            return descending_order(shifted.detach())
+        return column_orders(*flat_sort[0], scores.shape[1])
+
+    rows_fn = partial(
+        blackbox_ap_rows,
+        lambda_val=lambda_val,
+        normalize_ranks=normalize_ranks,
+        positive_rank_grad=False)
+    flat = ap_of_rows(scores.reshape(1, -1), positives.reshape(1, -1),
+                      margin, 'mean', with_grad,
+                      partial(rows_fn, sort=sort_flat), True)
+    columns = ap_of_rows(scores.t(), positives.t(), margin, reduction,
+                         with_grad, partial(rows_fn, sort=sort_columns), True)
+    return columns, flat
 
 
 def average_precision_loss(scores: Tensor,
