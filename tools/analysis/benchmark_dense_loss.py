@@ -183,26 +183,37 @@ def density(args, data):
 
 
 def _timed(fn):
-    t0 = time.perf_counter()
+    """Wall-clock and CPU seconds of the process (all its threads)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def _sort_equivalents(fn, ref, repeats, label):
     """Median time of ``fn`` and of ``torch.sort(ref)``, called in turn so
     that both see the same load of a shared machine, and the median of
-    the per-pair ratios."""
-    pairs = []
+    the per-pair ratios; in wall-clock and in CPU time. With one thread
+    the CPU-time ratio does not count the time the process waits for a
+    core, so it moves less with the load of a shared machine."""
+    pairs, cpu_pairs = [], []
     for i in range(repeats):
-        sort_s, fn_s = _timed(lambda: torch.sort(ref)), _timed(fn)
+        (sort_s, sort_cpu), (fn_s, fn_cpu) = (_timed(lambda: torch.sort(ref)),
+                                              _timed(fn))
         pairs.append((sort_s, fn_s))
-        progress(f'{label} {i + 1}/{repeats}: {fn_s:.3f} s, torch.sort of '
-                 f'{ref.numel()}: {sort_s:.3f} s')
+        cpu_pairs.append((sort_cpu, fn_cpu))
+        progress(f'{label} {i + 1}/{repeats}: {fn_s:.3f} s (CPU '
+                 f'{fn_cpu:.3f} s), torch.sort of {ref.numel()}: '
+                 f'{sort_s:.3f} s (CPU {sort_cpu:.3f} s)')
     return dict(
         sort_s=statistics.median(p[0] for p in pairs),
         loss_s=statistics.median(p[1] for p in pairs),
         sort_equivalents=statistics.median(p[1] / p[0] for p in pairs),
-        pairs=pairs)
+        pairs=pairs,
+        cpu_sort_s=statistics.median(p[0] for p in cpu_pairs),
+        cpu_loss_s=statistics.median(p[1] for p in cpu_pairs),
+        cpu_sort_equivalents=statistics.median(p[1] / p[0]
+                                               for p in cpu_pairs),
+        cpu_pairs=cpu_pairs)
 
 
 def speed(args, data):
@@ -241,8 +252,10 @@ def speed(args, data):
         (out['loss_rambo_map'] + out['loss_rambo_apc']).backward()
 
     ref = torch.randn(anchors * num_classes)
-    result = dict(info, memory0=_sort_equivalents(
-        loss_fwd_bwd, ref, args.repeats, 'loss fwd+bwd, memory 0'))
+    result = dict(info)
+    if 'memory0' in args.speed_cases:
+        result['memory0'] = _sort_equivalents(loss_fwd_bwd, ref, args.repeats,
+                                              'loss fwd+bwd, memory 0')
     # The fresh head's logits lie within a few thousandths of each other:
     # many fp32 scores tie, and Algorithm 1's second ranking then falls
     # back to a full sort. A trained head's logits are spread: the same
@@ -252,10 +265,14 @@ def speed(args, data):
     collected['scores'] = [
         s + 1.65 * torch.randn(s.shape, generator=g) for s in fresh
     ]
-    result['memory0_spread'] = _sort_equivalents(
-        loss_fwd_bwd, ref, args.repeats,
-        'loss fwd+bwd, memory 0, spread scores')
+    if 'spread' in args.speed_cases:
+        result['memory0_spread'] = _sort_equivalents(
+            loss_fwd_bwd, ref, args.repeats,
+            'loss fwd+bwd, memory 0, spread scores')
     collected['scores'] = fresh
+    if 'memory7' not in args.speed_cases:
+        progress('speed ' + json.dumps(result))
+        return result
     paper = build('rambo', memory=7).bbox_head
     paper.loss_cls.train()
     g = torch.Generator().manual_seed(1)
@@ -329,6 +346,12 @@ def main():
     parser.add_argument('--size', type=int, nargs=2, default=[600, 800],
                         metavar=('H', 'W'))
     parser.add_argument('--repeats', type=int, default=5)
+    parser.add_argument(
+        '--speed-cases', nargs='+', default=['memory0', 'spread', 'memory7'],
+        choices=['memory0', 'spread', 'memory7'],
+        help='loss inputs timed by `speed`: the fresh head\'s scores, the '
+        'same spread like a trained head\'s, the paper\'s memory tau = 7 '
+        '(slow: 8 loss calls of 30 sort-equivalents)')
     parser.add_argument('--steps', type=int, default=2)
     parser.add_argument('--fit-steps', type=int, default=30)
     parser.add_argument('--fit-lr', type=float, default=1e-2)
