@@ -381,8 +381,10 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
            f'{spec["select_seed"]}.', '']
     md += ['## Learning rate selection (val AP50 after the last epoch)', '']
     for mname, m in spec['methods'].items():
-        if 'lrs' not in m:
-            continue
+        if 'lrs' not in m or not any(
+                (mname, float(lr), spec['select_seed']) in results
+                for lr in m['lrs']):
+            continue  # not run (yet): no line of dashes
         cells = []
         for lr in m['lrs']:
             res = results.get((mname, float(lr), spec['select_seed']))

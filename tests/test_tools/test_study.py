@@ -126,6 +126,12 @@ def test_report_csv_and_table(study, tmp_path):
     md = open(paths['md']).read()
     assert '- RaMBO (`rambo`): lr 0.1: 40.0, lr 0.2: **65.0**, lr 0.4: 30.0' \
         in md
+    # a grid not run at all gets no line of dashes
+    spec['methods']['margin0'] = dict(config=RAMBO, lrs=[0.1], options=[],
+                                      label='margin 0')
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'out2'))['md']).read()
+    assert 'margin0' not in md and '- RaMBO (`rambo`)' in md
     assert '| ce | 0.02 | 3 | 60.0 ± 2.0 | 60.0, 58.0, 62.0 | - |' in md
     # diffs 2, 3, 4 points: mean 3.0, sd 1, CI 3 -+ 4.3027 / sqrt(3)
     assert '| RaMBO | 0.2 | 3 | 63.0 ± 2.6 | 62.0, 61.0, 66.0 | ' \
