@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import os.path as osp
-import platform
 import random
 import statistics
 import sys
@@ -111,19 +110,10 @@ class CheckTimer:
 
 
 def machine():
-    name = platform.processor() or platform.machine()
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'):
-                    name = line.split(':', 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    from mmdet_rankloss.utils.run_logs import machine_name
     load = os.getloadavg() if hasattr(os, 'getloadavg') else None
-    return dict(cpu=name, cores=os.cpu_count(),
-                torch_threads=torch.get_num_threads(), torch=torch.__version__,
-                load_average=load)
+    return dict(name=machine_name(), cores=os.cpu_count(),
+                torch_threads=torch.get_num_threads(), load_average=load)
 
 
 def build(config, batch_size, image_size):
@@ -206,9 +196,9 @@ def main(argv=None):
         inside_checks_share=statistics.median(inside) / step_on,
         calls_per_step={k: v / args.pairs for k, v in timer.calls.items()})
     m = result['machine']
-    print(f"machine: {m['cpu']}, {m['cores']} cores, torch "
-          f"{m['torch']} ({m['torch_threads']} threads), load average "
-          f"{m['load_average']}")
+    load = ', '.join(f'{x:.1f}' for x in m['load_average'] or ())
+    print(f"machine: {m['name']} ({m['torch_threads']} torch threads), "
+          f'load average {load}')
     print(f"{result['config']}, batch {result['batch']}, {args.pairs} "
           'interleaved pairs (checks on / off, alternating order)')
     print(f'step, median: checks on {step_on * 1e3:.1f} ms, off '
