@@ -302,16 +302,17 @@ def step(args, data):
             original = head.loss_cls_all_anchors
 
             def timed(*a, **k):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 result = original(*a, **k)
-                in_loss.append(time.perf_counter() - t0)
+                in_loss.append((time.perf_counter() - t0,
+                                time.process_time() - c0))
                 return result
 
             head.loss_cls_all_anchors = timed
         opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
-        times = []
+        times, cpu_times = [], []
         for i in range(args.steps + 1):  # the first one warms up
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             losses = model(**data, mode='loss')
             total = sum(
                 v.sum() if isinstance(v, torch.Tensor) else sum(v)
@@ -319,19 +320,27 @@ def step(args, data):
             opt.zero_grad()
             total.backward()
             opt.step()
-            dt = time.perf_counter() - t0
+            dt, dc = time.perf_counter() - t0, time.process_time() - c0
             progress(f'step {name} {i}/{args.steps}'
-                     f'{" (warm-up)" if i == 0 else ""}: {dt:.2f} s')
+                     f'{" (warm-up)" if i == 0 else ""}: {dt:.2f} s (CPU '
+                     f'{dc:.2f} s)')
             if i:
                 times.append(dt)
-        out[name] = dict(step_s=statistics.median(times), step_times=times)
+                cpu_times.append(dc)
+        out[name] = dict(step_s=statistics.median(times), step_times=times,
+                         step_cpu_s=statistics.median(cpu_times))
         if in_loss:
             # forward of the loss; its backward is a multiplication by the
             # gradient computed in forward (timed in `speed`)
             out[name]['loss_forward_in_step_s'] = statistics.median(
-                in_loss[1:])
+                t[0] for t in in_loss[1:])
+            out[name]['loss_forward_in_step_cpu_s'] = statistics.median(
+                t[1] for t in in_loss[1:])
     out['loss_share_of_rambo_step'] = (
         out['rambo']['loss_forward_in_step_s'] / out['rambo']['step_s'])
+    out['loss_share_of_rambo_step_cpu'] = (
+        out['rambo']['loss_forward_in_step_cpu_s'] /
+        out['rambo']['step_cpu_s'])
     out['step_ratio_rambo_to_focal'] = (
         out['rambo']['step_s'] / out['focal']['step_s'])
     progress('step ' + json.dumps(out))
