@@ -156,6 +156,8 @@ def _field(parent: Any, child: Any) -> str:
     """The key of ``parent`` (a config dict) that holds ``child``'s config:
     the same object, or else the only value of the child's type."""
     matches = []
+    if not isinstance(parent, dict):  # e.g. a list built as nn.Sequential
+        return f'<{_type_of(child)}>'
     for key, value in parent.items():
         items = enumerate(value) if isinstance(value, (list, tuple)) else \
             [(None, value)]
