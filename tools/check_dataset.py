@@ -30,7 +30,6 @@ takes ``(embeddings, labels)``), and a loss that sets its own channel count
 ignore. Both would otherwise fail inside the first forward, or not at all.
 """
 import argparse
-import inspect
 import os.path as osp
 import sys
 from typing import Iterator, List, Tuple
@@ -118,53 +117,22 @@ def check_built(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
     return len(dataset), faults
 
 
-def _classifier(head) -> Tuple[str, int]:
-    """(attribute, output channels) of a head's classification layer."""
-    import torch.nn as nn
-    for name, layer in head.named_children():
-        if name.endswith('_cls') and isinstance(layer, nn.Linear):
-            return name, layer.out_features
-        if name.endswith('_cls') and isinstance(layer, nn.Conv2d):
-            return name, layer.out_channels // getattr(head, 'num_base_priors',
-                                                       1)
-    return '', -1
-
-
 def check_model(model) -> List[str]:
-    """Faults of the ``loss_cls`` of every head of a built model."""
-    import torch.nn as nn
-    faults = []
-    for name, head in model.named_modules():
-        loss = getattr(head, 'loss_cls', None)
-        if not isinstance(loss, nn.Module) or not hasattr(head,
-                                                          'num_classes'):
-            continue
-        where = f'{name}.loss_cls ({type(loss).__name__} in ' \
-                f'{type(head).__name__})'
-        try:
-            inspect.signature(loss.forward).bind(
-                None, None, None, avg_factor=None, reduction_override=None)
-        except TypeError:
-            faults.append(
-                f'{where}: forward{inspect.signature(loss.forward)} cannot '
-                'take the classification-loss call (cls_score, labels, '
-                'label_weights, avg_factor=, reduction_override=) of the '
-                'head; use a classification loss there (e.g. RaMBOAPLoss), '
-                'and embedding losses in a RetrievalModel')
-            continue
-        if not getattr(loss, 'custom_cls_channels', False):
-            continue
-        expected = loss.get_cls_channels(head.num_classes)
-        attr, actual = _classifier(head)
-        if attr and actual != expected:
-            faults.append(
-                f'{where}: the loss asks for {expected} class channels '
-                f'(get_cls_channels({head.num_classes})), but the head built '
-                f'{attr} with {actual}: {type(head).__name__} ignores '
-                'custom_cls_channels. Use a head that honours it (e.g. '
-                "Shared2FCBBoxHead) or a loss setting that needs "
-                f'{actual} channels')
-    return faults
+    """Faults of the ``loss_cls`` of every head of a built model: the checks
+    that also run when MMDetection builds it (``models/head_fit.py``)."""
+    from mmdet_rankloss.models.head_fit import head_fit_faults
+    return head_fit_faults(model)
+
+
+def build_and_check_model(model_cfg) -> List[str]:
+    """The same faults from a config: building raises them (HeadFitError),
+    here they are collected to print beside the data's."""
+    from mmdet.registry import MODELS
+    from mmdet_rankloss.models.head_fit import HeadFitError
+    try:
+        return check_model(MODELS.build(model_cfg))
+    except HeadFitError as e:
+        return list(e.faults)
 
 
 def main(argv=None) -> int:
@@ -196,8 +164,7 @@ def main(argv=None) -> int:
             print(f'{name}: {items} items, {len(found)} faults')
             faults += found
     if cfg.get('model'):
-        from mmdet.registry import MODELS
-        found = check_model(MODELS.build(cfg.model))
+        found = build_and_check_model(cfg.model)
         print(f'model: {len(found)} faults')
         faults += found
     for fault in faults:

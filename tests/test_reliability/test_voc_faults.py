@@ -228,9 +228,8 @@ def run_check(config, capsys):
     return code, capsys.readouterr().out
 
 
-def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
-    """Three faults in three items of a config's train and test sets:
-    the tool names all three and fails; the clean copy passes."""
+def quickstart_on(voc, tmp_path, extra=''):
+    """A config: the RaMBO quickstart on the test's VOC copy, plus extra."""
     config = tmp_path / 'cfg.py'
     config.write_text(
         "_base_ = 'mmdet_rankloss::quickstart/"
@@ -238,8 +237,15 @@ def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
         f"data_root = {str(voc) + '/'!r}\n"
         'train_dataloader = dict(dataset=dict(data_root=data_root))\n'
         'val_dataloader = dict(dataset=dict(data_root=data_root))\n'
-        'test_dataloader = val_dataloader\n')
-    code, out = run_check(str(config), capsys)
+        'test_dataloader = val_dataloader\n' + extra)
+    return str(config)
+
+
+def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
+    """Three faults in three items of a config's train and test sets:
+    the tool names all three and fails; the clean copy passes."""
+    config = quickstart_on(voc, tmp_path)
+    code, out = run_check(config, capsys)
     assert code == 0, out
     assert 'no faults in 2 datasets (4 items) and the model' in out
     set_field('xmin', '30')(voc)  # 000001, trainval
@@ -247,9 +253,26 @@ def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
          '<name>dinosaur</name>')
     test_id = (voc / 'VOC2007/ImageSets/Main/test.txt').read_text().split()[0]
     (voc / f'VOC2007/JPEGImages/{test_id}.jpg').write_bytes(b'nope')
-    code, out = run_check(str(config), capsys)
+    code, out = run_check(config, capsys)
     assert code == 1, out
     assert 'empty box, xmin (30) >= xmax (14)' in out
     assert "000002.xml object 0 ('dinosaur'): unknown class" in out
     assert f'{test_id}.jpg: not a readable image' in out
     assert '3 faults' in out
+
+
+def test_check_dataset_tool_lists_a_misfit_loss_with_the_data(
+        voc, tmp_path, capsys):
+    """A loss its head cannot serve fails the model build with HeadFitError;
+    the tool lists it as a fault beside the data's instead of a traceback."""
+    config = quickstart_on(
+        voc, tmp_path, 'model = dict(roi_head=dict(bbox_head=dict(loss_cls='
+        "dict(_delete_=True, type='FastAPLoss'))))\n")
+    set_field('xmin', '30')(voc)
+    code, out = run_check(config, capsys)
+    assert code == 1, out
+    assert 'model: 1 faults' in out
+    assert 'FAULT model.roi_head.bbox_head.loss_cls (FastAPLoss in ' \
+        'Shared2FCBBoxHead): forward(' in out, out
+    assert 'empty box, xmin (30) >= xmax (14)' in out
+    assert '2 faults' in out
