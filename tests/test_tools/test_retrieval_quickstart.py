@@ -13,7 +13,8 @@ def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
     results = module.main(['--work-dir', str(tmp_path)] + SHORT +
                           ['train_dataloader.sampler.num_batches=2'])
     out = capsys.readouterr().out
-    assert 'digits-scene' in out  # the scene demo is the default
+    # the plain digits are the default (the scene demo does not learn yet)
+    assert 'digits.py' in out and 'digits-scene' not in out
     for row in ('pixels, no network', 'untrained network',
                 'trained, final epoch', 'best R@1 during training'):
         assert row in out
@@ -27,9 +28,11 @@ def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
 
 def test_quickstart_seeds_give_mean_and_spread(tmp_path, capsys, load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
-    results = module.main(['--work-dir', str(tmp_path), '--seeds', '0', '1'] +
-                          SHORT + ['train_dataloader.sampler.num_batches=1'])
+    results = module.main(['--work-dir', str(tmp_path), '--scene', '--seeds',
+                           '0', '1'] + SHORT +
+                          ['train_dataloader.sampler.num_batches=1'])
     out = capsys.readouterr().out
+    assert 'digits-scene' in out
     assert 'mean ± standard deviation over seeds [0, 1]' in out
     assert {osp.basename(p) for p in tmp_path.glob('seed*')} == {
         'seed0', 'seed1'
@@ -39,10 +42,13 @@ def test_quickstart_seeds_give_mean_and_spread(tmp_path, capsys, load_tool):
     assert pixels[0] == pixels[1]
 
 
-def test_plain_digits_option_selects_the_older_demo(load_tool):
+def test_scene_option_selects_the_scene_demo(load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
     assert module.parse_args([]).config == module.DEFAULT_CONFIG
-    args = module.parse_args(['--plain-digits'])
-    assert args.config == module.PLAIN_CONFIG
-    assert osp.isfile(module.PLAIN_CONFIG) and osp.isfile(
+    assert module.DEFAULT_CONFIG.endswith('_digits.py')
+    assert module.parse_args(['--scene']).config == module.SCENE_CONFIG
+    # the old flag still names the (now default) plain-digits demo
+    assert module.parse_args(['--plain-digits'
+                              ]).config == module.DEFAULT_CONFIG
+    assert osp.isfile(module.SCENE_CONFIG) and osp.isfile(
         module.DEFAULT_CONFIG)
