@@ -48,8 +48,43 @@ def _image(results: dict, name: str) -> np.ndarray:
     return np.ascontiguousarray(img)
 
 
+class _RandomImageTransform(BaseTransform):
+    """An image-only transform applied with probability ``prob``.
+
+    Subclasses draw their parameters in a ``@cache_randomness``
+    ``_random_params`` (first item: whether to apply) and change the image
+    in ``_apply``; the image keeps its shape and dtype, so the rest of the
+    pipeline (and the batch) is unaffected.
+    """
+
+    def transform(self, results: dict) -> dict:
+        """Transform ``results['img']``.
+
+        Args:
+            results (dict): With ``img`` (H, W) or (H, W, C).
+
+        Returns:
+            dict: ``img`` transformed (or untouched if not drawn), same shape
+            and dtype.
+        """
+        img = _image(results, type(self).__name__)
+        apply, *params = self._random_params()
+        if apply:
+            results['img'] = self._apply(img, *params)
+        return results
+
+    def _random_params(self) -> tuple:
+        raise NotImplementedError(
+            f'{type(self).__name__} must implement _random_params(), '
+            'returning (apply, *parameters of _apply)')
+
+    def _apply(self, img: np.ndarray, *params) -> np.ndarray:
+        raise NotImplementedError(
+            f'{type(self).__name__} must implement _apply(img, *params)')
+
+
 @TRANSFORMS.register_module()
-class RandomZoom(BaseTransform):
+class RandomZoom(_RandomImageTransform):
     """Zoom in or out about a random point, keeping the image size.
 
     With probability ``prob``, a scale ``s`` is drawn log-uniformly from
@@ -99,19 +134,8 @@ class RandomZoom(BaseTransform):
         scale = float(np.exp(np.random.uniform(low, high)))
         return apply, scale, np.random.rand(), np.random.rand()
 
-    def transform(self, results: dict) -> dict:
-        """Zoom ``results['img']``.
-
-        Args:
-            results (dict): With ``img`` (H, W) or (H, W, C).
-
-        Returns:
-            dict: ``img`` zoomed, same shape and dtype.
-        """
-        img = _image(results, type(self).__name__)
-        apply, scale, fy, fx = self._random_params()
-        if not apply:
-            return results
+    def _apply(self, img: np.ndarray, scale: float, fy: float,
+               fx: float) -> np.ndarray:
         h, w = img.shape[:2]
         nh, nw = max(1, round(h * scale)), max(1, round(w * scale))
         resized = mmcv.imresize(img, (nw, nh), interpolation='bilinear')
@@ -131,8 +155,7 @@ class RandomZoom(BaseTransform):
             out[...] = pad_val if len(pad_val) > 1 else pad_val[0]
             y, x = int(fy * (h - nh + 1)), int(fx * (w - nw + 1))
             out[y:y + nh, x:x + nw] = resized
-        results['img'] = np.ascontiguousarray(out)
-        return results
+        return np.ascontiguousarray(out)
 
     def __repr__(self) -> str:
         return (f'{type(self).__name__}(scale_range={self.scale_range}, '
@@ -168,7 +191,7 @@ def motion_blur_kernel(size: int, angle: float) -> np.ndarray:
 
 
 @TRANSFORMS.register_module()
-class RandomMotionBlur(BaseTransform):
+class RandomMotionBlur(_RandomImageTransform):
     """Blur along a random straight line, as a moving camera does.
 
     With probability ``prob``, an odd kernel size ``k`` is drawn uniformly
@@ -207,24 +230,12 @@ class RandomMotionBlur(BaseTransform):
         size = low + 2 * np.random.randint(0, (high - low) // 2 + 1)
         return apply, int(size), float(np.random.uniform(0, 180))
 
-    def transform(self, results: dict) -> dict:
-        """Blur ``results['img']``.
-
-        Args:
-            results (dict): With ``img`` (H, W) or (H, W, C).
-
-        Returns:
-            dict: ``img`` blurred, same shape and dtype.
-        """
-        img = _image(results, type(self).__name__)
-        apply, size, angle = self._random_params()
-        if not apply:
-            return results
+    def _apply(self, img: np.ndarray, size: int,
+               angle: float) -> np.ndarray:
         out = cv2.filter2D(
             img, -1, motion_blur_kernel(size, angle),
             borderType=cv2.BORDER_REFLECT_101)
-        results['img'] = out.reshape(img.shape)
-        return results
+        return out.reshape(img.shape)
 
     def __repr__(self) -> str:
         return (f'{type(self).__name__}(kernel_size={self.kernel_size}, '
