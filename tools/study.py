@@ -506,8 +506,7 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    run_logs.save_figure(fig, path)
     return True
 
 

@@ -1,5 +1,6 @@
 """What the tools need of an MMEngine run: its JSON logs, the machine it ran
-on, a logged subprocess, and the progress lines of a long tool.
+on, a logged subprocess, the progress lines of a long tool, and the figures
+drawn from them.
 
 The study, the quickstart, the VOC reproduction and the plotting tools all
 read the same logs; reading them in one place keeps their rules the same:
@@ -19,7 +20,7 @@ from typing import Dict, Iterator, List, Optional
 
 __all__ = [
     'log_files', 'read_records', 'read_scalars', 'last_record',
-    'machine_name', 'run_logged', 'Progress'
+    'machine_name', 'run_logged', 'Progress', 'save_figure'
 ]
 
 
@@ -166,3 +167,18 @@ class Progress:
         print(f'{self.indent}[{self.done}/{len(self.weights)}] {done}elapsed '
               f'{self.clock(elapsed)}, ETA {self.clock(elapsed * left)}',
               flush=True)
+
+
+def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:
+    """Writes a matplotlib figure to ``path`` (its folder created) and
+    closes it, so that a tool drawing many figures holds none open.
+
+    Returns:
+        str: ``path``.
+    """
+    import matplotlib.pyplot as plt
+    if osp.dirname(path):
+        os.makedirs(osp.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

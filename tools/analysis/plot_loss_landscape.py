@@ -35,7 +35,6 @@ linear in the ranks ``f_lambda`` is continuous (RaMBO's Fig. 6 uses one);
 ``f_lambda`` may jump there (visible at large ``lambda``).
 """
 import argparse
-import os
 import os.path as osp
 import sys
 from typing import Dict, Sequence, Tuple
@@ -46,6 +45,7 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from mmdet_rankloss.losses import BlackboxRanker  # noqa: E402
 from mmdet_rankloss.ops import exact_rank  # noqa: E402
+from mmdet_rankloss.utils.run_logs import save_figure  # noqa: E402
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images', 'rambo_loss_landscape.png')
 
@@ -169,10 +169,7 @@ def plot(result, lambdas, labels, out: str, extent: float) -> None:
             axp.set_ylabel('u (along e)', fontsize=8)
         axp.tick_params(labelsize=7)
     fig.colorbar(image, ax=fig.axes[1:], shrink=0.8, label='loss')
-    if osp.dirname(out):
-        os.makedirs(osp.dirname(out), exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save_figure(fig, out, dpi=110)
 
 
 def parse_args(argv=None):

@@ -18,7 +18,6 @@ L1 in each title is that tool's Table 1 measure on this smaller sample. A
 second row shows one sequence, sorted by true rank, with each prediction.
 """
 import argparse
-import os
 import os.path as osp
 import sys
 from typing import List, Tuple
@@ -30,6 +29,7 @@ sys.path.insert(0, ROOT)
 from mmdet_rankloss.ops.sorters import (HandcraftedSorter,  # noqa: E402
                                         load_sorter, normalized_ranks,
                                         synthetic_scores)
+from mmdet_rankloss.utils.run_logs import save_figure  # noqa: E402
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images',
                        'sodeep_sorter_predictions.png')
@@ -105,10 +105,7 @@ def plot(rows, out: str, example: int = 0) -> None:
                       fontsize=9)
         axe.legend(fontsize=8)
         axe.grid(alpha=0.3)
-    if osp.dirname(out):
-        os.makedirs(osp.dirname(out), exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    save_figure(fig, out, dpi=100)
 
 
 def parse_args(argv=None):

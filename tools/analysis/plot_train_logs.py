@@ -19,7 +19,8 @@ from typing import Dict, List
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
-from mmdet_rankloss.utils.run_logs import read_records  # noqa: E402
+from mmdet_rankloss.utils.run_logs import (  # noqa: E402
+    read_records, save_figure)
 
 
 def read_train_scalars(run_dir: str) -> List[Dict[str, float]]:
@@ -64,7 +65,7 @@ def main(argv=None) -> str:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(args.out)
+    save_figure(fig, args.out)
     print(f'written {args.out}')
     return args.out
 
