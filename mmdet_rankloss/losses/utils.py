@@ -126,8 +126,10 @@ def negatives_of(positives: Tensor, valid: Tensor) -> Tensor:
 def zero_loss(inputs: Tensor) -> Tensor:
     """The loss of a batch with nothing to rank: a zero connected to the
     graph of ``inputs`` (DDP does not wait for grads that never come), in
-    fp32 like every loss value of the package (fp64 input stays fp64)."""
-    zero = inputs.sum() * 0
+    fp32 like every loss value of the package (fp64 input stays fp64).
+    Zeros are summed, not the inputs: a dense head's 400k fp16 logits sum
+    past fp16's range, and inf * 0 would make the loss NaN."""
+    zero = (inputs * 0).sum()
     return zero if zero.dtype == torch.float64 else zero.float()
 
 
