@@ -65,17 +65,23 @@ def fake_batch(model, num_images=2, size=(600, 1000), seed=0):
                                    True)
 
 
+def train_step(model, data, optimizer):
+    """One SGD step on the sum of the model's losses (what a runner's
+    train step costs, without its logging)."""
+    losses = model(**data, mode='loss')
+    total = sum(v.sum() if isinstance(v, torch.Tensor) else sum(v)
+                for k, v in losses.items() if 'loss' in k)
+    optimizer.zero_grad()
+    total.backward()
+    optimizer.step()
+
+
 def time_steps(model, data, steps):
     opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
     times = []
     for i in range(steps + 1):  # first step is a warm-up
         t0 = time.perf_counter()
-        losses = model(**data, mode='loss')
-        total = sum(v.sum() if isinstance(v, torch.Tensor) else sum(v)
-                    for k, v in losses.items() if 'loss' in k)
-        opt.zero_grad()
-        total.backward()
-        opt.step()
+        train_step(model, data, opt)
         if i:
             times.append(time.perf_counter() - t0)
     return statistics.median(times)
