@@ -59,6 +59,12 @@ def embed_test_set(config: str, checkpoint: str, cfg_options=None):
             cfg.pop(key, None)
         cfg.default_hooks = dict(
             {k: None for k in cfg.get('default_hooks', {})})
+        # a visualizer of its own, writing nothing: MMEngine hands out an
+        # existing instance of the same name (the configs' 'visualizer'),
+        # whose backend may point at an earlier run's deleted work_dir
+        cfg.visualizer = dict(
+            type='Visualizer', vis_backends=[],
+            name=f'show_retrieval_{osp.basename(work_dir)}')
         runner = Runner.from_cfg(cfg)
         runner.load_checkpoint(checkpoint, map_location='cpu')
         loader = runner.build_dataloader(cfg.test_dataloader)
