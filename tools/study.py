@@ -491,11 +491,16 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    for mname, arr in curves.items():
+    # one colour and marker per method: the default cycle repeats after 10
+    colours = plt.cm.tab20(np.linspace(0, 1, 20))[::2].tolist() + \
+        plt.cm.tab20(np.linspace(0, 1, 20))[1::2].tolist()
+    markers = 'osD^v<>ph*'
+    for i, (mname, arr) in enumerate(curves.items()):
         epochs = np.arange(1, arr.shape[1] + 1)
         label = f'{spec["methods"][mname]["label"]} (lr {chosen[mname]:g}, ' \
             f'{arr.shape[0]} seeds)'
-        line, = ax.plot(epochs, arr.mean(0), marker='o', ms=3, label=label)
+        line, = ax.plot(epochs, arr.mean(0), marker=markers[i % 10], ms=3,
+                        color=colours[i % 20], label=label)
         if arr.shape[0] > 1:
             ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
                             color=line.get_color())
