@@ -28,6 +28,7 @@ Two more faults get a clear answer (``docs/reliability.md``):
 import functools
 import os
 import pickle
+import struct
 from typing import Callable, List, Tuple, Union
 
 import torch
@@ -90,7 +91,10 @@ def _load_checked(load: Callable, filename: str, *args, **kwargs):
             'executed. If you wrote the file yourself and trust it, load '
             'it with torch.load(path, weights_only=False) and save its '
             f'tensors again. torch says: {detail}') from e
-    except (EOFError, OSError, RuntimeError) as e:
+    except (EOFError, OSError, RuntimeError, IndexError, KeyError,
+            ValueError, TypeError, struct.error) as e:
+        # random bytes can read as a legacy pickle whose opcodes break the
+        # unpickler itself (a pop from an empty stack, a missing memo key)
         return _corrupt(filename, e)
 
 
