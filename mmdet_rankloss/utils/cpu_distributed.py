@@ -8,12 +8,17 @@ machine without CUDA, :func:`cpu_distributed_args` returns the extra
 ``--cfg-options`` (gloo backend, ``device_ids=None``) and makes
 ``torch.cuda.set_device`` a no-op, so ``tools/dist_train.sh CONFIG 2`` runs
 two CPU processes. With CUDA nothing changes.
+
+:func:`close_process_group` ends a run's process group once every rank is
+done: a gloo process that exits while its peers still save a checkpoint
+can abort in its communication threads (``terminate called without an
+active exception``, exit code -6) after a successful training.
 """
 from typing import List, Sequence
 
 import torch
 
-__all__ = ['cpu_distributed_args']
+__all__ = ['cpu_distributed_args', 'close_process_group']
 
 
 def _uses_pytorch_launcher(argv: Sequence[str]) -> bool:
@@ -55,3 +60,16 @@ def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
         at = argv.index('--cfg-options') + 1
         return argv[:at] + options + argv[at:]
     return argv + ['--cfg-options'] + options
+
+
+def close_process_group() -> None:
+    """Waits for every rank, then destroys the default process group.
+
+    A no-op outside a distributed run. Called after a run has finished
+    normally (not on an exception: a barrier there could wait forever for a
+    rank that died).
+    """
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()

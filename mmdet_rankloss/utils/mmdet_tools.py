@@ -40,8 +40,9 @@ def run_mmdet_tool(name: str, argv: Optional[Sequence[str]] = None) -> None:
             program name. Defaults to None (``sys.argv[1:]``).
     """
     import mmdet_rankloss  # noqa: F401  (registers modules, applies patches)
-    from .cpu_distributed import cpu_distributed_args
+    from .cpu_distributed import close_process_group, cpu_distributed_args
     path = mmdet_tool_path(name)
     args = sys.argv[1:] if argv is None else list(argv)
     sys.argv = [path] + cpu_distributed_args(args)
     runpy.run_path(path, run_name='__main__')
+    close_process_group()

@@ -90,7 +90,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sys.path.insert(0, ROOT)
     import mmdet_rankloss  # noqa: F401
-    from mmdet_rankloss.utils.cpu_distributed import cpu_distributed_args
+    from mmdet_rankloss.utils.cpu_distributed import (close_process_group,
+                                                      cpu_distributed_args)
     from mmengine.runner import Runner
     register_seeded_sampler()
     cfg = step_cfg(args.work_dir, args.data_root, args.init_ckpt,
@@ -103,6 +104,7 @@ def main(argv=None):
             type='MMDistributedDataParallel', device_ids=None,
             broadcast_buffers=False)
     Runner.from_cfg(cfg).train()
+    close_process_group()
 
 
 if __name__ == '__main__':
