@@ -573,7 +573,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--methods', nargs='+',
                         help='only these methods (default: all)')
     parser.add_argument('--dry-run', action='store_true',
-                        help='print the runs that would be started')
+                        help='print the runs that would be started and '
+                        'write no report')
     parser.add_argument('--report-only', action='store_true',
                         help='write the report from finished runs only')
     return parser.parse_args(argv)
@@ -602,11 +603,18 @@ def main(argv=None) -> Dict[str, str]:
                 run_plan(spec, plan, False, work_dir, args.jobs, 'select')
         if args.phase in ('test', 'all'):
             chosen = selected_lrs(spec, collect_results(spec, work_dir))
-            plan = test_plan(spec, methods, chosen)
             if args.dry_run:
-                print('\n'.join(map(str, plan)))
+                try:
+                    plan = test_plan(spec, methods, chosen)
+                except RuntimeError as error:  # the selection is not run
+                    print(f'[study] test runs follow the selection: {error}')
+                else:
+                    print('\n'.join(map(str, plan)))
             else:
+                plan = test_plan(spec, methods, chosen)
                 run_plan(spec, plan, True, work_dir, args.jobs, 'test')
+    if args.dry_run:  # prints the plan, writes nothing
+        return {}
     paths = write_report(spec, collect_results(spec, work_dir), args.out_dir)
     print(f'[study] report: {paths["md"]}, {paths["csv"]}', flush=True)
     return paths

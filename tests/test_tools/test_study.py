@@ -189,3 +189,20 @@ methods = dict(ce=dict(config='{CE}', lrs=[0.01]))
     assert '| ce | 0.01 | 1 |' in open(paths['md']).read()
     study.main(args)
     assert '0 to run' in capsys.readouterr().out
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(study, tmp_path, capsys,
+                                                    monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError('a dry run started a training')
+
+    monkeypatch.setattr(study, 'run_logged', forbidden)
+    out_dir = tmp_path / 'out'
+    args = [_write_spec(tmp_path, SPEC), '--work-dir', str(tmp_path / 'work'),
+            '--out-dir', str(out_dir), '--dry-run']
+    assert study.main(args) == {}
+    out = capsys.readouterr().out
+    # 2 + 3 selection runs (tau0 takes rambo's lr); the test runs wait for it
+    assert "('ce', 0.01, 0)" in out and "('rambo', 0.4, 0)" in out
+    assert 'test runs follow the selection' in out and 'select' in out
+    assert not out_dir.exists()
