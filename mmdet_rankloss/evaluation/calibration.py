@@ -177,7 +177,7 @@ def fit_platt(scores: np.ndarray, is_tp: np.ndarray,
     features = np.stack([x, np.ones_like(x)], 1)
     ridge = 1e-6 * x.size
     for _ in range(max_iter):
-        p = 1 / (1 + np.exp(-(features @ theta)))
+        p = _sigmoid(features @ theta)
         grad = features.T @ (p - y) + ridge * (theta - np.array([1.0, 0.0]))
         hess = (features * (p * (1 - p))[:, None]).T @ features + \
             ridge * np.eye(2)
@@ -188,6 +188,17 @@ def fit_platt(scores: np.ndarray, is_tp: np.ndarray,
     return float(theta[0]), float(theta[1])
 
 
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """The logistic function without overflow (``np.exp`` of a large
+    negative logit warned and gave inf on the way to the right 0)."""
+    out = np.empty_like(x, dtype=np.float64)
+    pos = x >= 0
+    out[pos] = 1 / (1 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1 + e)
+    return out
+
+
 def apply_platt(scores: np.ndarray, a: float, b: float) -> np.ndarray:
     """``sigmoid(a * logit(p) + b)``: monotone for ``a > 0``."""
-    return 1 / (1 + np.exp(-(a * _logit(scores) + b)))
+    return _sigmoid(a * _logit(scores) + b)

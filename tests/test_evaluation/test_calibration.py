@@ -1,5 +1,7 @@
 """Threshold and calibration measures of detection scores, checked against
 MMDetection's own VOC evaluation, brute force and scikit-learn."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,19 @@ def test_platt_fit_matches_sklearn_and_keeps_ranking():
         p, y)
     with pytest.raises(ValueError, match='both true and false'):
         fit_platt(p[:10], np.ones(10, bool))
+
+
+def test_platt_on_separable_scores_is_finite_and_silent():
+    """Separable detections drive the fitted slope up until exp overflows:
+    the study's runs warned 'overflow encountered in exp' here."""
+    from mmdet_rankloss.evaluation.calibration import fit_platt
+    scores = np.array([1e-9, 1e-8, 0.3, 0.4, 0.999999, 1.0 - 1e-9])
+    is_tp = np.array([0, 0, 0, 1, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        a, b = fit_platt(scores, is_tp)
+        out = apply_platt(scores, a, b)
+        extreme = apply_platt(scores, 1e4, 0.0)
+    assert np.isfinite([a, b]).all() and a > 0
+    assert np.isfinite(out).all() and (np.diff(out) >= 0).all()
+    assert extreme[0] == 0.0 and extreme[-1] == 1.0
