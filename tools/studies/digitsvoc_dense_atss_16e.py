@@ -3,7 +3,7 @@
 # 16 epochs.
 #   python tools/study.py tools/studies/digitsvoc_dense_atss_16e.py
 # The RetinaNet study (`digitsvoc_dense_retinanet_16e.py`: protocol, grids,
-# ablations) on the ATSS configs. Results: docs/evidence/. Not run yet.
+# ablations) on the ATSS configs. Results: docs/evidence/, docs/dense.md.
 _base_ = './digitsvoc_dense_retinanet_16e.py'
 description = """ATSS R18-w32 FPN **from scratch**, 16 epochs (lr / 10
 after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""

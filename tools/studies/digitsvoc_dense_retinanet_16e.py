@@ -6,7 +6,7 @@
 # (`digitsvoc_scratch_16e.py`). Each loss's learning rate is chosen on val
 # from its own grid (RaMBO's holds the 2-2.5x ratio to the baseline that the
 # two-stage studies selected, and more); the ablation rows reuse RaMBO's
-# selected lr ("lr_from"). Results: docs/evidence/. Not run yet.
+# selected lr ("lr_from"). Results: docs/evidence/, docs/dense.md.
 _base_ = './digitsvoc_scratch_16e.py'  # data, seeds, selection seed
 description = """RetinaNet R18-w32 FPN **from scratch**, 16 epochs (lr / 10
 after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""
