@@ -43,15 +43,33 @@ class _PerLevelInputs(nn.Module):
         self.scores: List[Tensor] = []
         self.labels: List[Tensor] = []
         self.weights: List[Tensor] = []
+        self.avg_factors: List[Optional[float]] = []
 
     def forward(self, cls_score: Tensor, labels: Tensor,
-                weight: Optional[Tensor] = None, **kwargs) -> Tensor:
+                weight: Optional[Tensor] = None,
+                avg_factor: Optional[float] = None, **kwargs) -> Tensor:
         self.scores.append(cls_score)
         self.labels.append(labels)
         self.weights.append(
             torch.ones_like(labels, dtype=cls_score.dtype)
             if weight is None else weight)
+        self.avg_factors.append(avg_factor)
         return cls_score.new_zeros(())
+
+    def avg_factor(self) -> Optional[float]:
+        """The normaliser the stock head gave every level (its number of
+        positives, or samples): the same one for all levels, so that a
+        per-anchor loss (focal, in a :class:`MixedRankLoss`) summed over the
+        concatenation and divided by it is the stock sum over levels."""
+        first = self.avg_factors[0]
+        for other in self.avg_factors[1:]:
+            if (other is None) != (first is None) or (
+                    first is not None and float(other) != float(first)):
+                raise RuntimeError(
+                    'the stock loss_by_feat gave the levels different '
+                    f'avg_factors ({self.avg_factors}); one loss over all '
+                    'anchors cannot reproduce that')
+        return first
 
 
 def _rank_loss_score_space(loss: nn.Module) -> Optional[str]:
@@ -171,12 +189,14 @@ class RankLossDenseHeadMixin:
                 'loss_cls; this head is not supported by the mixin')
         losses.update(
             self.loss_cls_all_anchors(per_level.scores, per_level.labels,
-                                      per_level.weights))
+                                      per_level.weights,
+                                      per_level.avg_factor()))
         return losses
 
     def loss_cls_all_anchors(self, cls_scores: List[Tensor],
                              labels: List[Tensor],
-                             label_weights: List[Tensor]) -> dict:
+                             label_weights: List[Tensor],
+                             avg_factor: Optional[float] = None) -> dict:
         """The rank loss on the concatenated per-level inputs.
 
         Args:
@@ -185,6 +205,10 @@ class RankLossDenseHeadMixin:
             labels (list[Tensor]): Per level (N_l,) labels, C = background.
             label_weights (list[Tensor]): Per level (N_l,) weights, 0 for
                 anchors the assigner ignores.
+            avg_factor (float, optional): The stock head's normaliser of
+                ``loss_cls`` (ignored by RaMBO, which normalises by AP; the
+                focal term of a :class:`MixedRankLoss` divides by it as the
+                stock head does).
 
         Returns:
             dict: The loss's outputs (a plain loss tensor goes to
@@ -197,7 +221,7 @@ class RankLossDenseHeadMixin:
                 scores.new_zeros(scores.shape[0], self._loss_extra_columns)
             ], dim=1)
         out = self.loss_cls(scores, torch.cat(labels),
-                            torch.cat(label_weights))
+                            torch.cat(label_weights), avg_factor=avg_factor)
         return out if isinstance(out, dict) else dict(loss_cls=out)
 
 

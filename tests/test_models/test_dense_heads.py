@@ -262,6 +262,39 @@ def test_gradient_reaches_every_level_and_the_stock_losses_are_unchanged(
     assert bool((cls_grad != 0).any())
 
 
+def mixed_loss(**rank_kwargs):
+    """RaMBO plus the stock focal loss (``MixedRankLoss``)."""
+    return dict(type='MixedRankLoss', rank_loss=rank_loss(**rank_kwargs),
+                aux_loss=FOCAL, aux_name='loss_focal')
+
+
+@pytest.mark.parametrize('kind', ['retina', 'atss'])
+def test_focal_in_a_mix_is_the_stock_focal_loss(kind):
+    """The focal term of RaMBO + focal over the concatenated anchors, with
+    the stock head's avg_factor, is the stock head's focal loss summed over
+    its levels; the rank terms are RaMBO's alone."""
+    head, stock = build_pair(kind)
+    mix_cfg = head_cfg(kind, mixed_loss())
+    mix_cfg['type'] = type(head).__name__
+    mix = MODELS.build(mix_cfg).train()
+    mix.load_state_dict(head.state_dict())
+    feats, gts, metas = batch()
+    outs = head_outputs(mix, feats)
+    losses = mix.loss_by_feat(*outs, gts, metas)
+    stock_losses = stock.loss_by_feat(*outs, gts, metas)
+    rambo_only = head.loss_by_feat(*outs, gts, metas)
+    expected = sum(stock_losses['loss_cls'])
+    assert losses['loss_focal'].item() == pytest.approx(
+        expected.item(), rel=1e-5)
+    for key in ('loss_rambo_map', 'loss_rambo_apc'):
+        assert torch.allclose(losses[key], rambo_only[key]), key
+    # the gradient of the focal term is the stock one
+    mine = torch.autograd.grad(losses['loss_focal'], outs[0])
+    theirs = torch.autograd.grad(expected, outs[0])
+    for a, b in zip(mine, theirs):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-7)
+
+
 @pytest.mark.parametrize('kind', ['retina', 'atss'])
 def test_predict_is_the_stock_heads(kind):
     head, stock = build_pair(kind)
@@ -361,7 +394,7 @@ def test_expected_configs_exist():
     } | {
         f'{arch}/{arch}_r18-w32_fpn_{loss}_16e_digitsvoc.py'
         for arch in ('retinanet', 'atss') for loss in ('focal', 'rambo')
-    }
+    } | {'atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py'}
     assert set(CONFIGS) == expected
 
 
@@ -375,6 +408,7 @@ def test_rambo_twin_changes_only_head_loss_lr_and_threshold(focal):
     assert head.pop('loss_cls') == rank_loss()
     # the recipe the loss comes from, kept as a variable by MMEngine
     assert ours.pop('rambo_dense_loss') == dict(rank_loss(), _delete_=True)
+    ours.pop('rambo_focal_dense_loss')
     assert ours['model']['test_cfg'].pop('score_thr') == 0.0
     ours['optim_wrapper']['optimizer'].pop('lr')
     for key in ('type', 'loss_cls'):
@@ -396,6 +430,23 @@ def test_every_rambo_config_takes_its_loss_from_the_recipe():
         assert 'loss_cls=_base_.rambo_dense_loss' in text, name
         assert 'RaMBOAPLoss' not in text and 'margin' not in text, name
     assert Config.fromfile(RECIPE).rambo_dense_loss.type == 'RaMBOAPLoss'
+
+
+def test_the_mix_twin_changes_only_the_head_and_its_loss():
+    """RaMBO + focal: the focal twin's config (lr and score threshold
+    included) with the RaMBO head and the recipe's mix as loss_cls."""
+    name = 'atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py'
+    ours = load(name).to_dict()
+    twin = load(name.replace('_rambo-focal_', '_focal_')).to_dict()
+    head = ours['model']['bbox_head']
+    assert head.pop('type') == 'RaMBOATSSHead'
+    assert head.pop('loss_cls') == mixed_loss()
+    assert ours.pop('rambo_focal_dense_loss') == dict(mixed_loss(),
+                                                      _delete_=True)
+    ours.pop('rambo_dense_loss')
+    for key in ('type', 'loss_cls'):
+        twin['model']['bbox_head'].pop(key)
+    assert ours == twin
 
 
 def mmdet_config(rel):
@@ -467,11 +518,14 @@ def test_model_builds_and_trains_one_step(name):
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     log_vars = model.train_step(
         _tiny_detection_batch(head.num_classes), optim_wrapper)
-    cls_keys = (['loss_rambo_map', 'loss_rambo_apc'] if '_rambo_' in name
+    rank = '_rambo' in name  # the _rambo_ and _rambo-focal_ configs
+    cls_keys = (['loss_rambo_map', 'loss_rambo_apc'] if rank
                 else ['loss_cls'])
+    if '_rambo-focal_' in name:
+        cls_keys.append('loss_focal')
     for key in cls_keys + ['loss', 'loss_bbox']:
         assert torch.isfinite(log_vars[key]).item(), key
-    if '_rambo_' in name:
+    if rank:
         assert 'rambo_grad_density' in log_vars
     assert not torch.equal(before, cls_conv.weight.detach())
     model.eval()

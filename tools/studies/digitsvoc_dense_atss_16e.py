@@ -16,3 +16,12 @@ methods = dict(
     margin015=dict(config=_rambo),
     space_logits=dict(config=_rambo),
     tau7=dict(config=_rambo))
+# RaMBO plus focal loss (the two-stage winner's recipe, with focal in place
+# of sigmoid CE): focal's dense gradient while RaMBO ranks all anchors. Its
+# control is the focal row: the focal term of the mix is exactly the focal
+# twin's loss (tests/test_models/test_dense_heads.py). Grid centred on focal's
+# selected 0.01, as the two-stage mix's was on CE's.
+methods['mix'] = dict(
+    label='RaMBO + focal (MixedRankLoss)',
+    config='configs/dense/atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py',
+    lrs=[0.005, 0.01, 0.02])

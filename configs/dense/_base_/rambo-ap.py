@@ -29,3 +29,17 @@ rambo_dense_loss = dict(
     score_space='sigmoid',
     margin=0.0,
     memory=0)
+
+# RaMBO plus the stock focal loss (`MixedRankLoss`), the combination that beat
+# cross-entropy in the two-stage evidence (docs/evidence.md): the RaMBO terms
+# rank all anchors as above; the focal term gets every anchor's score, label,
+# weight and the stock head's avg_factor, so it is exactly the focal twin's
+# loss (tested). Used by the `_rambo-focal_` configs.
+rambo_focal_dense_loss = dict(
+    _delete_=True,
+    type='MixedRankLoss',
+    rank_loss={k: v for k, v in rambo_dense_loss.items() if k != '_delete_'},
+    aux_loss=dict(
+        type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25,
+        loss_weight=1.0),
+    aux_name='loss_focal')
