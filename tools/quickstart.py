@@ -14,8 +14,8 @@ Steps, all through MMDetection's runner and this repository's tools:
 3. for each loss, train its quickstart config with ``tools/train.py`` and
    evaluate the last checkpoint with ``tools/test.py`` (``VOCMetric``, AP50
    with 11-point interpolation, on the toy VOC2007 test split);
-   (``ap-sigmoid`` and ``ap-sodeep`` are the AP loss with the other two
-   ranking back-ends, ``configs/quickstart/*_ap-*_toyvoc.py``);
+   (``ap-sigmoid`` and ``ap-sodeep`` are the RaMBO config with the other
+   two ranking back-ends, set by ``--cfg-options``: ``LOSS_OPTIONS``);
 4. print a markdown table (model, loss, AP50, training time, machine) and
    save it to ``<work-dir>/results.md`` (numbers also in ``results.json``).
 
@@ -41,12 +41,23 @@ sys.path.insert(0, ROOT)
 from mmdet_rankloss.utils.run_logs import (last_record,  # noqa: E402
                                            machine_name, run_logged)
 
+_RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
 CONFIGS = {
     'ce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py',
-    'rambo': 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py',
-    'ap-sigmoid':
-    'configs/quickstart/faster-rcnn_r18-w32_fpn_ap-sigmoid_toyvoc.py',
-    'ap-sodeep': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ap-sodeep_toyvoc.py',
+    'rambo': _RAMBO,
+    'ap-sigmoid': _RAMBO,
+    'ap-sodeep': _RAMBO,
+}
+# The other ranking back-ends of the AP loss, on the RaMBO config: only the
+# ranker differs (the configs/rankers/ VOC configs make the same change).
+_RANKER = 'model.roi_head.bbox_head.loss_cls.ranker.'
+LOSS_OPTIONS = {
+    'ap-sigmoid': [_RANKER + 'type=SigmoidRanker', _RANKER + 'temperature=0.1'],
+    'ap-sodeep': [
+        _RANKER + 'type=SorterRanker',
+        _RANKER + 'sorter.type=HandcraftedSorter',
+        _RANKER + 'sorter.seq_len=100', _RANKER + 'sorter.lambda_val=10.0'
+    ],
 }
 LOSS_NAMES = {
     'ce': 'cross-entropy',
@@ -204,10 +215,11 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     for loss in args.losses:
         run_dir = osp.join(work_dir, loss)
+        loss_options = options + LOSS_OPTIONS.get(loss, [])
         seconds = run([
             python, 'tools/train.py', CONFIGS[loss], '--work-dir', run_dir,
             '--cfg-options'
-        ] + options, run_dir + '_train.log')
+        ] + loss_options, run_dir + '_train.log')
         progress.step(f'{loss} trained', seconds)
         with open(osp.join(run_dir, 'last_checkpoint'), encoding='utf-8') as f:
             ckpt = f.read().strip()
@@ -215,7 +227,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         progress.step(f'{loss} evaluated', run([
             python, 'tools/test.py', CONFIGS[loss], ckpt, '--work-dir',
             test_dir, '--cfg-options'
-        ] + options, run_dir + '_test.log'))
+        ] + loss_options, run_dir + '_test.log'))
         rows.append(
             dict(
                 model=MODEL_NAME,

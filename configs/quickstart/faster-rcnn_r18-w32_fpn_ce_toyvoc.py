@@ -1,62 +1,19 @@
-# Quickstart: a small Faster R-CNN trained from scratch with cross-entropy on
-# the embedded toy VOC dataset (`tools/make_toy_voc.py`, written by
-# `tools/quickstart.py`): 128 px images of drawn objects with VOC class names
-# in the real VOC2007 layout, read by MMDetection's `VOCDataset` and scored
-# by `VOCMetric` (AP50, 11 points, difficult objects ignored). Sized to train
-# in a few minutes on 2 CPU cores; not a benchmark of the paper's setting.
-_base_ = 'mmdet::pascal_voc/faster-rcnn_r50_fpn_1x_voc0712.py'
-
-custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
+# Quickstart: the DigitsVOC cross-entropy detector (a small Faster R-CNN
+# trained from scratch, `../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`)
+# on the embedded toy VOC dataset (`tools/make_toy_voc.py`, written by
+# `tools/quickstart.py`): 128 px images of drawn objects with VOC's 20 class
+# names in the real VOC2007 layout (trainval / test). Only the data and the
+# schedule change: 8 epochs of 32 iterations, lr / 10 after epoch 6, val once
+# at the end. Trains in a few minutes on 2 CPU cores.
+_base_ = '../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 data_root = 'data/toy_voc/VOCdevkit/'
-image_scale = (128, 128)
 max_epochs = 8
 
-# ResNet-18 at half width (32 base channels), no pretrained weights, every
-# stage and BatchNorm trained; the FPN and heads narrowed to match. Anchors
-# at half MMDetection's scale (16 to 256 px) for objects of 13 to 64 px.
-model = dict(
-    backbone=dict(
-        depth=18,
-        base_channels=32,
-        frozen_stages=-1,
-        norm_eval=False,
-        init_cfg=None),
-    neck=dict(in_channels=[32, 64, 128, 256], out_channels=64),
-    rpn_head=dict(
-        in_channels=64,
-        feat_channels=64,
-        anchor_generator=dict(scales=[4])),
-    # 128 sampled RoIs per image (MMDetection: 512) and one RoIAlign sample
-    # per bin: the CPU RoIAlign (backward) dominated the step time.
-    roi_head=dict(
-        bbox_roi_extractor=dict(
-            roi_layer=dict(sampling_ratio=1), out_channels=64),
-        bbox_head=dict(in_channels=64, fc_out_channels=256)),
-    train_cfg=dict(
-        rpn_proposal=dict(nms_pre=500, max_per_img=300),
-        rcnn=dict(sampler=dict(num=128))),
-    test_cfg=dict(rpn=dict(nms_pre=500, max_per_img=300)))
+model = dict(roi_head=dict(bbox_head=dict(num_classes=20)))
 
-train_pipeline = [
-    dict(type='LoadImageFromFile'),
-    dict(type='LoadAnnotations', with_bbox=True),
-    dict(type='Resize', scale=image_scale, keep_ratio=True),
-    dict(type='RandomFlip', prob=0.5),
-    dict(type='PackDetInputs')
-]
-test_pipeline = [
-    dict(type='LoadImageFromFile'),
-    dict(type='Resize', scale=image_scale, keep_ratio=True),
-    dict(type='LoadAnnotations', with_bbox=True),
-    dict(
-        type='PackDetInputs',
-        meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape',
-                   'scale_factor'))
-]
+# VOCDataset with its own 20 classes (no metainfo), VOC2007's splits
 train_dataloader = dict(
-    batch_size=8,
-    num_workers=2,
     dataset=dict(
         _delete_=True,
         type='VOCDataset',
@@ -64,34 +21,21 @@ train_dataloader = dict(
         ann_file='VOC2007/ImageSets/Main/trainval.txt',
         data_prefix=dict(sub_data_root='VOC2007/'),
         filter_cfg=dict(filter_empty_gt=True),
-        pipeline=train_pipeline))
+        pipeline=_base_.train_pipeline))
 val_dataloader = dict(
-    batch_size=8,
-    dataset=dict(data_root=data_root, pipeline=test_pipeline))
+    dataset=dict(
+        _delete_=True,
+        type='VOCDataset',
+        data_root=data_root,
+        ann_file='VOC2007/ImageSets/Main/test.txt',
+        data_prefix=dict(sub_data_root='VOC2007/'),
+        test_mode=True,
+        pipeline=_base_.test_pipeline,
+        backend_args=None))
 test_dataloader = val_dataloader
 
-# 8 epochs of 32 iterations, lr / 10 after epoch 6. The lr (0.04, batch 8)
-# is the one the DigitsVOC study chose on val for cross-entropy from {0.01,
-# 0.02, 0.04, 0.08} (docs/evidence.md); the RaMBO twin sets its own.
 train_cfg = dict(max_epochs=max_epochs, val_interval=max_epochs)
-optim_wrapper = dict(
-    optimizer=dict(lr=0.04), clip_grad=dict(max_norm=35, norm_type=2))
 param_scheduler = [
-    dict(
-        type='LinearLR', start_factor=0.001, by_epoch=False, begin=0,
-        end=100),
-    dict(
-        type='MultiStepLR',
-        begin=0,
-        end=max_epochs,
-        by_epoch=True,
-        milestones=[6],
-        gamma=0.1)
+    _base_.param_scheduler[0],
+    dict(_base_.param_scheduler[1], end=max_epochs, milestones=[6])
 ]
-auto_scale_lr = dict(enable=False, base_batch_size=8)
-
-default_hooks = dict(
-    logger=dict(interval=10),
-    checkpoint=dict(interval=1, max_keep_ckpts=2))
-log_processor = dict(window_size=10)
-randomness = dict(seed=0)

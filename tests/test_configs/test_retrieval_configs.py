@@ -36,39 +36,6 @@ PAPER = {
 DIGITS = (1e-3, 0.02, 0.2, (1, 2, 4, 8))
 
 
-def parse(path):
-    """The file's syntax tree (``{{_base_.x}}`` read as a name)."""
-    with open(path, encoding='utf-8') as f:
-        text = re.sub(r'\{\{\s*(_base_\.[\w.]+)\s*\}\}', r'\1', f.read())
-    return ast.parse(text, path)
-
-
-def bases_of(path):
-    """The file's own ``_base_`` paths, resolved."""
-    for node in parse(path).body:
-        if isinstance(node, ast.Assign) and any(
-                getattr(t, 'id', None) == '_base_' for t in node.targets):
-            bases = ast.literal_eval(node.value)
-            bases = [bases] if isinstance(bases, str) else bases
-            return [
-                osp.normpath(osp.join(osp.dirname(path), b)) for b in bases
-            ]
-    return []
-
-
-def depth(path):
-    """Files on the longest inheritance chain from ``path`` (itself
-    included)."""
-    return 1 + max((depth(b) for b in bases_of(path)), default=0)
-
-
-@pytest.mark.parametrize('path', ALL_FILES,
-                         ids=lambda p: osp.relpath(p, CONFIG_DIR))
-def test_inheritance_is_at_most_three_levels_deep(path):
-    assert depth(path) <= 3, [osp.relpath(b, CONFIG_DIR)
-                              for b in bases_of(path)]
-
-
 def test_model_bases_name_no_loss():
     """The loss comes from a recipe in `_base_/losses/` (or the config):
     nothing to undo with `_delete_`."""
@@ -79,22 +46,22 @@ def test_model_bases_name_no_loss():
         assert model.type == 'RetrievalModel' and 'loss' not in model, path
 
 
-def test_no_config_deletes_a_loss():
+def test_no_config_deletes_a_loss(parse_config):
     """`_delete_` may replace a sampler or an optimizer, never a loss: a
     config that trains a loss other than its base's picks another recipe."""
     for path in ALL_FILES:
-        for node in ast.walk(parse(path)):
+        for node in ast.walk(parse_config(path)):
             if isinstance(node, ast.keyword) and node.arg == 'loss':
                 assert isinstance(node.value, ast.Call), path
                 keys = [k.arg for k in node.value.keywords]
                 assert '_delete_' not in keys, (path, node.lineno)
 
 
-def test_every_loss_recipe_is_used_and_names_its_loss():
+def test_every_loss_recipe_is_used_and_names_its_loss(config_bases):
     recipes = sorted(
         glob.glob(osp.join(CONFIG_DIR, '_base_', 'losses', '*.py')))
     assert len(recipes) == 6
-    used = {b for path in ALL_FILES for b in bases_of(path)}
+    used = {b for path in ALL_FILES for b in config_bases(path)}
     for path in recipes:
         assert path in used, path
         cfg = Config.fromfile(path)

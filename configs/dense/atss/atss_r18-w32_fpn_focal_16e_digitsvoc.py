@@ -1,32 +1,43 @@
-# ATSS on DigitsVOC (`tools/make_digits_voc.py`) with focal loss: the baseline
-# twin of `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`. Everything but the
-# detector is the RetinaNet DigitsVOC config's (data, pipeline, 16-epoch
-# schedule, batch 8, warm-up, clipping, seed, the from-scratch ResNet-18 of 32
-# base channels, 64-channel FPN and head); the detector becomes
-# `mmdet::atss/atss_r50_fpn_1x_coco.py`'s, the same change from RetinaNet as
-# `atss_r50_fpn_focal_1x_voc0712.py` makes.
-_base_ = '../retinanet/retinanet_r18-w32_fpn_focal_16e_digitsvoc.py'
+# ATSS on DigitsVOC (`tools/make_digits_voc.py`) with focal loss: the
+# baseline twin of `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`. Everything but
+# the detector is the DigitsVOC config's, as for the RetinaNet twin (data,
+# pipeline, 16-epoch schedule, batch 8, warm-up, clipping, seed, the
+# from-scratch ResNet-18 of 32 base channels, 64-channel FPN); the detector
+# is the RetinaNet of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed
+# to `mmdet::atss/atss_r50_fpn_1x_coco.py`'s, the same change from RetinaNet
+# as `atss_r50_fpn_focal_1x_voc0712.py` makes.
+_base_ = [
+    '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
+    '../_base_/retinanet_r18-w32_fpn_digitsvoc.py'
+]
 
 model = dict(
+    _delete_=True,
     type='ATSS',
-    neck=dict(add_extra_convs='on_output'),
+    data_preprocessor=_base_.model.data_preprocessor,
+    backbone=_base_.model.backbone,
+    neck=dict(_base_.model.neck, start_level=1, add_extra_convs='on_output'),
     bbox_head=dict(
+        _base_.retinanet_head,
         type='ATSSHead',
         # one anchor per location at half MMDetection's scale (32 to 512 px)
         # for digits of 14 to 60 px, as in the two-stage study
         anchor_generator=dict(
+            _base_.retinanet_head.anchor_generator,
             ratios=[1.0], octave_base_scale=4, scales_per_octave=1),
-        bbox_coder=dict(target_stds=[0.1, 0.1, 0.2, 0.2]),
+        bbox_coder=dict(
+            _base_.retinanet_head.bbox_coder,
+            target_stds=[0.1, 0.1, 0.2, 0.2]),
         loss_bbox=dict(type='GIoULoss', loss_weight=2.0),
         loss_centerness=dict(
             type='CrossEntropyLoss', use_sigmoid=True, loss_weight=1.0)),
     train_cfg=dict(
-        _delete_=True,
         assigner=dict(type='ATSSAssigner', topk=9),
         allowed_border=-1,
         pos_weight=-1,
         debug=False),
-    test_cfg=dict(nms=dict(iou_threshold=0.6)))
+    test_cfg=dict(
+        _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
 # lr: selected on val by tools/studies/digitsvoc_dense_atss_16e.py from
 # {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 21.2 / 24.7 / 22.6 / 18.9 /
 # 11.9); test AP50 22.8 +- 0.8 over 3 seeds (docs/dense.md).
