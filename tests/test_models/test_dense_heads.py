@@ -394,7 +394,13 @@ def test_expected_configs_exist():
     } | {
         f'{arch}/{arch}_r18-w32_fpn_{loss}_16e_digitsvoc.py'
         for arch in ('retinanet', 'atss') for loss in ('focal', 'rambo')
-    } | {'atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py'}
+    } | {
+        f'{arch}/{arch}_r18-w32_fpn_rambo-focal_16e_digitsvoc.py'
+        for arch in ('retinanet', 'atss')
+    } | {
+        f'atss/atss_r50_fpn_rambo-focal_1x_{data}.py'
+        for data in ('voc0712', 'coco')
+    }
     assert set(CONFIGS) == expected
 
 
@@ -432,14 +438,16 @@ def test_every_rambo_config_takes_its_loss_from_the_recipe():
     assert Config.fromfile(RECIPE).rambo_dense_loss.type == 'RaMBOAPLoss'
 
 
-def test_the_mix_twin_changes_only_the_head_and_its_loss():
+@pytest.mark.parametrize('name',
+                         [c for c in CONFIGS if '_rambo-focal_' in c])
+def test_the_mix_twin_changes_only_the_head_and_its_loss(name):
     """RaMBO + focal: the focal twin's config (lr and score threshold
     included) with the RaMBO head and the recipe's mix as loss_cls."""
-    name = 'atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py'
     ours = load(name).to_dict()
     twin = load(name.replace('_rambo-focal_', '_focal_')).to_dict()
     head = ours['model']['bbox_head']
-    assert head.pop('type') == 'RaMBOATSSHead'
+    assert head.pop('type') == ('RaMBORetinaHead' if 'retinanet' in name
+                                else 'RaMBOATSSHead')
     assert head.pop('loss_cls') == mixed_loss()
     assert ours.pop('rambo_focal_dense_loss') == dict(mixed_loss(),
                                                       _delete_=True)
@@ -476,11 +484,12 @@ def test_paper_scale_configs_are_mmdetections(name):
     expected = expected.to_dict()
     model = cfg.model.to_dict()
     model.pop('_scope_', None)  # set by MMEngine on mmdet:: bases
-    if '_rambo_' in name:
+    if '_rambo' in name:  # the _rambo_ and _rambo-focal_ twins
         for m in (model, expected):
             for key in ('type', 'loss_cls'):
                 m['bbox_head'].pop(key)
-            m['test_cfg'].pop('score_thr')
+            if '_rambo_' in name:
+                m['test_cfg'].pop('score_thr')
     assert model == expected
 
 
@@ -503,7 +512,7 @@ def _tiny_detection_batch(num_classes):
 # The focal R50 configs are MMDetection's models unchanged (checked above);
 # training them here would only time MMDetection.
 @pytest.mark.parametrize(
-    'name', [c for c in CONFIGS if '_rambo_' in c or '_r18-' in c])
+    'name', [c for c in CONFIGS if '_rambo' in c or '_r18-' in c])
 def test_model_builds_and_trains_one_step(name):
     from mmengine.optim import build_optim_wrapper
     cfg = load(name)

@@ -33,3 +33,11 @@ methods = dict(
     tau7=dict(label='RaMBO, memory tau=7', config=_rambo, lr_from='rambo',
               options=[_loss + 'memory=7']),
 )
+# RaMBO plus focal loss (MixedRankLoss), as in the ATSS study: the focal row
+# is its control (the mix's focal term is exactly the focal twin's loss).
+# Grid centred on focal's selected 0.08.
+methods['mix'] = dict(
+    label='RaMBO + focal (MixedRankLoss)',
+    config='configs/dense/retinanet/'
+    'retinanet_r18-w32_fpn_rambo-focal_16e_digitsvoc.py',
+    lrs=[0.02, 0.04, 0.08])
