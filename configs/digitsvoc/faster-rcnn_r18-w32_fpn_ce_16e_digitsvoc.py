@@ -83,12 +83,9 @@ val_dataloader = dict(
         ann_file='VOC2007/ImageSets/Main/val.txt',
         pipeline=test_pipeline))
 test_dataloader = dict(
-    batch_size=8,
+    val_dataloader,
     dataset=dict(
-        data_root=data_root,
-        metainfo=metainfo,
-        ann_file='VOC2007/ImageSets/Main/test.txt',
-        pipeline=test_pipeline))
+        val_dataloader['dataset'], ann_file='VOC2007/ImageSets/Main/test.txt'))
 
 # 16 epochs of 48 iterations, lr / 10 after epoch 12 (at 8 epochs
 # cross-entropy was still at 19 AP50 on val and climbing), AP50 on val after

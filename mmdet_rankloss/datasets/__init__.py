@@ -3,7 +3,7 @@ AUC recipe's augmentations, digits on random scenes, and a VOC dataset that
 checks its files."""
 from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
 from .digit_scene import RandomDigitScene, render_digit_scene
-from .digits import DigitsDataset
+from .digits import DigitInstancesDataset, DigitsDataset
 from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
                         SOPDataset)
 from .transforms import PackRetrievalInputs
@@ -11,7 +11,7 @@ from .voc import CheckedVOCDataset
 
 __all__ = [
     'RetrievalDataset', 'CUB200Dataset', 'SOPDataset', 'InShopDataset',
-    'DigitsDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
+    'DigitsDataset', 'DigitInstancesDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
     'AugmentLaterViews', 'CheckedVOCDataset', 'RandomDigitScene',
     'render_digit_scene'
 ]

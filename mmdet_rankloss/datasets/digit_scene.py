@@ -159,6 +159,11 @@ class RandomDigitScene(BaseTransform):
             digits): rendering costs about 10 ms per image on a CPU core,
             and the test set is embedded at every evaluation. Defaults to
             None.
+        texture (float): Background variation about its mean colour, 0
+            (flat) to 1 (DigitsVOC's). Defaults to 1.
+        polarity (str): ``'random'`` (stroke darker or lighter than the
+            background) or ``'light'`` (always lighter). Defaults to
+            ``'random'``.
     """
 
     def __init__(self,
@@ -166,7 +171,9 @@ class RandomDigitScene(BaseTransform):
                  scale_range: Tuple[float, float] = (20.0, 40.0),
                  max_rotation: float = 25.0,
                  min_contrast: float = 80.0,
-                 seed: Optional[int] = None) -> None:
+                 seed: Optional[int] = None,
+                 texture: float = 1.0,
+                 polarity: str = 'random') -> None:
         if isinstance(canvas_size, bool) or not isinstance(
                 canvas_size, int) or canvas_size < 8:
             raise ValueError(
@@ -183,6 +190,13 @@ class RandomDigitScene(BaseTransform):
         if not 0 <= min_contrast <= 127.5:
             raise ValueError(
                 f'min_contrast must be in [0, 127.5], got {min_contrast!r}')
+        if isinstance(texture, bool) or not isinstance(
+                texture, (int, float)) or not 0 <= texture <= 1:
+            raise ValueError(
+                f'texture must be a number in [0, 1], got {texture!r}')
+        if polarity not in ('random', 'light'):
+            raise ValueError(
+                f"polarity must be 'random' or 'light', got {polarity!r}")
         if seed is not None and (isinstance(seed, bool)
                                  or not isinstance(seed, int) or seed < 0):
             raise ValueError(
@@ -191,6 +205,8 @@ class RandomDigitScene(BaseTransform):
         self.scale_range = (float(scale_range[0]), float(scale_range[1]))
         self.max_rotation = float(max_rotation)
         self.min_contrast = float(min_contrast)
+        self.texture = float(texture)
+        self.polarity = polarity
         self.seed = seed
         self._scenes: Dict[Tuple[int, bytes], np.ndarray] = {}
 
@@ -202,7 +218,8 @@ class RandomDigitScene(BaseTransform):
                 rng: np.random.Generator) -> np.ndarray:
         return render_digit_scene(img, rng, self.canvas_size,
                                   self.scale_range, self.max_rotation,
-                                  self.min_contrast)[0]
+                                  self.min_contrast, self.texture,
+                                  self.polarity)[0]
 
     def transform(self, results: dict) -> dict:
         """Replace ``results['img']`` with the digit on a scene."""
@@ -235,4 +252,6 @@ class RandomDigitScene(BaseTransform):
         return (f'{type(self).__name__}(canvas_size={self.canvas_size}, '
                 f'scale_range={self.scale_range}, '
                 f'max_rotation={self.max_rotation}, '
-                f'min_contrast={self.min_contrast}, seed={self.seed})')
+                f'min_contrast={self.min_contrast}, '
+                f'texture={self.texture}, polarity={self.polarity!r}, '
+                f'seed={self.seed})')

@@ -135,6 +135,9 @@ def test_config_follows_the_paper(name):
     assert checkpoint.rule == 'greater'
     assert cfg.optim_wrapper.paramwise_cfg.custom_keys.embedding.lr_mult == 10
     dataset = dataset_of(name)
+    if dataset == 'digit-instances':
+        check_digit_instances(cfg)
+        return
     lr, margin, lambda_val, ks = PAPER.get(dataset, DIGITS)
     # the loss in full: nothing more, nothing less
     assert cfg.model.loss == dict(
@@ -215,13 +218,45 @@ def check_digits_quickstart(cfg, scene=False):
     assert cfg.randomness == dict(seed=0)
 
 
+def check_digit_instances(cfg):
+    """The instance demo: the quickstart's model on 3-channel views, the
+    loss settings chosen on val (docs/retrieval.md), val and test on
+    disjoint instances, views fixed for both."""
+    assert cfg.model.backbone.depth == 18
+    assert cfg.model.backbone.base_channels == 16
+    assert cfg.model.backbone.in_channels == 3
+    assert cfg.model.backbone.zero_init_residual is False
+    assert cfg.model.backbone.init_cfg is None
+    assert cfg.model.loss == dict(
+        type='RaMBORecallLoss', weighting='log', lambda_val=1.0,
+        margin=0.02, memory=0)
+    assert cfg.optim_wrapper.optimizer == dict(
+        type='Adam', lr=1e-3, weight_decay=4e-4)
+    loader = cfg.train_dataloader
+    assert loader.sampler == dict(
+        type='PKSampler', batch_size=60, num_per_class=2)
+    splits = {key: cfg[key].dataset for key in (
+        'train_dataloader', 'val_dataloader', 'test_dataloader')}
+    assert [d.type for d in splits.values()] == ['DigitInstancesDataset'] * 3
+    assert [d.split for d in splits.values()] == ['train', 'val', 'test']
+    train = splits['train_dataloader'].pipeline[0]
+    for key in ('val_dataloader', 'test_dataloader'):
+        fixed = dict(splits[key].pipeline[0])
+        assert fixed.pop('seed') == 0 and fixed == train
+    assert 'seed' not in train and train.type == 'RandomDigitScene'
+    assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (20, 5)
+    assert cfg.param_scheduler == [
+        dict(type='MultiStepLR', by_epoch=True, milestones=[15], gamma=0.3)
+    ]
+
+
 @pytest.mark.parametrize('name', CONFIGS)
 def test_config_trains_a_step_and_evaluates(name, tmp_path):
     cfg = Config.fromfile(osp.join(CONFIG_DIR, name))
     dataset = dataset_of(name)
     cfg.work_dir = str(tmp_path / 'work')
     cfg.model.backbone.init_cfg = None  # never download weights in tests
-    digits = dataset.startswith('digits')
+    digits = dataset.startswith('digit')  # digits, -scene, digit-instances
     if not digits:  # shrink: the full model is built above
         cfg.model.backbone.update(depth=18, base_channels=8)
         cfg.model.in_channels = 64
@@ -235,7 +270,8 @@ def test_config_trains_a_step_and_evaluates(name, tmp_path):
         loader = cfg[key]
         loader.num_workers = 0
         loader.persistent_workers = False
-        if dataset == 'digits-scene' and key != 'train_dataloader':
+        if dataset in ('digits-scene', 'digit-instances') and \
+                key != 'train_dataloader':
             loader.dataset.indices = 60  # rendering 896 scenes is slow
         if not digits:
             root = str(tmp_path / 'data')

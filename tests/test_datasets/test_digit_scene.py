@@ -112,6 +112,9 @@ def test_raw_pixels_fail_on_scenes():
     dict(min_contrast=200),
     dict(seed=-1),
     dict(seed=1.5),
+    dict(texture=1.5),
+    dict(texture=True),
+    dict(polarity='dark'),
 ])
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
@@ -123,3 +126,16 @@ def test_bad_input():
         RandomDigitScene()(dict(img=np.zeros((8, 8, 3), np.uint8)))
     with pytest.raises(ValueError, match='some ink'):
         render_digit_scene(np.zeros((8, 8)), np.random.default_rng(0))
+
+
+def test_texture_and_polarity_reach_the_renderer():
+    """A flat background (texture 0) with a lighter stroke: the canvas holds
+    only the background colour and lighter ink."""
+    transform = RandomDigitScene(canvas_size=32, scale_range=(16, 24),
+                                 texture=0.0, polarity='light', seed=3)
+    img = transform(dict(img=digit(5), sample_idx=0))['img'].astype(float)
+    corner = img[0, 0]
+    background = np.all(np.abs(img - corner) < 1, axis=-1)
+    assert background.mean() > 0.5  # flat: most pixels equal the corner
+    assert bool((grey(img[~background]) > grey(corner)).all())
+    assert 'texture=0.0' in repr(transform)

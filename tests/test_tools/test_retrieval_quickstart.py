@@ -13,10 +13,12 @@ def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
     results = module.main(['--work-dir', str(tmp_path)] + SHORT +
                           ['train_dataloader.sampler.num_batches=2'])
     out = capsys.readouterr().out
-    # the plain digits are the default (the scene demo does not learn yet)
-    assert 'digits.py' in out and 'digits-scene' not in out
+    # the digit-instance demo is the default: trained on some instances,
+    # reported on held-out test instances, settings chosen on val ones
+    assert 'digit-instances.py' in out and 'held-out test instance' in out
     for row in ('pixels, no network', 'untrained network',
-                'trained, final epoch', 'best R@1 during training'):
+                'trained, final epoch', 'best R@1 during training',
+                'val R@1 at the last evaluation'):
         assert row in out
     assert 'R@8' in out and 'MAP@R' in out
     assert len(list(tmp_path.glob('best_retrieval_R@1_epoch_1.pth'))) == 1
@@ -42,13 +44,24 @@ def test_quickstart_seeds_give_mean_and_spread(tmp_path, capsys, load_tool):
     assert pixels[0] == pixels[1]
 
 
-def test_scene_option_selects_the_scene_demo(load_tool):
+def test_options_select_the_demos(load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
     assert module.parse_args([]).config == module.DEFAULT_CONFIG
-    assert module.DEFAULT_CONFIG.endswith('_digits.py')
+    assert module.DEFAULT_CONFIG.endswith('_digit-instances.py')
     assert module.parse_args(['--scene']).config == module.SCENE_CONFIG
-    # the old flag still names the (now default) plain-digits demo
     assert module.parse_args(['--plain-digits'
-                              ]).config == module.DEFAULT_CONFIG
-    assert osp.isfile(module.SCENE_CONFIG) and osp.isfile(
-        module.DEFAULT_CONFIG)
+                              ]).config == module.DIGITS_CONFIG
+    for path in (module.DEFAULT_CONFIG, module.SCENE_CONFIG,
+                 module.DIGITS_CONFIG):
+        assert osp.isfile(path)
+
+
+def test_plain_digits_report_their_zero_shot_split(tmp_path, capsys,
+                                                    load_tool):
+    module = load_tool('tools/retrieval_quickstart.py')
+    module.main(['--work-dir', str(tmp_path), '--plain-digits'] + SHORT +
+                ['train_dataloader.sampler.num_batches=1'])
+    out = capsys.readouterr().out
+    assert 'digits.py' in out and 'retrieving digits 5-9' in out
+    # val is the test split there: no separate val line
+    assert 'val R@1 at the last evaluation' not in out

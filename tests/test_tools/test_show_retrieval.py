@@ -69,8 +69,15 @@ def test_end_to_end_from_a_checkpoint(tool, tmp_path, capsys):
     ckpt = str(tmp_path / 'untrained.pth')
     torch.save(dict(state_dict=model.state_dict()), ckpt)
     options = {'test_dataloader.dataset.indices': 40}
-    emb, labels, dataset = tool.embed_test_set(CONFIG, ckpt, options)
-    assert emb.shape[0] == len(dataset) == 40
+    emb, labels, dataset, views = tool.embed_test_set(CONFIG, ckpt, options)
+    assert emb.shape[0] == len(dataset) == len(views) == 40
+    # the picture shows the test pipeline's images, not the stored ones
+    for i in (0, 39):
+        assert views[i].shape == (32, 32, 1)
+        assert np.array_equal(views[i],
+                              dataset[i]['inputs'].permute(1, 2, 0).numpy())
+        assert np.array_equal(
+            tool.thumbnail(dataset, i, 32, views)[..., 0], views[i][..., 0])
     torch.testing.assert_close(emb.norm(dim=1), torch.ones(40))
     # the same network, run here on the same images, gives the same
     # embeddings (the checkpoint was loaded, the test pipeline applied)

@@ -36,9 +36,17 @@ DEFAULT_OUT = osp.join(ROOT, 'docs', 'images', 'retrieval_topk.png')
 QUERY, RIGHT, WRONG = (40, 90, 220), (30, 170, 60), (220, 40, 40)
 
 
+# Test images up to this side are kept as the pipeline made them, so that
+# the picture shows what the network saw (e.g. RandomDigitScene's views,
+# drawn in the pipeline); larger ones are read again from their files.
+MAX_KEPT_SIDE = 96
+
+
 @torch.no_grad()
 def embed_test_set(config: str, checkpoint: str, cfg_options=None):
-    """Embeddings (N, D), labels (N,) and the dataset of the test split."""
+    """Embeddings (N, D), labels (N,), the dataset of the test split, and
+    the images as the test pipeline made them ((H, W, C) uint8 each), or
+    None when they are larger than ``MAX_KEPT_SIDE``."""
     from mmengine.config import Config
     from mmengine.runner import Runner
     if not osp.isfile(checkpoint):
@@ -69,8 +77,14 @@ def embed_test_set(config: str, checkpoint: str, cfg_options=None):
         runner.load_checkpoint(checkpoint, map_location='cpu')
         loader = runner.build_dataloader(cfg.test_dataloader)
         model = runner.model.eval()
-        embeddings, labels = [], []
+        embeddings, labels, views = [], [], []
         for data in loader:
+            for image in data['inputs']:
+                if views is not None and max(
+                        image.shape[-2:]) <= MAX_KEPT_SIDE:
+                    views.append(image.permute(1, 2, 0).numpy())
+                else:
+                    views = None
             for sample in model.test_step(data):
                 embeddings.append(sample.pred_embedding.float().cpu())
                 labels.append(int(sample.gt_label))
@@ -81,7 +95,7 @@ def embed_test_set(config: str, checkpoint: str, cfg_options=None):
         raise RuntimeError(f'{config}: test_dataloader does not yield the '
                            'dataset in order (shuffled sampler?)')
     emb = torch.nn.functional.normalize(torch.stack(embeddings), dim=1)
-    return emb, torch.tensor(labels), dataset
+    return emb, torch.tensor(labels), dataset, views
 
 
 def nearest(emb: torch.Tensor, query_ids: Sequence[int],
@@ -102,11 +116,16 @@ def recall_at_1(emb: torch.Tensor, labels: torch.Tensor) -> float:
     return float((labels[top1] == labels).float().mean())
 
 
-def thumbnail(dataset, index: int, size: int) -> np.ndarray:
-    """The test image as RGB uint8 (size, size), as stored (no pipeline)."""
+def thumbnail(dataset, index: int, size: int, views=None) -> np.ndarray:
+    """The test image as RGB uint8 (size, size): the pipeline's view when
+    ``views`` holds it, else as stored."""
     from PIL import Image
     info = dataset.get_data_info(index)
-    if 'img' in info:
+    if views is not None:
+        image = np.asarray(views[index])
+        if image.shape[-1] == 1:
+            image = image[..., 0]
+    elif 'img' in info:
         image = np.asarray(info['img'])
     else:
         import mmcv
@@ -119,7 +138,7 @@ def thumbnail(dataset, index: int, size: int) -> np.ndarray:
 
 
 def grid(dataset, labels: torch.Tensor, query_ids: Sequence[int],
-         neighbours: torch.Tensor, size: int, class_names=None):
+         neighbours: torch.Tensor, size: int, class_names=None, views=None):
     """The picture: one row per query, frames by correctness."""
     from PIL import Image, ImageDraw
     pad, frame, text = 6, max(2, size // 24), 14
@@ -145,7 +164,7 @@ def grid(dataset, labels: torch.Tensor, query_ids: Sequence[int],
             colour = QUERY if col == 0 else (
                 RIGHT if labels[i] == labels[q] else WRONG)
             draw.rectangle([x, y, x + cell - 1, y + cell - 1], fill=colour)
-            canvas.paste(Image.fromarray(thumbnail(dataset, i, size)),
+            canvas.paste(Image.fromarray(thumbnail(dataset, i, size, views)),
                          (x + frame, y + frame))
             draw.text((x, y + cell + 1), f'{name(i)}  (#{i})', fill=colour)
     return canvas
@@ -186,14 +205,14 @@ def pick_queries(args, num_items: int) -> List[int]:
 
 def main(argv=None) -> Tuple[float, str]:
     args = parse_args(argv)
-    emb, labels, dataset = embed_test_set(args.config, args.checkpoint,
-                                          args.cfg_options)
+    emb, labels, dataset, views = embed_test_set(
+        args.config, args.checkpoint, args.cfg_options)
     query_ids = pick_queries(args, len(emb))
     neighbours = nearest(emb, query_ids, args.topk)
     classes = (dataset.metainfo or {}).get('classes')
     picture = grid(dataset, labels, query_ids, neighbours, args.scale,
                    classes if classes and len(classes) > int(labels.max())
-                   else None)
+                   else None, views)
     if osp.dirname(args.out):
         os.makedirs(osp.dirname(args.out), exist_ok=True)
     picture.save(args.out)

@@ -1,0 +1,32 @@
+# Retrieval quickstart, `python tools/retrieval_quickstart.py`: the RaMBO
+# recall loss trains the small ResNet-18 from scratch to retrieve held-out
+# handwritten digit *instances* across views (position, size, rotation,
+# colours; `_base_/datasets/digit_instances.py`), where raw pixels and the
+# untrained network fail. Settings chosen on the val instances, reported on
+# the test instances (docs/retrieval.md).
+_base_ = [
+    './_base_/models/retrieval_r18-w16_digits.py',
+    './_base_/datasets/digit_instances.py',
+    './_base_/schedules/adam_10e_digits.py', './_base_/default_runtime.py'
+]
+model = dict(
+    data_preprocessor=dict(mean=[127.5] * 3, std=[127.5] * 3),
+    # MMDetection's zero-initialised last BatchNorm of each residual block
+    # left the network untrainable here (a probe: test R@1 0.2 after 600
+    # steps with it, 12.8 without; docs/retrieval.md)
+    backbone=dict(in_channels=3, zero_init_residual=False),
+    # lambda and memory chosen on val (seed 0, R@1 at the last evaluation,
+    # lr 1e-3): lambda 0.2 / 1 / 4 with memory 0: 22.4 / 29.8 / 28.8; memory
+    # 3 (Table 9's) at lambda 0.2 / 1: 3.8 / 3.3. lr on val over seeds 0-2
+    # (seed 0 alone had preferred 3e-3, which then failed on seed 1):
+    # 1e-3: 29.8 / 20.7 / 30.4, 3e-3: 30.8 / 3.9 / 15.9; 3e-4 (seed 0): 17.7
+    loss=dict(type='RaMBORecallLoss', weighting='log', lambda_val=1.0,
+              margin=0.02, memory=0))
+# Adam lr 1e-3 (embedding x 10), weight decay 4e-4 (the schedule's);
+# 20 epochs of 66 batches, lr x 0.3 after 15, val every 5 epochs
+train_cfg = dict(max_epochs=20, val_interval=5)
+param_scheduler = [
+    dict(type='MultiStepLR', by_epoch=True, milestones=[15], gamma=0.3)
+]
+default_hooks = dict(logger=dict(interval=20), checkpoint=dict(interval=5))
+randomness = dict(seed=0)
