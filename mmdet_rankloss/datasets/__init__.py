@@ -1,6 +1,6 @@
-"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits), packing, the
-AUC recipe's augmentations, digits on random scenes, and a VOC dataset that
-checks its files."""
+"""Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits by class or by
+instance), packing, the AUC recipe's augmentations, digits on random scenes,
+and a VOC dataset that checks its files."""
 from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
 from .digit_scene import RandomDigitScene, render_digit_scene
 from .digits import DigitInstancesDataset, DigitsDataset
