@@ -26,10 +26,11 @@ standard deviation.
 
 MMEngine's logger prints the training ETA every few iterations; the table
 is also written to ``<work-dir>/results.txt``, and the last line says where
-the results, logs and checkpoints are. A few minutes per seed on 2 CPU
-cores (one thread by default)::
+the results, logs and checkpoints are. About 100 s per seed on a 2-core CPU
+(one thread by default)::
 
-    python tools/retrieval_quickstart.py [--config CONFIG | --scene]
+    python tools/retrieval_quickstart.py [--config CONFIG | --scene |
+                                          --plain-digits]
         [--work-dir DIR] [--epochs N] [--seeds S ...] [--threads T]
         [--cfg-options KEY=VALUE ...]
 """
