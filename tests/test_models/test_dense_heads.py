@@ -441,8 +441,9 @@ def test_every_rambo_config_takes_its_loss_from_the_recipe():
 @pytest.mark.parametrize('name',
                          [c for c in CONFIGS if '_rambo-focal_' in c])
 def test_the_mix_twin_changes_only_the_head_and_its_loss(name):
-    """RaMBO + focal: the focal twin's config (lr and score threshold
-    included) with the RaMBO head and the recipe's mix as loss_cls."""
+    """RaMBO + focal: the focal twin's config (score threshold included)
+    with the RaMBO head and the recipe's mix as loss_cls; the RetinaNet mix
+    has its own lr, selected on val (ATSS's selected focal's)."""
     ours = load(name).to_dict()
     twin = load(name.replace('_rambo-focal_', '_focal_')).to_dict()
     head = ours['model']['bbox_head']
@@ -452,6 +453,9 @@ def test_the_mix_twin_changes_only_the_head_and_its_loss(name):
     assert ours.pop('rambo_focal_dense_loss') == dict(mixed_loss(),
                                                       _delete_=True)
     ours.pop('rambo_dense_loss')
+    if 'retinanet_r18' in name:
+        assert ours['optim_wrapper']['optimizer'].pop('lr') == 0.02
+        twin['optim_wrapper']['optimizer'].pop('lr')
     for key in ('type', 'loss_cls'):
         twin['model']['bbox_head'].pop(key)
     assert ours == twin
