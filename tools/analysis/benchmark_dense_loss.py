@@ -225,7 +225,7 @@ def speed(args, data):
     # the per-level inputs loss_by_feat hands to loss_cls
     collected = {}
 
-    def collect(scores, labels, weights):
+    def collect(scores, labels, weights, avg_factor=None):
         collected.update(scores=[s.detach() for s in scores],
                          labels=labels, weights=weights)
         return {}
