@@ -36,6 +36,7 @@ the results, logs and checkpoints are. About 100 s per seed on a 2-core CPU
 """
 import argparse
 import copy
+import json
 import os
 import os.path as osp
 import sys
@@ -49,6 +50,7 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 import mmdet_rankloss  # noqa: E402,F401
 from mmdet_rankloss.evaluation import retrieval_metrics  # noqa: E402
+from mmdet_rankloss.utils.run_logs import machine_name  # noqa: E402
 
 CONFIG_DIR = osp.join(
     osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs', 'retrieval')
@@ -59,6 +61,13 @@ DIGITS_CONFIG = osp.join(CONFIG_DIR,
 SCENE_CONFIG = osp.join(CONFIG_DIR,
                         'retrieval_r18-w16_rambo-log_10e_digits-scene.py')
 ROWS = ('pixels, no network', 'untrained network', 'trained, final epoch')
+# `--loss`: the config's loss replaced by a peer's, at its paper's settings
+# (compared on the digit-instance demo by tools/studies/
+# digit_instances_losses.py; the lr stays the config's unless set)
+PEER_LOSSES = {
+    'fastap': dict(type='FastAPLoss', num_bins=10),
+    'triplet-bh': dict(type='BatchHardTripletLoss', margin=0.3),
+}
 
 
 def parse_args(argv=None):
@@ -82,6 +91,10 @@ def parse_args(argv=None):
     parser.add_argument(
         '--work-dir', default='work_dirs/retrieval_quickstart')
     parser.add_argument('--epochs', type=int, help='override max_epochs')
+    parser.add_argument(
+        '--loss', choices=sorted(PEER_LOSSES),
+        help='train with this peer loss instead of the config\'s RaMBO '
+        'recall loss (everything else unchanged)')
     parser.add_argument(
         '--seeds',
         type=int,
@@ -195,9 +208,31 @@ def run_all(args):
     path = osp.join(args.work_dir, 'results.txt')
     with open(path, 'w', encoding='utf-8') as f:
         f.write('\n'.join(report) + '\n')
-    print(f'results written to {path}; logs and checkpoints under '
-          f'{args.work_dir}')
+    with open(osp.join(args.work_dir, 'results.json'), 'w',
+              encoding='utf-8') as f:
+        json.dump(results_as_json(args, results), f, indent=1)
+    print(f'results written to {path} (and results.json); logs and '
+          f'checkpoints under {args.work_dir}')
     return results
+
+
+def results_as_json(args, results) -> dict:
+    """The numbers of :func:`run_all` as plain JSON types, per seed, for
+    tools that collect runs (``tools/retrieval_study.py``)."""
+    seeds = {}
+    for seed, out in results.items():
+        row = {name: {k: float(v) for k, v in out[name].items()}
+               for name in ROWS}
+        row.update(
+            seconds=float(out['seconds']),
+            last_val_r1=None if out.get('last_val') is None else float(
+                out['last_val']),
+            val_is_test=bool(out['val_is_test']))
+        seeds[str(seed)] = row
+    return dict(config=osp.relpath(osp.abspath(args.config)),
+                loss=args.loss,
+                cfg_options=dict(args.cfg_options or {}),
+                machine=machine_name(), seeds=seeds)
 
 
 def last_val_r1(runner):
@@ -213,6 +248,8 @@ def run(args, seed, work_dir):
     from mmengine.config import Config
     from mmengine.runner import Runner
     cfg = Config.fromfile(args.config)
+    if args.loss:
+        cfg.model.loss = dict(PEER_LOSSES[args.loss])  # replaced, not merged
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
     cfg.work_dir = work_dir

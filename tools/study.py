@@ -554,11 +554,17 @@ def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
               f'{eta / 60:.1f} min', flush=True)
         return res
 
+    run_each(one, todo, jobs)
+
+
+def run_each(one, items: Sequence, jobs: int) -> None:
+    """``one(item)`` for every item, ``jobs`` at a time (threads that wait
+    on training processes); the first error is raised at the end."""
     if jobs > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(one, todo))
+            list(pool.map(one, items))
     else:
-        for item in todo:
+        for item in items:
             one(item)
 
 
@@ -580,15 +586,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv=None) -> Dict[str, str]:
-    args = parse_args(argv)
-    spec = load_spec(args.spec)
-    work_dir = osp.abspath(args.work_dir)
-    methods = args.methods or list(spec['methods'])
+def requested_methods(spec: dict, methods: Optional[Sequence[str]]
+                      ) -> List[str]:
+    """``--methods`` (all of the spec's when None), checked."""
+    methods = list(methods or spec['methods'])
     unknown = sorted(set(methods) - set(spec['methods']))
     if unknown:
         raise SystemExit(f'unknown methods {unknown}; the spec has '
                          f'{sorted(spec["methods"])}')
+    return methods
+
+
+def main(argv=None) -> Dict[str, str]:
+    args = parse_args(argv)
+    spec = load_spec(args.spec)
+    work_dir = osp.abspath(args.work_dir)
+    methods = requested_methods(spec, args.methods)
     # a method with lr_from needs that method's grid
     grid_methods = sorted(
         {spec['methods'][m].get('lr_from', m) for m in methods},

@@ -1,5 +1,8 @@
 """The retrieval quickstart script runs end to end (shortened)."""
+import json
 import os.path as osp
+
+import pytest
 
 # a shortened run: one epoch of one or two batches, 60 test digits
 SHORT = [
@@ -24,6 +27,12 @@ def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
     assert len(list(tmp_path.glob('best_retrieval_R@1_epoch_1.pth'))) == 1
     assert osp.isfile(tmp_path / 'results.txt')
     assert set(results) == {0} and results[0]['seconds'] > 0
+    # the same numbers as JSON, for tools/retrieval_study.py
+    with open(tmp_path / 'results.json') as f:
+        saved = json.load(f)['seeds']['0']
+    assert saved['trained, final epoch']['R@1'] == pytest.approx(
+        results[0]['trained, final epoch']['R@1'])
+    assert saved['last_val_r1'] == pytest.approx(results[0]['last_val'])
     for row in module.ROWS:
         assert 0 <= results[0][row]['R@1'] <= 1
 
@@ -65,3 +74,16 @@ def test_plain_digits_report_their_zero_shot_split(tmp_path, capsys,
     assert 'digits.py' in out and 'retrieving digits 5-9' in out
     # val is the test split there: no separate val line
     assert 'val R@1 at the last evaluation' not in out
+
+
+def test_a_peer_loss_replaces_the_rambo_loss(tmp_path, capsys, load_tool):
+    module = load_tool('tools/retrieval_quickstart.py')
+    module.main(['--work-dir', str(tmp_path), '--loss', 'fastap'] + SHORT +
+                ['train_dataloader.sampler.num_batches=1'])
+    assert 'FastAPLoss, trained on the train digit instances' in \
+        capsys.readouterr().out
+    with open(tmp_path / 'results.json') as f:
+        assert json.load(f)['loss'] == 'fastap'
+    # the whole loss is replaced: no RaMBO argument is left to reach FastAP
+    assert module.PEER_LOSSES['fastap'] == dict(type='FastAPLoss',
+                                                num_bins=10)

@@ -15,7 +15,6 @@ functions (cross-entropy is unbounded, the AP loss is 1 - AP, in [0, 1]):
 compare each curve's shape, not the heights across methods.
 """
 import argparse
-import importlib.util
 import os.path as osp
 import sys
 from collections import defaultdict
@@ -23,16 +22,9 @@ from typing import Dict, List, Optional, Sequence
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, osp.join(ROOT, 'tools'))
 from mmdet_rankloss.utils.run_logs import (  # noqa: E402
     read_records, save_figure)
-
-
-def _study_tool():
-    spec = importlib.util.spec_from_file_location(
-        'study_tool', osp.join(ROOT, 'tools', 'study.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def epoch_losses(run_dir: str, key: str = 'loss') -> List[float]:
@@ -57,13 +49,9 @@ def collect_curves(spec_path: str,
                    loss_key: str = 'loss') -> Dict[str, dict]:
     """``{method: dict(label, lr, seeds, ap50, loss)}`` with ``ap50`` and
     ``loss`` as (seeds, epochs) lists cut to the shortest run."""
-    study = _study_tool()
+    import study  # tools/study.py: its spec reader and run layout
     spec = study.load_spec(spec_path)
-    methods = list(methods or spec['methods'])
-    unknown = sorted(set(methods) - set(spec['methods']))
-    if unknown:
-        raise SystemExit(f'unknown methods {unknown}; {spec_path} has '
-                         f'{sorted(spec["methods"])}')
+    methods = study.requested_methods(spec, methods)
     results = study.collect_results(spec, work_dir)
     chosen = study.selected_lrs(spec, results)
     curves = {}
