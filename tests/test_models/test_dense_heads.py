@@ -415,6 +415,7 @@ def test_rambo_twin_changes_only_head_loss_lr_and_threshold(focal):
     # the recipe the loss comes from, kept as a variable by MMEngine
     assert ours.pop('rambo_dense_loss') == dict(rank_loss(), _delete_=True)
     ours.pop('rambo_focal_dense_loss')
+    ours.pop('rambo_sigmoid_focal_dense_loss')
     assert ours['model']['test_cfg'].pop('score_thr') == 0.0
     ours['optim_wrapper']['optimizer'].pop('lr')
     for key in ('type', 'loss_cls'):
@@ -449,9 +450,14 @@ def test_the_mix_twin_changes_only_the_head_and_its_loss(name):
     head = ours['model']['bbox_head']
     assert head.pop('type') == ('RaMBORetinaHead' if 'retinanet' in name
                                 else 'RaMBOATSSHead')
-    assert head.pop('loss_cls') == mixed_loss()
-    assert ours.pop('rambo_focal_dense_loss') == dict(mixed_loss(),
-                                                      _delete_=True)
+    # RaMBO ranks the logits (selected on val on ATSS); the RetinaNet
+    # DigitsVOC mix keeps the sigmoid scores its study measured
+    space = 'sigmoid' if 'retinanet_r18' in name else 'logits'
+    assert head.pop('loss_cls') == mixed_loss(score_space=space)
+    assert ours.pop('rambo_focal_dense_loss') == dict(
+        mixed_loss(score_space='logits'), _delete_=True)
+    assert ours.pop('rambo_sigmoid_focal_dense_loss') == dict(
+        mixed_loss(), _delete_=True)
     ours.pop('rambo_dense_loss')
     if 'retinanet_r18' in name:
         assert ours['optim_wrapper']['optimizer'].pop('lr') == 0.02
