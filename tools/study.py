@@ -393,10 +393,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                 text = f'**{text}**'
             cells.append(f'lr {lr:g}: {text}')
         md.append(f'- {m["label"]} (`{mname}`): ' + ', '.join(cells))
-    md += ['', '## Test AP50 at the selected learning rate', '',
-           '| method | lr | seeds | test AP50 mean ± std | per seed | '
-           f'paired diff. to {spec["baseline"]} [95 % CI] | '
-           'train time (s) |', '|---|---|---|---|---|---|---|']
+    md += ['', '## Test AP50 at the selected learning rate', '']
+    table = []
     per_method = {}
     for mname in spec['methods']:
         if mname not in chosen:
@@ -418,11 +416,18 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
             f'{100 * diff["high"]:+.1f}]')
         times = [results[(mname, chosen[mname], s)]['train_seconds']
                  for s in values]
-        md.append(
+        table.append(
             f'| {spec["methods"][mname]["label"]} | {chosen[mname]:g} | '
             f'{len(values)} | {100 * mean:.1f} ± {_pct(std)} | '
             + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
             f' | {diff_text} | {mean_std(times)[0]:.0f} |')
+    if table:
+        md += ['| method | lr | seeds | test AP50 mean ± std | per seed | '
+               f'paired diff. to {spec["baseline"]} [95 % CI] | '
+               'train time (s) |', '|---|---|---|---|---|---|---|'] + table
+    else:  # a selection-only study, or its test phase not run yet
+        md.append('No test run (`--phase test`): this report holds the '
+                  'learning-rate selection only.')
     cal_rows = []
     for mname in per_method:
         cals = [results[(mname, chosen[mname], s)].get('calibration', {})

@@ -139,6 +139,18 @@ def test_report_csv_and_table(study, tmp_path):
     assert osp.isfile(paths['png'])
 
 
+def test_report_of_a_selection_only_study(study, tmp_path):
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    results = {('ce', lr, 0): _fake('ce', lr, 0, val)
+               for lr, val in ((0.01, 0.5), (0.02, 0.6))}
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'out'))['md']).read()
+    assert '- ce (`ce`): lr 0.01: 50.0, lr 0.02: **60.0**' in md
+    # no empty table header: a sentence says there is no test run
+    assert '| method | lr |' not in md
+    assert 'No test run (`--phase test`)' in md
+
+
 def test_finished_runs_are_skipped(study, tmp_path, monkeypatch):
     spec = study.load_spec(_write_spec(tmp_path, SPEC))
     work = tmp_path / 'work'
