@@ -1,0 +1,319 @@
+#!/usr/bin/env python
+"""Markdown tables of the study reports, kept in the docs between markers.
+
+    python tools/analysis/evidence_tables.py            # print every table
+    python tools/analysis/evidence_tables.py --write    # rewrite the docs
+    python tools/analysis/evidence_tables.py --check    # diff, exit 1 if stale
+
+A table lives in ``README.md`` or ``docs/*.md`` between two markers::
+
+    <!-- evidence-table: NAME -->
+    ... generated, do not edit ...
+    <!-- /evidence-table -->
+
+``--write`` replaces what lies between them with the table ``NAME`` built
+from the reports in ``docs/evidence/``; ``--check`` writes nothing, prints a
+unified diff for every file whose tables differ and exits with status 1.
+
+The tables (``TABLES``):
+
+* ``results``: the study reports (``docs/evidence/<study>.csv``, written by
+  ``tools/study.py`` and ``tools/retrieval_study.py``). For each row, the
+  test rows of the method at its learning rate selected on val
+  (``selected_lr`` True and a test value present): mean ± sample standard
+  deviation over seeds, and the paired difference to the block's baseline
+  method on the same seeds with a 95 % t interval. The statistics are
+  ``tools/study.py``'s own (``mean_std``, ``paired_difference``), imported,
+  not re-implemented.
+* ``quickstart``: ``docs/evidence/quickstart_results.json``, written by
+  ``tools/quickstart.py``. While that file does not exist the table is
+  skipped with a message and its markers are left as they are.
+
+Numbers are in percent with one decimal, as in the study reports.
+"""
+import argparse
+import csv
+import difflib
+import glob
+import json
+import os.path as osp
+import re
+import sys
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, osp.join(ROOT, 'tools'))
+
+EVIDENCE = 'docs/evidence'
+QUICKSTART_JSON = f'{EVIDENCE}/quickstart_results.json'
+MARKER = re.compile(
+    r'(<!-- evidence-table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)'
+    r'(<!-- /evidence-table -->)', re.S)
+
+_FRCNN = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
+_ATSS = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
+_RETINA = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
+_DIGITS = 'configs/retrieval/retrieval_r18-w16_rambo-log_20e_digit-instances.py'
+
+# One block per study report: its rows are (method in the CSV, label, config
+# file, what the study changed in that config, or '').
+RESULTS = [
+    dict(study='digitsvoc_scratch_16e', metric='test_ap50', baseline='ce',
+         baseline_label='CE', data='DigitsVOC',
+         protocol='Faster R-CNN R18-w32 FPN, from scratch, 16 epochs',
+         rows=[
+             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
+             ('rambo', 'RaMBO, paper settings', _FRCNN.format('rambo'),
+              '`margin=0.15`'),
+             ('margin0', 'RaMBO, margin 0', _FRCNN.format('rambo'), ''),
+             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
+              _FRCNN.format('rambo-bce'), ''),
+         ]),
+    dict(study='digitsvoc_dense_atss_16e', metric='test_ap50',
+         baseline='focal', baseline_label='focal', data='DigitsVOC',
+         protocol='ATSS R18-w32 FPN, from scratch, 16 epochs',
+         rows=[
+             ('focal', 'focal loss', _ATSS.format('focal'), ''),
+             ('rambo', 'RaMBO alone, all anchors', _ATSS.format('rambo'), ''),
+             ('mix', 'RaMBO (sigmoid) + focal', _ATSS.format('rambo-focal'),
+              '`score_space=sigmoid`'),
+             ('mix_logits', '**RaMBO (logits) + focal**',
+              _ATSS.format('rambo-focal'), ''),
+         ]),
+    dict(study='digitsvoc_dense_retinanet_16e', metric='test_ap50',
+         baseline='focal', baseline_label='focal', data='DigitsVOC',
+         protocol='RetinaNet R18-w32 FPN, from scratch, 16 epochs',
+         rows=[
+             ('focal', 'focal loss', _RETINA.format('focal'), ''),
+             ('rambo', 'RaMBO alone, all anchors', _RETINA.format('rambo'),
+              ''),
+             ('mix', 'RaMBO (sigmoid) + focal', _RETINA.format('rambo-focal'),
+              ''),
+         ]),
+    dict(study='digit_instances_losses', metric='test_r1', baseline='rambo',
+         baseline_label='RaMBO', data='digit instances',
+         protocol='retrieval, ResNet-18 (16 ch.), from scratch, 20 epochs; '
+         'R@1',
+         rows=[
+             ('rambo', '**RaMBO recall loss (log)**', _DIGITS, ''),
+             ('fastap', 'FastAP', _DIGITS, '`--loss fastap`'),
+             ('triplet', 'batch-hard triplet', _DIGITS,
+              '`--loss triplet-bh`'),
+         ]),
+]
+
+
+def _study():
+    """``tools/study.py``, imported by its module path as the other analysis
+    tools do (it imports the package, so this needs the environment)."""
+    import study
+    return study
+
+
+def read_csv(path: str) -> List[dict]:
+    with open(path, newline='', encoding='utf-8') as f:
+        return list(csv.DictReader(f))
+
+
+def test_values(rows: Sequence[dict], method: str,
+                metric: str) -> Dict[int, float]:
+    """``{seed: value}`` of ``method``'s test rows at its selected lr."""
+    out = {}
+    for r in rows:
+        if (r['method'] == method and r['selected_lr'] == 'True'
+                and r.get(metric, '') != ''):
+            seed = int(r['seed'])
+            if seed in out:
+                raise ValueError(f'{method}: two test rows for seed {seed}')
+            out[seed] = float(r[metric])
+    return out
+
+
+def _pm(values: Sequence[float]) -> str:
+    mean, std = _study().mean_std([100 * v for v in values])
+    return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
+
+
+def _interval(pair: Optional[dict]) -> str:
+    if pair is None:
+        return '-'
+    return (f'{100 * pair["mean"]:+.1f} [{100 * pair["low"]:+.1f}, '
+            f'{100 * pair["high"]:+.1f}]')
+
+
+def _rel(path: str, doc_dir: str) -> str:
+    """``path`` (from the repository root) as seen from ``doc_dir``."""
+    return osp.relpath(osp.join(ROOT, path),
+                       osp.join(ROOT, doc_dir)).replace(osp.sep, '/')
+
+
+def _link(path: str, doc_dir: str) -> str:
+    return f'[`{osp.basename(path)}`]({_rel(path, doc_dir)})'
+
+
+def results_table(doc_dir: str = '.') -> str:
+    """The results of every study block; links relative to ``doc_dir``."""
+    study = _study()
+    lines = [
+        '| loss: config | data | protocol | seeds | AP50 / R@1 (%), '
+        'mean ± sd | paired difference vs baseline [95 % CI] |',
+        '|---|---|---|---|---|---|'
+    ]
+    for block in RESULTS:
+        path = osp.join(ROOT, EVIDENCE, f'{block["study"]}.csv')
+        rows = read_csv(path)
+        base = test_values(rows, block['baseline'], block['metric'])
+        if not base:
+            raise ValueError(f'{path}: no test rows for the baseline '
+                             f'{block["baseline"]!r}')
+        report = _rel(f'{EVIDENCE}/{block["study"]}.md', doc_dir)
+        for method, label, config, change in block['rows']:
+            values = test_values(rows, method, block['metric'])
+            if not values:
+                raise ValueError(f'{path}: no test rows for {method!r}')
+            if method == block['baseline']:
+                diff = 'baseline'
+            else:
+                diff = (_interval(study.paired_difference(values, base)) +
+                        f' vs {block["baseline_label"]}')
+            cell = f'{label}: {_link(config, doc_dir)}'
+            if change:
+                cell += f' with {change}'
+            lines.append(
+                f'| {cell} | {block["data"]} | {block["protocol"]} '
+                f'([report]({report})) | '
+                f'{len(values)} | {_pm(list(values.values()))} | {diff} |')
+    return '\n'.join(lines) + '\n'
+
+
+def _cell(value, fmt: str) -> str:
+    return '-' if value is None else format(value, fmt)
+
+
+def quickstart_table(doc_dir: str = '.',
+                     path: Optional[str] = None) -> Optional[str]:
+    """The quickstart's results, or None while its JSON does not exist."""
+    path = path or osp.join(ROOT, QUICKSTART_JSON)
+    if not osp.isfile(path):
+        return None
+    with open(path, encoding='utf-8') as f:
+        data = json.load(f)
+    lines = [
+        '| model | loss | config | lr | AP50 (%) | train time (s) | '
+        'boxes per image at score 0.3 | objects per image |',
+        '|---|---|---|---|---|---|---|---|'
+    ]
+    for row in data['rows']:
+        config = '-' if not row.get('config') else _link(
+            row['config'], doc_dir)
+        lines.append(
+            f'| {row["model"]} | {row["loss"]} | {config} | '
+            f'{_cell(row.get("lr"), "g")} | {100 * row["ap50"]:.1f} | '
+            f'{_cell(row.get("train_seconds"), ".0f")} | '
+            f'{_cell(row.get("boxes_per_image_at_0.3"), ".1f")} | '
+            f'{_cell(row.get("objects_per_image"), ".1f")} |')
+    total = data.get('total_seconds')
+    lines += [
+        '', f'Measured on {data["machine"]}, {data["date"]}'
+        + ('' if total is None else
+           f'; the whole command took {total / 60:.1f} min') + '.'
+    ]
+    return '\n'.join(lines) + '\n'
+
+
+TABLES: Dict[str, Callable[..., Optional[str]]] = dict(
+    results=results_table, quickstart=quickstart_table)
+
+
+def doc_files(root: str = ROOT) -> List[str]:
+    """README.md and docs/*.md, relative to ``root``."""
+    files = ['README.md'] + sorted(
+        osp.relpath(p, root) for p in glob.glob(osp.join(root, 'docs',
+                                                         '*.md')))
+    return [f for f in files if osp.isfile(osp.join(root, f))]
+
+
+def markers(text: str) -> List[str]:
+    """Names of the tables marked in ``text``, in order."""
+    return [m.group('name') for m in MARKER.finditer(text)]
+
+
+def render(text: str, doc_dir: str,
+           skipped: Optional[List[str]] = None) -> str:
+    """``text`` with every marked table regenerated; the names of tables
+    that cannot be generated yet (no input) are appended to ``skipped``."""
+    unknown = set(markers(text)) - set(TABLES)
+    if unknown:
+        raise KeyError(f'unknown evidence tables {sorted(unknown)}; known: '
+                       f'{sorted(TABLES)}')
+    cache: Dict[str, Optional[str]] = {}
+
+    def replace(m):
+        name = m.group('name')
+        if name not in cache:
+            cache[name] = TABLES[name](doc_dir)
+        table = cache[name]
+        if table is None:
+            if skipped is not None:
+                skipped.append(name)
+            return m.group(0)
+        return m.group(1) + table + m.group(4)
+
+    return MARKER.sub(replace, text)
+
+
+def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
+    """``{file: (old, new)}`` for every doc with markers, and the skipped
+    table names."""
+    out, skipped = {}, []
+    for rel in doc_files(root):
+        with open(osp.join(root, rel), encoding='utf-8') as f:
+            old = f.read()
+        if not markers(old):
+            continue
+        out[rel] = (old, render(old, osp.dirname(rel) or '.', skipped))
+    return out, sorted(set(skipped))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--write', action='store_true',
+                      help='rewrite the marked tables in place')
+    mode.add_argument('--check', action='store_true',
+                      help='print a diff and exit 1 if a table is stale')
+    args = parser.parse_args(argv)
+    if not (args.write or args.check):
+        for name, make in TABLES.items():
+            table = make('.')
+            print(f'<!-- evidence-table: {name} -->')
+            print(table if table is not None else
+                  f'(skipped: {QUICKSTART_JSON} does not exist yet)\n')
+        return 0
+    files, skipped = update()
+    for name in skipped:
+        print(f'evidence_tables: skipped table {name!r}: its input '
+              f'({QUICKSTART_JSON}) does not exist yet')
+    stale = 0
+    for rel, (old, new) in files.items():
+        if old == new:
+            continue
+        if args.write:
+            with open(osp.join(ROOT, rel), 'w', encoding='utf-8') as f:
+                f.write(new)
+            print(f'evidence_tables: rewrote {rel}')
+        else:
+            stale += 1
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    old.splitlines(True), new.splitlines(True),
+                    f'{rel} (in the repository)', f'{rel} (generated)'))
+    if args.check:
+        print(f'evidence_tables: {stale} stale file(s) of {len(files)} '
+              'with tables' + ('; run with --write' if stale else ''))
+    return 1 if stale else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
