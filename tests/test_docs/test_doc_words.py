@@ -1,0 +1,109 @@
+"""The user documentation speaks of the project only.
+
+README.md, CHANGELOG.md and docs/*.md must not use words that only make
+sense to the people who wrote them (work sessions, issue numbers, "this
+VM", commit hashes, paths outside the repository). Also checked: the README
+stays a short guide that links every docs page, keeps the test command that
+CI runs, and every relative link points at a file of the repository.
+"""
+import glob
+import os.path as osp
+import re
+
+import pytest
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+DOCS = ['README.md', 'CHANGELOG.md'] + sorted(
+    osp.relpath(p, ROOT) for p in glob.glob(osp.join(ROOT, 'docs', '*.md')))
+README_MAX_LINES = 180
+CI_TEST_COMMAND = 'tools/install.sh && .venv/bin/python -m pytest tests -q'
+
+# (what, pattern). Matched line by line after URLs are removed, so that a
+# GitHub link such as .../issues/12 or a DOI is not flagged.
+INTERNAL_WORDS = [
+    ('"session"', re.compile(r'\bsessions?\b', re.I)),
+    ('"issue"', re.compile(r'\bissues?\b', re.I)),
+    ('"this VM"', re.compile(r'\bthis VM\b', re.I)),
+    ('"lent"', re.compile(r'\blent\b', re.I)),
+    ('"spec"', re.compile(r'\bspecs?\b', re.I)),
+    ('"this round"', re.compile(r'\bthis round\b', re.I)),
+    # 7 to 40 lower-case hex digits with at least one letter and one digit:
+    # a commit hash, not a number or a word.
+    ('a commit hash',
+     re.compile(r'\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b')),
+    ('a path outside the repository', re.compile(r'\.\./shared\b|/work/')),
+]
+URL = re.compile(r'https?://[^\s)>\]]+')
+LINK = re.compile(r'\]\(([^)\s]+)\)')
+
+
+def _lines(rel):
+    path = osp.join(ROOT, rel)
+    if not osp.isfile(path):
+        pytest.skip(f'{rel} does not exist')
+    with open(path, encoding='utf-8') as f:
+        return f.read().splitlines()
+
+
+def hits(lines):
+    """(line number, what, matched text) of every internal word."""
+    out = []
+    for number, line in enumerate(lines, 1):
+        text = URL.sub('', line)
+        for what, pattern in INTERNAL_WORDS:
+            for m in pattern.finditer(text):
+                out.append((number, what, m.group(0)))
+    return out
+
+
+@pytest.mark.parametrize('rel', DOCS)
+def test_no_internal_words(rel):
+    found = hits(_lines(rel))
+    assert not found, f'{rel}: ' + '; '.join(
+        f'line {n}: {what} ({text!r})' for n, what, text in found)
+
+
+@pytest.mark.parametrize('line,flagged', [
+    ('measured in this session', True),
+    ('the issue asked for two budgets', True),
+    ('as the spec says', True),
+    ('on this VM, idle', True),
+    ('no GPU was lent to this task', True),
+    ('before this round of changes', True),
+    ('the code before b46befe changed it', True),
+    ('papers in ../shared/papers/', True),
+    ('see /work/main/README.md', True),
+    ('see https://github.com/o/r/issues/12 for details', False),
+    ('specification, respectively, 1234567 runs, deadbeef, facade', False),
+    ('the project\'s 2-core machine, 10,000,000 scores', False),
+])
+def test_the_word_list_is_precise(line, flagged):
+    assert bool(hits([line])) == flagged
+
+
+def test_readme_is_a_short_guide():
+    lines = _lines('README.md')
+    assert len(lines) <= README_MAX_LINES, len(lines)
+    # .ci/run executes this line of the README verbatim.
+    assert CI_TEST_COMMAND in lines
+
+
+def test_readme_links_every_docs_page_and_the_project_files():
+    text = '\n'.join(_lines('README.md'))
+    targets = set(LINK.findall(text))
+    for rel in DOCS[2:] + ['LICENSE', 'CHANGELOG.md']:
+        assert rel in targets, f'README.md does not link {rel}'
+
+
+@pytest.mark.parametrize('rel', DOCS)
+def test_relative_links_exist(rel):
+    missing = []
+    for number, line in enumerate(_lines(rel), 1):
+        for target in LINK.findall(line):
+            if re.match(r'[a-z]+:', target) or target.startswith('#'):
+                continue  # a URL, mail address or anchor on the same page
+            path = osp.normpath(
+                osp.join(ROOT, osp.dirname(rel), target.split('#')[0]))
+            if not osp.exists(path):
+                missing.append(f'line {number}: {target}')
+    assert not missing, f'{rel}: ' + '; '.join(missing)

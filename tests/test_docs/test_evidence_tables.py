@@ -1,0 +1,213 @@
+"""The result tables in README.md and docs/*.md are the generator's output.
+
+``tools/analysis/evidence_tables.py`` writes every table between
+``<!-- evidence-table: NAME -->`` markers from the study reports in
+``docs/evidence/``. These tests fail when a marked table differs from what
+the tool writes now (run it with ``--write``), and check the tool's numbers
+against a hand computation from the CSV.
+"""
+import csv
+import importlib.util
+import json
+import os.path as osp
+
+import numpy as np
+import pytest
+from scipy import stats
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+TOOL = osp.join(ROOT, 'tools', 'analysis', 'evidence_tables.py')
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location('evidence_tables', TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ET = _load_tool()
+
+
+def _marked():
+    """(file, table name) for every marker in README.md and docs/*.md."""
+    out = []
+    for rel in ET.doc_files(ROOT):
+        with open(osp.join(ROOT, rel), encoding='utf-8') as f:
+            out += [(rel, name) for name in ET.markers(f.read())]
+    return out
+
+
+MARKED = _marked()
+
+
+def _read(rel):
+    with open(osp.join(ROOT, rel), encoding='utf-8') as f:
+        return f.read()
+
+
+def _body(text, name):
+    for m in ET.MARKER.finditer(text):
+        if m.group('name') == name:
+            return m.group('body')
+    raise KeyError(name)
+
+
+def test_readme_has_the_results_and_quickstart_tables():
+    names = [name for rel, name in MARKED if rel == 'README.md']
+    assert 'results' in names and 'quickstart' in names
+
+
+@pytest.mark.parametrize('rel,name', MARKED,
+                         ids=[f'{r}:{n}' for r, n in MARKED])
+def test_marked_table_is_up_to_date(rel, name):
+    assert name in ET.TABLES, f'{rel}: unknown table {name!r}'
+    table = ET.TABLES[name](osp.dirname(rel) or '.')
+    if table is None:
+        pytest.skip(f'{name}: its input does not exist yet')
+    assert _body(_read(rel), name) == table, (
+        f'{rel}: table {name!r} is stale; run '
+        '`python tools/analysis/evidence_tables.py --write`')
+
+
+def test_check_mode_agrees(capsys):
+    """``--check`` exits 0 exactly when no marked table is stale."""
+    files, _ = ET.update(ROOT)
+    stale = [rel for rel, (old, new) in files.items() if old != new]
+    assert ET.main(['--check']) == (1 if stale else 0)
+    out = capsys.readouterr().out
+    for rel in stale:
+        assert f'{rel} (generated)' in out
+
+
+def _csv_rows(study):
+    path = osp.join(ROOT, 'docs', 'evidence', f'{study}.csv')
+    with open(path, newline='', encoding='utf-8') as f:
+        return list(csv.DictReader(f))
+
+
+def _test_values(rows, method, metric):
+    """By hand: {seed: value} of the rows at the selected lr with a test
+    value."""
+    return {
+        int(r['seed']): float(r[metric])
+        for r in rows if r['method'] == method and r['selected_lr'] == 'True'
+        and r[metric] != ''
+    }
+
+
+def _row_of(table, config_name, change=''):
+    rows = [
+        line for line in table.splitlines()
+        if f'[`{config_name}`]' in line and (change in line)
+    ]
+    if not change:
+        rows = [r for r in rows if ' with `' not in r.split('|')[1]]
+    assert len(rows) == 1, (config_name, rows)
+    return [cell.strip() for cell in rows[0].strip('|').split('|')]
+
+
+@pytest.mark.parametrize('study,method,baseline,metric,config,change', [
+    ('digitsvoc_scratch_16e', 'rambo_bce', 'ce', 'test_ap50',
+     'faster-rcnn_r18-w32_fpn_rambo-bce_16e_digitsvoc.py', ''),
+    ('digitsvoc_scratch_16e', 'rambo', 'ce', 'test_ap50',
+     'faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py', 'margin=0.15'),
+    ('digitsvoc_dense_atss_16e', 'mix_logits', 'focal', 'test_ap50',
+     'atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py', ''),
+    ('digit_instances_losses', 'fastap', 'rambo', 'test_r1',
+     'retrieval_r18-w16_rambo-log_20e_digit-instances.py', 'fastap'),
+])
+def test_numbers_match_a_hand_computation(study, method, baseline, metric,
+                                          config, change):
+    rows = _csv_rows(study)
+    values = _test_values(rows, method, metric)
+    base = _test_values(rows, baseline, metric)
+    assert len(values) >= 3
+    x = 100 * np.array([values[s] for s in sorted(values)])
+    seeds = sorted(set(values) & set(base))
+    d = 100 * np.array([values[s] - base[s] for s in seeds])
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    expected_pm = f'{x.mean():.1f} ± {x.std(ddof=1):.1f}'
+    expected_diff = (f'{d.mean():+.1f} [{d.mean() - half:+.1f}, '
+                     f'{d.mean() + half:+.1f}]')
+
+    table = _body(_read('README.md'), 'results')
+    cells = _row_of(table, config, change)
+    assert cells[3] == str(len(values))
+    assert cells[4] == expected_pm
+    assert cells[5].startswith(expected_diff + ' vs ')
+
+
+def test_baseline_rows_say_baseline():
+    table = ET.results_table('.')
+    for block in ET.RESULTS:
+        base = [row for row in block['rows'] if row[0] == block['baseline']]
+        assert len(base) == 1, block['study']
+    assert table.count('| baseline |') == len(ET.RESULTS)
+
+
+def test_only_test_rows_at_the_selected_lr_count():
+    rows = [
+        dict(method='a', seed='0', selected_lr='True', test_ap50='0.5'),
+        dict(method='a', seed='1', selected_lr='True', test_ap50=''),
+        dict(method='a', seed='0', selected_lr='False', test_ap50='0.9'),
+        dict(method='b', seed='0', selected_lr='True', test_ap50='0.1'),
+    ]
+    assert ET.test_values(rows, 'a', 'test_ap50') == {0: 0.5}
+
+
+QUICKSTART = dict(
+    machine='2-core x86-64 CPU, torch 2.13.0+cpu', date='2026-11-25',
+    total_seconds=400.0,
+    rows=[
+        dict(model='Faster R-CNN R18-w32 FPN', loss='none (untrained)',
+             config=None, lr=None, ap50=0.001, train_seconds=None,
+             **{'boxes_per_image_at_0.3': None}, objects_per_image=2.5),
+        dict(model='Faster R-CNN R18-w32 FPN', loss='RaMBO + sigmoid CE',
+             config='configs/quickstart/'
+             'faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py', lr=0.04,
+             ap50=0.8766, train_seconds=121.4,
+             **{'boxes_per_image_at_0.3': 3.14}, objects_per_image=2.5),
+    ])
+
+
+def test_quickstart_table_from_its_json(tmp_path):
+    path = tmp_path / 'quickstart_results.json'
+    path.write_text(json.dumps(QUICKSTART))
+    table = ET.quickstart_table('docs', str(path))
+    lines = table.splitlines()
+    assert lines[0].startswith('| model | loss | config | lr | AP50 (%)')
+    assert lines[2] == ('| Faster R-CNN R18-w32 FPN | none (untrained) | - | - '
+                        '| 0.1 | - | - | 2.5 |')
+    assert lines[3] == (
+        '| Faster R-CNN R18-w32 FPN | RaMBO + sigmoid CE | '
+        '[`faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py`]'
+        '(../configs/quickstart/faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py)'
+        ' | 0.04 | 87.7 | 121 | 3.1 | 2.5 |')
+    assert '2026-11-25' in table and '6.7 min' in table
+
+
+def test_quickstart_table_is_skipped_without_its_json(tmp_path):
+    assert ET.quickstart_table('.', str(tmp_path / 'missing.json')) is None
+    text = ('a\n<!-- evidence-table: quickstart -->\nold\n'
+            '<!-- /evidence-table -->\nb\n')
+    skipped = []
+    orig = ET.TABLES['quickstart']
+    ET.TABLES['quickstart'] = lambda doc_dir: None
+    try:
+        assert ET.render(text, '.', skipped) == text
+    finally:
+        ET.TABLES['quickstart'] = orig
+    assert skipped == ['quickstart']
+
+
+def test_render_replaces_only_the_marked_body():
+    text = ('before\n<!-- evidence-table: results -->\nstale\n'
+            '<!-- /evidence-table -->\nafter\n')
+    out = ET.render(text, '.')
+    assert out.startswith('before\n<!-- evidence-table: results -->\n| ')
+    assert out.endswith('|\n<!-- /evidence-table -->\nafter\n')
+    assert 'stale' not in out
+    with pytest.raises(KeyError, match='unknown'):
+        ET.render('<!-- evidence-table: nope -->\n<!-- /evidence-table -->',
+                  '.')
