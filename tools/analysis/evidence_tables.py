@@ -97,9 +97,10 @@ RESULTS = [
          'R@1',
          rows=[
              ('rambo', '**RaMBO recall loss (log)**', _DIGITS, ''),
-             ('fastap', 'FastAP', _DIGITS, '`--loss fastap`'),
+             ('fastap', 'FastAP', _DIGITS,
+              '`tools/retrieval_quickstart.py --loss fastap`'),
              ('triplet', 'batch-hard triplet', _DIGITS,
-              '`--loss triplet-bh`'),
+              '`tools/retrieval_quickstart.py --loss triplet-bh`'),
          ]),
 ]
 
