@@ -95,15 +95,33 @@ def test_readme_links_every_docs_page_and_the_project_files():
         assert rel in targets, f'README.md does not link {rel}'
 
 
+def anchors(path):
+    """GitHub's anchors of the headings of a markdown file."""
+    with open(path, encoding='utf-8') as f:
+        headings = [line.lstrip('#').strip() for line in f
+                    if re.match(r'#{1,6} ', line)]
+    return {
+        re.sub(r'[^\w\- ]', '', h.lower()).replace(' ', '-')
+        for h in headings
+    }
+
+
 @pytest.mark.parametrize('rel', DOCS)
 def test_relative_links_exist(rel):
+    """Every relative link names a file of the repository, and a link to a
+    heading of a markdown page names one that exists."""
     missing = []
     for number, line in enumerate(_lines(rel), 1):
         for target in LINK.findall(line):
-            if re.match(r'[a-z]+:', target) or target.startswith('#'):
-                continue  # a URL, mail address or anchor on the same page
+            if re.match(r'[a-z]+:', target):
+                continue  # a URL or mail address
+            file, _, anchor = target.partition('#')
             path = osp.normpath(
-                osp.join(ROOT, osp.dirname(rel), target.split('#')[0]))
+                osp.join(ROOT, osp.dirname(rel), file) if file else
+                osp.join(ROOT, rel))  # '#anchor': a heading of this page
             if not osp.exists(path):
                 missing.append(f'line {number}: {target}')
+            elif anchor and path.endswith('.md') and (
+                    anchor not in anchors(path)):
+                missing.append(f'line {number}: {target} (no such heading)')
     assert not missing, f'{rel}: ' + '; '.join(missing)
