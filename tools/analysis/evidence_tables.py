@@ -214,9 +214,10 @@ def quickstart_table(doc_dir: str = '.',
             f'{_cell(row.get("train_seconds"), ".0f")} | '
             f'{_cell(row.get("boxes_per_image_at_0.3"), ".1f")} | '
             f'{_cell(row.get("objects_per_image"), ".1f")} |')
-    total = data.get('total_seconds')
+    total, jobs = data.get('total_seconds'), data.get('jobs') or 1
     lines += [
         '', f'Measured on {data["machine"]}, {data["date"]}'
+        + ('' if jobs == 1 else f', {jobs} runs at a time')
         + ('' if total is None else
            f'; the whole command took {total / 60:.1f} min') + '.'
     ]
