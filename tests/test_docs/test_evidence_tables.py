@@ -177,8 +177,8 @@ def test_quickstart_table_from_its_json(tmp_path):
     table = ET.quickstart_table('docs', str(path))
     lines = table.splitlines()
     assert lines[0].startswith('| model | loss | config | lr | AP50 (%)')
-    assert lines[2] == ('| Faster R-CNN R18-w32 FPN | none (untrained) | - | - '
-                        '| 0.1 | - | - | 2.5 |')
+    assert lines[2] == ('| Faster R-CNN R18-w32 FPN | none (untrained) | - '
+                        '| - | 0.1 | - | - | 2.5 |')
     assert lines[3] == (
         '| Faster R-CNN R18-w32 FPN | RaMBO + sigmoid CE | '
         '[`faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py`]'

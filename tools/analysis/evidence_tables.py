@@ -54,7 +54,8 @@ MARKER = re.compile(
 _FRCNN = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 _ATSS = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
 _RETINA = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
-_DIGITS = 'configs/retrieval/retrieval_r18-w16_rambo-log_20e_digit-instances.py'
+_DIGITS = ('configs/retrieval/'
+           'retrieval_r18-w16_rambo-log_20e_digit-instances.py')
 
 # One block per study report: its rows are (method in the CSV, label, config
 # file, what the study changed in that config, or '').
