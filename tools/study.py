@@ -4,6 +4,7 @@
     python tools/study.py SPEC [--phase select|test|all] [--jobs N]
         [--work-dir work_dirs/studies] [--out-dir docs/evidence]
         [--methods NAME ...] [--dry-run] [--report-only]
+    python tools/study.py SPEC --freeze      # pre-register, before the test
 
 SPEC is a Python file (``tools/studies/*.py``) naming the methods (a config,
 options, a learning-rate grid), the seeds, the baseline and the data. The
@@ -18,6 +19,28 @@ protocol is the one a reviewer asks for:
    val and test detections are also scored for precision / recall at the
    usual thresholds and calibration (D-ECE), before and after a monotone
    Platt fit on val (``mmdet_rankloss.evaluation.calibration``).
+   ``test_split`` (default ``test``) names the VOC split list evaluated.
+
+Seeds: the selection seed (``select_seed``) defaults to the smallest seed
+>= 0 that is not a test seed, so selection and test seeds are disjoint. The
+DigitsVOC studies set ``select_seed = 0``, also their first test seed (the
+test row of seed 0 is the run that selected the lr); their reports say so.
+A method may also carry a learning rate selected before (``lr``, with
+``selected_on=dict(study=..., seeds=[...])``): it has no grid here.
+
+Pre-registration (``--freeze``): writes ``<out-dir>/<study>_preregistration
+.json`` and ``.md`` before any test run: the ``hypotheses`` (spec key: a list
+of ``dict(method, baseline, alternative='greater'|'less'|'two-sided')``; by
+default every method against the baseline, two-sided), the test seeds, the
+selected settings of the declared methods (config, options, lr), the date
+and a SHA-256 of those settings. It refuses while a declared method has no
+selected lr or already has a test result. Once a freeze exists (and always
+for a spec with ``preregistered = True``), the test phase refuses to run
+when the settings differ from the frozen ones (naming each field and both
+values), tests only the declared methods (others with ``--exploratory``),
+and stamps each test run with its start time and the frozen hash; the
+report refuses to report when the settings differ or a declared test run
+did not start after the freeze, and labels undeclared rows exploratory.
 
 Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
 and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``.
@@ -30,13 +53,18 @@ used when present (MMEngine's default).
 The report (``--out-dir``): ``<study>.csv`` (one row per run: final and
 per-epoch val AP50, test AP50, times, calibration), ``<study>.md`` (the
 selection grid; mean +/- std over seeds; each method's paired difference to
-the baseline on the same seeds with a 95 % t confidence interval; threshold
-and calibration table) and ``<study>_curves.png`` (val AP50 against epoch,
-mean and band over seeds).
+the baseline on the same seeds with a 95 % t confidence interval and,
+beside it, the Bonferroni interval at level 1 - alpha / m over the study's
+m comparisons; paired t-test and Holm-adjusted p-values; threshold and
+calibration table), ``<study>_comparisons.csv`` (one row per comparison,
+raw and corrected) and ``<study>_curves.png`` (val AP50 against epoch, mean
+and band over seeds). Pre-registered hypotheses form one family, the other
+comparisons an exploratory one.
 """
 import argparse
 import csv
 import glob
+import hashlib
 import json
 import math
 import os
@@ -45,6 +73,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from typing import Dict, List, Optional, Sequence, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
@@ -79,28 +108,102 @@ def load_spec(path: str) -> dict:
     if not seeds or len(set(seeds)) != len(seeds) or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f'{path}: seeds must be distinct ints, got {seeds}')
-    cfg.setdefault('select_seed', seeds[0])
+    # Selection and test seeds are disjoint unless the spec says otherwise:
+    # the default selection seed is the smallest seed >= 0 that is not a
+    # test seed. (The DigitsVOC studies set ``select_seed = 0``, also their
+    # first test seed: that overlap is kept for them and said in reports.)
+    cfg.setdefault('select_seed', min(set(range(len(seeds) + 1)) -
+                                      set(seeds)))
     cfg.setdefault('options', [])
+    cfg.setdefault('test_split', 'test')
+    cfg.setdefault('alpha', 0.05)
+    cfg.setdefault('preregistered', False)
+    if not isinstance(cfg['test_split'], str) or not cfg['test_split']:
+        raise ValueError(f'{path}: test_split must name a VOC split list, '
+                         f"got {cfg['test_split']!r}")
+    if not 0 < cfg['alpha'] < 1:
+        raise ValueError(f"{path}: alpha must lie in (0, 1), got "
+                         f"{cfg['alpha']!r}")
     for name, m in methods.items():
         where = f'{path}: method {name!r}'
         if 'config' not in m or not osp.isfile(osp.join(ROOT, m['config'])):
             raise ValueError(f"{where}: config {m.get('config')!r} not found")
-        has_grid, has_from = 'lrs' in m, 'lr_from' in m
-        if has_grid == has_from:
+        kinds = [k for k in ('lrs', 'lr', 'lr_from') if k in m]
+        if len(kinds) != 1:
             raise ValueError(f'{where}: give exactly one of lrs (a grid '
-                             'searched on val) and lr_from (another '
+                             'searched on val), lr (a learning rate selected '
+                             'before, see selected_on) and lr_from (another '
                              "method's selected lr)")
-        if has_grid and (not m['lrs'] or not all(
-                isinstance(lr, (int, float)) and lr > 0 for lr in m['lrs'])):
+        if 'lrs' in m and (not m['lrs'] or not all(
+                _is_number(lr) and lr > 0 for lr in m['lrs'])):
             raise ValueError(f"{where}: lrs must be positive numbers, got "
                              f"{m['lrs']}")
-        if has_from and (m['lr_from'] not in methods
-                         or 'lrs' not in methods[m['lr_from']]):
+        if 'lr' in m and not (_is_number(m['lr']) and m['lr'] > 0):
+            raise ValueError(f"{where}: lr must be a positive number, got "
+                             f"{m['lr']!r}")
+        if 'lr_from' in m and (m['lr_from'] not in methods or not (
+                {'lrs', 'lr'} & set(methods[m['lr_from']]))):
             raise ValueError(f"{where}: lr_from {m['lr_from']!r} must name a "
-                             'method with its own lrs')
+                             'method with its own lrs or lr')
+        on = m.get('selected_on')
+        if on is not None and not (isinstance(on, dict) and all(
+                isinstance(s, int) for s in on.get('seeds', [None]))):
+            raise ValueError(f'{where}: selected_on must be a dict with the '
+                             f'seeds (ints) the lr was selected with, got '
+                             f'{on!r}')
         m.setdefault('options', [])
         m.setdefault('label', name)
+    cfg['hypotheses'] = _hypotheses(cfg, path)
     return cfg
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+ALTERNATIVES = ('greater', 'less', 'two-sided')
+
+
+def _hypotheses(cfg: dict, path: str) -> List[dict]:
+    """The spec's ``hypotheses``, checked and completed.
+
+    Each is ``dict(method=..., baseline=<the spec's>, alternative=
+    'greater' | 'less' | 'two-sided')`` on the metric test AP50: 'greater'
+    states ``method - baseline > 0``. Without ``hypotheses`` every method is
+    compared with the baseline, two-sided.
+    """
+    methods = cfg['methods']
+    declared = cfg.get('hypotheses')
+    if declared is None:
+        declared = [dict(method=m) for m in methods if m != cfg['baseline']]
+    out, seen = [], set()
+    for i, h in enumerate(declared):
+        if not isinstance(h, dict) or 'method' not in h:
+            raise ValueError(f'{path}: hypothesis {i + 1} must be a dict '
+                             f'with a method, got {h!r}')
+        h = dict(h)
+        h.setdefault('baseline', cfg['baseline'])
+        h.setdefault('alternative', 'two-sided')
+        for key in ('method', 'baseline'):
+            if h[key] not in methods:
+                raise ValueError(f'{path}: hypothesis {i + 1}: {key} '
+                                 f'{h[key]!r} is not one of the methods '
+                                 f'{sorted(methods)}')
+        if h['method'] == h['baseline']:
+            raise ValueError(f'{path}: hypothesis {i + 1} compares '
+                             f"{h['method']!r} with itself")
+        if h['alternative'] not in ALTERNATIVES:
+            raise ValueError(f'{path}: hypothesis {i + 1}: alternative must '
+                             f'be one of {ALTERNATIVES}, got '
+                             f"{h['alternative']!r}")
+        if (h['method'], h['baseline']) in seen:
+            raise ValueError(f'{path}: hypothesis {i + 1} repeats '
+                             f"{h['method']} against {h['baseline']}")
+        seen.add((h['method'], h['baseline']))
+        h.setdefault('id', f'H{i + 1}')
+        h['metric'] = 'test AP50'
+        out.append(h)
+    return out
 
 
 def lr_tag(lr: float) -> str:
@@ -138,6 +241,9 @@ def selected_lrs(spec: dict, results: Dict[Tuple, dict]) -> Dict[str, float]:
             scores.append((-res['val_ap50'], float(lr)))
         else:
             chosen[name] = min(scores)[1]
+    for name, m in spec['methods'].items():
+        if 'lr' in m:  # selected before this study (``selected_on``)
+            chosen[name] = float(m['lr'])
     for name, m in spec['methods'].items():
         if 'lr_from' in m and m['lr_from'] in chosen:
             chosen[name] = chosen[m['lr_from']]
@@ -179,15 +285,17 @@ def load_ground_truth(data_root: str, split: str,
     return load_voc_ground_truth(data_root, split, classes or DIGIT_CLASSES)
 
 
-def score_calibration(data_root: str, val_pkl: str, test_pkl: str) -> dict:
-    """Precision / recall at THRESHOLDS and D-ECE on test, before and after
-    a Platt fit on val."""
+def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
+                      test_split: str = 'test') -> dict:
+    """Precision / recall at THRESHOLDS and D-ECE on test (the VOC split
+    list ``test_split``), before and after a Platt fit on val."""
     from mmdet_rankloss.evaluation.calibration import (
         apply_platt, expected_calibration_error, fit_platt, match_detections,
         precision_recall_at)
     matched = {}
     for split, pkl in (('val', val_pkl), ('test', test_pkl)):
-        ids, gts = load_ground_truth(data_root, split)
+        ids, gts = load_ground_truth(data_root,
+                                     test_split if split == 'test' else split)
         dets = load_detections(pkl)
         missing = [i for i in ids if i not in dets]
         if missing:
@@ -208,8 +316,14 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str) -> dict:
 
 
 def execute_run(spec: dict, method: str, lr: float, seed: int,
-                evaluate_test: bool, work_dir: str) -> dict:
-    """Trains (or resumes) one run, evaluates it; returns its result."""
+                evaluate_test: bool, work_dir: str,
+                preregistration: Optional[str] = None) -> dict:
+    """Trains (or resumes) one run, evaluates it; returns its result.
+
+    The test evaluation records when it started and the settings hash of
+    the pre-registration it ran under (``preregistration``, or None), which
+    the report checks.
+    """
     m = spec['methods'][method]
     directory = run_dir(work_dir, spec['name'], method, lr, seed)
     os.makedirs(directory, exist_ok=True)
@@ -245,14 +359,18 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     if evaluate_test and 'test_ap50' not in result:
         with open(osp.join(directory, 'last_checkpoint')) as f:
             ckpt = f.read().strip()
+        result['test_started_at'] = _now()
+        result['preregistration_sha256'] = preregistration
         start = time.perf_counter()
         pkls = {}
+        test_split = spec.get('test_split', 'test')
         for split in ('val', 'test'):
             out_dir = osp.join(directory, f'eval_{split}')
             pkls[split] = osp.join(out_dir, 'detections.pkl')
-            split_options = [] if split == 'test' else [
+            listed = test_split if split == 'test' else 'val'
+            split_options = [] if listed == 'test' else [
                 'test_dataloader.dataset.ann_file='
-                'VOC2007/ImageSets/Main/val.txt'
+                f'VOC2007/ImageSets/Main/{listed}.txt'
             ]
             run_logged([
                 python, 'tools/test.py', m['config'], ckpt, '--work-dir',
@@ -262,11 +380,12 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         if not test_ap:
             raise RuntimeError(f'{directory}: tools/test.py logged no {METRIC}')
         result['test_ap50'] = test_ap[max(test_ap)]
+        result['test_split'] = test_split
         result['test_seconds'] = time.perf_counter() - start
         try:
             result['calibration'] = score_calibration(
                 osp.join(ROOT, spec['data']['root']), pkls['val'],
-                pkls['test'])
+                pkls['test'], test_split)
         except ValueError as err:  # e.g. no true positive on val
             result['calibration'] = dict(error=str(err))
         _write_json(result_path, result)
@@ -336,10 +455,364 @@ def paired_difference(method: Dict[int, float], baseline: Dict[int, float],
         return None
     diffs = [method[s] - baseline[s] for s in seeds]
     mean, std = mean_std(diffs)
-    half = t_quantile(len(diffs) - 1, 0.5 + confidence / 2) * std / math.sqrt(
-        len(diffs))
-    return dict(n=len(diffs), mean=mean, std=std, low=mean - half,
-                high=mean + half, diffs=diffs)
+    se = std / math.sqrt(len(diffs))
+    half = t_quantile(len(diffs) - 1, 0.5 + confidence / 2) * se
+    return dict(n=len(diffs), mean=mean, std=std, se=se, low=mean - half,
+                high=mean + half, diffs=diffs, seeds=seeds)
+
+
+def t_interval(diff: dict, level: float,
+               alternative: str = 'two-sided') -> Tuple[float, float]:
+    """The t interval of a ``paired_difference`` at ``level``.
+
+    Two-sided: mean -+ t(1 - (1 - level) / 2, n - 1) * se. One-sided, as
+    its test: 'greater' gives [mean - t(level, n - 1) * se, +inf), 'less'
+    (-inf, mean + t(level, n - 1) * se].
+    """
+    df = diff['n'] - 1
+    if alternative == 'two-sided':
+        half = t_quantile(df, 0.5 + level / 2) * diff['se']
+        return diff['mean'] - half, diff['mean'] + half
+    half = t_quantile(df, level) * diff['se']
+    if alternative == 'greater':
+        return diff['mean'] - half, math.inf
+    if alternative == 'less':
+        return -math.inf, diff['mean'] + half
+    raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
+                     f'{alternative!r}')
+
+
+def paired_t_pvalue(diff: dict, alternative: str = 'two-sided') -> float:
+    """p-value of the paired t-test of a ``paired_difference``: t = mean /
+    se with n - 1 degrees of freedom ('greater': the method is better)."""
+    from scipy import stats
+    if diff['se'] > 0:
+        t = diff['mean'] / diff['se']
+    else:  # every pair differs by the same amount
+        t = 0.0 if diff['mean'] == 0 else math.copysign(math.inf,
+                                                        diff['mean'])
+    df = diff['n'] - 1
+    if alternative == 'greater':
+        return float(stats.t.sf(t, df))
+    if alternative == 'less':
+        return float(stats.t.cdf(t, df))
+    if alternative == 'two-sided':
+        return min(1.0, float(2 * stats.t.sf(abs(t), df)))
+    raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
+                     f'{alternative!r}')
+
+
+def holm(pvalues: Sequence[float]) -> List[float]:
+    """Holm's step-down adjusted p-values, in the input order.
+
+    With the p-values sorted p(1) <= ... <= p(m), the adjusted p(i) is
+    max over j <= i of min(1, (m - j + 1) p(j)); a hypothesis is rejected at
+    level alpha when its adjusted p-value is at most alpha.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def corrected_family(comparisons: List[dict], alpha: float = 0.05,
+                     confidence: float = 0.95) -> List[dict]:
+    """Raw and multiplicity-corrected statistics of one family.
+
+    ``comparisons``: dicts with ``diff`` (a ``paired_difference`` or None:
+    not measured yet) and ``alternative``. The family has m = len(
+    comparisons) members, measured or not (a missing one counts with p = 1,
+    which keeps Holm valid). Each gets: the raw two-sided ``confidence`` t
+    interval (``low``, ``high``), the Bonferroni interval at level 1 -
+    alpha / m (one-sided for a one-sided alternative: ``bonf_low``,
+    ``bonf_high``), the paired t-test ``p``, Holm's ``p_holm`` and
+    ``significant`` (p_holm <= alpha). Returns new dicts.
+    """
+    m = len(comparisons)
+    out = []
+    for c in comparisons:
+        row = dict(c, m=m, alpha=alpha, bonf_level=1 - alpha / m)
+        diff = c.get('diff')
+        if diff is not None:
+            row['low'], row['high'] = t_interval(diff, confidence)
+            row['bonf_low'], row['bonf_high'] = t_interval(
+                diff, 1 - alpha / m, c['alternative'])
+            row['p'] = paired_t_pvalue(diff, c['alternative'])
+        out.append(row)
+    adjusted = holm([r.get('p', 1.0) for r in out])
+    for row, p_holm in zip(out, adjusted):
+        if 'p' in row:
+            row['p_holm'] = p_holm
+            row['significant'] = p_holm <= alpha
+    return out
+
+
+# ------------------------------------------------------ pre-registration
+class PreregistrationError(RuntimeError):
+    """A test run or a report that the study's pre-registration forbids."""
+
+
+def preregistration_paths(spec: dict, out_dir: str) -> Tuple[str, str]:
+    """``<out-dir>/<study>_preregistration.json`` and its ``.md``."""
+    base = osp.join(out_dir, f"{spec['name']}_preregistration")
+    return base + '.json', base + '.md'
+
+
+def declared_methods(spec: dict) -> List[str]:
+    """The methods the hypotheses name (tested or baseline), spec order."""
+    names = {h[k] for h in spec['hypotheses'] for k in ('method', 'baseline')}
+    return [m for m in spec['methods'] if m in names]
+
+
+def _plain(value):
+    """A JSON round trip: tuples become lists, as in the frozen file."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
+    """What a pre-registration freezes: everything that decides the test
+    runs and their comparison (not the labels, notes or descriptions)."""
+    methods = {}
+    for name in declared_methods(spec):
+        m = spec['methods'][name]
+        lr = chosen.get(name)
+        methods[name] = dict(config=m['config'], options=list(m['options']),
+                             lr=None if lr is None else float(lr))
+    return _plain(dict(
+        study=spec['name'], metric=f'test AP50 ({METRIC}, VOCMetric)',
+        test_split=spec['test_split'], test_seeds=list(spec['seeds']),
+        select_seed=spec['select_seed'], alpha=spec['alpha'],
+        data=spec.get('data'), options=list(spec['options']),
+        pretrained=spec.get('pretrained'),
+        hypotheses=[{k: h[k] for k in ('id', 'method', 'baseline',
+                                       'alternative', 'metric')}
+                    for h in spec['hypotheses']],
+        methods=methods))
+
+
+def settings_hash(settings: dict) -> str:
+    text = json.dumps(settings, sort_keys=True, separators=(',', ':'))
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def settings_differences(frozen: dict, current: dict,
+                         prefix: str = '') -> List[str]:
+    """``'field: frozen A, now B'`` for every field that differs."""
+    out = []
+    for key in sorted(set(frozen) | set(current)):
+        a, b = frozen.get(key, '<absent>'), current.get(key, '<absent>')
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += settings_differences(a, b, f'{prefix}{key}.')
+        elif a != b:
+            out.append(f'{prefix}{key}: frozen {a!r}, now {b!r}')
+    return out
+
+
+def selection_seeds(spec: dict, name: str) -> Optional[List[int]]:
+    """The seeds that selected a method's lr (None: not recorded)."""
+    m = spec['methods'][name]
+    if 'lr_from' in m:
+        return selection_seeds(spec, m['lr_from'])
+    if 'lrs' in m:
+        return [spec['select_seed']]
+    on = m.get('selected_on')
+    return None if on is None else sorted(on.get('seeds', []))
+
+
+def seed_overlap(spec: dict, methods: Sequence[str]) -> Dict[str, List[int]]:
+    """``{method: test seeds that also selected its lr}``, overlaps only."""
+    out = {}
+    for name in methods:
+        both = sorted(set(selection_seeds(spec, name) or [])
+                      & set(spec['seeds']))
+        if both:
+            out[name] = both
+    return out
+
+
+def selection_note(spec: dict, name: str) -> str:
+    """How a method's learning rate was chosen, in words."""
+    m = spec['methods'][name]
+    if 'lr_from' in m:
+        return (f"the lr of `{m['lr_from']}` "
+                f"({selection_note(spec, m['lr_from'])})")
+    if 'lrs' in m:
+        grid = ', '.join(f'{lr:g}' for lr in m['lrs'])
+        return (f'best val AP50 of the grid {{{grid}}}, seed '
+                f"{spec['select_seed']}, in this study")
+    on = m.get('selected_on')
+    if not on:
+        return 'declared in the spec (no selection record)'
+    seeds = ', '.join(map(str, on.get('seeds', []))) or '?'
+    text = (f"declared in the spec; selected on val in `{on.get('study', '?')}`"
+            f' with seeds {seeds}')
+    return text + (f"; {on['note']}" if on.get('note') else '')
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec='seconds')
+
+
+def _file_sha256(path: str) -> str:
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def read_preregistration(spec: dict, out_dir: str,
+                         required: Optional[bool] = None) -> Optional[dict]:
+    """The study's frozen pre-registration, or None where there is none.
+
+    ``required`` (default: the spec's ``preregistered``) makes a missing
+    file an error. A file whose settings do not match its own hash was
+    edited by hand: an error too.
+    """
+    path = preregistration_paths(spec, out_dir)[0]
+    if required is None:
+        required = spec['preregistered']
+    if not osp.isfile(path):
+        if required:
+            raise PreregistrationError(
+                f"study {spec['name']!r} is pre-registered but {path} does "
+                'not exist: run tools/study.py SPEC --freeze before any test '
+                'run')
+        return None
+    with open(path, encoding='utf-8') as f:
+        record = json.load(f)
+    if settings_hash(record['settings']) != record['settings_sha256']:
+        raise PreregistrationError(
+            f'{path}: its settings do not match its settings_sha256: the '
+            'frozen file was edited after the freeze')
+    record['path'] = path
+    return record
+
+
+def check_preregistration(spec: dict, chosen: Dict[str, float],
+                          record: dict) -> None:
+    """Raises unless the spec's settings (and the selected lrs) are the
+    frozen ones; the message names each field and both values."""
+    diffs = settings_differences(record['settings'],
+                                 study_settings(spec, chosen))
+    if diffs:
+        raise PreregistrationError(
+            f"the settings of study {spec['name']!r} differ from its "
+            f"pre-registration {record['path']} (frozen "
+            f"{record['frozen_at']}): " + '; '.join(diffs) + '. Restore '
+            'the frozen settings: a changed study is a new study (a new '
+            'name and a new freeze).')
+
+
+def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
+           now: Optional[str] = None) -> Dict[str, str]:
+    """Writes the pre-registration (``--freeze``): hypotheses, test seeds,
+    selected settings, date and settings hash, before any test run.
+
+    Refuses when a declared method has no selected lr yet, when a declared
+    method already has a test result on a test seed, and when another
+    freeze of the study exists with other settings. Freezing the same
+    settings again leaves the file (and its date) as it is.
+    """
+    results = collect_results(spec, work_dir)
+    chosen = selected_lrs(spec, results)
+    declared = declared_methods(spec)
+    missing = [m for m in declared if m not in chosen]
+    if missing:
+        raise PreregistrationError(
+            f'cannot freeze {spec["name"]!r}: no learning rate selected yet '
+            f'for {missing}: run the select phase first (or declare their '
+            'lr in the spec)')
+    tested = sorted({(m, s) for (m, _, s), r in results.items()
+                     if m in declared and s in spec['seeds']
+                     and 'test_ap50' in r})
+    if tested:
+        raise PreregistrationError(
+            f'cannot freeze {spec["name"]!r}: test results exist already for '
+            f'(method, seed) {tested}: a pre-registration comes before any '
+            'test run')
+    settings = study_settings(spec, chosen)
+    digest = settings_hash(settings)
+    json_path, md_path = preregistration_paths(spec, out_dir)
+    paths = dict(json=json_path, md=md_path)
+    if osp.isfile(json_path):
+        old = read_preregistration(spec, out_dir, required=True)
+        if old['settings_sha256'] == digest:
+            print(f'[study] {spec["name"]} is frozen already '
+                  f'({old["frozen_at"]}, {json_path}); unchanged', flush=True)
+            return paths
+        raise PreregistrationError(
+            f'{json_path} froze other settings on {old["frozen_at"]}: '
+            + '; '.join(settings_differences(old['settings'], settings)) +
+            '. A study is frozen once; a changed study is a new study (a '
+            'new name and a new freeze).')
+    rel = osp.relpath(osp.abspath(spec_path), ROOT)
+    record = dict(
+        study=spec['name'], spec=rel, frozen_at=now or _now(),
+        settings_sha256=digest, settings=settings,
+        selection={m: dict(lr=chosen[m], how=selection_note(spec, m),
+                           seeds=selection_seeds(spec, m))
+                   for m in declared},
+        seed_overlap=seed_overlap(spec, declared),
+        config_sha256={spec['methods'][m]['config']: _file_sha256(
+            osp.join(ROOT, spec['methods'][m]['config'])) for m in declared},
+        labels={m: spec['methods'][m]['label'] for m in declared})
+    os.makedirs(out_dir, exist_ok=True)
+    with open(md_path, 'w', encoding='utf-8') as f:
+        f.write(preregistration_markdown(spec, record))
+    _write_json(json_path, record)
+    print(f'[study] pre-registration: {json_path}, {md_path}', flush=True)
+    return paths
+
+
+def preregistration_markdown(spec: dict, record: dict) -> str:
+    st = record['settings']
+    m = len(st['hypotheses'])
+    alpha = st['alpha']
+    md = [f"# Pre-registration of study `{record['study']}`", '',
+          f"Frozen {record['frozen_at']} by `python tools/study.py "
+          f"{record['spec']} --freeze`, before any test run. Settings "
+          f"SHA-256 `{record['settings_sha256']}` (the `settings` of the "
+          'JSON file beside this one). The test phase refuses to run and the '
+          'report refuses to report when the settings differ; test rows of '
+          'methods not declared here are labelled exploratory.', '']
+    if spec.get('description'):
+        md += [spec['description'].strip(), '']
+    md += ['## Hypotheses', '',
+           f"Metric: {st['metric']} on the `{st['test_split']}` split, per "
+           'seed; the statistic is the mean paired difference method - '
+           f"baseline over the test seeds. m = {m} comparison"
+           f"{'s' if m != 1 else ''}, alpha = {alpha:g}: paired t-tests, "
+           f'Holm-adjusted p-values; Bonferroni intervals at level '
+           f'1 - {alpha:g}/{m} = {1 - alpha / m:.4g} (one-sided for a '
+           'one-sided hypothesis).', '']
+    sign = {'greater': '>', 'less': '<', 'two-sided': '!='}
+    labels = record.get('labels', {})
+    for h in st['hypotheses']:
+        md.append(f"- **{h['id']}** ({h['alternative']}): "
+                  f"{labels.get(h['method'], h['method'])} (`{h['method']}`)"
+                  f" {sign[h['alternative']]} "
+                  f"{labels.get(h['baseline'], h['baseline'])} "
+                  f"(`{h['baseline']}`), {h['metric']}")
+    md += ['', '## Settings', '',
+           f"Test seeds: {', '.join(map(str, st['test_seeds']))}. Test split: "
+           f"`{st['test_split']}`.", '',
+           '| method | config | lr | how the lr was selected | options |',
+           '|---|---|---|---|---|']
+    for name, ms in st['methods'].items():
+        options = ', '.join(f'`{o}`' for o in st['options'] + ms['options'])
+        md.append(f"| `{name}` | `{ms['config']}` | {ms['lr']:g} | "
+                  f"{record['selection'][name]['how']} | {options or '-'} |")
+    overlap = record['seed_overlap']
+    md += ['']
+    if overlap:
+        md.append('**Selection and test seeds overlap:** ' + '; '.join(
+            f'`{k}`: seed {", ".join(map(str, v))}' for k, v in
+            overlap.items()) + ' selected the lr and is also a test seed.')
+    else:
+        md.append('Selection and test seeds are disjoint: no test seed took '
+                  'part in choosing a learning rate.')
+    return '\n'.join(md) + '\n'
 
 
 # ---------------------------------------------------------------- report
@@ -352,6 +825,20 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         md=osp.join(out_dir, f'{name}.md'),
         png=osp.join(out_dir, f'{name}_curves.png'))
     chosen = selected_lrs(spec, results)
+    per_method = {}
+    for mname in spec['methods']:
+        if mname not in chosen:
+            continue
+        lr = chosen[mname]
+        per_method[mname] = {
+            s: results[(mname, lr, s)]['test_ap50']
+            for s in spec['seeds']
+            if 'test_ap50' in results.get((mname, lr, s), {})
+        }
+    record = read_preregistration(spec, out_dir, required=False)
+    check_reportable(spec, results, chosen, per_method, record)
+    declared = declared_methods(spec) if record else []
+    comparisons = study_comparisons(spec, per_method, record)
     rows = sorted(results.values(),
                   key=lambda r: (list(spec['methods']).index(r['method']),
                                  r['lr'], r['seed']))
@@ -375,10 +862,19 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     if spec.get('description'):
         md += [spec['description'].strip(), '']
     machines = sorted({r.get('machine', '?') for r in rows})
+    split = spec['test_split']
     md += [f'Machine: {"; ".join(machines) or "-"}. AP50 in %, VOCMetric '
-           '(11 points). Seeds: ' + ', '.join(map(str, spec['seeds'])) +
+           '(11 points). Test seeds: ' + ', '.join(map(str, spec['seeds'])) +
+           (f'; test split `{split}`' if split != 'test' else '') +
            f'; learning rates selected on val with seed '
-           f'{spec["select_seed"]}.', '']
+           f'{spec["select_seed"]}' + (
+               ' (methods with a grid)' if any(
+                   'lr' in m for m in spec['methods'].values()) else '') +
+           '.', '', seeds_sentence(spec, [m for m in per_method
+                                          if per_method[m]] or list(chosen)),
+           '']
+    if record is not None or any(per_method.values()):
+        md += [preregistration_sentence(spec, record), '']
     md += ['## Learning rate selection (val AP50 after the last epoch)', '']
     for mname, m in spec['methods'].items():
         if 'lrs' not in m or not any(
@@ -395,17 +891,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         md.append(f'- {m["label"]} (`{mname}`): ' + ', '.join(cells))
     md += ['', '## Test AP50 at the selected learning rate', '']
     table = []
-    per_method = {}
-    for mname in spec['methods']:
-        if mname not in chosen:
-            continue
-        lr = chosen[mname]
-        per_method[mname] = {
-            s: results[(mname, lr, s)]['test_ap50']
-            for s in spec['seeds']
-            if 'test_ap50' in results.get((mname, lr, s), {})
-        }
     base = per_method.get(spec['baseline'], {})
+    by_pair = {(c['method'], c['baseline']): c for c in comparisons}
     for mname, values in per_method.items():
         if not values:
             continue
@@ -414,17 +901,26 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         diff_text = '-' if mname == spec['baseline'] or diff is None else (
             f'{100 * diff["mean"]:+.1f} [{100 * diff["low"]:+.1f}, '
             f'{100 * diff["high"]:+.1f}]')
+        comp = by_pair.get((mname, spec['baseline']), {})
+        bonf_text = _interval_text(comp) if 'p' in comp else '-'
         times = [results[(mname, chosen[mname], s)]['train_seconds']
                  for s in values]
+        label = spec['methods'][mname]['label']
+        if record and mname not in declared:
+            label += ' *(exploratory)*'
         table.append(
-            f'| {spec["methods"][mname]["label"]} | {chosen[mname]:g} | '
+            f'| {label} | {chosen[mname]:g} | '
             f'{len(values)} | {100 * mean:.1f} ± {_pct(std)} | '
             + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
-            f' | {diff_text} | {mean_std(times)[0]:.0f} |')
+            f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
     if table:
         md += ['| method | lr | seeds | test AP50 mean ± std | per seed | '
                f'paired diff. to {spec["baseline"]} [95 % CI] | '
-               'train time (s) |', '|---|---|---|---|---|---|---|'] + table
+               'Bonferroni CI (see below) | train time (s) |',
+               '|---|---|---|---|---|---|---|---|'] + table
+        md += [''] + comparisons_markdown(spec, comparisons)
+        paths['comparisons'] = osp.join(out_dir, f'{name}_comparisons.csv')
+        write_comparisons_csv(spec, comparisons, paths['comparisons'])
     else:  # a selection-only study, or its test phase not run yet
         md.append('No test run (`--phase test`): this report holds the '
                   'learning-rate selection only.')
@@ -466,6 +962,199 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     with open(paths['md'], 'w', encoding='utf-8') as f:
         f.write('\n'.join(md) + '\n')
     return paths
+
+
+def check_reportable(spec: dict, results: Dict[Tuple, dict],
+                     chosen: Dict[str, float],
+                     per_method: Dict[str, Dict[int, float]],
+                     record: Optional[dict]) -> None:
+    """Refuses a report the pre-registration does not allow: settings that
+    differ from the frozen ones, a declared method's test run that started
+    before the freeze (or under no freeze), test rows of a pre-registered
+    study without its freeze file."""
+    has_test = any(per_method.values())
+    if record is None:
+        if spec['preregistered'] and has_test:
+            raise PreregistrationError(
+                f"study {spec['name']!r} is pre-registered, but its "
+                'pre-registration file is not in the report folder: no test '
+                'row can be reported')
+        return
+    check_preregistration(spec, chosen, record)
+    frozen_at = datetime.fromisoformat(record['frozen_at'])
+    for mname in declared_methods(spec):
+        for seed in sorted(per_method.get(mname, {})):
+            res = results[(mname, chosen[mname], seed)]
+            started = res.get('test_started_at')
+            if (started is None
+                    or datetime.fromisoformat(started) < frozen_at
+                    or res.get('preregistration_sha256') !=
+                    record['settings_sha256']):
+                raise PreregistrationError(
+                    f'{mname} seed {seed}: its test run started '
+                    f'{started or "at an unrecorded time"} under '
+                    f"pre-registration {res.get('preregistration_sha256')}, "
+                    f"not after the freeze of {record['frozen_at']} under "
+                    f"{record['settings_sha256']}: it cannot be reported as "
+                    'pre-registered')
+
+
+def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
+                      record: Optional[dict]) -> List[dict]:
+    """The study's comparisons with raw and corrected statistics.
+
+    Frozen study: the pre-registered hypotheses are one family (m = their
+    number, measured or not); every other method against the baseline is
+    exploratory, a second family. Otherwise every method against the
+    baseline, two-sided, is one exploratory family.
+    """
+    def pair(method, baseline):
+        return paired_difference(per_method.get(method, {}),
+                                 per_method.get(baseline, {}))
+
+    out = []
+    done = set()
+    if record is not None:
+        family = []
+        for h in record['settings']['hypotheses']:
+            family.append(dict(h, family='pre-registered',
+                               diff=pair(h['method'], h['baseline'])))
+            done.add((h['method'], h['baseline']))
+        out += corrected_family(family, spec['alpha'])
+    family = []
+    for mname, values in per_method.items():
+        key = (mname, spec['baseline'])
+        if mname == spec['baseline'] or key in done:
+            continue
+        diff = pair(*key)
+        if diff is not None:
+            family.append(dict(id='-', method=mname,
+                               baseline=spec['baseline'],
+                               alternative='two-sided', family='exploratory',
+                               diff=diff))
+    if family:
+        out += corrected_family(family, spec['alpha'])
+    return out
+
+
+def _bound(value: float) -> str:
+    return '+∞' if value == math.inf else (
+        '-∞' if value == -math.inf else f'{100 * value:+.1f}')
+
+
+def _interval_text(c: dict) -> str:
+    """``[low, high]`` in points; an infinite end is open."""
+    left = '(' if c['bonf_low'] == -math.inf else '['
+    right = ')' if c['bonf_high'] == math.inf else ']'
+    return (f"{left}{_bound(c['bonf_low'])}, {_bound(c['bonf_high'])}"
+            f"{right} (m = {c['m']})")
+
+
+def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
+    if not comparisons:
+        return []
+    alpha = spec['alpha']
+    md = ['## Comparisons, corrected for multiplicity', '',
+          'Each comparison is the paired difference method - baseline over '
+          'the test seeds both have. Beside the raw two-sided 95 % t '
+          f'interval: the Bonferroni interval at level 1 - {alpha:g}/m (m: '
+          'the comparisons of its family; one-sided for a one-sided '
+          'hypothesis), the paired t-test p-value and the Holm-adjusted '
+          f'p-value; "yes" when the Holm-adjusted p is at most {alpha:g}.',
+          '']
+    for family in ('pre-registered', 'exploratory'):
+        members = [c for c in comparisons if c['family'] == family]
+        if not members:
+            continue
+        if family == 'pre-registered':
+            md.append(f"Pre-registered family: m = {members[0]['m']} "
+                      'hypotheses, frozen before the test runs.')
+        else:
+            md.append(f"Exploratory family: m = {members[0]['m']} "
+                      'comparisons, not pre-registered (no confirmatory '
+                      'claim).')
+        md += ['', '| comparison | alternative | seeds | diff. | raw 95 % CI '
+               '| Bonferroni CI | p (paired t) | Holm p | significant after '
+               'Holm |', '|---|---|---|---|---|---|---|---|---|']
+        labels = spec['methods']
+        for c in members:
+            name = (f"{c['id']}: " if c['id'] != '-' else '') + (
+                f"{labels[c['method']]['label']} vs "
+                f"{labels[c['baseline']]['label']}")
+            if 'p' not in c:
+                md.append(f"| {name} | {c['alternative']} | - | not measured "
+                          '| - | - | - | - | - |')
+                continue
+            d = c['diff']
+            md.append(
+                f"| {name} | {c['alternative']} | {d['n']} | "
+                f"{100 * d['mean']:+.1f} | [{100 * c['low']:+.1f}, "
+                f"{100 * c['high']:+.1f}] | {_interval_text(c)} | "
+                f"{c['p']:.4f} | {c['p_holm']:.4f} | "
+                f"{'yes' if c['significant'] else 'no'} |")
+        md.append('')
+    return md[:-1]
+
+
+def write_comparisons_csv(spec: dict, comparisons: List[dict],
+                          path: str) -> None:
+    """``<study>_comparisons.csv``: one row per comparison."""
+    overlap = seed_overlap(spec, list(spec['methods']))
+    with open(path, 'w', newline='', encoding='utf-8') as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            ['study', 'family', 'id', 'method', 'baseline', 'alternative',
+             'n', 'seeds', 'mean_diff', 'ci95_low', 'ci95_high', 'm',
+             'bonferroni_level', 'bonferroni_low', 'bonferroni_high', 'p',
+             'p_holm', 'significant_holm', 'selection_test_seed_overlap'])
+        for c in comparisons:
+            d = c.get('diff')
+            both = sorted(set(overlap.get(c['method'], [])) |
+                          set(overlap.get(c['baseline'], [])))
+            writer.writerow(
+                [spec['name'], c['family'], c['id'], c['method'],
+                 c['baseline'], c['alternative']] + (
+                     ['', '', '', '', ''] if d is None else
+                     [d['n'], ' '.join(map(str, d['seeds'])),
+                      f"{d['mean']:.4f}", f"{c['low']:.4f}",
+                      f"{c['high']:.4f}"]) +
+                [c['m'], f"{c['bonf_level']:.6g}"] + (
+                    ['', '', '', '', ''] if d is None else
+                    [f"{c['bonf_low']:.4f}", f"{c['bonf_high']:.4f}",
+                     f"{c['p']:.6g}", f"{c['p_holm']:.6g}",
+                     c['significant']]) +
+                [' '.join(map(str, both))])
+
+
+def seeds_sentence(spec: dict, methods: Sequence[str]) -> str:
+    """Whether the ``methods``' selection and test seeds overlap, in
+    words."""
+    overlap = seed_overlap(spec, methods)
+    unknown = [m for m in methods if selection_seeds(spec, m) is None]
+    note = '' if not unknown else (
+        ' The selection seeds of ' + ', '.join(f'`{m}`' for m in unknown) +
+        ' are not recorded (their lr is declared in the spec without '
+        '`selected_on`).')
+    if not overlap:
+        return ('Selection and test seeds are disjoint: no recorded '
+                'selection seed is a test seed.' + note)
+    seeds = sorted({s for v in overlap.values() for s in v})
+    return (f"**Selection and test seeds overlap:** seed "
+            f"{', '.join(map(str, seeds))} selected the learning rates on "
+            'val and is also a test seed (its test row is the run that '
+            'chose the lr, evaluated on test), for '
+            + ', '.join(f'`{m}`' for m in overlap) + '.' + note)
+
+
+def preregistration_sentence(spec: dict, record: Optional[dict]) -> str:
+    if record is None:
+        return ('Not pre-registered: every comparison below is exploratory.')
+    ids = ', '.join(h['id'] for h in record['settings']['hypotheses'])
+    return (f"Pre-registered: `{osp.basename(record['path'])}`, frozen "
+            f"{record['frozen_at']} (settings SHA-256 "
+            f"`{record['settings_sha256'][:12]}`), hypotheses {ids}; every "
+            'pre-registered test run started after the freeze. Rows marked '
+            'exploratory were not declared.')
 
 
 def _fmt(value, digits: int) -> str:
@@ -526,7 +1215,9 @@ def ensure_data(spec: dict) -> None:
     if not data:
         return
     root = osp.join(ROOT, data['root'])
-    if osp.isfile(osp.join(root, 'VOC2007', 'ImageSets', 'Main', 'test.txt')):
+    main = osp.join(root, 'VOC2007', 'ImageSets', 'Main')
+    if all(osp.isfile(osp.join(main, f'{split}.txt'))
+           for split in ('test', spec.get('test_split', 'test'))):
         return
     print(f'[study] writing the data set to {root}', flush=True)
     subprocess.run([sys.executable] + [a.format(root=root)
@@ -535,7 +1226,8 @@ def ensure_data(spec: dict) -> None:
 
 
 def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
-             work_dir: str, jobs: int, phase: str) -> None:
+             work_dir: str, jobs: int, phase: str,
+             preregistration: Optional[str] = None) -> None:
     results = collect_results(spec, work_dir)
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
     todo = [p for p in plan if needed not in results.get(p, {})]
@@ -547,7 +1239,8 @@ def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
     def one(item):
         method, lr, seed = item
         t0 = time.perf_counter()
-        res = execute_run(spec, method, lr, seed, evaluate_test, work_dir)
+        res = execute_run(spec, method, lr, seed, evaluate_test, work_dir,
+                          preregistration)
         finished[0] += 1
         elapsed = time.perf_counter() - start
         eta = elapsed / finished[0] * (len(todo) - finished[0]) / max(jobs, 1)
@@ -588,6 +1281,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                         'write no report')
     parser.add_argument('--report-only', action='store_true',
                         help='write the report from finished runs only')
+    parser.add_argument('--freeze', action='store_true',
+                        help='write the pre-registration (hypotheses, test '
+                        'seeds, selected settings, date, settings hash) to '
+                        '<out-dir>/<study>_preregistration.json and .md; '
+                        'run nothing')
+    parser.add_argument('--exploratory', action='store_true',
+                        help='in a frozen study, also test methods that no '
+                        'hypothesis declares (the report labels them '
+                        'exploratory)')
     return parser.parse_args(argv)
 
 
@@ -602,11 +1304,31 @@ def requested_methods(spec: dict, methods: Optional[Sequence[str]]
     return methods
 
 
+def test_methods(spec: dict, record: dict,
+                 requested: Optional[Sequence[str]],
+                 exploratory: bool) -> List[str]:
+    """The methods a frozen study tests: the declared ones by default;
+    an undeclared one only with ``--exploratory``."""
+    declared = declared_methods(spec)
+    if requested is None:
+        return declared
+    undeclared = [m for m in requested if m not in declared]
+    if undeclared and not exploratory:
+        raise PreregistrationError(
+            f'{undeclared} are not declared in the pre-registration '
+            f"{record['path']} (declared: {declared}): their test runs would "
+            'be exploratory; pass --exploratory to run them anyway (the '
+            'report labels them exploratory)')
+    return list(requested)
+
+
 def main(argv=None) -> Dict[str, str]:
     args = parse_args(argv)
     spec = load_spec(args.spec)
     work_dir = osp.abspath(args.work_dir)
     methods = requested_methods(spec, args.methods)
+    if args.freeze:
+        return freeze(spec, args.spec, work_dir, args.out_dir)
     # a method with lr_from needs that method's grid
     grid_methods = sorted(
         {spec['methods'][m].get('lr_from', m) for m in methods},
@@ -621,6 +1343,11 @@ def main(argv=None) -> Dict[str, str]:
                 run_plan(spec, plan, False, work_dir, args.jobs, 'select')
         if args.phase in ('test', 'all'):
             chosen = selected_lrs(spec, collect_results(spec, work_dir))
+            record = read_preregistration(spec, args.out_dir)
+            if record is not None:
+                check_preregistration(spec, chosen, record)
+                methods = test_methods(spec, record, args.methods,
+                                       args.exploratory)
             if args.dry_run:
                 try:
                     plan = test_plan(spec, methods, chosen)
@@ -630,7 +1357,8 @@ def main(argv=None) -> Dict[str, str]:
                     print('\n'.join(map(str, plan)))
             else:
                 plan = test_plan(spec, methods, chosen)
-                run_plan(spec, plan, True, work_dir, args.jobs, 'test')
+                run_plan(spec, plan, True, work_dir, args.jobs, 'test',
+                         record and record['settings_sha256'])
     if args.dry_run:  # prints the plan, writes nothing
         return {}
     paths = write_report(spec, collect_results(spec, work_dir), args.out_dir)

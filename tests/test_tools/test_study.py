@@ -25,6 +25,7 @@ def _write_spec(tmp_path, body, name='mini'):
 
 SPEC = f"""
 seeds = [0, 1, 2]
+select_seed = 0  # as the DigitsVOC studies: the selection seed is a test seed
 baseline = 'ce'
 methods = dict(
     ce=dict(config='{CE}', lrs=[0.01, 0.02]),
@@ -134,8 +135,19 @@ def test_report_csv_and_table(study, tmp_path):
     assert 'margin0' not in md and '- RaMBO (`rambo`)' in md
     assert '| ce | 0.02 | 3 | 60.0 ± 2.0 | 60.0, 58.0, 62.0 | - |' in md
     # diffs 2, 3, 4 points: mean 3.0, sd 1, CI 3 -+ 4.3027 / sqrt(3)
+    # one comparison (tau0 has no test run): Bonferroni at m = 1 is the raw
     assert '| RaMBO | 0.2 | 3 | 63.0 ± 2.6 | 62.0, 61.0, 66.0 | ' \
-        '+3.0 [+0.5, +5.5] | 11 |' in md
+        '+3.0 [+0.5, +5.5] | [+0.5, +5.5] (m = 1) | 11 |' in md
+    # the selection seed 0 is a test seed: the report says so
+    assert '**Selection and test seeds overlap:** seed 0' in md
+    assert 'Not pre-registered: every comparison below is exploratory' in md
+    # t = 3 / (1 / sqrt 3) = 5.196, 2 df: two-sided p = 0.0351
+    assert '| RaMBO vs ce | two-sided | 3 | +3.0 | [+0.5, +5.5] | ' \
+        '[+0.5, +5.5] (m = 1) | 0.0351 | 0.0351 | yes |' in md
+    summary = list(csv.DictReader(open(paths['comparisons'])))
+    assert [(r['method'], r['family'], r['m'], r['significant_holm'],
+             r['selection_test_seed_overlap']) for r in summary] == [
+        ('rambo', 'exploratory', '1', 'True', '0')]
     assert osp.isfile(paths['png'])
 
 
