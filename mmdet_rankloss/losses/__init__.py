@@ -35,3 +35,11 @@ __all__ = ['RaMBOAPLoss', 'average_precision_loss',
            'SoftRankThresholdLoss', 'srt_loss', 'srt_row_losses',
            'BatchHardTripletLoss', 'WilcoxonLoss', 'batch_hard_triplet_loss',
            'wilcoxon_loss']
+from .error_driven import (ErrorDrivenDetectionLoss, error_driven_loss,
+                           error_driven_terms, smoothed_step)
+from .rank_sort_loss import ErrorDrivenAPLoss, RankSortLoss
+from .alrp_loss import ALRPLoss, ALRPSelfBalanceHook
+
+__all__ += ['ErrorDrivenDetectionLoss', 'error_driven_loss',
+            'error_driven_terms', 'smoothed_step', 'RankSortLoss',
+            'ErrorDrivenAPLoss', 'ALRPLoss', 'ALRPSelfBalanceHook']

@@ -53,6 +53,9 @@ CONFIGS = {
 # no finite-difference gradient to compare with.
 NOT_GRADCHECKED = {'RaMBOAPLoss', 'MixedRankLoss', 'RaMBORecallLoss',
                    'BlackboxRanker', 'SorterRanker'}
+# Trained by the error-driven (identity) update, which is not the
+# derivative of the value: checked against the papers' update instead.
+NOT_GRADCHECKED |= {'RankSortLoss', 'ErrorDrivenAPLoss', 'ALRPLoss'}
 # Settings for the float64 gradient check: the value's true derivative.
 GRADCHECK_CONFIGS = {'SigmoidRanker': dict(positive_rank_grad=True)}
 # Dense (non-rank) terms: not zero on a batch without positives.
@@ -60,6 +63,7 @@ DENSE_TERMS = {'loss_cls_aux'}
 # Hyper-parameters for which 0 is out of range.
 MUST_BE_POSITIVE = {'lambda_val', 'temperature', 'min_std', 'slope',
                     'delta_s', 'num_bins'}
+MUST_BE_POSITIVE |= {'delta', 'sb_weight'}
 # Hyper-parameters for which a negative value is in range.
 NEGATIVE_OK = {'pad_value'}
 
