@@ -2,14 +2,23 @@
 
 ``import mmdet_rankloss`` (or ``custom_imports=dict(imports=['mmdet_rankloss'])``
 in a config) registers every loss, model, dataset, sampler, metric and hook of
-the package in MMDetection's registries.
+the package in MMDetection's registries, and applies the patches of
+:mod:`mmdet_rankloss.patches` named by the environment variable
+``MMDET_RANKLOSS_PATCHES`` (default: ``config_scope``, ``checkpoint_loader``,
+``head_fit_check``; ``none`` for none). ``tools/train.py`` and
+``tools/test.py`` apply all of them (also ``atomic_checkpoints``). What each
+changes and how to switch it: ``docs/architecture.md``, "Changes to MMEngine
+(patches)".
 """
 from .version import __version__
 from . import ops  # noqa: F401
 from . import losses  # noqa: F401
 from . import datasets, evaluation, models, samplers  # noqa: F401
-from . import utils  # noqa: F401  (MMEngine config/checkpoint patches)
+from . import utils  # noqa: F401
 from . import engine  # noqa: F401  (FastAP large-batch training)
+from . import patches
+
+patches.apply_import_defaults()
 
 __all__ = ['__version__', 'ops', 'losses', 'datasets',
-           'evaluation', 'models', 'samplers', 'utils', 'engine']
+           'evaluation', 'models', 'samplers', 'utils', 'engine', 'patches']

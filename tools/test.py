@@ -17,7 +17,11 @@ import sys
 # Running from a checkout: use this checkout's package.
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
+from mmdet_rankloss import patches  # noqa: E402
 from mmdet_rankloss.utils import run_mmdet_tool  # noqa: E402
 
 if __name__ == '__main__':
+    # Every patch of mmdet_rankloss.patches, atomic checkpoint writes
+    # included (docs/architecture.md, "Changes to MMEngine (patches)").
+    patches.enable_all()
     run_mmdet_tool('test.py')

@@ -7,9 +7,11 @@ Same arguments as MMDetection's script::
         [--resume [CHECKPOINT]] [--cfg-options KEY=VALUE ...]
         [--launcher {none,pytorch,slurm,mpi}]
 
-It runs MMDetection's own script after ``import mmdet_rankloss``, which also
-lets configs inherit ``mmdet_rankloss::...`` and makes ``--resume`` work with
-torch >= 2.6 (see ``mmdet_rankloss/utils``). ``--amp`` needs a GPU: MMEngine's
+It runs MMDetection's own script after ``import mmdet_rankloss`` and
+``mmdet_rankloss.patches.enable_all()``: configs may inherit
+``mmdet_rankloss::...``, ``--resume`` works with torch >= 2.6, and a job
+killed while writing a checkpoint leaves the previous one intact (see
+``mmdet_rankloss/patches.py``). ``--amp`` needs a GPU: MMEngine's
 ``AmpOptimWrapper`` refuses to run on CPU.
 """
 import os.path as osp
@@ -18,7 +20,11 @@ import sys
 # Running from a checkout: use this checkout's package.
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
+from mmdet_rankloss import patches  # noqa: E402
 from mmdet_rankloss.utils import run_mmdet_tool  # noqa: E402
 
 if __name__ == '__main__':
+    # Every patch of mmdet_rankloss.patches, atomic checkpoint writes
+    # included (docs/architecture.md, "Changes to MMEngine (patches)").
+    patches.enable_all()
     run_mmdet_tool('train.py')

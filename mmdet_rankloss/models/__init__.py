@@ -1,10 +1,10 @@
 """Retrieval models (plain and FastAP's large-batch wrapper) and the
 rank-loss dense heads, registered in ``mmdet.registry.MODELS``, the
 ``'Orthogonal'`` weight initialiser (MMEngine's ``WEIGHT_INITIALIZERS``), and
-the build-time check that a ``loss_cls`` fits its head: importing this
-package makes ``MODELS.build`` refuse a head whose ``loss_cls`` (one of
-ours) it cannot serve, naming the config field, its value and the fix
-(:func:`check_heads_at_build`, idempotent)."""
+the build-time check that a ``loss_cls`` fits its head: with the patch
+``head_fit_check`` of :mod:`mmdet_rankloss.patches` (applied by ``import
+mmdet_rankloss``), ``MODELS.build`` refuses a head whose ``loss_cls`` (one of
+ours) it cannot serve, naming the config field, its value and the fix."""
 from .dense_heads import (RankLossDenseHeadMixin, RaMBOATSSHead,
                           RaMBORetinaHead)
 from .head_fit import HeadFitError, check_heads_at_build, head_fit_faults
@@ -18,5 +18,3 @@ __all__ = [
     'LargeBatchRetrievalModel', 'chunked_embedding_backward',
     'HeadFitError', 'head_fit_faults', 'check_heads_at_build'
 ]
-
-check_heads_at_build()

@@ -7,11 +7,13 @@ scalars, and its statistics methods, pickled through ``getattr``), so
 ``Runner.resume`` and ``load_from`` stop with ``UnpicklingError``.
 
 The fix keeps ``weights_only=True`` and only widens it where MMEngine loads
-a checkpoint from a local path: :func:`allow_mmengine_checkpoint_globals`
-replaces MMEngine's local loader with the same loader run inside
-``torch.serialization.safe_globals(checkpoint_globals())``. Other
-``torch.load`` calls in the process keep torch's default allow-list, and a
-checkpoint holding any type outside the list below still fails.
+a checkpoint from a local path: the patch ``checkpoint_loader`` of
+:mod:`mmdet_rankloss.patches` replaces MMEngine's local loader with the same
+loader run inside ``torch.serialization.safe_globals(checkpoint_globals())``
+and through :func:`_load_checked`. Other ``torch.load`` calls in the process
+keep torch's default allow-list, and a checkpoint holding any type outside
+the list below still fails. This module holds the list and the errors; it
+changes nothing in MMEngine itself.
 
 Two more faults get a clear answer (``docs/reliability.md``):
 
@@ -20,12 +22,12 @@ Two more faults get a clear answer (``docs/reliability.md``):
 * a truncated or corrupt file (a job killed while writing, a partial copy)
   raises :class:`CorruptCheckpointError` naming the file, where torch says
   ``EOFError``, ``[Errno 22] Invalid argument`` or a ``PytorchStreamReader``
-  error without the file name. :func:`atomic_local_writes` makes MMEngine
+  error without the file name. The patch ``atomic_checkpoints`` of
+  :mod:`mmdet_rankloss.patches` (on in ``tools/train.py``) makes MMEngine
   write checkpoints to a temporary file renamed into place, so a kill
   during the write leaves the previous checkpoint (which ``last_checkpoint``
   still names) and no truncated file.
 """
-import functools
 import os
 import pickle
 import struct
@@ -107,52 +109,3 @@ def _corrupt(filename: str, error: Exception):
         f'cannot be loaded ({type(error).__name__}: {first}); a job killed '
         'while writing it leaves such a file: resume from the previous '
         'checkpoint') from error
-
-
-def atomic_local_writes() -> None:
-    """Makes MMEngine's local file writes atomic (idempotent).
-
-    ``LocalBackend.put`` (through which MMEngine saves checkpoints) writes
-    to ``<path>.tmp-<pid>``, flushes it to disk and renames it over
-    ``path``: a reader sees the old file or the complete new one, never a
-    part. A killed writer leaves only the temporary file.
-    """
-    from mmengine.fileio.backends import LocalBackend
-    if getattr(LocalBackend.put, '_mmdet_rankloss_patch', False):
-        return
-    original = LocalBackend.put
-
-    @functools.wraps(original)
-    def put(self, obj: bytes, filepath) -> None:
-        filepath = str(filepath)
-        tmp = f'{filepath}.tmp-{os.getpid()}'
-        original(self, obj, tmp)  # creates the folder, writes
-        with open(tmp, 'rb+') as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, filepath)
-
-    put._mmdet_rankloss_patch = True
-    LocalBackend.put = put
-
-
-def allow_mmengine_checkpoint_globals() -> None:
-    """Wraps MMEngine's local checkpoint loader with the allow-list.
-
-    Idempotent. A no-op when torch has no ``safe_globals`` (torch < 2.5): its
-    ``torch.load`` still defaults to ``weights_only=False``.
-    """
-    if not hasattr(torch.serialization, 'safe_globals'):
-        return
-    from mmengine.runner.checkpoint import CheckpointLoader
-    original = CheckpointLoader._get_checkpoint_loader('local/path.pth')
-    if getattr(original, '_mmdet_rankloss_patch', False):
-        return
-
-    @functools.wraps(original)
-    def load_from_local(filename, map_location):
-        with torch.serialization.safe_globals(checkpoint_globals()):
-            return _load_checked(original, filename, map_location)
-
-    load_from_local._mmdet_rankloss_patch = True
-    CheckpointLoader.register_scheme(
-        prefixes='', loader=load_from_local, force=True)

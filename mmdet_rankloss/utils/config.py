@@ -1,24 +1,16 @@
-"""Lets MMEngine resolve ``_base_ = 'mmdet_rankloss::<subdir>/<file>.py'``.
+"""Where the packaged configs are: ``mmdet_rankloss/.mim``.
 
-MMEngine 0.10.7 resolves ``package::path`` only for the OpenMMLab packages in
-``mmengine.config.utils.MODULE2PACKAGE`` (an assertion for any other name),
-then reads ``<package>/.mim/model-index.yml`` and falls back to
-``<package>/.mim/configs/<path>``. Both files ship with this package
-(``mmdet_rankloss/.mim``). Two patches remain, applied by
-:func:`register_config_package`:
-
-* add ``mmdet_rankloss`` to ``MODULE2PACKAGE``;
-* answer MMEngine's ``get_installed_path('mmdet_rankloss')`` with the directory
-  of the imported package. MMEngine derives it from the distribution's
-  location, which for an editable install (``pip install -e .``) is
-  site-packages, where no ``mmdet_rankloss`` directory exists.
-
-The patch must run before ``Config.fromfile`` parses a config:
-``custom_imports`` are imported only after the ``_base_`` files are merged,
-too late for a ``_base_`` that names this package. ``import mmdet_rankloss`` applies it, so
-``tools/train.py`` and ``tools/test.py`` of this repository (which import the
-package first) accept such configs; MMDetection's own scripts need the import
-first (see ``docs/detection.md``).
+MMEngine 0.10.7 resolves ``_base_ = 'mmdet_rankloss::<subdir>/<file>.py'``
+by reading ``<package>/.mim/model-index.yml`` and falling back to
+``<package>/.mim/configs/<path>``. Both ship with this package (in a
+checkout, links to ``model-index.yml`` and ``configs/``). MMEngine accepts
+the name ``mmdet_rankloss`` only once it is registered in its
+``MODULE2PACKAGE`` table: the patch ``config_scope`` of
+:mod:`mmdet_rankloss.patches`, applied by ``import mmdet_rankloss``. It must
+be in place before ``Config.fromfile`` parses a config: ``custom_imports``
+are imported only after the ``_base_`` files are merged, too late for a
+``_base_`` that names this package (MMDetection's own scripts need the
+import first, see ``docs/detection.md``).
 """
 import os
 import os.path as osp
@@ -64,22 +56,3 @@ def config_files(root: Optional[str] = None,
             for name in filenames if name.endswith(exts)
         ]
     return sorted(found)
-
-
-def register_config_package() -> None:
-    """Makes ``_base_ = 'mmdet_rankloss::...'`` resolvable; idempotent."""
-    from mmengine.config import config as config_module
-    from mmengine.config import utils as config_utils
-
-    config_utils.MODULE2PACKAGE.setdefault(PACKAGE, PACKAGE)
-    original = config_module.get_installed_path
-    if getattr(original, '_mmdet_rankloss_patch', False):
-        return
-
-    def get_installed_path(package: str) -> str:
-        if package == PACKAGE:
-            return package_root()
-        return original(package)
-
-    get_installed_path._mmdet_rankloss_patch = True
-    config_module.get_installed_path = get_installed_path

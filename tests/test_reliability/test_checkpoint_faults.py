@@ -2,7 +2,9 @@
 
 The checkpoints come from MMEngine's Runner (a small model, our resume
 hooks), loaded the way ``--resume`` and ``load_from`` load them
-(MMEngine's ``_load_checkpoint``, patched by ``import mmdet_rankloss``).
+(MMEngine's ``_load_checkpoint``, patched by ``import mmdet_rankloss``);
+the training script enables the atomic checkpoint writes as
+``tools/train.py`` does (``mmdet_rankloss.patches``).
 """
 import os
 import os.path as osp
@@ -31,7 +33,8 @@ SCRIPT = textwrap.dedent('''
     from mmengine.model import BaseModel
     from mmengine.runner import Runner
     import mmdet_rankloss
-    from mmdet_rankloss.utils import checkpoint as ckpt_mod
+    from mmdet_rankloss import patches
+    patches.enable('atomic_checkpoints')  # as tools/train.py does
 
     work_dir, max_epochs, resume, kill, keep = sys.argv[1:6]
 
@@ -41,7 +44,7 @@ SCRIPT = textwrap.dedent('''
             if dst.endswith(kill):
                 os.kill(os.getpid(), signal.SIGKILL)
             replace(src, dst)
-        ckpt_mod.os.replace = killing_replace
+        patches.os.replace = killing_replace
 
     class Model(BaseModel):
         def __init__(self):
