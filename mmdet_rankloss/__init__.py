@@ -12,6 +12,7 @@ changes and how to switch it: ``docs/architecture.md``, "Changes to MMEngine
 """
 from .version import __version__
 from . import ops  # noqa: F401
+from . import networks  # noqa: F401  (SoDeep sorters)
 from . import losses  # noqa: F401
 from . import datasets, evaluation, models, samplers  # noqa: F401
 from . import utils  # noqa: F401
@@ -20,5 +21,5 @@ from . import patches
 
 patches.apply_import_defaults()
 
-__all__ = ['__version__', 'ops', 'losses', 'datasets',
+__all__ = ['__version__', 'ops', 'networks', 'losses', 'datasets',
            'evaluation', 'models', 'samplers', 'utils', 'engine', 'patches']

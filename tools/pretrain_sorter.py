@@ -5,7 +5,7 @@ distributions of section 3.1.2, the sorter learns their normalised ranks
 with the L1 loss of Eq. 1, Adam at lr 1e-3 halved every ``--halve-every``
 steps, mini-batches of 512. The checkpoint holds only tensors and plain
 settings (``torch.load(weights_only=True)`` works), see
-:func:`mmdet_rankloss.ops.sorters.load_sorter`.
+:func:`mmdet_rankloss.networks.sorters.load_sorter`.
 
 Evaluation (Table 1): the mean L1 error between predicted and exact
 normalised ranks on a held-out synthetic set (10,000 vectors by default,
@@ -31,10 +31,10 @@ import time
 
 import torch
 
-from mmdet_rankloss.ops.sorters import (SYNTHETIC_KINDS, CNNSorter,
-                                        HandcraftedSorter, LSTMSorter,
-                                        load_sorter, normalized_ranks,
-                                        save_sorter, synthetic_scores)
+from mmdet_rankloss.networks.sorters import (SYNTHETIC_KINDS, CNNSorter,
+                                             HandcraftedSorter, LSTMSorter,
+                                             load_sorter, normalized_ranks,
+                                             save_sorter, synthetic_scores)
 
 ARCHS = {'lstm': LSTMSorter, 'cnn': CNNSorter}
 VAL_SEED = 20190616  # held-out set; training draws use --seed instead

@@ -25,7 +25,7 @@ from mmdet.registry import MODELS
 
 from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
-from ..ops.sorter_holder import SorterHolder, sorter_ranks
+from ..networks.sorter_holder import SorterHolder, sorter_ranks
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import negatives_of, zero_loss
 

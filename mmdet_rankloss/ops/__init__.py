@@ -1,8 +1,10 @@
 """Ranking operations shared by every rank loss of the package.
 
-The bottom layer (``docs/architecture.md``): exact and blackbox ranks, soft
-ranks, the SoDeep sorters and their holder, the global gather, and the
-hyper-parameter checks every component uses. Nothing here imports a loss.
+The bottom layer (``docs/architecture.md``): tensor functions only (exact
+and blackbox ranks, sort order, sparse re-ranking, soft ranks, the global
+gather) and the hyper-parameter checks every component uses; no
+``nn.Module`` (the SoDeep sorter networks are in
+:mod:`mmdet_rankloss.networks.sorters`). Nothing here imports a loss.
 """
 from .checks import (check_choice, check_flag, check_in_range, check_int,
                      check_number, check_positive)
@@ -10,12 +12,11 @@ from .distributed import gather_for_ranking, get_dist_info_safe
 from .ranking import (blackbox_rank, blackbox_rank_loss, exact_rank,
                       margin_shift, rank_dtype, subset_rank, subset_rank_at)
 from .soft_rank import soft_rank, soft_rank_of
-from .sorter_holder import SorterHolder, sorter_ranks
 
 __all__ = [
     'blackbox_rank', 'blackbox_rank_loss', 'exact_rank', 'margin_shift',
     'rank_dtype', 'subset_rank', 'subset_rank_at', 'soft_rank',
-    'soft_rank_of', 'SorterHolder', 'sorter_ranks', 'gather_for_ranking',
+    'soft_rank_of', 'gather_for_ranking',
     'get_dist_info_safe', 'check_number', 'check_positive', 'check_in_range',
     'check_int', 'check_choice', 'check_flag'
 ]

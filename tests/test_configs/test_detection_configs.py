@@ -93,7 +93,7 @@ def test_ranker_configs_change_only_the_ranker(name):
 def _point_sorter_at(cfg, tmp_path):
     """The sorter configs name a pre-trained file under work_dirs/; the
     test writes a small sorter of the same kind instead (no training)."""
-    from mmdet_rankloss.ops.sorters import LSTMSorter, save_sorter
+    from mmdet_rankloss.networks.sorters import LSTMSorter, save_sorter
     ranker = cfg.model.roi_head.bbox_head.loss_cls.get('ranker')
     if ranker and ranker.get('checkpoint'):
         path = str(tmp_path / 'sorter.pth')

@@ -7,7 +7,7 @@ from mmdet.registry import MODELS
 from mmdet_rankloss.losses import (BlackboxRanker, RaMBOAPLoss, SigmoidRanker,
                                    SorterRanker)
 from mmdet_rankloss.ops.ranking import exact_rank
-from mmdet_rankloss.ops.sorters import LSTMSorter, save_sorter
+from mmdet_rankloss.networks.sorters import LSTMSorter, save_sorter
 
 DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
 

@@ -7,7 +7,7 @@ from mmdet.registry import MODELS
 from mmdet_rankloss.losses.sodeep_loss import (SoDeepAPLoss, SoDeepRecallLoss,
                                                SoDeepSpearmanLoss,
                                                average_ranks)
-from mmdet_rankloss.ops.sorters import LSTMSorter, save_sorter
+from mmdet_rankloss.networks.sorters import LSTMSorter, save_sorter
 
 SHARP = 1e7  # a handcrafted sorter this sharp gives the exact ranks
 

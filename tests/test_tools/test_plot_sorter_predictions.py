@@ -4,7 +4,7 @@ import pytest
 import torch
 from PIL import Image
 
-from mmdet_rankloss.ops.sorters import LSTMSorter, save_sorter
+from mmdet_rankloss.networks.sorters import LSTMSorter, save_sorter
 
 
 @pytest.fixture

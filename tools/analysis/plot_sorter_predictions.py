@@ -7,7 +7,7 @@
         [--num-sequences 300] [--seed 20190616] [--lambda-val 10]
 
 One panel per sorter: every element of ``--num-sequences`` random score
-vectors (SoDeep section 3.1.2, :func:`~mmdet_rankloss.ops.sorters.
+vectors (SoDeep section 3.1.2, :func:`~mmdet_rankloss.networks.sorters.
 synthetic_scores`, all four kinds mixed) placed at its exact normalised rank
 (x) and the rank the sorter predicts (y); a perfect sorter puts them on the
 diagonal. The first panel is the handcrafted sorter (Eq. 11-12, no
@@ -26,9 +26,8 @@ import torch
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
-from mmdet_rankloss.ops.sorters import (HandcraftedSorter,  # noqa: E402
-                                        load_sorter, normalized_ranks,
-                                        synthetic_scores)
+from mmdet_rankloss.networks.sorters import (  # noqa: E402
+    HandcraftedSorter, load_sorter, normalized_ranks, synthetic_scores)
 from mmdet_rankloss.utils.run_logs import save_figure  # noqa: E402
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images',

@@ -6,7 +6,8 @@ A sorter (:mod:`.sorters`) predicts normalised ranks of rows of exactly
 config or loaded from a ``save_sorter`` file, frozen by default. Both the
 retrieval losses of SoDeep and the detection ranker
 :class:`~mmdet_rankloss.losses.SorterRanker` stand on these, so neither
-imports the other.
+imports the other. Like :mod:`.sorters`, this module imports only ``ops/``;
+``losses/`` imports it (``docs/architecture.md``).
 """
 from typing import Optional, Union
 
@@ -14,8 +15,8 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .checks import check_flag, check_number
-from .ranking import rank_dtype
+from ..ops.checks import check_flag, check_number
+from ..ops.ranking import rank_dtype
 from .sorters import build_sorter, load_sorter
 
 __all__ = ['sorter_ranks', 'SorterHolder']

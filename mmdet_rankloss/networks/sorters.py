@@ -17,6 +17,12 @@ The learned sorters are pre-trained on the synthetic data of section 3.1.2
 ``tools/pretrain_sorter.py``. Checkpoints hold only tensors and plain
 settings, so they load with ``torch.load(weights_only=True)``
 (:func:`save_sorter`, :func:`load_sorter`).
+
+The sorters are networks (``nn.Module``), so they are not in ``ops/``,
+which holds tensor functions only; the SoDeep losses and ``SorterRanker``
+subclass :class:`~.sorter_holder.SorterHolder`, so they are not in
+``models/`` either (``models/`` imports ``losses/``). ``networks/`` sits
+between the two and imports only ``ops/`` (``docs/architecture.md``).
 """
 import warnings
 from typing import Optional, Sequence, Tuple, Union
@@ -25,9 +31,9 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .checks import check_int, check_positive
-from .ranking import exact_rank
-from .soft_rank import soft_rank
+from ..ops.checks import check_int, check_positive
+from ..ops.ranking import exact_rank
+from ..ops.soft_rank import soft_rank
 
 __all__ = [
     'HandcraftedSorter', 'LSTMSorter', 'CNNSorter', 'SORTERS', 'build_sorter',

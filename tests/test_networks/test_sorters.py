@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from mmdet_rankloss.ops.sorters import (CNNSorter, HandcraftedSorter,
-                                        LSTMSorter, build_sorter, load_sorter,
-                                        normalized_ranks, save_sorter,
-                                        synthetic_scores)
+from mmdet_rankloss.networks.sorters import (CNNSorter, HandcraftedSorter,
+                                             LSTMSorter, build_sorter,
+                                             load_sorter, normalized_ranks,
+                                             save_sorter, synthetic_scores)
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'tools'))
 import pretrain_sorter  # noqa: E402
