@@ -3,6 +3,8 @@
 
     python tools/make_digits_voc.py [ROOT] [--train 384] [--val 160]
         [--test 320] [--image-size 128] [--seed 0] [--preview PNG]
+    python tools/make_digits_voc.py [ROOT] --fresh-test confirm
+        [--fresh-test-images 320] [--fresh-test-seed 1]
 
 ROOT (default ``data/digits_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with truncated and difficult flags) and
@@ -11,6 +13,13 @@ scikit-learn on textured, cluttered backgrounds, see
 :mod:`mmdet_rankloss.utils.digits_voc`. Deterministic: the same arguments
 give the same files. ``--preview`` also draws the first 8 train images with
 their boxes (red; difficult: yellow) into a PNG.
+
+``--fresh-test NAME`` writes only a fresh test split ``NAME`` (``ImageSets/
+Main/NAME.txt``, images ``NAME_*``) beside the existing ones, for
+confirmation runs: synthesis seed ``--fresh-test-seed``, and only the digit
+images that the existing splits do not draw (the split options and
+``--seed`` describe those splits: keep them as they were written). The
+existing splits' files are not touched.
 """
 import argparse
 import os
@@ -20,7 +29,7 @@ import sys
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 from mmdet_rankloss.utils.digits_voc import (  # noqa: E402
-    DEFAULT_SPLITS, make_digits_voc)
+    DEFAULT_SPLITS, make_digits_voc, make_fresh_test_split)
 
 
 def main(argv=None) -> None:
@@ -36,10 +45,33 @@ def main(argv=None) -> None:
     parser.add_argument('--image-size', type=int, default=128)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--preview', help='PNG of 8 annotated train images')
+    parser.add_argument(
+        '--fresh-test', metavar='NAME',
+        help='write only a fresh test split NAME (new synthesis seed, digit '
+        'images no existing split draws) beside the existing splits')
+    parser.add_argument('--fresh-test-images', type=int, default=320,
+                        help='images in the fresh split (default: '
+                        '%(default)s)')
+    parser.add_argument('--fresh-test-seed', type=int, default=1,
+                        help='synthesis seed of the fresh split (default: '
+                        '%(default)s)')
     args = parser.parse_args(argv)
+    splits = [(s, getattr(args, s)) for s in ('train', 'val', 'test')]
+    if args.fresh_test:
+        c = make_fresh_test_split(
+            args.root, args.fresh_test, args.fresh_test_images,
+            args.fresh_test_seed, splits=splits,
+            image_size=args.image_size, seed=args.seed)
+        print(f'{args.fresh_test}: {c["images"]} images, {c["objects"]} '
+              f'objects ({c["difficult"]} difficult, {c["truncated"]} '
+              f'truncated), per class {c["counts"]}; drawn from '
+              f'{sum(c["digit_images"])} digit images no other split draws, '
+              f'per class {c["digit_images"]}')
+        print(f'written to {osp.join(args.root, "VOC2007")}')
+        return
     stats = make_digits_voc(
         args.root,
-        splits=[(s, getattr(args, s)) for s in ('train', 'val', 'test')],
+        splits=splits,
         image_size=args.image_size,
         seed=args.seed)
     for split, c in stats.items():

@@ -5,8 +5,8 @@ The drawn-shapes toy set (:mod:`.toy_voc`) saturates (cross-entropy reaches
 real image content that ships with a package the project already depends
 on: the 1,797 handwritten digits of scikit-learn's ``load_digits`` (UCI
 optical recognition of handwritten digits, 8 x 8 px, 16 grey levels). The
-writers of those digits are split three ways, so train, val and test share
-no digit image. Each picture is 128 x 128 px and holds 2 to 5 digits that:
+digit images are split three ways (60 / 20 / 20 %, at random; the data set
+does not name its writers), so train, val and test share no digit image. Each picture is 128 x 128 px and holds 2 to 5 digits that:
 
 * vary in scale (long side 14 to 60 px) and aspect, in stroke colour and
   contrast;
@@ -33,10 +33,16 @@ Class names are ``DIGIT_CLASSES`` (``'zero'`` ... ``'nine'``); configs pass
 them as the dataset's ``metainfo``. Hyper-parameters are chosen on ``val``;
 ``test`` is reported once. The same arguments always give byte-identical
 files.
+
+A fresh test split for confirmation runs (:func:`make_fresh_test_split`):
+a new split list beside the others (e.g. ``ImageSets/Main/confirm.txt``,
+images ``confirm_*``) from a new synthesis seed, drawing only digit images
+that none of train, val and test draws. It writes no file of the existing
+splits.
 """
 import os
 import os.path as osp
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -52,11 +58,17 @@ _POOL_SHARES = (('train', 0.6), ('val', 0.2), ('test', 0.2))
 _CLASS_DECAY = 0.82
 
 
-def _digit_pools(seed: int) -> Dict[str, Dict[int, np.ndarray]]:
-    """Disjoint sets of digit images (float, 0..1) per split and class."""
+def _load_digits() -> Tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 1,797 digit images (float, 0..1) and their labels."""
     from sklearn.datasets import load_digits
     digits = load_digits()
-    images = digits.images.astype(np.float64) / 16.0
+    return digits.images.astype(np.float64) / 16.0, digits.target
+
+
+def _digit_pool_indices(seed: int) -> Dict[str, Dict[int, np.ndarray]]:
+    """Disjoint sets of digit image indices (into ``load_digits``) per
+    split and class."""
+    images, target = _load_digits()
     order = np.random.default_rng(seed + 7919).permutation(len(images))
     pools: Dict[str, Dict[int, np.ndarray]] = {}
     start = 0
@@ -65,11 +77,34 @@ def _digit_pools(seed: int) -> Dict[str, Dict[int, np.ndarray]]:
                 start + int(round(share * len(order))))
         chosen = order[start:stop]
         pools[split] = {
-            k: images[chosen[digits.target[chosen] == k]]
+            k: chosen[target[chosen] == k]
             for k in range(len(DIGIT_CLASSES))
         }
         start = stop
     return pools
+
+
+def _digit_pools(seed: int) -> Dict[str, Dict[int, np.ndarray]]:
+    """Disjoint sets of digit images (float, 0..1) per split and class."""
+    images, _ = _load_digits()
+    return {split: {k: images[idx] for k, idx in per_class.items()}
+            for split, per_class in _digit_pool_indices(seed).items()}
+
+
+class _RecordingPool:
+    """A class's pool of digit images that records which ones are drawn
+    (by their index into ``load_digits``); draws as the plain array."""
+
+    def __init__(self, images: np.ndarray, indices: np.ndarray,
+                 drawn: set) -> None:
+        self.images, self.indices, self.drawn = images, indices, drawn
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        self.drawn.add(int(self.indices[i]))
+        return self.images[i]
 
 
 def _resize(patch: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -227,6 +262,62 @@ def _sample_image(rng: np.random.Generator, size: int,
     return np.clip(img, 0, 255).round().astype(np.uint8), kept
 
 
+def _class_probs() -> np.ndarray:
+    probs = _CLASS_DECAY**np.arange(len(DIGIT_CLASSES))
+    return probs / probs.sum()
+
+
+def _write_split(year_root: Optional[str], split: str, count: int,
+                 rng: np.random.Generator, image_size: int,
+                 pools: Dict[int, np.ndarray], probs: np.ndarray
+                 ) -> Tuple[dict, List[str], Dict[str, List[str]]]:
+    """Draws ``count`` images ``<split>_<index>`` and writes their JPEG and
+    XML files under ``year_root`` (None: draws only, writes nothing).
+
+    Returns the split's counts, its image ids and its per-class lines.
+    """
+    from PIL import Image
+    ids, per_class = [], {name: [] for name in DIGIT_CLASSES}
+    counts = dict(images=count, objects=0, difficult=0, truncated=0)
+    class_counts = [0] * len(DIGIT_CLASSES)
+    for index in range(count):
+        img_id = f'{split}_{index:05d}'
+        img, objects = _sample_image(rng, image_size, pools, probs)
+        if year_root is not None:
+            Image.fromarray(img).save(
+                osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'),
+                quality=92)
+            _annotation_xml(
+                img_id, 'VOC2007', image_size, objects,
+                database='mmdet_rankloss DigitsVOC').write(
+                    osp.join(year_root, 'Annotations', f'{img_id}.xml'))
+        ids.append(img_id)
+        _add_class_flags(per_class, img_id, objects)
+        counts['objects'] += len(objects)
+        counts['difficult'] += sum(o['difficult'] for o in objects)
+        counts['truncated'] += sum(o['truncated'] for o in objects)
+        for o in objects:
+            class_counts[DIGIT_CLASSES.index(o['name'])] += 1
+    counts['counts'] = class_counts
+    return counts, ids, per_class
+
+
+def _check_args(splits: Sequence[Tuple[str, int]], image_size: int) -> None:
+    names = [name for name, _ in splits]
+    if not names or len(set(names)) != len(names) or not set(names) <= {
+            'train', 'val', 'test'}:
+        raise ValueError('splits must name each of train, val, test at most '
+                         f'once, got {names}')
+    for name, count in splits:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f'split {name!r}: the number of images must be '
+                             f'an int >= 1, got {count!r}')
+    if isinstance(image_size, bool) or not isinstance(image_size,
+                                                      int) or image_size < 64:
+        raise ValueError(f'image_size must be an int >= 64, got '
+                         f'{image_size!r}')
+
+
 def make_digits_voc(root: str,
                     splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
                     image_size: int = 128,
@@ -246,23 +337,9 @@ def make_digits_voc(root: str,
         dict: Per split, the number of ``images``, ``objects``,
         ``difficult`` and ``truncated`` objects and per-class ``counts``.
     """
-    names = [name for name, _ in splits]
-    if not names or len(set(names)) != len(names) or not set(names) <= {
-            'train', 'val', 'test'}:
-        raise ValueError('splits must name each of train, val, test at most '
-                         f'once, got {names}')
-    for name, count in splits:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f'split {name!r}: the number of images must be '
-                             f'an int >= 1, got {count!r}')
-    if isinstance(image_size, bool) or not isinstance(image_size,
-                                                      int) or image_size < 64:
-        raise ValueError(f'image_size must be an int >= 64, got '
-                         f'{image_size!r}')
-    from PIL import Image
+    _check_args(splits, image_size)
     pools = _digit_pools(seed)
-    probs = _CLASS_DECAY**np.arange(len(DIGIT_CLASSES))
-    probs /= probs.sum()
+    probs = _class_probs()
     year_root = osp.join(root, 'VOC2007')
     for sub in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
         os.makedirs(osp.join(year_root, sub), exist_ok=True)
@@ -274,30 +351,8 @@ def make_digits_voc(root: str,
         # one generator per split: the test images do not depend on how many
         # train images were asked for
         rng = np.random.default_rng([seed, split_index, count])
-        ids, per_class = [], {name: [] for name in DIGIT_CLASSES}
-        counts = dict(images=count, objects=0, difficult=0, truncated=0)
-        class_counts = [0] * len(DIGIT_CLASSES)
-        for index in range(count):
-            img_id = f'{split}_{index:05d}'
-            img, objects = _sample_image(rng, image_size, pools[split], probs)
-            Image.fromarray(img).save(
-                osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'),
-                quality=92)
-            _annotation_xml(
-                img_id, 'VOC2007', image_size, objects,
-                database='mmdet_rankloss DigitsVOC').write(
-                    osp.join(year_root, 'Annotations', f'{img_id}.xml'))
-            ids.append(img_id)
-            _add_class_flags(per_class, img_id, objects)
-            counts['objects'] += len(objects)
-            counts['difficult'] += sum(o['difficult'] for o in objects)
-            counts['truncated'] += sum(o['truncated'] for o in objects)
-            for o in objects:
-                class_counts[DIGIT_CLASSES.index(o['name'])] += 1
-        counts['counts'] = class_counts
-        stats[split] = counts
-        lists[split] = ids
-        flags[split] = per_class
+        stats[split], lists[split], flags[split] = _write_split(
+            year_root, split, count, rng, image_size, pools[split], probs)
     if 'train' in lists and 'val' in lists:
         lists['trainval'] = lists['train'] + lists['val']
         flags['trainval'] = {
@@ -307,3 +362,75 @@ def make_digits_voc(root: str,
     for split, ids in lists.items():
         _write_image_sets(main, split, ids, flags[split])
     return stats
+
+
+def used_digit_images(splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
+                      image_size: int = 128, seed: int = 0) -> np.ndarray:
+    """Indices (into ``load_digits``) of the digit images that the splits
+    ``make_digits_voc(root, splits, image_size, seed)`` writes draw, as an
+    object or as clutter: the generation replayed, nothing written."""
+    _check_args(splits, image_size)
+    images, _ = _load_digits()
+    indices = _digit_pool_indices(seed)
+    probs = _class_probs()
+    drawn: set = set()
+    for split_index, (split, count) in enumerate(splits):
+        rng = np.random.default_rng([seed, split_index, count])
+        pools = {k: _RecordingPool(images[idx], idx, drawn)
+                 for k, idx in indices[split].items()}
+        _write_split(None, split, count, rng, image_size, pools, probs)
+    return np.array(sorted(drawn), dtype=np.int64)
+
+
+def make_fresh_test_split(root: str,
+                          name: str = 'confirm',
+                          count: int = 320,
+                          fresh_seed: int = 1,
+                          splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
+                          image_size: int = 128,
+                          seed: int = 0) -> Dict[str, object]:
+    """Writes a fresh test split ``name`` beside the DigitsVOC splits.
+
+    The images ``<name>_<index>`` are drawn from the synthesis seed
+    ``fresh_seed`` (its own generator: backgrounds, clutter, placement and
+    colours are new) and only from the digit images that none of the
+    existing splits draws (``used_digit_images(splits, image_size, seed)``,
+    the arguments the existing splits were written with): no digit image of
+    the fresh split is in train, val or test. With the default splits 342 of
+    the 1,797 digit images are free, 7 to 78 per class. Only the files of
+    ``name`` are written (``JPEGImages/<name>_*.jpg``, ``Annotations``,
+    ``ImageSets/Main/<name>.txt`` and ``<class>_<name>.txt``); the existing
+    splits are not touched. Deterministic, like :func:`make_digits_voc`.
+
+    Returns:
+        dict: the split's counts (as :func:`make_digits_voc`) and
+        ``digit_images``: the free digit images per class.
+    """
+    if not isinstance(name, str) or not name.isidentifier() or name in (
+            'train', 'val', 'trainval', 'test'):
+        raise ValueError('the fresh split needs a new name (letters, digits, '
+                         f'_), not one of train, val, trainval, test: {name!r}')
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f'count must be an int >= 1, got {count!r}')
+    images, target = _load_digits()
+    used = set(used_digit_images(splits, image_size, seed).tolist())
+    free = np.array([i for i in range(len(images)) if i not in used],
+                    dtype=np.int64)
+    pools = {k: images[free[target[free] == k]]
+             for k in range(len(DIGIT_CLASSES))}
+    empty = [DIGIT_CLASSES[k] for k, pool in pools.items() if not len(pool)]
+    if empty:  # not the case for the default splits
+        raise ValueError(f'every digit image of class {empty} is used by the '
+                         'existing splits: no fresh split of unseen digits')
+    year_root = osp.join(root, 'VOC2007')
+    for sub in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
+        os.makedirs(osp.join(year_root, sub), exist_ok=True)
+    # position 3: a generator no existing split (0, 1, 2) uses, whatever
+    # fresh_seed is
+    rng = np.random.default_rng([fresh_seed, 3, count])
+    counts, ids, per_class = _write_split(year_root, name, count, rng,
+                                          image_size, pools, _class_probs())
+    _write_image_sets(osp.join(year_root, 'ImageSets', 'Main'), name, ids,
+                      per_class)
+    counts['digit_images'] = [len(pools[k]) for k in range(len(DIGIT_CLASSES))]
+    return counts
