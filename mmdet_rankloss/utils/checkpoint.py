@@ -33,8 +33,6 @@ import pickle
 import struct
 from typing import Callable, List, Tuple, Union
 
-import torch
-
 SafeGlobal = Union[Callable, Tuple[Callable, str]]
 
 
