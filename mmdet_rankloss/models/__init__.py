@@ -18,3 +18,11 @@ __all__ = [
     'LargeBatchRetrievalModel', 'chunked_embedding_backward',
     'HeadFitError', 'head_fit_faults', 'check_heads_at_build'
 ]
+
+from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,  # noqa: E402
+                              ErrorDrivenDenseHeadMixin, RankSortATSSHead,
+                              RankSortBBoxHead, RankSortRetinaHead)
+
+__all__ += ['ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead',
+            'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead',
+            'RankSortBBoxHead']

@@ -1,0 +1,293 @@
+"""Heads trained by Rank & Sort Loss or aLRP Loss (Oksuz et al. 2021, 2020).
+
+Both losses rank every (anchor, class) score of the batch as one sequence
+and need, for every positive, a measure of its predicted box: RS takes the
+IoU of the decoded predicted box with its ground truth (detached) as the
+positive's continuous label; aLRP takes the localisation error ``(1 -
+GIoU) / 2`` (differentiable: it trains the box branch through aLRP's
+localisation component). The dense heads are the stock ``RetinaHead`` /
+``ATSSHead`` under :class:`~.dense_heads.RankLossDenseHeadMixin` (one
+ranking over all levels and images); the stock ``loss_by_feat`` runs with
+``loss_cls`` and ``loss_bbox`` replaced by stand-ins that record, per FPN
+level, what the stock code would have scored, so the targets, the
+assignment and the box decoding are MMDetection's own.
+
+* **RS** (``RankSort*Head``): ``loss_rank_sort`` over all anchors with the
+  IoU labels, and the box loss (the configured ``loss_bbox``, GIoU in the
+  configs, averaged over the positives) weighted by ``L_RS / L_box``
+  (detached): the paper's loss-value-based task balancing, so the box term
+  has the value of the RS term at every iteration.
+* **aLRP** (``ALRP*Head``): ``loss_alrp_cls`` and ``loss_alrp_loc`` of
+  :class:`~mmdet_rankloss.losses.ALRPLoss`; ``loss_bbox`` is not used (the
+  errors are GIoU's, computed here), its SB weight is set each epoch by
+  ``ALRPSelfBalanceHook``.
+* **ATSS**: the RS paper trains ATSS without its centerness branch (the
+  ranking by IoU labels takes its role); both ATSS heads here follow it:
+  the branch is still built (checkpoints keep their shape) but its loss is
+  replaced by a zero connected to the graph (DDP sees every parameter) and
+  test scores are not multiplied by it.
+
+Both need ``reg_decoded_bbox=True`` (boxes, not deltas, reach the box loss).
+:class:`RankSortBBoxHead` is the RS head of a two-stage detector (RS-R-CNN).
+"""
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+from mmdet.models.dense_heads import ATSSHead, RetinaHead
+from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
+from mmdet.registry import MODELS
+from mmdet.structures.bbox import bbox_overlaps, get_box_tensor
+
+from ..losses.alrp_loss import ALRPLoss
+from ..losses.rank_sort_loss import RankSortLoss
+from ..losses.utils import zero_loss
+from .dense_heads import RankLossDenseHeadMixin
+
+__all__ = [
+    'ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead', 'RankSortATSSHead',
+    'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead'
+]
+
+
+class _PerLevelBoxes(nn.Module):
+    """Stands in for ``loss_bbox`` while the stock ``loss_by_feat`` runs:
+    records the (decoded) predicted and target boxes of each call and
+    returns a zero without a graph."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.preds: List[Tensor] = []
+        self.targets: List[Tensor] = []
+
+    def forward(self, pred: Tensor, target: Tensor, *args,
+                **kwargs) -> Tensor:
+        self.preds.append(pred)
+        self.targets.append(target)
+        return pred.new_zeros(())
+
+
+class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
+    """RS / aLRP over all anchors, with each positive's box (see the module
+    doc). Put it before ``RetinaHead`` or ``ATSSHead``."""
+
+    #: loss classes the head serves
+    loss_types = (RankSortLoss, ALRPLoss)
+
+    def _init_layers(self) -> None:
+        if not isinstance(self.loss_cls, self.loss_types):
+            names = ' or '.join(t.__name__ for t in self.loss_types)
+            raise ValueError(f'{type(self).__name__} needs loss_cls of type '
+                             f'{names}, got {type(self.loss_cls).__name__}')
+        if not self.reg_decoded_bbox:
+            raise ValueError(
+                f'{type(self).__name__} needs reg_decoded_bbox=True: the '
+                'IoU / GIoU of each positive is computed on decoded boxes '
+                "(use a box loss on boxes, e.g. dict(type='GIoULoss'))")
+        super()._init_layers()
+
+    def loss_by_feat(self, *args, **kwargs) -> dict:
+        boxes = _PerLevelBoxes()
+        box_loss = self._modules['loss_bbox']
+        self._modules['loss_bbox'] = boxes
+        # a tuple, not modules: nothing is registered as a submodule
+        self._box_context = (boxes, box_loss)
+        try:
+            losses = super().loss_by_feat(*args, **kwargs)
+        finally:
+            self._modules['loss_bbox'] = box_loss
+            self._box_context = None
+        if losses.get('loss_bbox', 0) is None:  # aLRP: loss_alrp_loc
+            losses.pop('loss_bbox')
+        if 'loss_centerness' in losses:  # ATSS: the branch is dropped
+            centerness = losses['loss_centerness']
+            centerness = centerness if isinstance(centerness, list) \
+                else [centerness]
+            losses['loss_centerness'] = sum(c * 0 for c in centerness)
+        return losses
+
+    def _positive_boxes(self, labels: List[Tensor]):
+        """(rows of the positives in the concatenation, their predicted
+        boxes, their target boxes) from the recorded per-level calls."""
+        boxes = self._box_context[0]
+        preds, targets = list(boxes.preds), list(boxes.targets)
+        per_level = len(preds) == len(labels)  # else: levels with positives
+        rows, pred_out, target_out, offset = [], [], [], 0
+        for level in labels:
+            pos = ((level >= 0) & (level < self.num_classes)).nonzero()
+            pos = pos.squeeze(1)
+            if per_level or pos.numel():
+                pred, target = preds.pop(0), targets.pop(0)
+                if pred.shape[0] == level.shape[0]:  # rows are all anchors
+                    pred, target = pred[pos], target[pos]
+                elif pred.shape[0] != pos.numel():
+                    raise RuntimeError(
+                        f'{type(self).__name__}: the stock head scored '
+                        f'{pred.shape[0]} boxes on a level of '
+                        f'{level.shape[0]} anchors and {pos.numel()} '
+                        'positives; cannot match them')
+                rows.append(pos + offset)
+                pred_out.append(get_box_tensor(pred))
+                target_out.append(get_box_tensor(target))
+            offset += level.shape[0]
+        if not rows:
+            return None, None, None
+        return torch.cat(rows), torch.cat(pred_out), torch.cat(target_out)
+
+    def loss_cls_all_anchors(self, cls_scores: List[Tensor],
+                             labels: List[Tensor],
+                             label_weights: List[Tensor],
+                             avg_factor: Optional[float] = None) -> dict:
+        rows, pred, target = self._positive_boxes(labels)
+        scores = torch.cat(cls_scores)
+        if self._loss_extra_columns:
+            scores = torch.cat([
+                scores,
+                scores.new_zeros(scores.shape[0], self._loss_extra_columns)
+            ], dim=1)
+        all_labels = torch.cat(labels)
+        weights = torch.cat(label_weights)
+        n = scores.shape[0]
+        if isinstance(self.loss_cls, ALRPLoss):
+            loc_error = scores.new_zeros(n, dtype=torch.float32)
+            if rows is not None and rows.numel():
+                giou = bbox_overlaps(pred.float(), target.float(),
+                                     mode='giou', is_aligned=True)
+                loc_error = loc_error.index_put((rows, ),
+                                                ((1 - giou) / 2).clamp(0, 1))
+            out = self.loss_cls(scores, all_labels, weights,
+                                avg_factor=avg_factor, loc_error=loc_error)
+            out['loss_bbox'] = None  # replaced by loss_alrp_loc
+            return out
+        quality = scores.new_zeros(n, dtype=torch.float32)
+        box_loss = zero_loss(scores)
+        if rows is not None and rows.numel():
+            with torch.no_grad():
+                iou = bbox_overlaps(pred.float(), target.float(),
+                                    is_aligned=True).clamp(0, 1)
+            quality[rows] = iou
+            # the configured loss_bbox (the stand-in is in its place)
+            box_loss = self._box_context[1](pred, target,
+                                            reduction_override='none')
+            if box_loss.dim() > 1:
+                box_loss = box_loss.sum(-1)
+            box_loss = box_loss.mean()
+        out = self.loss_cls(scores, all_labels, weights,
+                            avg_factor=avg_factor, quality=quality)
+        out['loss_bbox'] = _value_weighted(box_loss, out['loss_rank_sort'])
+        return out
+
+
+def _value_weighted(box_loss: Tensor, rank_loss: Tensor) -> Tensor:
+    """``box_loss * (rank_loss / box_loss)``, the ratio detached: the RS
+    paper's loss-value-based weighting (the box term then has the value of
+    the ranking loss). Zero ratio when the box loss is 0."""
+    box_value = box_loss.detach()
+    ratio = torch.where(box_value > 0,
+                        rank_loss.detach().to(box_value.dtype) /
+                        box_value.clamp(min=torch.finfo(box_value.dtype).tiny),
+                        torch.zeros_like(box_value))
+    return box_loss * ratio
+
+
+class _NoCenternessPredictMixin:
+    """ATSS prediction without the centerness factor (see the module
+    doc)."""
+
+    def predict_by_feat(self, cls_scores, bbox_preds, score_factors=None,
+                        *args, **kwargs):
+        return super().predict_by_feat(cls_scores, bbox_preds, None, *args,
+                                       **kwargs)
+
+
+@MODELS.register_module()
+class RankSortRetinaHead(ErrorDrivenDenseHeadMixin, RetinaHead):
+    """``RetinaHead`` trained by Rank & Sort Loss over all anchors with IoU
+    labels and the value-weighted box loss. Arguments are ``RetinaHead``'s
+    (``loss_cls=dict(type='RankSortLoss')``, ``reg_decoded_bbox=True``)."""
+    loss_types = (RankSortLoss, )
+
+
+@MODELS.register_module()
+class RankSortATSSHead(_NoCenternessPredictMixin, ErrorDrivenDenseHeadMixin,
+                       ATSSHead):
+    """``ATSSHead`` trained by Rank & Sort Loss, without centerness (as in
+    the paper). Arguments are ``ATSSHead``'s."""
+    loss_types = (RankSortLoss, )
+
+
+@MODELS.register_module()
+class ALRPRetinaHead(ErrorDrivenDenseHeadMixin, RetinaHead):
+    """``RetinaHead`` trained by aLRP Loss (classification and GIoU
+    localisation). Arguments are ``RetinaHead``'s
+    (``loss_cls=dict(type='ALRPLoss')``, ``reg_decoded_bbox=True``)."""
+    loss_types = (ALRPLoss, )
+
+
+@MODELS.register_module()
+class ALRPATSSHead(_NoCenternessPredictMixin, ErrorDrivenDenseHeadMixin,
+                   ATSSHead):
+    """``ATSSHead`` trained by aLRP Loss, without centerness (as the RS
+    heads). Arguments are ``ATSSHead``'s."""
+    loss_types = (ALRPLoss, )
+
+
+@MODELS.register_module()
+class RankSortBBoxHead(Shared2FCBBoxHead):
+    """The bbox head of RS-R-CNN: classification by Rank & Sort Loss over
+    all (RoI, class) scores with the IoU of each positive RoI's regressed
+    box as its label, and the stock box loss weighted by ``L_RS / L_box``
+    (detached). The paper also drops the RoI sampler (every proposal is
+    used): set ``train_cfg.rcnn.sampler`` accordingly (the configs do).
+    Arguments are ``Shared2FCBBoxHead``'s with
+    ``loss_cls=dict(type='RankSortLoss')``.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not isinstance(self.loss_cls, RankSortLoss):
+            raise ValueError(
+                f'{type(self).__name__} needs loss_cls of type RankSortLoss, '
+                f'got {type(self.loss_cls).__name__}')
+
+    def _positive_iou(self, bbox_pred: Tensor, rois: Tensor, labels: Tensor,
+                      bbox_targets: Tensor, pos: Tensor) -> Tensor:
+        """IoU of each positive RoI's regressed box with its target."""
+        with torch.no_grad():
+            deltas = bbox_pred.view(bbox_pred.size(0), -1)[pos] \
+                if self.reg_class_agnostic else bbox_pred.view(
+                    bbox_pred.size(0), self.num_classes, -1)[pos, labels[pos]]
+            boxes = get_box_tensor(
+                self.bbox_coder.decode(rois[pos, 1:], deltas))
+            targets = bbox_targets[pos]
+            if not self.reg_decoded_bbox:
+                targets = get_box_tensor(
+                    self.bbox_coder.decode(rois[pos, 1:], targets))
+            return bbox_overlaps(boxes.float(), targets.float(),
+                                 is_aligned=True).clamp(0, 1)
+
+    def loss(self, cls_score: Tensor, bbox_pred: Tensor, rois: Tensor,
+             labels: Tensor, label_weights: Tensor, bbox_targets: Tensor,
+             bbox_weights: Tensor,
+             reduction_override: Optional[str] = None) -> dict:
+        # the stock box loss (the stock code skips loss_cls without scores)
+        losses = super().loss(None, bbox_pred, rois, labels, label_weights,
+                              bbox_targets, bbox_weights, reduction_override)
+        if cls_score is None:
+            return losses
+        pos = (labels >= 0) & (labels < self.num_classes)
+        quality = cls_score.new_zeros(labels.shape[0], dtype=torch.float32)
+        if bbox_pred is not None and bool(pos.any()):
+            quality[pos] = self._positive_iou(bbox_pred, rois, labels,
+                                              bbox_targets, pos)
+        out = self.loss_cls(cls_score, labels, label_weights,
+                            reduction_override=reduction_override,
+                            quality=quality)
+        losses.update(out)
+        losses.update(self.loss_cls.get_accuracy(cls_score, labels))
+        if 'loss_bbox' in losses:
+            losses['loss_bbox'] = _value_weighted(losses['loss_bbox'],
+                                                  out['loss_rank_sort'])
+        return losses
