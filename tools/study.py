@@ -646,9 +646,10 @@ def selection_note(spec: dict, name: str) -> str:
     on = m.get('selected_on')
     if not on:
         return 'declared in the spec (no selection record)'
-    seeds = ', '.join(map(str, on.get('seeds', []))) or '?'
+    seeds = on.get('seeds', [])
     text = (f"declared in the spec; selected on val in `{on.get('study', '?')}`"
-            f' with seeds {seeds}')
+            f" with seed{'s' if len(seeds) != 1 else ''} "
+            f"{', '.join(map(str, seeds)) or '?'}")
     return text + (f"; {on['note']}" if on.get('note') else '')
 
 
@@ -803,6 +804,12 @@ def preregistration_markdown(spec: dict, record: dict) -> str:
         options = ', '.join(f'`{o}`' for o in st['options'] + ms['options'])
         md.append(f"| `{name}` | `{ms['config']}` | {ms['lr']:g} | "
                   f"{record['selection'][name]['how']} | {options or '-'} |")
+    md += ['', 'Config files at the freeze (SHA-256, informational: the '
+           'settings freeze each config path, options and lr; an edit of a '
+           'config file after the freeze is not refused, so compare these '
+           'with the files the runs used):', '']
+    md += [f'- `{path}`: `{digest[:16]}`'
+           for path, digest in sorted(record['config_sha256'].items())]
     overlap = record['seed_overlap']
     md += ['']
     if overlap:
@@ -891,17 +898,22 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         md.append(f'- {m["label"]} (`{mname}`): ' + ', '.join(cells))
     md += ['', '## Test AP50 at the selected learning rate', '']
     table = []
-    base = per_method.get(spec['baseline'], {})
     by_pair = {(c['method'], c['baseline']): c for c in comparisons}
+    # each row against its hypothesis' baseline (frozen), else the spec's
+    hyps = record['settings']['hypotheses'] if record else []
+    row_base = {h['method']: h['baseline'] for h in reversed(hyps)}
+    baselines = {spec['baseline']} | {h['baseline'] for h in hyps}
     for mname, values in per_method.items():
         if not values:
             continue
         mean, std = mean_std(list(values.values()))
-        diff = paired_difference(values, base)
-        diff_text = '-' if mname == spec['baseline'] or diff is None else (
+        bname = row_base.get(mname, spec['baseline'])
+        diff = paired_difference(values, per_method.get(bname, {}))
+        diff_text = '-' if (mname in baselines and mname not in row_base
+                            ) or diff is None else (
             f'{100 * diff["mean"]:+.1f} [{100 * diff["low"]:+.1f}, '
             f'{100 * diff["high"]:+.1f}]')
-        comp = by_pair.get((mname, spec['baseline']), {})
+        comp = by_pair.get((mname, bname), {})
         bonf_text = _interval_text(comp) if 'p' in comp else '-'
         times = [results[(mname, chosen[mname], s)]['train_seconds']
                  for s in values]
@@ -915,7 +927,9 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
             f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
     if table:
         md += ['| method | lr | seeds | test AP50 mean ± std | per seed | '
-               f'paired diff. to {spec["baseline"]} [95 % CI] | '
+               + ('paired diff. to its hypothesis\' baseline'
+                  if len(baselines) > 1 else
+                  f'paired diff. to {spec["baseline"]}') + ' [95 % CI] | '
                'Bonferroni CI (see below) | train time (s) |',
                '|---|---|---|---|---|---|---|---|'] + table
         md += [''] + comparisons_markdown(spec, comparisons)
@@ -1022,9 +1036,10 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
             done.add((h['method'], h['baseline']))
         out += corrected_family(family, spec['alpha'])
     family = []
+    declared = declared_methods(spec) if record is not None else []
     for mname, values in per_method.items():
         key = (mname, spec['baseline'])
-        if mname == spec['baseline'] or key in done:
+        if mname == spec['baseline'] or key in done or mname in declared:
             continue
         diff = pair(*key)
         if diff is not None:
@@ -1216,13 +1231,22 @@ def ensure_data(spec: dict) -> None:
         return
     root = osp.join(ROOT, data['root'])
     main = osp.join(root, 'VOC2007', 'ImageSets', 'Main')
-    if all(osp.isfile(osp.join(main, f'{split}.txt'))
-           for split in ('test', spec.get('test_split', 'test'))):
-        return
-    print(f'[study] writing the data set to {root}', flush=True)
-    subprocess.run([sys.executable] + [a.format(root=root)
-                                       for a in data['make']],
-                   cwd=ROOT, check=True)
+    if not osp.isfile(osp.join(main, 'test.txt')):
+        print(f'[study] writing the data set to {root}', flush=True)
+        subprocess.run([sys.executable] + [a.format(root=root)
+                                           for a in data['make']],
+                       cwd=ROOT, check=True)
+    split = spec.get('test_split', 'test')
+    if not osp.isfile(osp.join(main, f'{split}.txt')):
+        if 'make_test' not in data:
+            raise FileNotFoundError(
+                f'{main}/{split}.txt not found and the spec\'s data has no '
+                'make_test command to write it')
+        print(f'[study] writing the test split {split} to {root}',
+              flush=True)
+        subprocess.run([sys.executable] + [a.format(root=root)
+                                           for a in data['make_test']],
+                       cwd=ROOT, check=True)
 
 
 def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
