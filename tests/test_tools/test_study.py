@@ -187,6 +187,7 @@ def test_one_real_run_through_the_runner(study, tmp_path, capsys):
 data = dict(root='{data}', make=['tools/make_digits_voc.py', '{{root}}',
             '--train', '8', '--val', '4', '--test', '4'])
 seeds = [0]
+select_seed = 0  # one training: the selection run is the test run
 baseline = 'ce'
 options = ['train_cfg.max_epochs=1', 'train_dataloader.num_workers=0',
            'val_dataloader.num_workers=0', 'test_dataloader.num_workers=0',
