@@ -2,6 +2,7 @@
 """Writes the embedded toy dataset in the Pascal VOC layout.
 
     python tools/make_toy_voc.py [ROOT] [--num-trainval 256] [--num-test 64]
+        [--num-val 0]
         [--image-size 128] [--seed 0] [--with-voc2012]
 
 ROOT (default ``data/toy_voc/VOCdevkit``) receives ``VOC2007/`` with
@@ -25,6 +26,10 @@ def main(argv=None) -> None:
         help='VOCdevkit directory to write (default: %(default)s)')
     parser.add_argument('--num-trainval', type=int, default=256)
     parser.add_argument('--num-test', type=int, default=64)
+    parser.add_argument(
+        '--num-val', type=int, default=0,
+        help='images of a held-out VOC2007 val split, not part of trainval '
+        '(for a score calibration)')
     parser.add_argument('--image-size', type=int, default=128)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument(
@@ -37,7 +42,8 @@ def main(argv=None) -> None:
         num_test=args.num_test,
         image_size=args.image_size,
         seed=args.seed,
-        with_voc2012=args.with_voc2012)
+        with_voc2012=args.with_voc2012,
+        num_val=args.num_val)
     for split, counts in stats.items():
         print(f'{osp.join(args.root, split)}: {counts["images"]} images, '
               f'{counts["objects"]} objects ({counts["difficult"]} difficult)')

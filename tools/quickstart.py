@@ -1,40 +1,55 @@
 #!/usr/bin/env python
-"""Trains and evaluates Faster R-CNN with RaMBO and with CE on the toy VOC.
+"""Trains and evaluates Faster R-CNN with CE, RaMBO and RaMBO + CE on the toy VOC.
 
     python tools/quickstart.py [--work-dir work_dirs/quickstart]
         [--data-root data/toy_voc/VOCdevkit]
-        [--losses ce rambo [ap-sigmoid ap-sodeep]]
-        [--num-trainval 256] [--num-test 64] [--cfg-options KEY=VALUE ...]
+        [--losses ce rambo rambo-bce [ap-sigmoid ap-sodeep]] [--jobs 3]
+        [--num-trainval 256] [--num-test 64] [--num-val 64] [--calibrate]
+        [--cfg-options KEY=VALUE ...]
 
 Steps, all through MMDetection's runner and this repository's tools:
 
-1. write the embedded dataset (``tools/make_toy_voc.py``, deterministic);
+1. write the embedded dataset (``tools/make_toy_voc.py``, deterministic):
+   trainval (trained on), test (reported) and a held-out val split (for the
+   RaMBO config's score calibration);
 2. evaluate an untrained model (random initialisation, the CE config's seed)
    with ``tools/test.py``, as the floor the trained models must clear;
 3. for each loss, train its quickstart config with ``tools/train.py`` and
    evaluate the last checkpoint with ``tools/test.py`` (``VOCMetric``, AP50
-   with 11-point interpolation, on the toy VOC2007 test split);
+   with 11-point interpolation, on the toy VOC2007 test split), counting the
+   boxes per image a user would see at MMDetection's display threshold 0.3
+   (``DetInferencer``'s default) against the objects per image;
    (``ap-sigmoid`` and ``ap-sodeep`` are the RaMBO config with the other
    two ranking back-ends, set by ``--cfg-options``: ``LOSS_OPTIONS``);
-4. print a markdown table (model, loss, AP50, training time, machine) and
-   save it to ``<work-dir>/results.md`` (numbers also in ``results.json``).
+   ``--calibrate`` first refits the RaMBO config's score calibration on the
+   val split and writes it into that config;
+4. print a markdown table (model, loss, AP50, boxes at 0.3, training time,
+   machine) and save it to ``<work-dir>/results.md`` (numbers also in
+   ``results.json``).
 
-After every run a progress line gives the runs done, the time spent and an
-ETA (from the runs of each kind measured so far; before the first training
-run, one is taken to cost ``TRAIN_WEIGHT`` evaluations); within a run, MMEngine's logger writes the run's own ETA to its log
+The losses train side by side, ``--jobs`` at a time, each run with one
+intra-op thread (so the numbers do not depend on ``--jobs``: runs with a
+fixed thread count are bitwise repeatable on CPU). After every run a
+progress line gives the runs done, the time spent and an ETA; within a run,
+MMEngine's logger writes the run's own ETA to its log
 (``<work-dir>/<loss>_train.log``, e.g. ``tail -f`` it).
 
-Each run is a subprocess with its own work directory under ``--work-dir``.
-``--cfg-options`` is passed to every run (e.g. ``train_cfg.max_epochs=1`` for
-a smoke test).
+One seed of 8 epochs on a toy set is a smoke test of the pipeline, not
+evidence of which loss is better; that is what the DigitsVOC studies are for
+(docs/evidence.md). ``--cfg-options`` is passed to every run (e.g.
+``train_cfg.max_epochs=1`` for a shorter smoke test).
 """
 import argparse
 import json
 import os
 import os.path as osp
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Optional
+
+import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -45,6 +60,7 @@ _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
 CONFIGS = {
     'ce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py',
     'rambo': _RAMBO,
+    'rambo-bce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py',
     'ap-sigmoid': _RAMBO,
     'ap-sodeep': _RAMBO,
 }
@@ -61,13 +77,19 @@ LOSS_OPTIONS = {
 }
 LOSS_NAMES = {
     'ce': 'cross-entropy',
-    'rambo': 'RaMBO AP loss',
+    'rambo': 'RaMBO AP loss, margin 0, calibrated scores',
+    'rambo-bce': 'RaMBO + sigmoid CE (MixedRankLoss)',
     'ap-sigmoid': 'AP loss, sigmoid soft-rank ranker (SRT, t = 0.1)',
     'ap-sodeep': 'AP loss, SoDeep handcrafted-sorter ranker',
 }
-MODEL_NAME = 'Faster R-CNN, ResNet-18 (32 base channels) FPN, from scratch'
-# 8-epoch training took 350 s and a test run about 30 s on the 2-core VM
+MODEL_NAME = 'Faster R-CNN R18-w32 FPN, from scratch'
+# 8-epoch training took 115 s and a test run about 10 s on the 2-core machine
 TRAIN_WEIGHT = 10
+# DetInferencer's default pred_score_thr: what a user sees in a picture
+DISPLAY_THRESHOLD = 0.3
+SMOKE_NOTE = ('One seed of 8 epochs on a toy set: a smoke test of the '
+              'pipeline, not evidence of which loss is better (the DigitsVOC '
+              'studies, docs/evidence.md, are).')
 
 
 def clock(seconds: float) -> str:
@@ -81,24 +103,39 @@ def clock(seconds: float) -> str:
 class Progress:
     """Prints ``k/n <what> ... elapsed, ETA`` after each run.
 
+    The ETA is the expected cost of the runs left (the mean measured cost of
+    each kind so far; before the first training run, one is taken to cost
+    ``TRAIN_WEIGHT`` evaluations) shared over the ``jobs`` that run side by
+    side.
+
     Args:
         kinds (list[str]): ``'train'`` or ``'test'`` for each planned run.
+        jobs (int): Runs at a time. Defaults to 1.
     """
 
-    def __init__(self, kinds: List[str]) -> None:
+    def __init__(self, kinds: List[str], jobs: int = 1) -> None:
         self.kinds, self.done, self.start = list(kinds), 0, time.time()
+        self.jobs = max(1, jobs)
         self.seconds = dict(train=[], test=[])
+        self._lock = threading.Lock()
 
-    def step(self, what: str, seconds: float) -> None:
-        self.seconds[self.kinds[self.done]].append(seconds)
-        self.done += 1
-        mean = {k: sum(v) / len(v) for k, v in self.seconds.items() if v}
-        mean.setdefault('train', mean.get('test', 0) * TRAIN_WEIGHT)
-        mean.setdefault('test', mean['train'] / TRAIN_WEIGHT)
-        left = sum(mean[kind] for kind in self.kinds[self.done:])
-        print(f'[quickstart] {self.done}/{len(self.kinds)} {what} done in '
-              f'{seconds:.0f} s; elapsed {clock(time.time() - self.start)}, '
-              f'ETA {clock(left)}', flush=True)
+    def step(self, what: str, seconds: float,
+             kind: Optional[str] = None) -> None:
+        """Records a finished run of ``kind`` (default: the next planned)."""
+        with self._lock:
+            kind = kind or self.kinds[self.done]
+            self.seconds[kind].append(seconds)
+            self.done += 1
+            mean = {k: sum(v) / len(v) for k, v in self.seconds.items() if v}
+            mean.setdefault('train', mean.get('test', 0) * TRAIN_WEIGHT)
+            mean.setdefault('test', mean['train'] / TRAIN_WEIGHT)
+            left = sum(
+                mean[k] * max(0, self.kinds.count(k) - len(self.seconds[k]))
+                for k in mean) / self.jobs
+            print(f'[quickstart] {self.done}/{len(self.kinds)} {what} done '
+                  f'in {seconds:.0f} s; elapsed '
+                  f'{clock(time.time() - self.start)}, ETA {clock(left)}',
+                  flush=True)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -106,16 +143,30 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--work-dir', default='work_dirs/quickstart')
     parser.add_argument('--data-root', default='data/toy_voc/VOCdevkit')
     parser.add_argument(
-        '--losses', nargs='+', default=['ce', 'rambo'], choices=CONFIGS)
+        '--losses', nargs='+', default=['ce', 'rambo', 'rambo-bce'],
+        choices=CONFIGS)
+    parser.add_argument(
+        '--jobs', type=int, default=3,
+        help='runs side by side, one intra-op thread each (default: 3)')
     parser.add_argument('--num-trainval', type=int, default=256)
     parser.add_argument('--num-test', type=int, default=64)
+    parser.add_argument('--num-val', type=int, default=64)
+    parser.add_argument(
+        '--calibrate', action='store_true',
+        help="refit the RaMBO config's score calibration on the val split "
+        'and write it into that config before testing')
     parser.add_argument(
         '--skip-untrained', action='store_true',
         help='do not evaluate the untrained model')
     parser.add_argument(
         '--cfg-options', nargs='+', default=[],
         help='KEY=VALUE overrides passed to every training and test run')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f'--jobs must be >= 1, got {args.jobs}')
+    if args.calibrate and (args.num_val < 1 or 'rambo' not in args.losses):
+        parser.error('--calibrate needs --num-val >= 1 and rambo in --losses')
+    return args
 
 
 def data_options(data_root: str) -> List[str]:
@@ -137,7 +188,7 @@ def read_ap50(work_dir: str) -> float:
 
 def run(cmd: List[str], log_path: str) -> float:
     """Runs ``cmd`` from the repository root, logs it, returns seconds."""
-    return run_logged(cmd, log_path, cwd=ROOT, append=False, echo=True)
+    return run_logged(cmd, log_path, cwd=ROOT, append=False)
 
 
 def write_untrained_checkpoint(config: str, path: str,
@@ -164,16 +215,77 @@ def write_untrained_checkpoint(config: str, path: str,
     torch.save({'meta': {}, 'state_dict': model.state_dict()}, path)
 
 
+def voc_classes():
+    from mmdet.datasets import VOCDataset
+    return VOCDataset.METAINFO['classes']
+
+
+def objects_per_image(data_root: str, split: str) -> float:
+    """Mean number of annotated objects (difficult ones included: a
+    picture shows them) per image of ``split``."""
+    from mmdet_rankloss.evaluation.voc_files import load_voc_ground_truth
+    _, gts = load_voc_ground_truth(data_root, split, voc_classes())
+    return float(np.mean([len(gt['labels']) for gt in gts]))
+
+
+def boxes_per_image(detections_pkl: str,
+                    threshold: float = DISPLAY_THRESHOLD) -> float:
+    """Mean number of detections scoring at least ``threshold`` per image:
+    the boxes ``DetInferencer`` draws at that ``pred_score_thr``."""
+    from mmdet_rankloss.evaluation.voc_files import load_detections
+    dets = load_detections(detections_pkl)
+    return float(np.mean([(np.asarray(d['scores']) >= threshold).sum()
+                          for d in dets.values()]))
+
+
+def config_lr(config: str, options: List[str]) -> float:
+    from mmengine.config import Config
+    for option in options:
+        if option.startswith('optim_wrapper.optimizer.lr='):
+            return float(option.split('=', 1)[1])
+    return float(Config.fromfile(osp.join(ROOT, config)).optim_wrapper
+                 .optimizer.lr)
+
+
+def calibrate(config: str, ckpt: str, run_dir: str, options: List[str],
+              data_root: str) -> float:
+    """Fits the RaMBO config's calibration on the val split and writes it
+    into ``config``; returns the seconds of the val evaluation."""
+    val_dir = osp.join(run_dir, 'val')
+    val_pkl = osp.join(val_dir, 'detections.pkl')
+    seconds = run([
+        sys.executable, 'tools/test.py', config, ckpt, '--work-dir', val_dir,
+        '--out', val_pkl, '--cfg-options'
+    ] + options + [
+        'test_dataloader.dataset.ann_file=VOC2007/ImageSets/Main/val.txt'
+    ], osp.join(run_dir, 'val.log'))
+    from importlib import util
+    spec = util.spec_from_file_location(
+        'fit_score_calibration',
+        osp.join(ROOT, 'tools', 'analysis', 'fit_score_calibration.py'))
+    fit = util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    fit.main([val_pkl, '--data-root', data_root, '--classes', 'voc',
+              '--split', 'val', '--write-config', osp.join(ROOT, config)])
+    return seconds
+
+
 def format_table(rows: List[Dict], machine: str) -> str:
     lines = [
-        '| model | loss | AP50 (%) | train time (s) | machine |',
-        '|---|---|---|---|---|',
+        '| model | loss (lr) | AP50 (%) | boxes per image at score 0.3 '
+        '(objects per image) | train time (s) | machine |',
+        '|---|---|---|---|---|---|',
     ]
     for row in rows:
         seconds = ('-' if row['train_seconds'] is None else
                    f'{row["train_seconds"]:.0f}')
-        lines.append(f'| {row["model"]} | {row["loss"]} | '
-                     f'{100 * row["ap50"]:.1f} | {seconds} | {machine} |')
+        lr = '' if row['lr'] is None else f' ({row["lr"]:g})'
+        boxes = row['boxes_per_image_at_0.3']
+        boxes = '-' if boxes is None else (
+            f'{boxes:.1f} ({row["objects_per_image"]:.1f})')
+        lines.append(f'| {row["model"]} | {row["loss"]}{lr} | '
+                     f'{100 * row["ap50"]:.1f} | {boxes} | {seconds} | '
+                     f'{machine} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -181,21 +293,25 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = parse_args(argv)
     from mmdet_rankloss.utils.toy_voc import make_toy_voc
 
-    load_start = os.getloadavg()[0]
+    load_start, start = os.getloadavg()[0], time.time()
     work_dir = osp.abspath(args.work_dir)
     os.makedirs(work_dir, exist_ok=True)
     stats = make_toy_voc(
         args.data_root,
         num_trainval=args.num_trainval,
-        num_test=args.num_test)
+        num_test=args.num_test,
+        num_val=args.num_val)
     print(f'toy VOC written to {args.data_root}: {stats}', flush=True)
     options = data_options(args.data_root) + list(args.cfg_options)
+    objects = objects_per_image(args.data_root, 'test')
     python = sys.executable
-    rows = []
-    progress = Progress(([] if args.skip_untrained else ['test']) +
-                        ['train', 'test'] * len(args.losses))
+    kinds = ([] if args.skip_untrained else ['test'])
+    for loss in args.losses:
+        kinds += ['train'] + (['test'] if args.calibrate and loss == 'rambo'
+                              else []) + ['test']
+    progress = Progress(kinds, jobs=min(args.jobs, len(args.losses)))
 
-    if not args.skip_untrained:
+    def untrained() -> Dict:
         run_dir = osp.join(work_dir, 'untrained')
         os.makedirs(run_dir, exist_ok=True)
         ckpt = osp.join(run_dir, 'untrained.pth')
@@ -205,47 +321,63 @@ def main(argv: Optional[List[str]] = None) -> None:
             python, 'tools/test.py', CONFIGS['ce'], ckpt, '--work-dir',
             run_dir, '--cfg-options'
         ] + options, osp.join(run_dir, 'test.log'))
-        progress.step('untrained model evaluated', seconds)
-        rows.append(
-            dict(
-                model=MODEL_NAME,
-                loss='none (untrained, random init)',
-                ap50=read_ap50(run_dir),
-                train_seconds=None))
+        progress.step('untrained model evaluated', seconds, 'test')
+        return dict(model=MODEL_NAME, loss='none (untrained, random init)',
+                    config=None, lr=None, ap50=read_ap50(run_dir),
+                    train_seconds=None, objects_per_image=objects,
+                    **{'boxes_per_image_at_0.3': None})
 
-    for loss in args.losses:
+    def train_and_test(loss: str) -> Dict:
         run_dir = osp.join(work_dir, loss)
         loss_options = options + LOSS_OPTIONS.get(loss, [])
         seconds = run([
             python, 'tools/train.py', CONFIGS[loss], '--work-dir', run_dir,
             '--cfg-options'
         ] + loss_options, run_dir + '_train.log')
-        progress.step(f'{loss} trained', seconds)
+        progress.step(f'{loss} trained', seconds, 'train')
         with open(osp.join(run_dir, 'last_checkpoint'), encoding='utf-8') as f:
             ckpt = f.read().strip()
+        if args.calibrate and loss == 'rambo':
+            progress.step(
+                'rambo calibrated on val',
+                calibrate(CONFIGS[loss], ckpt, run_dir, loss_options,
+                          args.data_root), 'test')
         test_dir = osp.join(run_dir, 'test')
+        dets = osp.join(test_dir, 'detections.pkl')
         progress.step(f'{loss} evaluated', run([
             python, 'tools/test.py', CONFIGS[loss], ckpt, '--work-dir',
-            test_dir, '--cfg-options'
-        ] + loss_options, run_dir + '_test.log'))
-        rows.append(
-            dict(
-                model=MODEL_NAME,
-                loss=LOSS_NAMES[loss],
-                ap50=read_ap50(test_dir),
-                train_seconds=seconds))
+            test_dir, '--out', dets, '--cfg-options'
+        ] + loss_options, run_dir + '_test.log'), 'test')
+        return dict(model=MODEL_NAME, loss=LOSS_NAMES[loss],
+                    config=CONFIGS[loss], lr=config_lr(CONFIGS[loss],
+                                                       loss_options),
+                    ap50=read_ap50(test_dir), train_seconds=seconds,
+                    objects_per_image=objects,
+                    **{'boxes_per_image_at_0.3': boxes_per_image(dets)})
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(train_and_test, loss) for loss in args.losses]
+        if not args.skip_untrained:
+            futures.insert(0, pool.submit(untrained))
+        rows = [future.result() for future in futures]
 
     machine = machine_name()
+    total = time.time() - start
     table = format_table(rows, machine)
     note = (f'\nToy VOC test split ({args.num_test} images), VOCMetric AP50 '
-            'with 11-point interpolation. Train time: wall-clock seconds of '
-            'the training run, including start-up and the final evaluation. '
-            f'Load average (1 min) at start / end: {load_start:.1f} / '
-            f'{os.getloadavg()[0]:.1f}.\n')
+            'with 11-point interpolation; boxes per image: detections '
+            f'scoring at least {DISPLAY_THRESHOLD} (what DetInferencer draws '
+            'by default). Train time: wall-clock seconds of the training run, '
+            f'including start-up and the final evaluation, {args.jobs} runs '
+            'side by side with one intra-op thread each. Whole command: '
+            f'{clock(total)}. Load average (1 min) at start / end: '
+            f'{load_start:.1f} / {os.getloadavg()[0]:.1f}.\n{SMOKE_NOTE}\n')
     with open(osp.join(work_dir, 'results.md'), 'w', encoding='utf-8') as f:
         f.write(table + note)
     with open(osp.join(work_dir, 'results.json'), 'w', encoding='utf-8') as f:
-        json.dump(dict(machine=machine, rows=rows), f, indent=2)
+        json.dump(dict(machine=machine, date=time.strftime('%Y-%m-%d'),
+                       total_seconds=round(total, 1), jobs=args.jobs,
+                       rows=rows), f, indent=2)
     print('\n' + table + note)
     print(f'results written to {osp.join(work_dir, "results.md")} and '
           f'results.json; runs and logs under {work_dir}', flush=True)

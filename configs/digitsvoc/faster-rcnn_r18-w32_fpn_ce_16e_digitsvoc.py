@@ -107,7 +107,9 @@ param_scheduler = [
         milestones=[12],
         gamma=0.1)
 ]
-auto_scale_lr = dict(enable=False, base_batch_size=8)
+# The lrs of this family are for a total batch of 8 (one process); with more
+# processes MMEngine scales them linearly to the total batch.
+auto_scale_lr = dict(enable=True, base_batch_size=8)
 
 default_hooks = dict(
     logger=dict(interval=10),

@@ -1,21 +1,15 @@
 # RaMBO AP loss mixed with a per-class sigmoid cross-entropy (weight 1) on
-# the same foreground logits (`MixedRankLoss`): the rank loss orders the
-# scores, the cross-entropy gives every score a gradient from the first
-# step (RaMBO alone reaches 2-7 % of them early on; docs/evidence.md). The
-# test score stays the rank loss's (sigmoid of each foreground logit), which
-# is also the cross-entropy's probability; score threshold 0 as for RaMBO.
-_base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
+# the same foreground logits (`MixedRankLoss`, the recipe of
+# `../_base_/rambo-bce.py`): the rank loss orders the scores, the
+# cross-entropy gives every score a gradient from the first step (RaMBO alone
+# reaches 2-7 % of them early on; docs/evidence.md). The test score stays the
+# rank loss's (sigmoid of each foreground logit), which is also the
+# cross-entropy's probability; score threshold 0 as for RaMBO.
+_base_ = ['./faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
+          '../_base_/rambo-bce.py']
 
 model = dict(
-    roi_head=dict(
-        bbox_head=dict(
-            loss_cls=dict(
-                _delete_=True,
-                type='MixedRankLoss',
-                rank_loss=dict(type='RaMBOAPLoss'),
-                aux_loss=dict(
-                    type='CrossEntropyLoss', use_sigmoid=True,
-                    loss_weight=1.0)))),
+    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)),
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 # lr: chosen on val from {0.02, 0.04, 0.1} (tools/studies/digitsvoc_scratch_16e.py).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

@@ -20,3 +20,7 @@ model = dict(
 # 26.9; tools/studies/digitsvoc_scratch_16e.py, docs/evidence.md), as at the
 # paper's margin from {0.04, 0.1, 0.2, 0.4}; cross-entropy's was 0.04.
 optim_wrapper = dict(optimizer=dict(lr=0.1))
+
+# Exact --resume: the loss's score memory and the random state go into every
+# checkpoint and come back on resume (docs/reliability.md).
+custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]

@@ -29,3 +29,7 @@ val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 test_dataloader = val_dataloader
 default_hooks = dict(logger=dict(interval=5), checkpoint=dict(interval=2))
 randomness = dict(seed=0)
+
+# Exact --resume: the loss's score memory and the random state go into every
+# checkpoint and come back on resume (docs/reliability.md).
+custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]

@@ -11,3 +11,7 @@ model = dict(
               margin=0.02, memory=3))
 default_hooks = dict(logger=dict(interval=5), checkpoint=dict(interval=2))
 randomness = dict(seed=0)
+
+# Exact --resume: the loss's score memory and the random state go into every
+# checkpoint and come back on resume (docs/reliability.md).
+custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]

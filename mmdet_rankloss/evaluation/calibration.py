@@ -22,8 +22,12 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+#: Thresholds at which precision and recall are reported: MMDetection's test
+#: threshold, its visualiser's default and a strict one.
+REPORTED_THRESHOLDS = (0.05, 0.3, 0.5)
+
 __all__ = [
-    'box_iou', 'match_detections', 'precision_recall_at',
+    'REPORTED_THRESHOLDS', 'box_iou', 'match_detections', 'precision_recall_at',
     'expected_calibration_error', 'fit_platt', 'apply_platt'
 ]
 

@@ -131,12 +131,6 @@ class RankLossDenseHeadMixin:
                 f'{type(self).__name__}: loss_cls.score_space={space!r} '
                 f'cannot be fed by a sigmoid head; use one of '
                 f'{DENSE_SCORE_SPACES}')
-        if getattr(self.loss_cls, 'calibration', None) is not None:
-            raise ValueError(
-                f'{type(self).__name__}: loss_cls.calibration only acts '
-                "through a bbox head's get_activation; a dense head "
-                'predicts with the stock sigmoid, so the calibration would '
-                'be silently ignored')
         self.use_sigmoid_cls = True
         self.cls_out_channels = self.num_classes
         # 1 if the loss wants a (dummy) background column after the C
@@ -156,17 +150,29 @@ class RankLossDenseHeadMixin:
         finally:
             self._modules['loss_cls'] = rank_loss
 
-    def _predict_by_feat_single(self, *args, **kwargs):
-        """The stock prediction with sigmoid scores.
+    def _predict_by_feat_single(self, cls_score_list: List[Tensor], *args,
+                                **kwargs):
+        """The stock prediction with sigmoid scores, calibrated if the loss
+        carries a calibration.
 
         ``BaseDenseHead`` hands the scores to ``loss_cls.get_activation``
         when the loss declares ``custom_cls_channels``, as RaMBOAPLoss does
         for bbox heads; that returns C + 1 columns with a dummy background
         for ``multiclass_nms``, which a dense head would take for an extra
         class. Without the rank loss in place, the stock sigmoid path runs.
+        A Platt calibration ``(a, b)`` of the loss (fitted on val by
+        ``tools/analysis/fit_score_calibration.py``) is applied to the
+        logits first, so the stock sigmoid returns ``sigmoid(a * logit +
+        b)``: a monotone map, the same order and AP, scores a threshold can
+        use.
         """
+        calibration = getattr(self.loss_cls, 'calibration', None)
+        if calibration is not None:
+            a, b = calibration
+            cls_score_list = [a * score + b for score in cls_score_list]
         with self._loss_cls_replaced(nn.Identity()):
-            return super()._predict_by_feat_single(*args, **kwargs)
+            return super()._predict_by_feat_single(cls_score_list, *args,
+                                                   **kwargs)
 
     def loss_by_feat(self, *args, **kwargs) -> dict:
         """The stock losses, with ``loss_cls`` over all anchors at once.

@@ -11,6 +11,7 @@ ignored) scores it. What is written under ``<root>/VOC2007`` (and optionally
     Annotations/<id>.xml             VOC XML: size, objects with name, pose,
                                      truncated, difficult, 1-based bndbox
     ImageSets/Main/<split>.txt       image ids of ``trainval`` / ``test``
+                                     (and a held-out ``val``, if asked)
     ImageSets/Main/<cls>_<split>.txt per-class lists (1 present, 0 only
                                      difficult, -1 absent), as in VOC
 
@@ -238,7 +239,8 @@ def make_toy_voc(root: str,
                  image_size: int = 128,
                  seed: int = 0,
                  difficult_prob: float = 0.1,
-                 with_voc2012: bool = False) -> Dict[str, Dict[str, int]]:
+                 with_voc2012: bool = False,
+                 num_val: int = 0) -> Dict[str, Dict[str, int]]:
     """Writes the toy dataset under ``root`` (a ``VOCdevkit`` directory).
 
     Args:
@@ -257,6 +259,11 @@ def make_toy_voc(root: str,
         with_voc2012 (bool): Also write a ``VOC2012`` ``trainval`` split of
             ``num_trainval`` other images, so the VOC07+12 configs find both
             years. Defaults to False.
+        num_val (int): Images in a held-out ``VOC2007`` ``val`` split for
+            choices made after training (a score calibration), written
+            after every other split so that they stay the same files.
+            Unlike real VOC's ``val``, it is not part of ``trainval``.
+            Defaults to 0 (none).
 
     Returns:
         dict: For each written split (``'VOC2007/trainval'``, ...) a dict with
@@ -264,6 +271,7 @@ def make_toy_voc(root: str,
     """
     for arg, value, minimum in (('num_trainval', num_trainval, 1),
                                 ('num_test', num_test, 0),
+                                ('num_val', num_val, 0),
                                 ('image_size', image_size, 32)):
         if not isinstance(value, int) or value < minimum:
             raise ValueError(
@@ -277,6 +285,7 @@ def make_toy_voc(root: str,
               ('VOC2007', 'test', num_test)]
     if with_voc2012:
         splits.append(('VOC2012', 'trainval', num_trainval))
+    splits.append(('VOC2007', 'val', num_val))
     rng = np.random.default_rng(seed)
     stats: Dict[str, Dict[str, int]] = {}
     next_id = 1

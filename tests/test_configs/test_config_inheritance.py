@@ -21,7 +21,7 @@ def check_inherited(cfg):
     loss_cls = cfg.model.roi_head.bbox_head.loss_cls
     assert loss_cls.type == 'RaMBOAPLoss'
     assert loss_cls.lambda_val == 1.0 and loss_cls.margin == 0.15
-    assert cfg.optim_wrapper.optimizer.lr == 0.01
+    assert cfg.optim_wrapper.optimizer.lr == 0.1  # the paper's
     assert cfg.custom_imports.imports == ['mmdet_rankloss']
     assert cfg.train_dataloader.dataset.dataset.ann_file == (
         'VOC2007/ImageSets/Main/trainval.txt')

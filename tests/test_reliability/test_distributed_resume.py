@@ -63,7 +63,9 @@ def workspace(tmp_path_factory):
 def test_distributed_resume_keeps_every_process_memory(
         workspace, global_ranking):
     work = workspace / f'global_{global_ranking}'
-    dist_train(workspace, work, 1, global_ranking)
+    out = dist_train(workspace, work, 1, global_ranking)
+    # auto_scale_lr: 2 processes x batch 2 against the config's 8
+    assert 'Scaling the original LR by 0.5' in out
     saved = memory(work / 'epoch_1.pth')
     assert saved['world_size'] == 2
     [states] = saved['modules'].values()

@@ -34,7 +34,34 @@ def test_ranker_options_change_only_the_ranker(loss, load_tool):
     assert ranker == voc.model.roi_head.bbox_head.loss_cls.ranker.to_dict()
 
 
-def test_ce_and_rambo_take_no_loss_options(load_tool):
+def test_ce_rambo_and_mix_take_no_loss_options(load_tool):
     tool = load_tool('tools/quickstart.py')
     assert set(tool.LOSS_OPTIONS) == {'ap-sigmoid', 'ap-sodeep'}
-    assert set(tool.LOSS_OPTIONS) | {'ce', 'rambo'} == set(tool.CONFIGS)
+    assert set(tool.LOSS_OPTIONS) | {'ce', 'rambo', 'rambo-bce'} == set(
+        tool.CONFIGS)
+    # the default run: the recipe the README recommends beside CE and RaMBO
+    assert tool.parse_args([]).losses == ['ce', 'rambo', 'rambo-bce']
+
+
+def test_box_count_and_lr_helpers(load_tool, tmp_path):
+    """Boxes per image count the detections at or above the threshold;
+    the lr is the config's unless an option sets it."""
+    import pickle
+
+    import torch
+    tool = load_tool('tools/quickstart.py')
+    results = [
+        dict(img_path=f'/x/{i}.jpg', pred_instances=dict(
+            bboxes=torch.zeros(4, 4), labels=torch.zeros(4).long(),
+            scores=torch.tensor(scores)))
+        for i, scores in enumerate([[0.9, 0.3, 0.29, 0.1], [0.5, 0.4, 0.0,
+                                                            0.0]])
+    ]
+    pkl = tmp_path / 'dets.pkl'
+    pkl.write_bytes(pickle.dumps(results))
+    assert tool.boxes_per_image(str(pkl)) == 2.0
+    assert tool.boxes_per_image(str(pkl), threshold=0.45) == 1.0
+    assert tool.config_lr(tool.CONFIGS['rambo'], []) == 0.1
+    assert tool.config_lr(tool.CONFIGS['rambo-bce'], []) == 0.04
+    assert tool.config_lr(tool.CONFIGS['ce'],
+                          ['optim_wrapper.optimizer.lr=0.5']) == 0.5

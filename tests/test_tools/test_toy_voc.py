@@ -142,3 +142,28 @@ def test_voc_metric_scores_ground_truth_as_perfect(toy_root):
 
     assert evaluate(0.0) == pytest.approx(1.0)
     assert evaluate(0.6) == pytest.approx(0.0)
+
+
+def test_val_split_is_held_out_and_leaves_the_others_unchanged(tmp_path):
+    """``num_val`` adds a val split of other images, written after every
+    other split, so trainval and test are the same files as without it."""
+    plain, with_val = str(tmp_path / 'a'), str(tmp_path / 'b')
+    make_toy_voc(plain, num_trainval=6, num_test=4, image_size=64)
+    stats = make_toy_voc(with_val, num_trainval=6, num_test=4, num_val=3,
+                         image_size=64)
+    assert stats['VOC2007/val']['images'] == 3
+    main = osp.join('VOC2007', 'ImageSets', 'Main')
+    val = open(osp.join(with_val, main, 'val.txt')).read().split()
+    for split in ('trainval', 'test'):
+        ids = open(osp.join(plain, main, f'{split}.txt')).read().split()
+        assert open(osp.join(with_val, main,
+                             f'{split}.txt')).read().split() == ids
+        assert not set(ids) & set(val)
+        for img_id in ids:
+            for sub, ext in (('JPEGImages', 'jpg'), ('Annotations', 'xml')):
+                assert filecmp.cmp(
+                    osp.join(plain, 'VOC2007', sub, f'{img_id}.{ext}'),
+                    osp.join(with_val, 'VOC2007', sub, f'{img_id}.{ext}'),
+                    shallow=False)
+    with pytest.raises(ValueError, match='num_val'):
+        make_toy_voc(plain, num_val=-1)

@@ -11,4 +11,3 @@ param_scheduler = [
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=80, val_interval=5)
 val_cfg = dict(type='ValLoop')
 test_cfg = dict(type='TestLoop')
-auto_scale_lr = dict(enable=False, base_batch_size=128)

@@ -1,0 +1,26 @@
+# The two-stage recipe that beat cross-entropy: the RaMBO AP loss (the
+# paper's settings, the loss's defaults: tau 7, margin 0.15, lambda 0.5,
+# L_mAP : L_APC = 2 : 1) plus a per-class sigmoid cross-entropy (weight 1) on
+# the same foreground logits (`MixedRankLoss`). The rank loss orders the
+# scores; the cross-entropy gives every score a gradient from the first step
+# and keeps the scores probabilities, so a normal score threshold works at
+# test time (no calibration needed). Evidence: DigitsVOC, Faster R-CNN
+# R18-w32 from scratch, 16 epochs, 5 seeds: +2.3 AP50 [+1.0, +3.5] over
+# cross-entropy at cross-entropy's own lr (docs/evidence.md).
+#
+# A config pairs it with its cross-entropy twin and keeps that twin's lr:
+#   _base_ = ['./<ce twin>.py', '<this file>']
+#   model = dict(roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)))
+# It is a variable, not a `model` override, because MMEngine does not merge
+# one key from two bases; it stays in the final config beside the
+# `loss_cls` it fills.
+rambo_bce_loss = dict(
+    _delete_=True,  # replaces the twin's softmax cross-entropy
+    type='MixedRankLoss',
+    rank_loss=dict(type='RaMBOAPLoss'),
+    aux_loss=dict(type='CrossEntropyLoss', use_sigmoid=True, loss_weight=1.0))
+
+# The rank loss remembers the last 7 batches' scores: these hooks put that
+# memory and the random state into every checkpoint, so `--resume` continues
+# exactly (docs/reliability.md).
+custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]

@@ -1,0 +1,132 @@
+"""Promises every shipped config keeps, whatever its family.
+
+* **Exact resume.** A config whose loss keeps a score memory (``memory > 0``,
+  the loss's default included) carries the hooks that put the memory and
+  the random state into each checkpoint; without them a resumed run ranks
+  against an empty memory and draws other random numbers.
+* **Batch size and lr.** ``auto_scale_lr`` is enabled, so
+  ``tools/dist_train.sh CONFIG 8`` trains at the lr of the total batch, not
+  at the single-device lr with 8x the batch (MMEngine scales the lr by
+  ``world_size * batch_size / base_batch_size``).
+"""
+import inspect
+import os.path as osp
+from types import SimpleNamespace
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.optim import OptimWrapper
+from mmengine.runner import Runner
+
+import mmdet_rankloss  # noqa: F401
+from mmdet_rankloss.losses.memory import ScoreMemoryMixin
+from mmdet_rankloss.utils.config import config_files
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+CONFIG_DIR = osp.join(ROOT, 'configs')
+CONFIGS = config_files(CONFIG_DIR, exts=('.py', ), skip_bases=True)
+MEMORY_HOOKS = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
+
+
+def load(name):
+    return Config.fromfile(osp.join(CONFIG_DIR, name))
+
+
+def memory_losses(node, path='model'):
+    """``(path, memory)`` of every loss config under ``node`` whose class
+    keeps a score memory, with the class's default when unset."""
+    from mmdet.registry import MODELS
+    found = []
+    if isinstance(node, dict):
+        cls = MODELS.get(node['type']) if isinstance(
+            node.get('type'), str) else None
+        if inspect.isclass(cls) and issubclass(cls, ScoreMemoryMixin):
+            default = inspect.signature(cls).parameters['memory'].default
+            found.append((path, node.get('memory', default)))
+        for key, value in node.items():
+            found += memory_losses(value, f'{path}.{key}')
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            found += memory_losses(value, f'{path}[{i}]')
+    return found
+
+
+def test_the_walk_finds_every_family():
+    families = {name.split('/')[0] for name in CONFIGS}
+    assert families >= {'dense', 'digitsvoc', 'quickstart', 'rambo',
+                        'rankers', 'retrieval'}
+    assert len(CONFIGS) >= 60
+
+
+def test_memory_detection_can_fail():
+    """The walk sees a default memory (RaMBOAPLoss: 7) and an explicit 0."""
+    from mmengine.registry import init_default_scope
+    init_default_scope('mmdet')
+    assert memory_losses(dict(a=dict(type='RaMBOAPLoss'))) == [('model.a', 7)]
+    assert memory_losses(
+        dict(type='MixedRankLoss', rank_loss=dict(type='RaMBOAPLoss',
+                                                  memory=0))) == [
+            ('model.rank_loss', 0)]
+    assert memory_losses(dict(type='CrossEntropyLoss')) == []
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_memory_configs_carry_the_resume_hooks(name):
+    from mmengine.registry import init_default_scope
+    init_default_scope('mmdet')
+    cfg = load(name)
+    with_memory = [(p, m) for p, m in memory_losses(cfg.model.to_dict())
+                   if m > 0]
+    hooks = [dict(h) for h in cfg.get('custom_hooks', [])]
+    if with_memory:
+        for hook in MEMORY_HOOKS:
+            assert hook in hooks, (
+                f'{name}: {with_memory} keep a score memory but the config '
+                f'lacks {hook["type"]} (custom_hooks: {hooks})')
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_auto_scale_lr_is_on(name):
+    cfg = load(name)
+    scale = cfg.get('auto_scale_lr')
+    assert scale is not None and scale.get('enable') is True, name
+    batch = cfg.train_dataloader.batch_size
+    # the lr is stated for base_batch_size: a whole number of devices
+    assert scale.base_batch_size % batch == 0, (scale, batch)
+
+
+def scaled_lr(cfg, world_size):
+    """The lr MMEngine's ``Runner.scale_lr`` gives the config's optimizer
+    with ``world_size`` processes (the Runner's own method, run on the
+    attributes it reads)."""
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([param], lr=cfg.optim_wrapper.optimizer.lr)
+    runner = SimpleNamespace(
+        _train_dataloader=cfg.train_dataloader, world_size=world_size,
+        logger=SimpleNamespace(info=lambda message: None),
+        param_schedulers=None)
+    Runner.scale_lr(runner, OptimWrapper(optimizer), cfg.auto_scale_lr)
+    return optimizer.param_groups[0]['lr']
+
+
+@pytest.mark.parametrize('name', [
+    'rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py',
+    'digitsvoc/faster-rcnn_r18-w32_fpn_rambo-bce_16e_digitsvoc.py',
+    'rambo/faster-rcnn_r50_fpn_rambo-bce_1x_coco.py',
+    'dense/atss/atss_r50_fpn_rambo-focal_1x_coco.py',
+    'retrieval/retrieval_r50_rambo-log_80e_sop.py',
+    'retrieval/peers/retrieval_r50_fastap_80e_sop.py',
+])
+def test_the_lr_follows_the_number_of_processes(name):
+    cfg = load(name)
+    lr = cfg.optim_wrapper.optimizer.lr
+    batch = cfg.train_dataloader.batch_size
+    base = cfg.auto_scale_lr.base_batch_size
+    for world_size in (1, 2, 8):
+        assert scaled_lr(cfg, world_size) == pytest.approx(
+            lr * world_size * batch / base)
+    # the paper's one-device configs keep their lr on one device
+    if base == batch:
+        assert scaled_lr(cfg, 1) == pytest.approx(lr)
+    assert scaled_lr(cfg, 8) == pytest.approx(8 * scaled_lr(cfg, 1))
