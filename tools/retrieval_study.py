@@ -23,7 +23,8 @@ split is only reported: R@1, R@8 and MAP@R at the chosen lr, mean and
 standard deviation over the seeds, each method's paired R@1 difference to
 the baseline on the same seeds with a 95 % t interval (beside it the
 Bonferroni interval at level 1 - 0.05 / m over the m comparisons and the
-Holm-adjusted paired t-test p-value), and the time per run. The raw pixels and the untrained network are the reference rows.
+Holm-adjusted paired t-test p-value), and the time per run. The raw
+pixels and the untrained network are the reference rows.
 
 The report: ``<out-dir>/<study>.md`` and ``<study>.csv`` (one row per run).
 """

@@ -19,7 +19,9 @@ protocol is the one a reviewer asks for:
    val and test detections are also scored for precision / recall at the
    usual thresholds and calibration (D-ECE), before and after a monotone
    Platt fit on val (``mmdet_rankloss.evaluation.calibration``).
-   ``test_split`` (default ``test``) names the VOC split list evaluated.
+   ``test_split`` (default ``test``) names the VOC split list evaluated;
+   the spec's ``data.make_test`` command writes it when it is missing
+   (e.g. ``tools/make_digits_voc.py {root} --fresh-test confirm``).
 
 Seeds: the selection seed (``select_seed``) defaults to the smallest seed
 >= 0 that is not a test seed, so selection and test seeds are disjoint. The
@@ -647,8 +649,8 @@ def selection_note(spec: dict, name: str) -> str:
     if not on:
         return 'declared in the spec (no selection record)'
     seeds = on.get('seeds', [])
-    text = (f"declared in the spec; selected on val in `{on.get('study', '?')}`"
-            f" with seed{'s' if len(seeds) != 1 else ''} "
+    text = ('declared in the spec; selected on val in '
+            f"`{on.get('study', '?')}` with seed{'s' if len(seeds) != 1 else ''} "
             f"{', '.join(map(str, seeds)) or '?'}")
     return text + (f"; {on['note']}" if on.get('note') else '')
 

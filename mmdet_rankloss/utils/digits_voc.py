@@ -6,7 +6,8 @@ real image content that ships with a package the project already depends
 on: the 1,797 handwritten digits of scikit-learn's ``load_digits`` (UCI
 optical recognition of handwritten digits, 8 x 8 px, 16 grey levels). The
 digit images are split three ways (60 / 20 / 20 %, at random; the data set
-does not name its writers), so train, val and test share no digit image. Each picture is 128 x 128 px and holds 2 to 5 digits that:
+does not name its writers), so train, val and test share no digit image.
+Each picture is 128 x 128 px and holds 2 to 5 digits that:
 
 * vary in scale (long side 14 to 60 px) and aspect, in stroke colour and
   contrast;
@@ -408,8 +409,9 @@ def make_fresh_test_split(root: str,
     """
     if not isinstance(name, str) or not name.isidentifier() or name in (
             'train', 'val', 'trainval', 'test'):
-        raise ValueError('the fresh split needs a new name (letters, digits, '
-                         f'_), not one of train, val, trainval, test: {name!r}')
+        raise ValueError('the fresh split needs a new name (letters, '
+                         'digits, _), not one of train, val, trainval, test: '
+                         f'{name!r}')
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f'count must be an int >= 1, got {count!r}')
     images, target = _load_digits()
