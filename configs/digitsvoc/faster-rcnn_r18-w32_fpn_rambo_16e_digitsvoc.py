@@ -6,6 +6,11 @@
 # of 0 at test time (rank-trained scores have no absolute scale, so
 # MMDetection's 0.05, a probability, means nothing for them; the 100 best
 # boxes per image are kept as for CE).
+# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
+# DetInferencer's 0.3), fit a calibration on val and store it with the model:
+#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#       --data-root ROOT --write-config OUT.py --base <this config>
+# (docs/faq.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 model = dict(

@@ -4,6 +4,11 @@
 # ImageNet-initialised VOC run (docs/evidence.md: RaMBO's best rate was 2x
 # CE's; at 5x it lost 14-30 AP50 and at 10x it collapsed). Untested on VOC:
 # not trained in this project (no VOC, no GPU on its machine).
+# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
+# DetInferencer's 0.3), fit a calibration on val and store it with the model:
+#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#       --data-root ROOT --write-config OUT.py --base <this config>
+# (docs/faq.md).
 _base_ = './faster-rcnn_r50_fpn_rambo_1x_voc0712.py'
 
 optim_wrapper = dict(optimizer=dict(lr=0.01))

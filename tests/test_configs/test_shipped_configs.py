@@ -130,3 +130,36 @@ def test_the_lr_follows_the_number_of_processes(name):
     if base == batch:
         assert scaled_lr(cfg, 1) == pytest.approx(lr)
     assert scaled_lr(cfg, 8) == pytest.approx(8 * scaled_lr(cfg, 1))
+
+
+def rank_only_losses(model):
+    """The classification losses that are a RaMBO AP loss alone (no
+    cross-entropy or focal term that would keep the scores probabilities)."""
+    heads = [model.get('bbox_head'),
+             (model.get('roi_head') or {}).get('bbox_head')]
+    return [h['loss_cls'] for h in heads
+            if isinstance(h, dict) and isinstance(h.get('loss_cls'), dict)
+            and h['loss_cls'].get('type') == 'RaMBOAPLoss']
+
+
+def test_rank_only_detection_is_found():
+    cfg = load('digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py')
+    assert len(rank_only_losses(cfg.model)) == 1
+    mix = load('digitsvoc/faster-rcnn_r18-w32_fpn_rambo-bce_16e_digitsvoc.py')
+    assert rank_only_losses(mix.model) == []
+
+
+@pytest.mark.parametrize('name', [c for c in CONFIGS
+                                  if not c.startswith('retrieval/')])
+def test_rank_only_configs_say_how_to_calibrate(name):
+    """A RaMBO-only detector's raw scores flood a thresholded picture: its
+    config carries a calibration or its header says how to fit one."""
+    cfg = load(name)
+    losses = rank_only_losses(cfg.model)
+    if not losses or all(loss.get('calibration') for loss in losses):
+        return
+    with open(osp.join(CONFIG_DIR, name), encoding='utf-8') as f:
+        header = f.read().split('_base_ =', 1)[0]
+    assert 'fit_score_calibration.py' in header and '--write-config' in \
+        header, f'{name}: RaMBO-only scores, no calibration and no header ' \
+        'saying how to fit one'

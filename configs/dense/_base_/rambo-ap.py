@@ -36,7 +36,7 @@ rambo_dense_loss = dict(
 # weight and the stock head's avg_factor, so it is exactly the focal twin's
 # loss (tested). Used by the `_rambo-focal_` configs. RaMBO ranks the logits
 # here: on ATSS that mix led the sigmoid one on val over 5 seeds (27.5
-# against 26.5 AP50) and beat focal by +3.7 [+1.7, +5.6] on test
+# against 26.5 AP50) and beat focal by +3.7 [+1.7, +5.7] on test
 # (docs/dense.md).
 rambo_focal_dense_loss = dict(
     _delete_=True,

@@ -2,6 +2,11 @@
 # stock RetinaHead with the RaMBO loss of `../_base_/rambo-ap.py` as its
 # classification loss (`RaMBORetinaHead`). A batch of 8 images holds about
 # 25k anchors per class.
+# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
+# DetInferencer's 0.3), fit a calibration on val and store it with the model:
+#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#       --data-root ROOT --write-config OUT.py --base <this config>
+# (docs/faq.md).
 _base_ = [
     './retinanet_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py'
 ]

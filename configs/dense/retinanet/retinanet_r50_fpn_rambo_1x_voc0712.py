@@ -1,6 +1,11 @@
 # RaMBO AP loss twin of `retinanet_r50_fpn_focal_1x_voc0712.py`: the stock
 # RetinaHead with the RaMBO loss of `../_base_/rambo-ap.py` as its
 # classification loss (`RaMBORetinaHead`), at focal's lr.
+# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
+# DetInferencer's 0.3), fit a calibration on val and store it with the model:
+#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#       --data-root ROOT --write-config OUT.py --base <this config>
+# (docs/faq.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_voc0712.py', '../_base_/rambo-ap.py']
 
 model = dict(
