@@ -530,6 +530,11 @@ def test_paper_scale_configs_are_mmdetections(name):
                 m['bbox_head'].pop(key)
             if '_rambo_' in name:
                 m['test_cfg'].pop('score_thr')
+    if '_rank-sort_' in name or '_alrp_' in name:  # configs/dense/_base_/
+        for m in (model, expected):  # rank-sort.py: head, losses, no thr
+            for key in ('type', 'loss_cls', 'loss_bbox', 'reg_decoded_bbox'):
+                m['bbox_head'].pop(key, None)
+            m['test_cfg'].pop('score_thr')
     assert model == expected
 
 
@@ -572,7 +577,12 @@ def test_model_builds_and_trains_one_step(name):
                 else ['loss_cls'])
     if '_rambo-focal_' in name:
         cls_keys.append('loss_focal')
-    for key in cls_keys + ['loss', 'loss_bbox']:
+    box_keys = ['loss_bbox']
+    if '_rank-sort_' in name:
+        cls_keys = ['loss_rank_sort']
+    elif '_alrp_' in name:  # the box branch trains through loss_alrp_loc
+        cls_keys, box_keys = ['loss_alrp_cls', 'loss_alrp_loc'], []
+    for key in cls_keys + ['loss'] + box_keys:
         assert torch.isfinite(log_vars[key]).item(), key
     if rank:
         assert 'rambo_grad_density' in log_vars
