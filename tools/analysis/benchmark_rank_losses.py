@@ -11,7 +11,12 @@ Times, in one run on this machine:
 * the detection loss ``RaMBOAPLoss`` at Faster R-CNN scale (2 images x 512
   RoIs x 21 classes, tau = 7);
 * the retrieval losses at their papers' batch sizes (RaMBO recall with
-  memory 3 at 128/256/512, FastAP, SRT, AUC, triplet, SoDeep sorters).
+  memory 3 at 128/256/512, FastAP, SRT, AUC, triplet, SoDeep sorters);
+* with ``--error-driven-lengths``: Rank & Sort, aLRP and error-driven AP
+  (``error_driven_loss``, 500 positives) next to ``torch.sort`` and a
+  naive dense (positives x scores) version written from the papers, timed
+  at lengths up to ``--naive-max`` (``--only-error-driven``: that table
+  alone, on 1 CPU thread).
 
 Writes ``<out>.json`` and ``<out>.md``. Numbers are measurements of this
 machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI. After
@@ -33,7 +38,7 @@ import torch
 
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
-from mmdet_rankloss.losses import average_precision_loss
+from mmdet_rankloss.losses import average_precision_loss, error_driven_loss
 from mmdet_rankloss.utils.run_logs import Progress, machine_name
 
 
@@ -142,6 +147,100 @@ def naive_ap_loss(scores: torch.Tensor, labels: torch.Tensor,
     rank_pos = _NaiveBlackboxRank.apply(masked, lambda_val)
     prec = (rank_pos / rank_all)[pos]
     return 1 - prec.mean()
+
+
+# --------------------------------------------------------------------------
+# Naive RS / aLRP / AP error-driven update, written here from the papers:
+# the dense (positives x scores) relation matrix and the explicit primary
+# terms L_ij. O(P n) memory: small n only.
+
+
+class _NaiveErrorDriven(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, s, pos, delta, mode, quality, loc_error):
+        s64 = s.detach().double()
+        u = s64[pos]
+        h = ((s64[None, :] - u[:, None]) / (2 * delta) + 0.5).clamp(0, 1)
+        pos_cols = pos.nonzero().squeeze(1)
+        num_pos = u.numel()
+        h[torch.arange(num_pos), pos_cols] = 0  # j != i
+        neg = ~pos
+        nfp = (h * neg).sum(1)
+        h_pp = h[:, pos_cols]
+        rank_plus = 1 + h_pp.sum(1)
+        rank = rank_plus + nfp
+        value = (nfp / rank).mean()
+        if mode == 'alrp':
+            e = loc_error.double()
+            err = (nfp + e + h_pp @ e) / rank
+        else:
+            err = nfp / rank
+        L = (h * neg) * (err / nfp.clamp(min=1e-300))[:, None]  # (P, n)
+        if mode == 'rs':
+            y = quality.double()
+            lower = h_pp * (y[None, :] < y[:, None])
+            higher = h_pp * (y[None, :] >= y[:, None])
+            current = ((1 - y) + h_pp @ (1 - y)) / rank_plus
+            target = ((1 - y) + higher @ (1 - y)) / (1 + higher.sum(1))
+            sort_err = current - target
+            value = value + sort_err.mean()
+            share = lower.sum(1).clamp(min=1e-300)
+            L[:, pos_cols] += lower * (sort_err / share)[:, None]
+        grad = L.sum(0) / num_pos
+        grad[pos_cols] -= L.sum(1) / num_pos
+        ctx.save_for_backward(grad.to(s.dtype))
+        return value.to(s.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, = ctx.saved_tensors
+        return grad * g, None, None, None, None, None
+
+
+def bench_error_driven(lengths: List[int], device: torch.device,
+                       repeats: int, naive_max: int,
+                       num_pos: int = 500) -> List[dict]:
+    """RS, aLRP and AP error-driven updates: forward + backward of one
+    ranking of ``n`` fp32 scores (``num_pos`` positives, scores N(0, 1):
+    every negative within reach of a positive), over torch.sort."""
+    rows = []
+    for n in lengths:
+        g = torch.Generator().manual_seed(n)
+        scores = torch.randn(n, generator=g).to(device)
+        pos = torch.zeros(n, dtype=torch.bool)
+        pos[torch.randperm(n, generator=g)[:num_pos]] = True
+        pos = pos.to(device)
+        quality = torch.rand(num_pos, generator=g).to(device)
+        leaf = scores.clone().requires_grad_(True)
+        sort = time_it(lambda: torch.sort(scores), device, repeats)
+        for mode, delta in (('rs', 0.5), ('alrp', 1.0), ('ap', 1.0)):
+
+            def ours():
+                leaf.grad = None
+                error_driven_loss(leaf, pos, delta, mode, quality=quality,
+                                  loc_error=quality)[0].backward()
+
+            def naive():
+                leaf.grad = None
+                _NaiveErrorDriven.apply(leaf, pos, delta, mode, quality,
+                                        quality).backward()
+
+            row = dict(length=n, mode=mode, positives=num_pos, sort=sort,
+                       ours=time_it(ours, device, repeats))
+            row['ours_over_sort'] = row['ours']['median_s'] / sort['median_s']
+            if n <= naive_max:
+                row['naive'] = time_it(naive, device, repeats)
+                row['naive_over_ours'] = (row['naive']['median_s'] /
+                                          row['ours']['median_s'])
+            rows.append(row)
+            print(f"  {mode:>4} n={n:>11,}: sort "
+                  f"{sort['median_s']*1e3:8.1f} ms  ours "
+                  f"{row['ours']['median_s']*1e3:8.1f} ms "
+                  f"({row['ours_over_sort']:.2f} sort-equivalents)" +
+                  (f"  naive {row['naive']['median_s']*1e3:9.1f} ms"
+                   if 'naive' in row else ''), flush=True)
+    return rows
 
 
 # --------------------------------------------------------------------------
@@ -322,6 +421,24 @@ def bench_detection(device: torch.device, repeats: int,
 
 def to_markdown(result: dict) -> str:
     lines = [f"Machine: {result['machine']}", '']
+    if result.get('error_driven'):
+        lines += [
+            'RS / aLRP / AP error-driven update, forward+backward, '
+            f"{result['error_driven'][0]['positives']} positives, CPU, 1 "
+            'thread', '',
+            '| loss | length | torch.sort | ours | ours / sort | naive dense '
+            '| ours peak mem |', '|---|---:|---:|---:|---:|---:|---:|'
+        ]
+        for r in result['error_driven']:
+            naive = (f"{r['naive']['median_s']*1e3:.1f} ms"
+                     if 'naive' in r else 'not run')
+            lines.append(
+                f"| {r['mode']} | {r['length']:,} "
+                f"| {r['sort']['median_s']*1e3:.1f} ms "
+                f"| {r['ours']['median_s']*1e3:.1f} ms "
+                f"| {r['ours_over_sort']:.2f} | {naive} "
+                f"| {r['ours']['peak_mem_mb']:.0f} MB |")
+        lines.append('')
     for setting, rows in result['ap'].items():
         lines += [
             f'AP loss forward+backward, 10 % positives, margin 0.15, '
@@ -365,10 +482,27 @@ def main(argv: Optional[List[str]] = None) -> dict:
                         help='tiny sizes, for CI: checks the tool runs')
     parser.add_argument('--skip-others', action='store_true',
                         help='only the AP loss table')
+    parser.add_argument('--error-driven-lengths', type=int, nargs='*',
+                        default=[],
+                        help='lengths for the RS / aLRP / AP error-driven '
+                        'table, e.g. 1000000 3650000 (1 CPU thread)')
+    parser.add_argument('--only-error-driven', action='store_true',
+                        help='only the error-driven table')
     parser.add_argument('--out', default='work_dirs/benchmark/rank_losses')
     args = parser.parse_args(argv)
     if args.smoke:
         args.lengths, args.repeats = [1_000, 10_000], 2
+        if args.error_driven_lengths:
+            args.error_driven_lengths = [2_000]
+    if args.only_error_driven:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        result = dict(machine=machine_name(), ap={}, threads_other=threads,
+                      error_driven=bench_error_driven(
+                          args.error_driven_lengths or [1_000_000, 3_650_000],
+                          torch.device('cpu'), args.repeats, args.naive_max))
+        torch.set_num_threads(threads)
+        return _write(result, args.out)
 
     all_threads = torch.get_num_threads()
     result = dict(machine=machine_name(), ap={}, threads_other=all_threads)
@@ -396,12 +530,22 @@ def main(argv: Optional[List[str]] = None) -> dict:
                                               args.smoke, progress)
         result['retrieval'] = bench_retrieval(device, args.repeats,
                                               args.smoke, progress)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out + '.json', 'w') as f:
+    if args.error_driven_lengths:
+        torch.set_num_threads(1)
+        result['error_driven'] = bench_error_driven(
+            args.error_driven_lengths, torch.device('cpu'), args.repeats,
+            args.naive_max)
+        torch.set_num_threads(all_threads)
+    return _write(result, args.out)
+
+
+def _write(result: dict, out: str) -> dict:
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out + '.json', 'w') as f:
         json.dump(result, f, indent=1)
-    with open(args.out + '.md', 'w') as f:
+    with open(out + '.md', 'w') as f:
         f.write(to_markdown(result) + '\n')
-    print(f'results written to {args.out}.json and {args.out}.md')
+    print(f'results written to {out}.json and {out}.md')
     return result
 
 
