@@ -1,10 +1,8 @@
-# Faster R-CNN R101-FPN with RaMBO + sigmoid CE (`MixedRankLoss`), VOC07+12:
-# `faster-rcnn_r50_fpn_rambo-bce_1x_voc0712.py` with the backbone of
-# `faster-rcnn_r101_fpn_ce_1x_voc0712.py`. Not trained in this project.
-_base_ = './faster-rcnn_r50_fpn_rambo-bce_1x_voc0712.py'
+# Faster R-CNN R101-FPN with RaMBO + sigmoid CE (`MixedRankLoss`, the recipe
+# of `../_base_/rambo-bce.py`) at the CE twin's lr, VOC07+12: see
+# `faster-rcnn_r50_fpn_rambo-bce_1x_voc0712.py`. Not trained in this project.
+_base_ = ['./faster-rcnn_r101_fpn_ce_1x_voc0712.py', '../_base_/rambo-bce.py']
 
 model = dict(
-    backbone=dict(
-        depth=101,
-        init_cfg=dict(
-            type='Pretrained', checkpoint='torchvision://resnet101')))
+    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)),
+    test_cfg=dict(rcnn=dict(score_thr=0.0)))

@@ -17,26 +17,13 @@
 #       --data-root data/VOCdevkit --classes voc --split val \
 #       --write-config MY_CONFIG.py --base CONFIG
 # (writes MY_CONFIG.py: this config plus `calibration=(a, b)` on the loss).
-_base_ = './faster-rcnn_r50_fpn_ce_1x_voc0712.py'
+_base_ = ['./faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../_base_/rambo.py']
 
 model = dict(
-    roi_head=dict(
-        bbox_head=dict(
-            loss_cls=dict(
-                _delete_=True,
-                type='RaMBOAPLoss',
-                # Paper, Sec. 5.2: memory length tau = 7, margin 0.15,
-                # lambda 0.5, L_mAP and L_APC weighted 2 : 1.
-                memory=7,
-                margin=0.15,
-                lambda_val=0.5,
-                map_weight=2 / 3,
-                apc_weight=1 / 3,
-                loss_weight=1.0))),
-    # The loss ranks logits, and get_activation hands their sigmoid to NMS
-    # (the same order within each class). Those scores have no absolute
-    # scale, so MMDetection's threshold of 0.05 (a probability) would cut an
-    # arbitrary share of them: keep every box, up to max_per_img.
+    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_loss)),
+    # rank-trained scores have no absolute scale: MMDetection's threshold of
+    # 0.05 (a probability) would cut an arbitrary share; keep every box, up
+    # to max_per_img
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 
 # The paper's learning rate: 0.1 at batch 8, divided by 10 after epoch 9
@@ -44,8 +31,3 @@ model = dict(
 # and RaMBO's best was 2x CE's, not 20x (docs/evidence.md): that choice is
 # `faster-rcnn_r50_fpn_rambo_lr0.01_1x_voc0712.py`.
 optim_wrapper = dict(optimizer=dict(lr=0.1))
-
-# Exact --resume: the loss's score memory (tau = 7 batches) and the random
-# state go into every checkpoint and come back on resume
-# (docs/reliability.md).
-custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]

@@ -202,6 +202,9 @@ def test_rambo_twin_changes_only_loss_and_lr(ce_name):
         dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')
     ]
     rambo.pop('score_calibration', None)
+    # the paper's loss, stated once (configs/_base_/rambo.py)
+    recipe = rambo.pop('rambo_loss', None)
+    assert recipe is None or recipe == dict(PAPER_LOSS, _delete_=True)
     assert rambo['model']['test_cfg']['rcnn']['score_thr'] == 0.0
     for cfg in (ce, rambo):
         cfg['model']['roi_head']['bbox_head'].pop('loss_cls')
