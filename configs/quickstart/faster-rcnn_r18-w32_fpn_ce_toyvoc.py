@@ -13,22 +13,22 @@ max_epochs = 8
 model = dict(roi_head=dict(bbox_head=dict(num_classes=20)))
 
 # VOCDataset with its own 20 classes (no metainfo), VOC2007's splits
+toy_voc = dict(
+    type='VOCDataset',
+    data_root=data_root,
+    data_prefix=dict(sub_data_root='VOC2007/'))
 train_dataloader = dict(
     dataset=dict(
+        toy_voc,
         _delete_=True,
-        type='VOCDataset',
-        data_root=data_root,
         ann_file='VOC2007/ImageSets/Main/trainval.txt',
-        data_prefix=dict(sub_data_root='VOC2007/'),
         filter_cfg=dict(filter_empty_gt=True),
         pipeline=_base_.train_pipeline))
 val_dataloader = dict(
     dataset=dict(
+        toy_voc,
         _delete_=True,
-        type='VOCDataset',
-        data_root=data_root,
         ann_file='VOC2007/ImageSets/Main/test.txt',
-        data_prefix=dict(sub_data_root='VOC2007/'),
         test_mode=True,
         pipeline=_base_.test_pipeline,
         backend_args=None))

@@ -26,14 +26,8 @@ COCO = [c for c in CONFIGS if c.endswith('_coco.py')]
 PAPER = [c for c in CONFIGS if c.startswith('rambo/') and c not in COCO]
 
 # RaMBO paper, Sec. 5.2: tau 7, margin 0.15, lambda 0.5, 2:1, lr 0.1.
-PAPER_LOSS = dict(
-    type='RaMBOAPLoss',
-    memory=7,
-    margin=0.15,
-    lambda_val=0.5,
-    map_weight=2 / 3,
-    apc_weight=1 / 3,
-    loss_weight=1.0)
+PAPER_LOSS = dict(type='RaMBOAPLoss', memory=7, margin=0.15, lambda_val=0.5,
+                  map_weight=2 / 3, apc_weight=1 / 3, loss_weight=1.0)
 
 
 @pytest.fixture(autouse=True, scope='module')
@@ -58,22 +52,15 @@ def test_expected_configs_exist():
         for loss in ('ce', 'rambo', 'rambo-bce') for arch, data in paper_rows
     }
     expected.add('rambo/faster-rcnn_r50_fpn_rambo_lr0.01_1x_voc0712.py')
-    expected |= {
-        f'rambo/faster-rcnn_r50_fpn_{loss}_1x_coco.py'
-        for loss in ('ce', 'rambo-bce')
-    }
-    expected |= {
-        f'quickstart/faster-rcnn_r18-w32_fpn_{loss}_toyvoc.py'
-        for loss in ('ce', 'rambo', 'rambo-bce')
-    }
-    expected |= {
-        f'rankers/faster-rcnn_r50_fpn_{loss}_1x_voc0712.py'
-        for loss in ('ap-sigmoid', 'ap-sodeep')
-    }
-    expected |= {
-        f'digitsvoc/faster-rcnn_r18-w32_fpn_{loss}_16e_digitsvoc.py'
-        for loss in ('ce', 'rambo', 'rambo-bce')
-    }
+    expected |= {'rambo/faster-rcnn_r50_fpn_ce_1x_coco.py',
+                 'rambo/faster-rcnn_r50_fpn_rambo-bce_1x_coco.py'}
+    for family, name, losses in (
+            ('quickstart', 'r18-w32_fpn_{}_toyvoc', ('ce', 'rambo', 'rambo-bce')),
+            ('rankers', 'r50_fpn_{}_1x_voc0712', ('ap-sigmoid', 'ap-sodeep')),
+            ('digitsvoc', 'r18-w32_fpn_{}_16e_digitsvoc',
+             ('ce', 'rambo', 'rambo-bce'))):
+        expected |= {f'{family}/faster-rcnn_{name.format(loss)}.py'
+                     for loss in losses}
     assert expected <= set(CONFIGS)
     # other configs of these families: the Rank & Sort and aLRP twins
     assert all('_rank-sort' in c or '_alrp' in c
