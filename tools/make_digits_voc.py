@@ -28,7 +28,7 @@ import sys
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-from mmdet_rankloss.utils.digits_voc import (  # noqa: E402
+from mmdet_rankloss.datasets.digits_voc import (  # noqa: E402
     DEFAULT_SPLITS, make_digits_voc, make_fresh_test_split)
 
 

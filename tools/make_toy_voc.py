@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
-from mmdet_rankloss.utils.toy_voc import make_toy_voc  # noqa: E402
+from mmdet_rankloss.datasets.toy_voc import make_toy_voc  # noqa: E402
 
 
 def main(argv=None) -> None:

@@ -291,7 +291,7 @@ def format_table(rows: List[Dict], machine: str) -> str:
 
 def main(argv: Optional[List[str]] = None) -> None:
     args = parse_args(argv)
-    from mmdet_rankloss.utils.toy_voc import make_toy_voc
+    from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
     load_start, start = os.getloadavg()[0], time.time()
     work_dir = osp.abspath(args.work_dir)

@@ -283,7 +283,7 @@ def load_ground_truth(data_root: str, split: str,
                       classes: Optional[Sequence[str]] = None
                       ) -> Tuple[List[str], list]:
     """Image ids and boxes of a VOC2007 split (default classes: DigitsVOC's)."""
-    from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES
+    from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
     return load_voc_ground_truth(data_root, split, classes or DIGIT_CLASSES)
 
 

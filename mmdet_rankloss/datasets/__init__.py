@@ -1,11 +1,14 @@
 """Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits by class or by
 instance), packing, the AUC recipe's augmentations, digits on random scenes,
-and a VOC dataset that checks its files."""
+a VOC dataset that checks its files, and the writers of the synthetic
+VOC-layout detection sets (the quickstart's toy VOC, DigitsVOC)."""
 from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
 from .digit_scene import RandomDigitScene, render_digit_scene
 from .digits import DigitInstancesDataset, DigitsDataset
+from .digits_voc import DIGIT_CLASSES, make_digits_voc
 from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
                         SOPDataset)
+from .toy_voc import TOY_CLASSES, make_toy_voc
 from .transforms import PackRetrievalInputs
 from .voc import CheckedVOCDataset
 
@@ -13,5 +16,6 @@ __all__ = [
     'RetrievalDataset', 'CUB200Dataset', 'SOPDataset', 'InShopDataset',
     'DigitsDataset', 'DigitInstancesDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
     'AugmentLaterViews', 'CheckedVOCDataset', 'RandomDigitScene',
-    'render_digit_scene'
+    'render_digit_scene', 'TOY_CLASSES', 'make_toy_voc', 'DIGIT_CLASSES',
+    'make_digits_voc'
 ]

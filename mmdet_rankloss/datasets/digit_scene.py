@@ -11,8 +11,8 @@ digit is drawn on an RGB canvas with
   (``±max_rotation`` degrees) and position anywhere on the canvas (the
   digit stays inside it);
 * a textured background (colour gradient, sinusoidal grating,
-  low-frequency noise; :func:`mmdet_rankloss.utils.digits_voc._background`,
-  the DigitsVOC detection benchmark's);
+  low-frequency noise; :func:`~.canvas.textured_background`, the DigitsVOC
+  detection benchmark's);
 * a random stroke colour at least ``min_contrast`` grey levels away from
   the mean of the background under the digit, so dark-on-light and
   light-on-dark (polarity flips) both occur.
@@ -29,7 +29,7 @@ from mmcv.transforms.utils import cache_randomness
 
 from mmdet.registry import TRANSFORMS
 
-from ..utils.digits_voc import _background, _blend
+from .canvas import blend_mask, textured_background
 
 __all__ = ['RandomDigitScene', 'render_digit_scene']
 
@@ -119,7 +119,7 @@ def render_digit_scene(
         digit, full, (size, size), flags=cv2.INTER_CUBIC,
         borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     mask = np.clip(mask, 0, 1)
-    img = _background(rng, size)
+    img = textured_background(rng, size)
     mean = img.reshape(-1, 3).mean(0)
     img = np.clip(mean + texture * (img - mean), 0, 255)
     if polarity == 'light':
@@ -131,7 +131,7 @@ def render_digit_scene(
     local = img[footprint].mean(0) if footprint.any() else img.reshape(
         -1, 3).mean(0)
     colour = _stroke_colour(rng, local, min_contrast, polarity == 'light')
-    _blend(img, mask, 0, 0, colour)
+    blend_mask(img, mask, 0, 0, colour)
     return img.round().astype(np.uint8), mask, colour, local
 
 

@@ -1,11 +1,10 @@
-"""MMEngine / MMDetection integration helpers and the VOC-layout writers.
+"""MMEngine / MMDetection integration helpers.
 
 Nothing here changes MMEngine: every patch of MMEngine's behaviour is in
 :mod:`mmdet_rankloss.patches`. ``allow_mmengine_checkpoint_globals``,
 ``register_config_package`` and ``atomic_local_writes`` are kept as the
 names of its ``apply_checkpoint_loader``, ``apply_config_scope`` and
-``apply_atomic_checkpoints`` (the last one now makes only checkpoint writes
-atomic, not every ``LocalBackend.put``).
+``apply_atomic_checkpoints`` (which makes checkpoint writes atomic).
 """
 from ..patches import apply_atomic_checkpoints as atomic_local_writes
 from ..patches import \
@@ -15,14 +14,11 @@ from .checkpoint import (CorruptCheckpointError, UnsafeCheckpointError,
                          checkpoint_globals)
 from .config import config_root, package_root
 from .mmdet_tools import mmdet_tool_path, run_mmdet_tool
-from .digits_voc import DIGIT_CLASSES, make_digits_voc
-from .toy_voc import TOY_CLASSES, make_toy_voc
 
 __all__ = [
     'allow_mmengine_checkpoint_globals', 'atomic_local_writes',
     'checkpoint_globals', 'CorruptCheckpointError', 'UnsafeCheckpointError',
     'config_root',
     'package_root', 'register_config_package', 'mmdet_tool_path',
-    'run_mmdet_tool', 'TOY_CLASSES', 'make_toy_voc', 'DIGIT_CLASSES',
-    'make_digits_voc'
+    'run_mmdet_tool'
 ]

@@ -13,7 +13,7 @@ import torch
 from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401
-from mmdet_rankloss.utils.toy_voc import make_toy_voc
+from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG_DIR = osp.join(ROOT, 'configs')
@@ -221,7 +221,7 @@ def toy_root(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def digits_root(tmp_path_factory):
-    from mmdet_rankloss.utils.digits_voc import make_digits_voc
+    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
     root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
     make_digits_voc(root, splits=(('train', 2), ('val', 2), ('test', 2)))
     return root

@@ -600,7 +600,7 @@ def test_model_builds_and_trains_one_step(name):
 
 @pytest.fixture(scope='module')
 def digits_root(tmp_path_factory):
-    from mmdet_rankloss.utils.digits_voc import make_digits_voc
+    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
     root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
     make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
     return root

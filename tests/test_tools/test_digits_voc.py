@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from mmdet_rankloss.utils.digits_voc import (DIGIT_CLASSES, _digit_pools,
-                                             make_digits_voc)
+from mmdet_rankloss.datasets.digits_voc import (DIGIT_CLASSES,
+                                                _digit_pools,
+                                                make_digits_voc)
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SPLITS = (('train', 24), ('val', 8), ('test', 10))

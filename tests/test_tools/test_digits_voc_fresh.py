@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from mmdet_rankloss.utils import digits_voc as D
+from mmdet_rankloss.datasets import digits_voc as D
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SMALL = (('train', 6), ('val', 3), ('test', 4))
@@ -96,7 +96,7 @@ def test_fresh_split_draws_only_unused_digit_images(tmp_path, monkeypatch):
         return real(None, split, count, rng, size, wrapped, probs)
 
     monkeypatch.setattr(D, '_write_split', recording)
-    monkeypatch.setattr(D, '_write_image_sets', lambda *a: None)
+    monkeypatch.setattr(D, 'write_image_sets', lambda *a: None)
     D.make_fresh_test_split(str(tmp_path), 'confirm', 40)
     # -1: a drawn digit image that is not one of the free ones
     assert len(drawn) > 100 and -1 not in drawn

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from mmdet_rankloss.evaluation.voc_files import load_voc_ground_truth
-from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES, make_digits_voc
+from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 QUICK_RAMBO = osp.join(ROOT, 'configs', 'quickstart',

@@ -2,7 +2,7 @@
 copy for a few iterations (R50 from scratch, small images): it trains both
 losses of a row through the runner, tests them and writes the table beside
 the paper's numbers; a second call reuses the finished pairs."""
-from mmdet_rankloss.utils.toy_voc import make_toy_voc
+from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 
 def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys, load_tool):

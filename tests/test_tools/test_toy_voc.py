@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from mmdet_rankloss.utils.toy_voc import TOY_CLASSES, make_toy_voc
+from mmdet_rankloss.datasets.toy_voc import TOY_CLASSES, make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 

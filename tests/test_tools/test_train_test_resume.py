@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from mmdet_rankloss.utils import mmdet_tool_path
-from mmdet_rankloss.utils.toy_voc import make_toy_voc
+from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 QUICK = osp.join(ROOT, 'configs', 'quickstart')

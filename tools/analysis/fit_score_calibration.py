@@ -111,7 +111,7 @@ def main(argv=None) -> Tuple[float, float]:
         from mmdet.datasets import VOCDataset
         classes = VOCDataset.METAINFO['classes']
     else:
-        from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES
+        from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
         classes = DIGIT_CLASSES
     ids, gts = load_voc_ground_truth(args.data_root, args.split, classes)
     dets = load_detections(args.detections)

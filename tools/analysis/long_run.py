@@ -100,7 +100,7 @@ def main(argv=None) -> dict:
     from mmengine.hooks import Hook
     from mmengine.runner import Runner
 
-    from mmdet_rankloss.utils.toy_voc import make_toy_voc
+    from mmdet_rankloss.datasets.toy_voc import make_toy_voc
     if not osp.isdir(osp.join(args.data_root, 'VOC2007')):
         make_toy_voc(args.data_root, num_trainval=args.num_trainval,
                      num_test=4)

@@ -30,7 +30,7 @@ sys.path.insert(0, ROOT)
 from mmdet_rankloss.evaluation import (apply_platt,  # noqa: E402
                                        load_detections,
                                        load_voc_ground_truth)
-from mmdet_rankloss.utils.digits_voc import DIGIT_CLASSES  # noqa: E402
+from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES  # noqa: E402
 
 
 def parse_run(text: str, split: str) -> Tuple[str, str, object]:

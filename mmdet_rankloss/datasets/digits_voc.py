@@ -41,13 +41,14 @@ images ``confirm_*``) from a new synthesis seed, drawing only digit images
 that none of train, val and test draws. It writes no file of the existing
 splits.
 """
-import os
 import os.path as osp
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .toy_voc import _add_class_flags, _annotation_xml, _write_image_sets
+from .canvas import blend_mask, resize_patch, textured_background
+from .voc_writer import (add_class_flags, make_voc_dirs, write_image_sets,
+                         write_voc_item)
 
 #: The ten classes, in label order (digit k has label k).
 DIGIT_CLASSES = ('zero', 'one', 'two', 'three', 'four', 'five', 'six',
@@ -108,54 +109,6 @@ class _RecordingPool:
         return self.images[i]
 
 
-def _resize(patch: np.ndarray, width: int, height: int) -> np.ndarray:
-    """Bicubic resize of a float image in [0, 1] to (height, width)."""
-    from PIL import Image
-    img = Image.fromarray(np.uint8(np.clip(patch, 0, 1) * 255))
-    out = img.resize((width, height), Image.BICUBIC)
-    return np.asarray(out, dtype=np.float64) / 255.0
-
-
-def _background(rng: np.random.Generator, size: int) -> np.ndarray:
-    """Gradient + grating + low-frequency noise, (H, W, 3) floats 0..255."""
-    ys, xs = np.mgrid[0:size, 0:size] / size
-    corners = rng.uniform(40, 215, size=(2, 2, 3))
-    t, s = ys[..., None], xs[..., None]
-    img = ((1 - t) * ((1 - s) * corners[0, 0] + s * corners[0, 1]) + t *
-           ((1 - s) * corners[1, 0] + s * corners[1, 1]))
-    angle = rng.uniform(0, np.pi)
-    freq = rng.uniform(3, 14)
-    grating = np.sin(2 * np.pi * freq *
-                     (np.cos(angle) * xs + np.sin(angle) * ys) +
-                     rng.uniform(0, 2 * np.pi))
-    img += grating[..., None] * rng.uniform(0, 25) * rng.uniform(
-        0.5, 1, size=3)
-    coarse = rng.normal(0, 1, size=(9, 9, 3))
-    noise = np.stack(
-        [_resize((coarse[..., c] + 3) / 6, size, size) * 6 - 3
-         for c in range(3)], -1)
-    img += noise * rng.uniform(5, 25)
-    return img + rng.normal(0, 6, size=img.shape)
-
-
-def _blend(img: np.ndarray, mask: np.ndarray, x0: int, y0: int,
-           colour: np.ndarray) -> np.ndarray:
-    """Alpha-blends ``colour`` through ``mask`` at (x0, y0), clipped to the
-    image; returns the mask of the pixels that were painted (image-sized)."""
-    size = img.shape[0]
-    h, w = mask.shape
-    xa, ya = max(x0, 0), max(y0, 0)
-    xb, yb = min(x0 + w, size), min(y0 + h, size)
-    painted = np.zeros((size, size))
-    if xa >= xb or ya >= yb:
-        return painted
-    sub = mask[ya - y0:yb - y0, xa - x0:xb - x0]
-    region = img[ya:yb, xa:xb]
-    region[:] = (1 - sub[..., None]) * region + sub[..., None] * colour
-    painted[ya:yb, xa:xb] = sub
-    return painted
-
-
 def _contrasting_colour(rng: np.random.Generator, img: np.ndarray, x0: int,
                         y0: int, w: int, h: int) -> np.ndarray:
     """A random colour at least 70 grey levels away from the local mean."""
@@ -183,11 +136,11 @@ def _clutter(rng, img, pools) -> None:
         scale = side / max(piece.shape)
         h = max(int(round(piece.shape[0] * scale)), 2)
         w = max(int(round(piece.shape[1] * scale)), 2)
-        mask = _resize(piece, w, h)
+        mask = resize_patch(piece, w, h)
         x0, y0 = int(rng.integers(-w // 2, size)), int(rng.integers(
             -h // 2, size))
         colour = _contrasting_colour(rng, img, x0, y0, w, h)
-        _blend(img, mask * rng.uniform(0.5, 1.0), x0, y0, colour)
+        blend_mask(img, mask * rng.uniform(0.5, 1.0), x0, y0, colour)
     for _ in range(int(rng.integers(0, 4))):
         # a straight stroke of 1 to 3 px
         length = rng.uniform(10, 50)
@@ -199,73 +152,98 @@ def _clutter(rng, img, pools) -> None:
         mask = ((np.abs(along) <= length / 2) &
                 (np.abs(across) <= rng.uniform(0.5, 1.5))).astype(float)
         colour = _contrasting_colour(rng, img, int(cx), int(cy), 4, 4)
-        _blend(img, mask, 0, 0, colour)
+        blend_mask(img, mask, 0, 0, colour)
 
 
 def _sample_image(rng: np.random.Generator, size: int,
                   pools: Dict[int, np.ndarray],
                   class_probs: np.ndarray) -> Tuple[np.ndarray, List[dict]]:
     """One image (uint8 RGB) and its objects (0-based inclusive boxes)."""
-    img = _background(rng, size)
+    img = textured_background(rng, size)
     _clutter(rng, img, pools)
-    placed: List[Tuple[int, np.ndarray]] = []  # (index, painted mask)
-    objects: List[dict] = []
+    placed: List[Tuple[dict, np.ndarray]] = []  # (object, its visible ink)
     for _ in range(int(rng.integers(2, 6))):
         k = int(rng.choice(len(DIGIT_CLASSES), p=class_probs))
-        digit = pools[k][int(rng.integers(len(pools[k])))]
-        ink_rows = np.flatnonzero(digit.max(1) > 0.25)
-        ink_cols = np.flatnonzero(digit.max(0) > 0.25)
-        digit = digit[ink_rows[0]:ink_rows[-1] + 1,
-                      ink_cols[0]:ink_cols[-1] + 1]
-        side = float(np.exp(rng.uniform(np.log(14), np.log(60))))
-        aspect = digit.shape[1] / digit.shape[0] * rng.uniform(0.8, 1.25)
-        h = max(int(round(side if aspect <= 1 else side / aspect)), 6)
-        w = max(int(round(side * aspect if aspect <= 1 else side)), 3)
-        mask = _resize(digit, w, h)
-        contrast = rng.uniform(0.25, 1.0) if rng.random() < 0.1 else \
-            rng.uniform(0.75, 1.0)
-        # up to a third of the digit may fall outside the image
-        x0 = int(rng.integers(-w // 3, size - 2 * w // 3 + 1))
-        y0 = int(rng.integers(-h // 3, size - 2 * h // 3 + 1))
-        colour = _contrasting_colour(rng, img, x0, y0, w, h)
-        painted = _blend(img, mask * contrast, x0, y0, colour)
-        ink = painted > 0.25 * contrast
-        if not ink.any():
+        digit = _ink_crop(pools[k][int(rng.integers(len(pools[k])))])
+        painted = _paint_digit(rng, img, digit, DIGIT_CLASSES[k])
+        if painted is None:
             continue
-        for index, earlier in placed:  # this digit covers earlier ones
+        obj, ink = painted
+        for _, earlier in placed:  # this digit covers earlier ones
             earlier[ink] = 0
-        placed.append((len(objects), ink.astype(float)))
-        objects.append(
-            dict(
-                name=DIGIT_CLASSES[k],
-                full_ink=float(np.count_nonzero(mask > 0.25)),
-                side=max(w, h),
-                contrast=contrast,
-                truncated=bool(x0 < 0 or y0 < 0 or x0 + w > size
-                               or y0 + h > size)))
-    kept = []
-    for index, ink in placed:
-        obj = objects[index]
-        visible = ink > 0
-        if not visible.any():
-            continue
-        rows, cols = np.flatnonzero(visible.any(1)), np.flatnonzero(
-            visible.any(0))
-        box = (int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1]))
-        if box[2] - box[0] < 2 or box[3] - box[1] < 2:
-            continue
-        shown = np.count_nonzero(visible) / max(obj['full_ink'], 1.0)
-        obj.update(
-            box=box,
-            difficult=bool(obj['side'] < 18 or obj['contrast'] < 0.35
-                           or shown < 0.5))
-        kept.append(obj)
-    return np.clip(img, 0, 255).round().astype(np.uint8), kept
+        placed.append((obj, ink.astype(float)))
+    kept = [_labelled(obj, ink) for obj, ink in placed]
+    return (np.clip(img, 0, 255).round().astype(np.uint8),
+            [obj for obj in kept if obj is not None])
+
+
+def _ink_crop(digit: np.ndarray) -> np.ndarray:
+    """The digit image cut to the rows and columns that hold ink."""
+    ink_rows = np.flatnonzero(digit.max(1) > 0.25)
+    ink_cols = np.flatnonzero(digit.max(0) > 0.25)
+    return digit[ink_rows[0]:ink_rows[-1] + 1, ink_cols[0]:ink_cols[-1] + 1]
+
+
+def _paint_digit(rng: np.random.Generator, img: np.ndarray,
+                 digit: np.ndarray,
+                 name: str) -> Optional[Tuple[dict, np.ndarray]]:
+    """Paints the digit at a random size, aspect, contrast and place; its
+    object (without box) and where its ink shows, or None when no ink
+    lands in the image."""
+    size = img.shape[0]
+    side = float(np.exp(rng.uniform(np.log(14), np.log(60))))
+    aspect = digit.shape[1] / digit.shape[0] * rng.uniform(0.8, 1.25)
+    h = max(int(round(side if aspect <= 1 else side / aspect)), 6)
+    w = max(int(round(side * aspect if aspect <= 1 else side)), 3)
+    mask = resize_patch(digit, w, h)
+    contrast = rng.uniform(0.25, 1.0) if rng.random() < 0.1 else \
+        rng.uniform(0.75, 1.0)
+    # up to a third of the digit may fall outside the image
+    x0 = int(rng.integers(-w // 3, size - 2 * w // 3 + 1))
+    y0 = int(rng.integers(-h // 3, size - 2 * h // 3 + 1))
+    colour = _contrasting_colour(rng, img, x0, y0, w, h)
+    painted = blend_mask(img, mask * contrast, x0, y0, colour)
+    ink = painted > 0.25 * contrast
+    if not ink.any():
+        return None
+    return dict(
+        name=name,
+        full_ink=float(np.count_nonzero(mask > 0.25)),
+        side=max(w, h),
+        contrast=contrast,
+        truncated=bool(x0 < 0 or y0 < 0 or x0 + w > size
+                       or y0 + h > size)), ink
+
+
+def _labelled(obj: dict, ink: np.ndarray) -> Optional[dict]:
+    """The object with the box of its visible ink and its ``difficult``
+    flag; None when too little of it is visible for a box."""
+    visible = ink > 0
+    if not visible.any():
+        return None
+    rows, cols = np.flatnonzero(visible.any(1)), np.flatnonzero(
+        visible.any(0))
+    box = (int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1]))
+    if box[2] - box[0] < 2 or box[3] - box[1] < 2:
+        return None
+    shown = np.count_nonzero(visible) / max(obj['full_ink'], 1.0)
+    obj.update(
+        box=box,
+        difficult=bool(obj['side'] < 18 or obj['contrast'] < 0.35
+                       or shown < 0.5))
+    return obj
 
 
 def _class_probs() -> np.ndarray:
     probs = _CLASS_DECAY**np.arange(len(DIGIT_CLASSES))
     return probs / probs.sum()
+
+
+def _split_rng(seed: int, split_index: int,
+               count: int) -> np.random.Generator:
+    """One generator per split: the test images do not depend on how many
+    train images were asked for."""
+    return np.random.default_rng([seed, split_index, count])
 
 
 def _write_split(year_root: Optional[str], split: str, count: int,
@@ -277,30 +255,31 @@ def _write_split(year_root: Optional[str], split: str, count: int,
 
     Returns the split's counts, its image ids and its per-class lines.
     """
-    from PIL import Image
     ids, per_class = [], {name: [] for name in DIGIT_CLASSES}
-    counts = dict(images=count, objects=0, difficult=0, truncated=0)
-    class_counts = [0] * len(DIGIT_CLASSES)
+    drawn = []
     for index in range(count):
         img_id = f'{split}_{index:05d}'
         img, objects = _sample_image(rng, image_size, pools, probs)
         if year_root is not None:
-            Image.fromarray(img).save(
-                osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'),
-                quality=92)
-            _annotation_xml(
-                img_id, 'VOC2007', image_size, objects,
-                database='mmdet_rankloss DigitsVOC').write(
-                    osp.join(year_root, 'Annotations', f'{img_id}.xml'))
+            write_voc_item(year_root, img_id, img, objects,
+                           'mmdet_rankloss DigitsVOC', quality=92)
         ids.append(img_id)
-        _add_class_flags(per_class, img_id, objects)
-        counts['objects'] += len(objects)
-        counts['difficult'] += sum(o['difficult'] for o in objects)
-        counts['truncated'] += sum(o['truncated'] for o in objects)
-        for o in objects:
-            class_counts[DIGIT_CLASSES.index(o['name'])] += 1
-    counts['counts'] = class_counts
-    return counts, ids, per_class
+        add_class_flags(per_class, img_id, objects)
+        drawn.append(objects)
+    return _split_counts(drawn), ids, per_class
+
+
+def _split_counts(drawn: List[List[dict]]) -> dict:
+    """``images``, ``objects``, ``difficult``, ``truncated`` and per-class
+    ``counts`` of a split, from each image's objects."""
+    objects = [o for image in drawn for o in image]
+    class_counts = [0] * len(DIGIT_CLASSES)
+    for o in objects:
+        class_counts[DIGIT_CLASSES.index(o['name'])] += 1
+    return dict(images=len(drawn), objects=len(objects),
+                difficult=sum(o['difficult'] for o in objects),
+                truncated=sum(o['truncated'] for o in objects),
+                counts=class_counts)
 
 
 def _check_args(splits: Sequence[Tuple[str, int]], image_size: int) -> None:
@@ -310,13 +289,16 @@ def _check_args(splits: Sequence[Tuple[str, int]], image_size: int) -> None:
         raise ValueError('splits must name each of train, val, test at most '
                          f'once, got {names}')
     for name, count in splits:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f'split {name!r}: the number of images must be '
-                             f'an int >= 1, got {count!r}')
+        _check_count(f'split {name!r}: the number of images', count)
     if isinstance(image_size, bool) or not isinstance(image_size,
                                                       int) or image_size < 64:
         raise ValueError(f'image_size must be an int >= 64, got '
                          f'{image_size!r}')
+
+
+def _check_count(what: str, count: int) -> None:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f'{what} must be an int >= 1, got {count!r}')
 
 
 def make_digits_voc(root: str,
@@ -340,29 +322,40 @@ def make_digits_voc(root: str,
     """
     _check_args(splits, image_size)
     pools = _digit_pools(seed)
-    probs = _class_probs()
     year_root = osp.join(root, 'VOC2007')
-    for sub in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
-        os.makedirs(osp.join(year_root, sub), exist_ok=True)
-    main = osp.join(year_root, 'ImageSets', 'Main')
+    make_voc_dirs(year_root)
+    stats, lists, flags = _write_splits(year_root, splits, image_size, seed,
+                                        pools)
+    _add_trainval(lists, flags)
+    for split, ids in lists.items():
+        write_image_sets(year_root, split, ids, flags[split])
+    return stats
+
+
+def _write_splits(year_root: str, splits: Sequence[Tuple[str, int]],
+                  image_size: int, seed: int,
+                  pools: Dict[str, Dict[int, np.ndarray]]):
+    """Each split's images: (counts, image ids, per-class lines) per split
+    name."""
     stats: Dict[str, Dict[str, int]] = {}
     lists: Dict[str, List[str]] = {}
     flags: Dict[str, Dict[str, List[str]]] = {}
     for split_index, (split, count) in enumerate(splits):
-        # one generator per split: the test images do not depend on how many
-        # train images were asked for
-        rng = np.random.default_rng([seed, split_index, count])
         stats[split], lists[split], flags[split] = _write_split(
-            year_root, split, count, rng, image_size, pools[split], probs)
+            year_root, split, count, _split_rng(seed, split_index, count),
+            image_size, pools[split], _class_probs())
+    return stats, lists, flags
+
+
+def _add_trainval(lists: Dict[str, List[str]],
+                  flags: Dict[str, Dict[str, List[str]]]) -> None:
+    """``trainval`` = train + val, when both are written."""
     if 'train' in lists and 'val' in lists:
         lists['trainval'] = lists['train'] + lists['val']
         flags['trainval'] = {
             name: flags['train'][name] + flags['val'][name]
             for name in DIGIT_CLASSES
         }
-    for split, ids in lists.items():
-        _write_image_sets(main, split, ids, flags[split])
-    return stats
 
 
 def used_digit_images(splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
@@ -373,13 +366,12 @@ def used_digit_images(splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
     _check_args(splits, image_size)
     images, _ = _load_digits()
     indices = _digit_pool_indices(seed)
-    probs = _class_probs()
     drawn: set = set()
     for split_index, (split, count) in enumerate(splits):
-        rng = np.random.default_rng([seed, split_index, count])
         pools = {k: _RecordingPool(images[idx], idx, drawn)
                  for k, idx in indices[split].items()}
-        _write_split(None, split, count, rng, image_size, pools, probs)
+        _write_split(None, split, count, _split_rng(seed, split_index, count),
+                     image_size, pools, _class_probs())
     return np.array(sorted(drawn), dtype=np.int64)
 
 
@@ -412,8 +404,23 @@ def make_fresh_test_split(root: str,
         raise ValueError('the fresh split needs a new name (letters, '
                          'digits, _), not one of train, val, trainval, test: '
                          f'{name!r}')
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f'count must be an int >= 1, got {count!r}')
+    _check_count('count', count)
+    pools = _free_digit_pools(splits, image_size, seed)
+    year_root = osp.join(root, 'VOC2007')
+    make_voc_dirs(year_root)
+    # position 3: a generator no existing split (0, 1, 2) uses, whatever
+    # fresh_seed is
+    rng = np.random.default_rng([fresh_seed, 3, count])
+    counts, ids, per_class = _write_split(year_root, name, count, rng,
+                                          image_size, pools, _class_probs())
+    write_image_sets(year_root, name, ids, per_class)
+    counts['digit_images'] = [len(pools[k]) for k in range(len(DIGIT_CLASSES))]
+    return counts
+
+
+def _free_digit_pools(splits: Sequence[Tuple[str, int]], image_size: int,
+                      seed: int) -> Dict[int, np.ndarray]:
+    """Per class, the digit images that none of the splits draws."""
     images, target = _load_digits()
     used = set(used_digit_images(splits, image_size, seed).tolist())
     free = np.array([i for i in range(len(images)) if i not in used],
@@ -424,15 +431,4 @@ def make_fresh_test_split(root: str,
     if empty:  # not the case for the default splits
         raise ValueError(f'every digit image of class {empty} is used by the '
                          'existing splits: no fresh split of unseen digits')
-    year_root = osp.join(root, 'VOC2007')
-    for sub in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
-        os.makedirs(osp.join(year_root, sub), exist_ok=True)
-    # position 3: a generator no existing split (0, 1, 2) uses, whatever
-    # fresh_seed is
-    rng = np.random.default_rng([fresh_seed, 3, count])
-    counts, ids, per_class = _write_split(year_root, name, count, rng,
-                                          image_size, pools, _class_probs())
-    _write_image_sets(osp.join(year_root, 'ImageSets', 'Main'), name, ids,
-                      per_class)
-    counts['digit_images'] = [len(pools[k]) for k in range(len(DIGIT_CLASSES))]
-    return counts
+    return pools

@@ -23,12 +23,13 @@ and faded and flagged ``difficult``, so the difficult handling of the loader
 and the metric is exercised. The same
 arguments always give byte-identical files.
 """
-import os
 import os.path as osp
-from typing import Dict, List, Sequence, Tuple
-from xml.etree import ElementTree as ET
+from typing import Dict, List, Tuple
 
 import numpy as np
+
+from .voc_writer import (add_class_flags, make_voc_dirs, write_image_sets,
+                         write_voc_item)
 
 #: Classes drawn by the generator; all are Pascal VOC class names, so the
 #: stock 20-class ``VOCDataset`` metainfo reads them unchanged.
@@ -150,87 +151,44 @@ def _sample_image(rng: np.random.Generator, size: int,
     for _ in range(int(rng.integers(1, 5))):
         name = TOY_CLASSES[int(rng.integers(len(TOY_CLASSES)))]
         difficult = bool(rng.random() < difficult_prob)
-        # Long side: 10-16 % of the image for difficult objects, 16-45 %
-        # otherwise.
-        lo, hi = (0.10, 0.16) if difficult else (0.16, 0.45)
-        side = rng.uniform(lo, hi) * size
-        aspect = rng.uniform(*_ASPECT[name])
-        w, h = (side, side / aspect) if aspect >= 1 else (side * aspect, side)
-        w, h = max(int(round(w)), 4), max(int(round(h)), 4)
-        for _attempt in range(20):
-            x0 = int(rng.integers(0, size - w))
-            y0 = int(rng.integers(0, size - h))
-            box = (x0, y0, x0 + w - 1, y0 + h - 1)
-            if all(_iou(box, o['box']) < 0.05 for o in objects):
-                break
-        else:
+        box = _free_box(rng, size, name, difficult, objects)
+        if box is None:
             continue
-        # Half of the objects take their class's colour (jittered), the
-        # other half a random one, so the shape has to be learnt.
-        if rng.random() < 0.5:
-            colour = np.asarray(_COLOUR[name], float) + rng.uniform(
-                -40, 40, size=3)
-        else:
-            colour = rng.uniform(0, 255, size=3)
         alpha = 0.5 if difficult else 1.0
-        _draw(img, grid, name, box, np.clip(colour, 0, 255), alpha)
+        _draw(img, grid, name, box, _object_colour(rng, name), alpha)
         objects.append(dict(name=name, box=box, difficult=difficult))
     return np.clip(img, 0, 255).round().astype(np.uint8), objects
 
 
-def _annotation_xml(img_id: str,
-                    year: str,
-                    size: int,
-                    objects: Sequence[dict],
-                    database: str = 'mmdet_rankloss toy VOC'
-                    ) -> ET.ElementTree:
-    root = ET.Element('annotation')
-    ET.SubElement(root, 'folder').text = year
-    ET.SubElement(root, 'filename').text = f'{img_id}.jpg'
-    source = ET.SubElement(root, 'source')
-    ET.SubElement(source, 'database').text = database
-    size_el = ET.SubElement(root, 'size')
-    ET.SubElement(size_el, 'width').text = str(size)
-    ET.SubElement(size_el, 'height').text = str(size)
-    ET.SubElement(size_el, 'depth').text = '3'
-    ET.SubElement(root, 'segmented').text = '0'
-    for obj in objects:
-        el = ET.SubElement(root, 'object')
-        ET.SubElement(el, 'name').text = obj['name']
-        ET.SubElement(el, 'pose').text = 'Unspecified'
-        ET.SubElement(el, 'truncated').text = str(
-            int(obj.get('truncated', False)))
-        ET.SubElement(el, 'difficult').text = str(int(obj['difficult']))
-        bndbox = ET.SubElement(el, 'bndbox')
-        # VOC boxes are 1-based and inclusive.
-        for key, value in zip(('xmin', 'ymin', 'xmax', 'ymax'), obj['box']):
-            ET.SubElement(bndbox, key).text = str(value + 1)
-    if hasattr(ET, 'indent'):  # Python >= 3.9; layout only
-        ET.indent(root)
-    return ET.ElementTree(root)
+def _free_box(rng: np.random.Generator, size: int, name: str,
+              difficult: bool, objects: List[dict]):
+    """A box of class ``name``'s aspect that overlaps no earlier object
+    (IoU < 0.05), in 20 tries; None if there is none."""
+    # Long side: 10-16 % of the image for difficult objects, 16-45 %
+    # otherwise.
+    lo, hi = (0.10, 0.16) if difficult else (0.16, 0.45)
+    side = rng.uniform(lo, hi) * size
+    aspect = rng.uniform(*_ASPECT[name])
+    w, h = (side, side / aspect) if aspect >= 1 else (side * aspect, side)
+    w, h = max(int(round(w)), 4), max(int(round(h)), 4)
+    for _attempt in range(20):
+        x0 = int(rng.integers(0, size - w))
+        y0 = int(rng.integers(0, size - h))
+        box = (x0, y0, x0 + w - 1, y0 + h - 1)
+        if all(_iou(box, o['box']) < 0.05 for o in objects):
+            return box
+    return None
 
 
-def _write_list(path: str, lines: Sequence[str]) -> None:
-    with open(path, 'w', encoding='utf-8') as f:
-        f.write(''.join(f'{line}\n' for line in lines))
-
-
-def _add_class_flags(per_class: Dict[str, List[str]], img_id: str,
-                     objects: Sequence[dict]) -> None:
-    """Appends the image to every per-class list: ``1`` the class is
-    present, ``0`` only as difficult objects, ``-1`` absent (VOC's flags)."""
-    for name, lines in per_class.items():
-        marks = [o['difficult'] for o in objects if o['name'] == name]
-        flag = -1 if not marks else (0 if all(marks) else 1)
-        lines.append(f'{img_id} {flag:2d}')
-
-
-def _write_image_sets(main: str, split: str, ids: Sequence[str],
-                      per_class: Dict[str, List[str]]) -> None:
-    """``<split>.txt`` and ``<class>_<split>.txt`` under ImageSets/Main."""
-    _write_list(osp.join(main, f'{split}.txt'), ids)
-    for name, lines in per_class.items():
-        _write_list(osp.join(main, f'{name}_{split}.txt'), lines)
+def _object_colour(rng: np.random.Generator, name: str) -> np.ndarray:
+    """Half of the objects take their class's colour (jittered), the other
+    half a random one, so the shape has to be learnt."""
+    if rng.random() < 0.5:
+        colour = np.asarray(_COLOUR[name], float) + rng.uniform(
+            -40, 40, size=3)
+    else:
+        colour = rng.uniform(0, 255, size=3)
+    return np.clip(colour, 0, 255)
 
 
 def make_toy_voc(root: str,
@@ -269,6 +227,23 @@ def make_toy_voc(root: str,
         dict: For each written split (``'VOC2007/trainval'``, ...) a dict with
         the number of ``images``, ``objects`` and ``difficult`` objects.
     """
+    _check_toy_args(num_trainval, num_test, num_val, image_size,
+                    difficult_prob)
+    rng = np.random.default_rng(seed)
+    stats: Dict[str, Dict[str, int]] = {}
+    next_id = 1
+    for year, split, count in _toy_splits(num_trainval, num_test,
+                                          with_voc2012, num_val):
+        ids = [f'{i:06d}' for i in range(next_id, next_id + count)]
+        next_id += count
+        stats[f'{year}/{split}'] = _write_toy_split(
+            osp.join(root, year), split, ids, rng, image_size,
+            difficult_prob)
+    return stats
+
+
+def _check_toy_args(num_trainval, num_test, num_val, image_size,
+                    difficult_prob) -> None:
     for arg, value, minimum in (('num_trainval', num_trainval, 1),
                                 ('num_test', num_test, 0),
                                 ('num_val', num_val, 0),
@@ -279,39 +254,34 @@ def make_toy_voc(root: str,
     if not 0.0 <= difficult_prob <= 1.0:
         raise ValueError(
             f'difficult_prob must be in [0, 1], got {difficult_prob!r}')
-    from PIL import Image
 
+
+def _toy_splits(num_trainval: int, num_test: int, with_voc2012: bool,
+                num_val: int) -> List[Tuple[str, str, int]]:
+    """``(year, split, images)`` in the order they are drawn; splits
+    without images are left out."""
     splits = [('VOC2007', 'trainval', num_trainval),
               ('VOC2007', 'test', num_test)]
     if with_voc2012:
         splits.append(('VOC2012', 'trainval', num_trainval))
     splits.append(('VOC2007', 'val', num_val))
-    rng = np.random.default_rng(seed)
-    stats: Dict[str, Dict[str, int]] = {}
-    next_id = 1
-    for year, split, count in splits:
-        if count == 0:
-            continue
-        year_root = osp.join(root, year)
-        for sub in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
-            os.makedirs(osp.join(year_root, sub), exist_ok=True)
-        ids, per_class = [], {name: [] for name in TOY_CLASSES}
-        n_objects = n_difficult = 0
-        for _ in range(count):
-            img_id = f'{next_id:06d}'
-            next_id += 1
-            img, objects = _sample_image(rng, image_size, difficult_prob)
-            Image.fromarray(img).save(
-                osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'),
-                quality=95)
-            _annotation_xml(img_id, year, image_size, objects).write(
-                osp.join(year_root, 'Annotations', f'{img_id}.xml'))
-            ids.append(img_id)
-            _add_class_flags(per_class, img_id, objects)
-            n_objects += len(objects)
-            n_difficult += sum(o['difficult'] for o in objects)
-        _write_image_sets(
-            osp.join(year_root, 'ImageSets', 'Main'), split, ids, per_class)
-        stats[f'{year}/{split}'] = dict(
-            images=count, objects=n_objects, difficult=n_difficult)
-    return stats
+    return [split for split in splits if split[2]]
+
+
+def _write_toy_split(year_root: str, split: str, ids: List[str],
+                     rng: np.random.Generator, image_size: int,
+                     difficult_prob: float) -> Dict[str, int]:
+    """Draws and writes the images ``ids`` of one split and its lists;
+    returns its counts."""
+    make_voc_dirs(year_root)
+    per_class = {name: [] for name in TOY_CLASSES}
+    n_objects = n_difficult = 0
+    for img_id in ids:
+        img, objects = _sample_image(rng, image_size, difficult_prob)
+        write_voc_item(year_root, img_id, img, objects,
+                       'mmdet_rankloss toy VOC', quality=95)
+        add_class_flags(per_class, img_id, objects)
+        n_objects += len(objects)
+        n_difficult += sum(o['difficult'] for o in objects)
+    write_image_sets(year_root, split, ids, per_class)
+    return dict(images=len(ids), objects=n_objects, difficult=n_difficult)

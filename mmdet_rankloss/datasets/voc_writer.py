@@ -1,0 +1,116 @@
+"""Writing a dataset in the Pascal VOC layout, file by file.
+
+What a year directory (``<root>/VOC2007``) holds, and the function that
+writes it::
+
+    JPEGImages/<id>.jpg              write_voc_item (the image)
+    Annotations/<id>.xml             write_voc_item (annotation_xml)
+    ImageSets/Main/<split>.txt       write_image_sets (the image ids)
+    ImageSets/Main/<cls>_<split>.txt write_image_sets (add_class_flags:
+                                     1 present, 0 only difficult, -1 absent)
+
+An object is a dict with ``name``, ``box`` (0-based inclusive pixel
+coordinates ``(xmin, ymin, xmax, ymax)``, written 1-based as VOC has them),
+``difficult`` and optionally ``truncated``. MMDetection's ``VOCDataset``
+reads what these functions write. The toy VOC set (:mod:`.toy_voc`) and
+DigitsVOC (:mod:`.digits_voc`) are written with them.
+"""
+import os
+import os.path as osp
+from typing import Dict, List, Sequence
+from xml.etree import ElementTree as ET
+
+import numpy as np
+
+__all__ = [
+    'make_voc_dirs', 'annotation_xml', 'write_voc_item', 'add_class_flags',
+    'write_image_sets', 'write_list'
+]
+
+_SUBDIRS = ('JPEGImages', 'Annotations', 'ImageSets/Main')
+
+
+def make_voc_dirs(year_root: str) -> None:
+    """Creates ``JPEGImages``, ``Annotations`` and ``ImageSets/Main``."""
+    for sub in _SUBDIRS:
+        os.makedirs(osp.join(year_root, sub), exist_ok=True)
+
+
+def annotation_xml(img_id: str, folder: str, size: int,
+                   objects: Sequence[dict], database: str) -> ET.ElementTree:
+    """The VOC XML of a square ``size`` x ``size`` RGB image ``img_id``.
+
+    Args:
+        img_id (str): Image id (the file is ``<img_id>.jpg``).
+        folder (str): The ``<folder>`` field (the year, ``VOC2007``).
+        size (int): Width and height in pixels.
+        objects (Sequence[dict]): The objects (module docstring).
+        database (str): The ``<source><database>`` field.
+    """
+    root = ET.Element('annotation')
+    ET.SubElement(root, 'folder').text = folder
+    ET.SubElement(root, 'filename').text = f'{img_id}.jpg'
+    source = ET.SubElement(root, 'source')
+    ET.SubElement(source, 'database').text = database
+    size_el = ET.SubElement(root, 'size')
+    ET.SubElement(size_el, 'width').text = str(size)
+    ET.SubElement(size_el, 'height').text = str(size)
+    ET.SubElement(size_el, 'depth').text = '3'
+    ET.SubElement(root, 'segmented').text = '0'
+    for obj in objects:
+        _object_xml(ET.SubElement(root, 'object'), obj)
+    if hasattr(ET, 'indent'):  # Python >= 3.9; layout only
+        ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def _object_xml(el: ET.Element, obj: dict) -> None:
+    ET.SubElement(el, 'name').text = obj['name']
+    ET.SubElement(el, 'pose').text = 'Unspecified'
+    ET.SubElement(el, 'truncated').text = str(int(obj.get('truncated',
+                                                          False)))
+    ET.SubElement(el, 'difficult').text = str(int(obj['difficult']))
+    bndbox = ET.SubElement(el, 'bndbox')
+    # VOC boxes are 1-based and inclusive.
+    for key, value in zip(('xmin', 'ymin', 'xmax', 'ymax'), obj['box']):
+        ET.SubElement(bndbox, key).text = str(value + 1)
+
+
+def write_voc_item(year_root: str, img_id: str, img: np.ndarray,
+                   objects: Sequence[dict], database: str,
+                   quality: int) -> None:
+    """Writes ``JPEGImages/<img_id>.jpg`` (JPEG ``quality``) and
+    ``Annotations/<img_id>.xml`` of a square uint8 RGB image under
+    ``year_root`` (whose name is the XML's ``<folder>``)."""
+    from PIL import Image
+    Image.fromarray(img).save(
+        osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'), quality=quality)
+    annotation_xml(img_id, osp.basename(year_root), img.shape[0], objects,
+                   database).write(
+                       osp.join(year_root, 'Annotations', f'{img_id}.xml'))
+
+
+def add_class_flags(per_class: Dict[str, List[str]], img_id: str,
+                    objects: Sequence[dict]) -> None:
+    """Appends the image to every per-class list: ``1`` the class is
+    present, ``0`` only as difficult objects, ``-1`` absent (VOC's flags)."""
+    for name, lines in per_class.items():
+        marks = [o['difficult'] for o in objects if o['name'] == name]
+        flag = -1 if not marks else (0 if all(marks) else 1)
+        lines.append(f'{img_id} {flag:2d}')
+
+
+def write_list(path: str, lines: Sequence[str]) -> None:
+    """A text file of ``lines``, each ended by a newline."""
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write(''.join(f'{line}\n' for line in lines))
+
+
+def write_image_sets(year_root: str, split: str, ids: Sequence[str],
+                     per_class: Dict[str, List[str]]) -> None:
+    """``<split>.txt`` (the ids) and ``<class>_<split>.txt`` (the lines of
+    :func:`add_class_flags`) under ``ImageSets/Main``."""
+    main = osp.join(year_root, 'ImageSets', 'Main')
+    write_list(osp.join(main, f'{split}.txt'), ids)
+    for name, lines in per_class.items():
+        write_list(osp.join(main, f'{name}_{split}.txt'), lines)
