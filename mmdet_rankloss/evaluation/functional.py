@@ -40,7 +40,7 @@ from typing import Dict, Optional, Sequence
 import torch
 from torch import Tensor
 
-from ..ops.sort_order import order_keys
+from ..ops.stable_order import order_keys
 
 __all__ = ['retrieval_metrics', 'recall_at_k', 'map_at_r']
 

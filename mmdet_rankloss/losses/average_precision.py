@@ -24,7 +24,7 @@ from torch import Tensor
 from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
                            rank_dtype, subset_rank_at)
-from ..ops.sort_order import column_orders, descending_order
+from ..ops.stable_order import column_orders, descending_order
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
@@ -131,7 +131,7 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
     only (the same order as in the full ranking).
 
     ``sort``, if given, maps ``shifted`` to its
-    :func:`~mmdet_rankloss.ops.sort_order.descending_order`, for a caller
+    :func:`~mmdet_rankloss.ops.stable_order.descending_order`, for a caller
     that has it more cheaply than a sort (not with ``positive_rank_grad``).
     """
     if sort is not None and positive_rank_grad:
@@ -187,7 +187,7 @@ def blackbox_ap_columns_and_flat(
     ``scores.reshape(1, -1)``: the RaMBO AP loss's ``L_mAP`` and ``L_APC``
     of a batch. Both rank the same margin-shifted values, so the order of
     every column follows from the order of the flat row
-    (:func:`~mmdet_rankloss.ops.sort_order.column_orders`, O(NC)) instead of
+    (:func:`~mmdet_rankloss.ops.stable_order.column_orders`, O(NC)) instead of
     a second sort.
 
     Args:

@@ -45,7 +45,7 @@ it, and each negative gets ``1/|P| sum_i L_ij``: the updates sum to zero
 Cost. ``P`` (positives) is small, ``n`` (all scores) large. The ``P x P``
 relations are explicit. The negatives are never paired with the positives:
 only the negatives above ``min(s_P) - delta`` matter; they are sorted once
-(:func:`~mmdet_rankloss.ops.sort_order.descending_order`) and
+(:func:`~mmdet_rankloss.ops.stable_order.descending_order`) and
 
 * ``N_FP(i)`` is the count of negatives above ``s_i + delta`` plus the
   linear part over the window ``[s_i - delta, s_i + delta]``, from two
@@ -65,7 +65,7 @@ import torch
 from torch import Tensor, nn
 
 from ..ops.checks import check_choice, check_number, check_positive
-from ..ops.sort_order import descending_order
+from ..ops.stable_order import descending_order
 from .score_space import ClsHooksMixin, ScoreSpace
 from .utils import check_reduction, zero_loss
 

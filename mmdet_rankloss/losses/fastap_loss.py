@@ -13,7 +13,7 @@ their cumulative sums ``H``, ``H+``. Then (Eq. 14)::
 
 and the loss is ``1 - mean FastAP`` over the queries that have a positive.
 The gradient is plain autograd: the official port's hand-written backward
-ignores the incoming gradient and is N/2 times too large (facts file).
+ignores the incoming gradient and is N/2 times too large.
 """
 from typing import NamedTuple
 

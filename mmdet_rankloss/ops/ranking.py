@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from .checks import check_positive
-from .sort_order import descending_order
+from .stable_order import descending_order
 from .sparse_rerank import rerank_sparse
 
 __all__ = [
@@ -299,7 +299,7 @@ def blackbox_rank_loss(scores: Tensor,
     incoming gradient. So multiplying the loss by ``c`` (a ``loss_weight``,
     an AMP ``GradScaler``) multiplies its gradient by ``c`` and changes
     nothing else, unlike ``loss_fn(blackbox_rank(...))``, where ``c`` acts
-    as ``c * lambda`` (see the facts file on the public prototype).
+    as ``c * lambda`` (``docs/ops_and_scaling.md``, on the public prototype).
 
     The perturbed ranking of Algorithm 1 is computed in the forward pass
     (when a gradient will be needed), so backward costs no sort.
@@ -320,8 +320,8 @@ def blackbox_rank_loss(scores: Tensor,
             over the scores). Callers that already did may skip it.
             Defaults to True.
         sort (tuple[Tensor, Tensor], optional): ``descending_order`` of
-            ``scores`` (:mod:`.sort_order`), when the caller has it more
-            cheaply than a sort (e.g. :func:`.sort_order.column_orders`).
+            ``scores`` (:mod:`.stable_order`), when the caller has it more
+            cheaply than a sort (e.g. :func:`.stable_order.column_orders`).
             Not checked. Defaults to None (sort here).
 
     Returns:

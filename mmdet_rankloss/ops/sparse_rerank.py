@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from .sort_order import descending_order
+from .stable_order import descending_order
 
 __all__ = ['rerank_sparse']
 

@@ -1,20 +1,17 @@
-"""The descending order of scores with ties by index, at unstable-sort cost.
+"""The stable descending order of scores (ties by index), at unstable-sort
+cost.
 
 Every ranking of the package breaks ties by index (the first of two equal
-scores ranks higher), which is what a stable sort gives. On CPU a stable
-sort was measured 20-40 % slower than the unstable one, and a detection or
-retrieval row rarely has ties, but a long one usually has a few (1M random
-fp32 scores share values). So: sort unstably, find the runs of equal
-values (one comparison pass), and put only the elements of those runs in
-index order.
-
-On CPU, for float32 (and fp16/bf16) rows of at least
+scores ranks higher), which is what a stable sort gives.
+:func:`descending_order` returns exactly what ``torch.sort(-values,
+stable=True)`` returns. It sorts unstably, finds the runs of equal values
+(one comparison pass) and puts only the elements of those runs in index
+order. On CPU, for float32 (and fp16/bf16) rows of at least
 ``_NUMPY_MIN_LENGTH`` elements, the order comes instead from NumPy's sort of
-one 64-bit key per element, the value's bits (mapped so that integer order
-is descending value order) above its index: all keys are distinct, so any
-sort gives the index-ordered result, and NumPy (>= 1.26 on x86) sorts plain
-integers with SIMD code, several times faster than ``torch.sort`` with its
-index output (measured in ``docs/ops_and_scaling.md``).
+one 64-bit key per element (:func:`order_keys`): the value's bits (mapped so
+that integer order is descending value order) above its index. All keys are
+distinct, so any sort gives the index-ordered result. Timings of both paths
+against ``torch.sort``: ``docs/ops_and_scaling.md``.
 
 The orders of the columns of a matrix follow from the order of its
 flattening (:func:`column_orders`): a stable partition of the flat order by
@@ -94,8 +91,8 @@ def column_orders(neg_sorted: Tensor, order: Tensor,
     """
     flat, values = order.reshape(-1), neg_sorted.reshape(-1)
     if flat.device.type == 'cpu' and columns <= 256:
-        # NumPy: integer ops several times faster than torch's here, and
-        # its stable sort of 8-bit integers is a radix sort, O(n)
+        # NumPy: faster integer ops than torch's here, and its stable sort
+        # of 8-bit integers is a radix sort, O(n)
         flat_np = flat.numpy()
         by_column = np.argsort((flat_np % columns).astype(np.uint8),
                                kind='stable')

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from mmdet_rankloss.ops import sort_order
-from mmdet_rankloss.ops.sort_order import descending_order
+from mmdet_rankloss.ops import stable_order
+from mmdet_rankloss.ops.stable_order import descending_order
 
 DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
 
@@ -27,7 +27,7 @@ def test_matches_the_stable_descending_sort(device, dtype, numpy_min,
                                             monkeypatch):
     """Both paths (NumPy int64 keys on CPU, torch.sort + tie runs) return
     exactly what a stable sort of the negated values returns."""
-    monkeypatch.setattr(sort_order, '_NUMPY_MIN_LENGTH', numpy_min)
+    monkeypatch.setattr(stable_order, '_NUMPY_MIN_LENGTH', numpy_min)
     x = awkward_rows(dtype, device=device)
     neg_sorted, order = descending_order(x)
     ref_values, ref_order = torch.sort(-x, dim=-1, stable=True)
@@ -56,7 +56,7 @@ def test_column_orders_equal_a_sort_of_each_column(device, columns):
     x[-5:] = float('-inf')
     x[-10:-5, 0], x[-15:-10, 0] = 0.0, -0.0
     x = x.to(device)
-    neg_sorted, order = sort_order.column_orders(
+    neg_sorted, order = stable_order.column_orders(
         *descending_order(x.reshape(1, -1)), columns)
     ref_values, ref_order = torch.sort(-x.t(), dim=-1, stable=True)
     assert torch.equal(order, ref_order)
