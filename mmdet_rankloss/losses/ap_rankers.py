@@ -32,7 +32,7 @@ from mmdet.registry import MODELS
 from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
-from ..networks.sorter_holder import SorterHolder, sorter_ranks
+from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
 from .average_precision import (APLossResult, ap_of_rows, blackbox_ap_rows,
                                 exact_ap, reduce_rows, row_mean)
 
@@ -168,7 +168,7 @@ class SigmoidRanker(_APRanker):
 
 
 @MODELS.register_module()
-class SorterRanker(SorterHolder, _APRanker):
+class SorterRanker(SorterRankingBase, _APRanker):
     """Ranks predicted by a SoDeep sorter network, in chunks of its length.
 
     A learned sorter ranks sequences of exactly ``seq_len = d`` scores, but

@@ -3,12 +3,13 @@
 Paper: Engilberge et al., "SoDeep: a Sorting Deep net to learn ranking loss
 surrogates", CVPR 2019, section 3.2, Eq. 4, 7, 9-10.
 
-A sorter (:mod:`mmdet_rankloss.ops.sorters`: handcrafted, or an LSTM / CNN
-pre-trained by ``tools/pretrain_sorter.py``) replaces the exact ranking of a
-row of ``d`` scores, kept frozen by default (the paper's setting) or
-fine-tuned with the model. A learned sorter only sorts rows of the length it
-was trained for; a clear ``ValueError`` says so, unless shorter rows are
-padded with ``pad_value`` (a value below every score, ranked after them).
+A sorter (:mod:`mmdet_rankloss.networks.sorters`: handcrafted, or an LSTM
+/ CNN pre-trained by ``tools/pretrain_sorter.py``) replaces the exact
+ranking of a row of ``d`` scores, kept frozen by default (the paper's
+setting) or fine-tuned with the model. A learned sorter only sorts rows of
+the length it was trained for; a clear ``ValueError`` says so, unless
+shorter rows are padded with ``pad_value`` (a value below every score,
+ranked after them).
 
 * :class:`SoDeepSpearmanLoss` (Eq. 4): ``(pred, target)`` rows of scores;
   ``1 - Spearman`` with the sorter's ranks of ``pred``.
@@ -25,13 +26,12 @@ from mmdet.registry import MODELS
 
 from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
-from ..networks.sorter_holder import SorterHolder, sorter_ranks
+from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import negatives_of, zero_loss
 
 __all__ = [
-    'SorterHolder', 'sorter_ranks', 'average_ranks', 'spearman_loss', 'sodeep_ap_loss',
-    'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
+    'average_ranks', 'spearman_loss', 'sodeep_ap_loss', 'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
     'SoDeepRecallLoss'
 ]
 
@@ -128,7 +128,7 @@ _SORTER_ARGS = """
         loss_weight (float): Multiplier of the loss, >= 0. Defaults to 1.0."""
 
 
-class _SorterLoss(SorterHolder):
+class _SorterLoss(SorterRankingBase):
     """A sorter plus a loss weight."""
 
     def __init__(self,

@@ -20,7 +20,7 @@ settings, so they load with ``torch.load(weights_only=True)``
 
 The sorters are networks (``nn.Module``), so they are not in ``ops/``,
 which holds tensor functions only; the SoDeep losses and ``SorterRanker``
-subclass :class:`~.sorter_holder.SorterHolder`, so they are not in
+subclass :class:`~.sorter_ranking.SorterRankingBase`, so they are not in
 ``models/`` either (``models/`` imports ``losses/``). ``networks/`` sits
 between the two and imports only ``ops/`` (``docs/architecture.md``).
 """

@@ -1,12 +1,13 @@
-"""Ranking with a SoDeep sorter: holding one and reading its ranks.
+"""Ranking with a SoDeep sorter: the sorter's ranks and the base class of
+the modules that rank with one.
 
 A sorter (:mod:`.sorters`) predicts normalised ranks of rows of exactly
 ``seq_len`` scores. :func:`sorter_ranks` turns them into rank positions
-(padding shorter rows), and :class:`SorterHolder` owns a sorter built from a
-config or loaded from a ``save_sorter`` file, frozen by default. Both the
-retrieval losses of SoDeep and the detection ranker
-:class:`~mmdet_rankloss.losses.SorterRanker` stand on these, so neither
-imports the other. Like :mod:`.sorters`, this module imports only ``ops/``;
+(padding shorter rows). :class:`SorterRankingBase` is the base class of the
+modules that rank with a sorter: it owns one, built from a config or loaded
+from a ``save_sorter`` file, frozen by default. Both the retrieval losses of
+SoDeep and the detection ranker :class:`~mmdet_rankloss.losses.SorterRanker`
+subclass it, so neither imports the other. Like :mod:`.sorters`, this module imports only ``ops/``;
 ``losses/`` imports it (``docs/architecture.md``).
 """
 from typing import Optional, Union
@@ -19,7 +20,7 @@ from ..ops.checks import check_flag, check_number
 from ..ops.ranking import rank_dtype
 from .sorters import build_sorter, load_sorter
 
-__all__ = ['sorter_ranks', 'SorterHolder']
+__all__ = ['sorter_ranks', 'SorterRankingBase']
 
 
 def sorter_ranks(sorter: nn.Module,
@@ -60,8 +61,9 @@ def sorter_ranks(sorter: nn.Module,
     return sorter(rows)[:, :length].to(work) * seq_len
 
 
-class SorterHolder(nn.Module):
-    """Holds a sorter: built, or loaded from a ``save_sorter`` file.
+class SorterRankingBase(nn.Module):
+    """Base of the modules that rank with a sorter: holds one, built or
+    loaded from a ``save_sorter`` file, and reads its ranks.
 
     A frozen sorter (the paper's setting) gets ``requires_grad=False`` and
     stays in eval mode, so its BatchNorm statistics never move.
