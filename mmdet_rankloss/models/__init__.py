@@ -7,7 +7,7 @@ mmdet_rankloss``), ``MODELS.build`` refuses a head whose ``loss_cls`` (one of
 ours) it cannot serve, naming the config field, its value and the fix."""
 from .dense_heads import (RankLossDenseHeadMixin, RaMBOATSSHead,
                           RaMBORetinaHead)
-from .head_fit import HeadFitError, check_heads_at_build, head_fit_faults
+from .head_fit import HeadFitError, head_fit_faults
 from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
 from .retrieval import RetrievalModel
 from .weight_init import OrthogonalInit, orthogonal_init
@@ -16,7 +16,7 @@ __all__ = [
     'RetrievalModel', 'OrthogonalInit', 'orthogonal_init',
     'RankLossDenseHeadMixin', 'RaMBORetinaHead', 'RaMBOATSSHead',
     'LargeBatchRetrievalModel', 'chunked_embedding_backward',
-    'HeadFitError', 'head_fit_faults', 'check_heads_at_build'
+    'HeadFitError', 'head_fit_faults'
 ]
 
 from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,  # noqa: E402

@@ -16,11 +16,13 @@ never (``docs/reliability.md``):
   stock head calls ``loss_cls`` once per FPN level, so each level would be
   ranked alone (``RaMBORetinaHead`` / ``RaMBOATSSHead`` rank them all).
 
-:func:`head_fit_faults` finds them on a built module;
-:func:`check_heads_at_build` makes every ``MODELS.build`` run it on each
-head it builds, so ``Runner.from_cfg`` (and ``tools/train.py``) stops
-before any data is read, with the config field, its value and the fix.
-Losses from elsewhere (mmdet's own) are left to MMDetection.
+:func:`head_fit_faults` finds them on a built module. ``_checked`` wraps a
+registry's ``build_func`` so that it runs the same check on each head it
+builds; the patch ``head_fit_check`` of :mod:`mmdet_rankloss.patches`
+installs it in every ``MODELS`` registry, so ``Runner.from_cfg`` (and
+``tools/train.py``) stops before any data is read, with the config field,
+its value and the fix. Losses from elsewhere (mmdet's own) are left to
+MMDetection.
 """
 import inspect
 import threading
@@ -28,7 +30,7 @@ from typing import Any, List, Optional, Tuple
 
 import torch.nn as nn
 
-__all__ = ['HeadFitError', 'head_fit_faults', 'check_heads_at_build']
+__all__ = ['HeadFitError', 'head_fit_faults']
 
 _PACKAGE = __name__.split('.')[0]
 
@@ -192,6 +194,13 @@ def _fail(stack: List[Any], cfg: Any, module: nn.Module,
 
 
 def _checked(build_func):
+    """``build_func`` that raises :class:`HeadFitError` for a built head
+    whose ``loss_cls`` (one of ours) does not fit it. A head is built by
+    its parent's build call, so the check runs as soon as the head is
+    complete, and the error names the config field
+    (``model.roi_head.bbox_head.loss_cls`` when built inside a model). The
+    wrapper is marked ``head_fit_checked``; ``__wrapped__`` is
+    ``build_func``."""
 
     def build(cfg, *args, **kwargs):
         stack = getattr(_building, 'stack', None)
@@ -212,20 +221,3 @@ def _checked(build_func):
     build.__wrapped__ = build_func
     return build
 
-
-def check_heads_at_build() -> None:
-    """Make ``MODELS.build`` (MMEngine's root registry, MMDetection's and
-    this package's scope) check each head it builds; idempotent.
-
-    A head is built by its parent's ``MODELS.build`` call, so the check
-    runs as soon as the head is complete, before the rest of the model, and
-    the error names the config field (``model.roi_head.bbox_head.loss_cls``
-    when built inside a model), its value and the fix.
-    """
-    import mmdet.registry
-    import mmengine.registry
-    registries = [mmengine.registry.MODELS, mmdet.registry.MODELS]
-    registries += list(mmdet.registry.MODELS._children.values())
-    for registry in registries:
-        if not getattr(registry.build_func, 'head_fit_checked', False):
-            registry.build_func = _checked(registry.build_func)
