@@ -19,9 +19,8 @@ from mmdet.registry import MODELS
 
 from ..ops.checks import check_flag, check_number, check_positive
 from ..ops.distributed import gather_for_ranking
-from .ap_rankers import BlackboxRanker
-from .average_precision import (average_precision_loss,
-                                blackbox_ap_columns_and_flat)
+from .ap_rankers import APRanker, BlackboxRanker
+from .average_precision import APLossResult, average_precision_loss
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
 from .utils import check_reduction, zero_loss
@@ -159,11 +158,12 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                 f'{", ".join(changed)} of RaMBOAPLoss only configure the '
                 f'default ranker; with ranker={ranker!r} set them inside the '
                 'ranker config')
-        if isinstance(ranker, nn.Module):
+        if isinstance(ranker, APRanker):
             return ranker
         if not isinstance(ranker, dict) or ranker.get('type') not in _RANKERS:
-            raise ValueError('RaMBOAPLoss: ranker must be None or a config '
-                             f'dict with type in {_RANKERS}, got {ranker!r}')
+            raise ValueError('RaMBOAPLoss: ranker must be None, an APRanker '
+                             f'or a config dict with type in {_RANKERS}, '
+                             f'got {ranker!r}')
         return MODELS.build(ranker)
 
     def forward(self,
@@ -190,11 +190,31 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
             dict[str, Tensor]: ``loss_rambo_map``, ``loss_rambo_apc`` and
             the logged diagnostics.
         """
-        reduction = self.reduction if reduction_override is None else \
-            check_reduction(type(self).__name__, reduction_override,
-                            'reduction_override')
+        reduction = self._reduction(reduction_override)
         num_classes = self.space.check_inputs(cls_score, labels, weight)
-        # select: the ranked scores and their one-hot targets
+        scores, targets = self._select(cls_score, labels, weight,
+                                       num_classes)
+        with_grad = torch.is_grad_enabled() and cls_score.requires_grad
+        per_class, across = self.ranker.rank_classes(
+            scores, targets, self._memory.read(scores), self.margin,
+            reduction, with_grad)
+        if self.training and scores.shape[0]:
+            self._memory.append(scores, targets)
+        out = self._combine(cls_score, per_class, across)
+        out.update(self._logged(per_class, across, targets, with_grad))
+        return out
+
+    def _reduction(self, reduction_override: Optional[str]) -> str:
+        if reduction_override is None:
+            return self.reduction
+        return check_reduction(type(self).__name__, reduction_override,
+                               'reduction_override')
+
+    def _select(self, cls_score: Tensor, labels: Tensor,
+                weight: Optional[Tensor],
+                num_classes: int) -> Tuple[Tensor, Tensor]:
+        """The ranked scores (N, C) and their one-hot targets, without the
+        RoIs of weight 0; all processes' with ``global_ranking``."""
         scores = self.space.ranked(cls_score, num_classes)
         targets = F.one_hot(labels.long(), num_classes + 1)[:, :num_classes]
         targets = targets.bool()
@@ -203,41 +223,29 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
             scores, targets = scores[keep], targets[keep]
         if self.global_ranking:
             (scores, targets), _ = gather_for_ranking(scores, targets)
-        n = scores.shape[0]
-        with_grad = torch.is_grad_enabled() and cls_score.requires_grad
-        # rank: per class over batch + memory, across classes over the batch
-        stored = self._memory.read(scores)
-        ranker = self.ranker
-        if stored is None and n and type(ranker) is BlackboxRanker \
-                and not ranker.positive_rank_grad:
-            # the same two rankings from one sort (the classes' orders
-            # follow from the flat one)
-            per_class, across = blackbox_ap_columns_and_flat(
-                scores, targets, self.margin, reduction, with_grad,
-                ranker.lambda_val, ranker.normalize_ranks)
-        else:
-            if stored is not None:
-                rows = torch.cat([scores, stored[0]]).t()
-                row_targets = torch.cat([targets, stored[1]]).t()
-            else:
-                rows, row_targets = scores.t(), targets.t()
-            per_class = ranker(rows, row_targets, self.margin, reduction,
-                               with_grad) if rows.shape[1] else None
-            across = ranker(scores.reshape(1, -1), targets.reshape(1, -1),
-                            self.margin, 'mean', with_grad) if n else None
-        if self.training and n:
-            self._memory.append(scores, targets)
-        # combine
+        return scores, targets
+
+    def _combine(self, cls_score: Tensor, per_class: Optional[APLossResult],
+                 across: Optional[APLossResult]) -> Dict[str, Tensor]:
+        """The weighted losses; a zero that keeps the graph where a
+        ranking is missing."""
         zero = zero_loss(cls_score)
         scale = self.loss_weight
-        out = dict(
+        return dict(
             loss_rambo_map=scale * self.map_weight *
             (zero if per_class is None else per_class.loss + zero),
             loss_rambo_apc=scale * self.apc_weight *
             (zero if across is None else across.loss + zero))
-        # log
+
+    def _logged(self, per_class: Optional[APLossResult],
+                across: Optional[APLossResult], targets: Tensor,
+                with_grad: bool) -> Dict[str, Tensor]:
+        """``rambo_ap`` and, when the ranker knows the gradient, the push
+        directions of the current scores (class docstring)."""
+        out = {}
         if per_class is not None and bool(per_class.valid.any()):
             out['rambo_ap'] = per_class.ap[per_class.valid].mean()
+        n, num_classes = targets.shape
         if with_grad and n and per_class.grad is not None:
             out.update(
                 _push_stats(self.map_weight * per_class.grad[:, :n].t(),

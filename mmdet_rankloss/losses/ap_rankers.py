@@ -21,7 +21,7 @@ detection config compares them by changing ``ranker`` of
 ``1 - AP`` over the rows that have a positive (``'mean'``) or sums it
 (``'sum'``); rows without a positive have no AP and are left out.
 """
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -33,17 +33,35 @@ from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
 from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
-from .average_precision import (APLossResult, ap_of_rows, blackbox_ap_rows,
-                                exact_ap, reduce_rows, row_mean)
+from .average_precision import (APLossResult, ap_of_rows,
+                                blackbox_ap_columns_and_flat,
+                                blackbox_ap_rows, exact_ap, reduce_rows,
+                                row_mean)
 
-__all__ = ['APLossResult', 'BlackboxRanker', 'SigmoidRanker', 'SorterRanker']
+__all__ = [
+    'APLossResult', 'APRanker', 'BlackboxRanker', 'SigmoidRanker',
+    'SorterRanker'
+]
+
+#: What :meth:`APRanker.rank_classes` returns: the per-class (``L_mAP``)
+#: and the across-classes (``L_APC``) results, None where nothing is ranked.
+ClassRankings = Tuple[Optional[APLossResult], Optional[APLossResult]]
 
 
-class _APRanker(nn.Module):
-    """Shared entry point (:func:`~.average_precision.ap_of_rows`): checks
-    for positives and shifts by the margin; subclasses give ``_rows``."""
+class APRanker(nn.Module):
+    """The interface of the AP back-ends.
+
+    ``forward`` is ``1 - AP`` of rows of scores (shared entry point
+    :func:`~.average_precision.ap_of_rows`: checks for positives and shifts
+    by the margin; subclasses give ``_rows``). :meth:`rank_classes` is what
+    :class:`~mmdet_rankloss.losses.RaMBOAPLoss` calls: both of its rankings
+    of a batch.
+    """
 
     knows_grad = False
+    #: Whether :meth:`rank_classes` of one batch without stored batches
+    #: takes one sort for both rankings (``_columns_and_flat``).
+    one_sort = False
 
     def __init__(self, positive_rank_grad: bool = False) -> None:
         super().__init__()
@@ -74,9 +92,48 @@ class _APRanker(nn.Module):
         return ap_of_rows(scores, positives, margin, reduction, with_grad,
                           self._rows, self.knows_grad)
 
+    def rank_classes(self,
+                     scores: Tensor,
+                     positives: Tensor,
+                     stored: Optional[Tuple[Tensor, Tensor]],
+                     margin: float,
+                     reduction: str,
+                     with_grad: bool = False) -> ClassRankings:
+        """``1 - AP`` of each class over the batch and the stored batches,
+        and of all the batch's (item, class) scores as one row.
+
+        Args:
+            scores (Tensor): Validated, finite scores (N, C).
+            positives (Tensor): Bool (N, C).
+            stored (tuple[Tensor, Tensor], optional): Earlier batches'
+                scores (M, C) and positives (M, C), ranked with each class
+                but given no gradient; None for none.
+            margin (float): Margin alpha of Eq. 14, >= 0.
+            reduction (str): ``'mean'`` or ``'sum'`` over the classes with
+                a positive.
+            with_grad (bool): As in :meth:`forward`.
+
+        Returns:
+            tuple: The classes' result (C rows), None when there is no
+            score at all; the flat row's (1 row), None for an empty batch.
+        """
+        if stored is None and scores.shape[0] and self.one_sort:
+            # the classes' orders follow from the flat one: equal results
+            return self._columns_and_flat(scores, positives, margin,
+                                          reduction, with_grad)
+        rows, row_positives = scores.t(), positives.t()
+        if stored is not None:
+            rows = torch.cat([scores, stored[0]]).t()
+            row_positives = torch.cat([positives, stored[1]]).t()
+        per_class = self(rows, row_positives, margin, reduction,
+                         with_grad) if rows.shape[1] else None
+        across = self(scores.reshape(1, -1), positives.reshape(1, -1),
+                      margin, 'mean', with_grad) if scores.shape[0] else None
+        return per_class, across
+
 
 @MODELS.register_module()
-class BlackboxRanker(_APRanker):
+class BlackboxRanker(APRanker):
     """Exact ranks, differentiated by RaMBO's Algorithm 1 (the default).
 
     One call of :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`, so
@@ -114,9 +171,23 @@ class BlackboxRanker(_APRanker):
         return blackbox_ap_rows(*args, self.lambda_val, self.normalize_ranks,
                                 self.positive_rank_grad)
 
+    @property
+    def one_sort(self) -> bool:
+        """Without ``positive_rank_grad``, both rankings of
+        :meth:`~APRanker.rank_classes` come from one sort."""
+        return not self.positive_rank_grad
+
+    def _columns_and_flat(self, scores: Tensor, positives: Tensor,
+                          margin: float, reduction: str,
+                          with_grad: bool) -> ClassRankings:
+        return blackbox_ap_columns_and_flat(scores, positives, margin,
+                                            reduction, with_grad,
+                                            self.lambda_val,
+                                            self.normalize_ranks)
+
 
 @MODELS.register_module()
-class SigmoidRanker(_APRanker):
+class SigmoidRanker(APRanker):
     """Sigmoid soft ranks of the positives (SRT Eq. 4, SoDeep Eq. 11-12).
 
     The rank of a positive ``i`` among all elements of its row becomes
@@ -168,7 +239,7 @@ class SigmoidRanker(_APRanker):
 
 
 @MODELS.register_module()
-class SorterRanker(SorterRankingBase, _APRanker):
+class SorterRanker(SorterRankingBase, APRanker):
     """Ranks predicted by a SoDeep sorter network, in chunks of its length.
 
     A learned sorter ranks sequences of exactly ``seq_len = d`` scores, but

@@ -24,7 +24,7 @@ import torch.nn as nn
 
 import mmdet_rankloss.losses as losses
 from mmdet.registry import MODELS
-from mmdet_rankloss.losses.ap_rankers import _APRanker
+from mmdet_rankloss.losses.ap_rankers import APRanker
 from mmdet_rankloss.losses.pairwise import EmbeddingLoss
 from mmdet_rankloss.losses.score_space import ClsHooksMixin
 
@@ -73,7 +73,7 @@ def kind_of(cls):
         return 'detection'
     if issubclass(cls, EmbeddingLoss):
         return 'embedding'
-    if issubclass(cls, _APRanker):
+    if issubclass(cls, APRanker):
         return 'ranker'
     if cls is losses.SoDeepSpearmanLoss:
         return 'pairs'
