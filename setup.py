@@ -7,11 +7,20 @@ environment and installs this package editable, without dependencies. See
 """
 import os
 import os.path as osp
+import sys
 
 from setuptools import find_packages, setup
 
 HERE = osp.dirname(osp.abspath(__file__))
 PACKAGE = 'mmdet_rankloss'
+# `experiments/` (the study drivers, their specs and the runner the tools
+# share) is installed by an editable install of a checkout only, which is
+# where the tools run (`pip install -e .`, as tools/install.sh does). A wheel
+# or an sdist carries the library alone: no top-level `experiments` package
+# in site-packages.
+EDITABLE = bool({'editable_wheel', 'develop'} & set(sys.argv))
+PACKAGES = [PACKAGE, PACKAGE + '.*'] + (
+    ['experiments', 'experiments.*'] if EDITABLE else [])
 
 
 def mim_files():
@@ -48,7 +57,7 @@ setup(
     long_description=open(
         osp.join(HERE, 'README.md'), encoding='utf-8').read(),
     long_description_content_type='text/markdown',
-    packages=find_packages(exclude=('tests', 'tests.*', 'configs', 'tools')),
+    packages=find_packages(include=PACKAGES),
     # MMEngine resolves `_base_ = 'mmdet_rankloss::...'` through
     # mmdet_rankloss/.mim (see mmdet_rankloss/utils/config.py).
     package_data={PACKAGE: mim_files()},

@@ -1,6 +1,6 @@
-"""What the tools need of an MMEngine run: its JSON logs, the machine it ran
-on, a logged subprocess, the progress lines of a long tool, and the figures
-drawn from them.
+"""What the experiments and tools need of an MMEngine run: its JSON logs,
+the machine it ran on, a logged subprocess and the figures drawn from them
+(the progress lines of a long command are :mod:`experiments.runner`'s).
 
 The study, the quickstart, the VOC reproduction and the plotting tools all
 read the same logs; reading them in one place keeps their rules the same:
@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional
 
 __all__ = [
     'log_files', 'read_records', 'read_scalars', 'last_record',
-    'machine_name', 'run_logged', 'Progress', 'save_figure'
+    'machine_name', 'run_logged', 'save_figure'
 ]
 
 
@@ -136,37 +136,6 @@ def run_logged(cmd: List[str],
         raise RuntimeError(f'command failed ({proc.returncode}): '
                            f'{" ".join(cmd)}\nlog {log_path}:\n{tail}')
     return seconds
-
-
-class Progress:
-    """Prints ``[k/n] <what> done; elapsed mm:ss, ETA mm:ss`` after each
-    step of a long tool (the benchmarks), so a run on a busy machine says
-    how long it has left.
-
-    Args:
-        weights (list[float]): The expected cost of each step, in any unit:
-            the ETA scales the time of the steps done by the weight left.
-        indent (str): Printed before each line. Defaults to two spaces.
-    """
-
-    def __init__(self, weights: List[float], indent: str = '  ') -> None:
-        self.weights, self.done, self.start = list(weights), 0, time.time()
-        self.indent = indent
-
-    @staticmethod
-    def clock(seconds: float) -> str:
-        minutes, sec = divmod(int(round(seconds)), 60)
-        return f'{minutes:02d}:{sec:02d}'
-
-    def step(self, what: Optional[str] = None) -> None:
-        """One more step done (``what``, if given, names it)."""
-        self.done += 1
-        elapsed = time.time() - self.start
-        left = sum(self.weights[self.done:]) / sum(self.weights[:self.done])
-        done = f'{what} done; ' if what else ''
-        print(f'{self.indent}[{self.done}/{len(self.weights)}] {done}elapsed '
-              f'{self.clock(elapsed)}, ETA {self.clock(elapsed * left)}',
-              flush=True)
 
 
 def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:

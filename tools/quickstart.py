@@ -53,7 +53,7 @@ import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from mmdet_rankloss.utils.run_logs import (last_record,  # noqa: E402
+from experiments.run_logs import (last_record,  # noqa: E402
                                            machine_name, run_logged)
 
 _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'

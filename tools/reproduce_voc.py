@@ -29,7 +29,7 @@ import time
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mmdet_rankloss.utils.run_logs import (machine_name,  # noqa: E402
+from experiments.run_logs import (machine_name,  # noqa: E402
                                            read_scalars, run_logged)
 
 #: Table 5 of Rolinek et al. (CVPR 2020): backbone, training data, paper

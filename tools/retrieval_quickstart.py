@@ -50,7 +50,7 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 import mmdet_rankloss  # noqa: E402,F401
 from mmdet_rankloss.evaluation import retrieval_metrics  # noqa: E402
-from mmdet_rankloss.utils.run_logs import machine_name  # noqa: E402
+from experiments.run_logs import machine_name  # noqa: E402
 
 CONFIG_DIR = osp.join(
     osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs', 'retrieval')

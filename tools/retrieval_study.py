@@ -40,7 +40,7 @@ from typing import Dict, List, Tuple
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, osp.join(ROOT, 'tools'))
-from mmdet_rankloss.utils.run_logs import run_logged  # noqa: E402
+from experiments.run_logs import run_logged  # noqa: E402
 import study as STUDY  # noqa: E402  (its spec reader, statistics, pool)
 
 TRAINED, PIXELS, UNTRAINED = ('trained, final epoch', 'pixels, no network',

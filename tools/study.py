@@ -80,10 +80,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from mmdet_rankloss.utils import run_logs  # noqa: E402
+from experiments import run_logs  # noqa: E402
 from mmdet_rankloss.evaluation.voc_files import (  # noqa: E402
     load_detections, load_voc_ground_truth)
-from mmdet_rankloss.utils.run_logs import machine_name  # noqa: E402
+from experiments.run_logs import machine_name  # noqa: E402
 
 METRIC = 'pascal_voc/AP50'
 THRESHOLDS = (0.05, 0.3, 0.5)

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from mmdet_rankloss.utils.run_logs import (last_record, log_files,
-                                           machine_name, read_scalars,
-                                           run_logged)
+from experiments.run_logs import (last_record, log_files,
+                                 machine_name, read_scalars,
+                                 run_logged)
 
 
 def write_log(path, records, mtime):

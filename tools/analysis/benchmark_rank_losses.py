@@ -39,7 +39,8 @@ import torch
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import average_precision_loss, error_driven_loss
-from mmdet_rankloss.utils.run_logs import Progress, machine_name
+from experiments.run_logs import machine_name
+from experiments.runner import Progress
 
 
 class PeakMemory:
@@ -516,7 +517,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
     if not args.skip_others:
         weights += [1.0] * (len(DETECTION_RANKERS) +
                             len(_retrieval_cases(args.smoke)))
-    progress = Progress(weights, indent='    ')
+    progress = Progress(weights, prefix='    ')
     for name, device, threads in settings:
         torch.set_num_threads(threads)
         print(f'{name}:', flush=True)

@@ -46,7 +46,7 @@ sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
 
 from mmdet_rankloss.evaluation import functional  # noqa
 from mmdet_rankloss.evaluation.functional import retrieval_metrics  # noqa
-from mmdet_rankloss.utils.run_logs import Progress  # noqa
+from experiments.runner import Progress  # noqa
 
 KS = (1, 10, 100, 1000)
 REID_KS = (1, 5, 10, 20)  # ReIDMetrics stops at rank 20

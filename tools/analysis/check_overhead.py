@@ -110,7 +110,7 @@ class CheckTimer:
 
 
 def machine():
-    from mmdet_rankloss.utils.run_logs import machine_name
+    from experiments.run_logs import machine_name
     load = os.getloadavg() if hasattr(os, 'getloadavg') else None
     return dict(name=machine_name(), cores=os.cpu_count(),
                 torch_threads=torch.get_num_threads(), load_average=load)

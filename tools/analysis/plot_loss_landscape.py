@@ -45,7 +45,7 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from mmdet_rankloss.losses import BlackboxRanker  # noqa: E402
 from mmdet_rankloss.ops import exact_rank  # noqa: E402
-from mmdet_rankloss.utils.run_logs import save_figure  # noqa: E402
+from experiments.run_logs import save_figure  # noqa: E402
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images', 'rambo_loss_landscape.png')
 

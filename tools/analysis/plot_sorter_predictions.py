@@ -28,7 +28,7 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from mmdet_rankloss.networks.sorters import (  # noqa: E402
     HandcraftedSorter, load_sorter, normalized_ranks, synthetic_scores)
-from mmdet_rankloss.utils.run_logs import save_figure  # noqa: E402
+from experiments.run_logs import save_figure  # noqa: E402
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images',
                        'sodeep_sorter_predictions.png')

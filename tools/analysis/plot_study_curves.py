@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, osp.join(ROOT, 'tools'))
-from mmdet_rankloss.utils.run_logs import (  # noqa: E402
+from experiments.run_logs import (  # noqa: E402
     read_records, save_figure)
 
 

@@ -19,7 +19,7 @@ from typing import Dict, List
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, ROOT)
-from mmdet_rankloss.utils.run_logs import (  # noqa: E402
+from experiments.run_logs import (  # noqa: E402
     read_records, save_figure)
 
 
