@@ -40,7 +40,8 @@ __all__ = ['ALRPLoss', 'ALRPSelfBalanceHook']
 class ALRPLoss(ErrorDrivenDetectionLoss):
     """aLRP Loss for a dense head: classification and localisation.
 
-    Call it with the positives' localisation errors ``loc_error`` (N,)
+    Call it (:meth:`~.error_driven.ErrorDrivenDetectionLoss.forward`) with
+    the positives' localisation errors ``loc_error=`` (N,)
     (read at the positive rows, in [0, 1], differentiable: the head passes
     ``(1 - GIoU) / 2`` of each positive's predicted box). Without them the
     errors are 0 (the classification component is then AP Loss with the
@@ -61,6 +62,7 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
             weight (else it stays ``sb_weight``). Defaults to True.
     """
     mode = 'alrp'
+    per_anchor_input = 'loc_error'
 
     def __init__(self, delta: float = 1.0, score_space: str = 'logits',
                  loss_weight: float = 1.0, sb_weight: float = 50.0,
@@ -76,28 +78,8 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         self.register_buffer('_sb_sums', torch.zeros(2, dtype=torch.float64),
                              persistent=False)
 
-    def forward(self,
-                cls_score: Tensor,
-                labels: Tensor,
-                weight: Optional[Tensor] = None,
-                avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None,
-                loc_error: Optional[Tensor] = None) -> Dict[str, Tensor]:
-        """aLRP loss of one batch.
-
-        Args:
-            cls_score, labels, weight, avg_factor, reduction_override: As
-                :class:`~.rank_sort_loss.RankSortLoss`.
-            loc_error (Tensor, optional): (N,) localisation errors in
-                [0, 1] at the positive rows.
-
-        Returns:
-            dict[str, Tensor]: ``loss_alrp_cls``, ``loss_alrp_loc``,
-            ``alrp_sb_weight``.
-        """
-        loss, parts, loc_weight, loc_error, zero = self._rank(
-            cls_score, labels, weight, reduction_override,
-            loc_error=loc_error)
+    def _outputs(self, loss, parts, loc_weight, loc_error,
+                 zero) -> Dict[str, Tensor]:
         if loc_error is None or not loc_error.numel():
             loc = zero
         else:

@@ -59,7 +59,7 @@ only the negatives above ``min(s_P) - delta`` matter; they are sorted once
 So a call costs one sort of the relevant negatives plus O(n) passes and
 O(P^2 + P log n); measured in ``docs/rank_sort.md``.
 """
-from typing import NamedTuple, Optional
+from typing import Dict, NamedTuple, Optional
 
 import torch
 from torch import Tensor, nn
@@ -271,11 +271,8 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
         return (grad * grad_loss.to(grad.dtype), ) + (None, ) * 6
 
 
-def error_driven_loss(scores: Tensor,
-                      positives: Tensor,
-                      delta: float,
-                      mode: str = 'rs',
-                      negatives: Optional[Tensor] = None,
+def error_driven_loss(scores: Tensor, positives: Tensor, delta: float,
+                      mode: str = 'rs', negatives: Optional[Tensor] = None,
                       quality: Optional[Tensor] = None,
                       loc_error: Optional[Tensor] = None):
     """:class:`ErrorDrivenLossFunction` applied: ``(loss, parts,
@@ -297,20 +294,29 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     score of anchor ``a`` for its label is a positive, every other score of
     a row with weight > 0 a negative; rows with weight 0 take no part.
     Per-anchor extras (``quality``, ``loc_error``) are read at the rows of
-    the positives. Subclasses set :attr:`mode` and build the output dict.
+    the positives. Subclasses set :attr:`mode`, :attr:`default_delta` and
+    :attr:`per_anchor_input` and build the output dict (``_outputs``).
 
     Args:
-        delta (float): Half-width of the smoothed step, > 0.
+        delta (float, optional): Half-width of the smoothed step, > 0.
+            Defaults to None: :attr:`default_delta`.
         score_space (str): See :class:`~.score_space.ScoreSpace`.
         loss_weight (float): Multiplies value and update, >= 0.
     """
     mode = 'ap'
+    #: ``delta`` when the config gives none (the paper's)
+    default_delta = 1.0
+    #: The per-anchor input :meth:`forward` takes by keyword, if any
+    #: (``'quality'``, ``'loc_error'``)
+    per_anchor_input: Optional[str] = None
 
-    def __init__(self, delta: float, score_space: str = 'logits',
+    def __init__(self, delta: Optional[float] = None,
+                 score_space: str = 'logits',
                  loss_weight: float = 1.0) -> None:
         super().__init__()
         owner = type(self).__name__
-        self.delta = check_positive(owner, 'delta', delta)
+        self.delta = check_positive(
+            owner, 'delta', self.default_delta if delta is None else delta)
         self.space = ScoreSpace(score_space, None, owner)
         self.loss_weight = check_number(owner, 'loss_weight', loss_weight,
                                         low=0)
@@ -353,6 +359,42 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                 raise ValueError(f'{owner}: {name} must be finite and in '
                                  f'{bound} at the positives')
         return picked
+
+    def forward(self, cls_score: Tensor, labels: Tensor,
+                weight: Optional[Tensor] = None,
+                avg_factor: Optional[float] = None,
+                reduction_override: Optional[str] = None,
+                **per_anchor: Optional[Tensor]) -> Dict[str, Tensor]:
+        """The loss of one batch.
+
+        Args:
+            cls_score (Tensor): (N, C + 1) for 'logits' (background column
+                unused), (N, C) for 'sigmoid'.
+            labels (Tensor): (N,) in 0..C, C = background.
+            weight (Tensor, optional): (N,); rows with weight 0 are left
+                out, other values do not matter.
+            avg_factor (float, optional): Ignored (the loss is normalised
+                by the number of positives).
+            reduction_override (str, optional): 'mean' or 'sum' (equal: one
+                ranking); 'none' raises.
+            **per_anchor (Tensor): :attr:`per_anchor_input` by keyword, if
+                the loss has one: (N,) values read at the positive rows.
+
+        Returns:
+            dict[str, Tensor]: The subclass's losses and logged values.
+        """
+        unknown = set(per_anchor) - {self.per_anchor_input}
+        if unknown:
+            raise TypeError(f'{type(self).__name__}.forward() got unexpected '
+                            f'keyword arguments {sorted(unknown)}')
+        return self._outputs(*self._rank(cls_score, labels, weight,
+                                         reduction_override, **per_anchor))
+
+    def _outputs(self, loss: Tensor, parts: Tensor, loc_weight: Tensor,
+                 loc_error: Optional[Tensor],
+                 zero: Tensor) -> Dict[str, Tensor]:
+        """The output dict from what :meth:`_rank` returns."""
+        raise NotImplementedError
 
     def _rank(self, cls_score: Tensor, labels: Tensor,
               weight: Optional[Tensor], reduction_override: Optional[str],

@@ -8,7 +8,7 @@ their predicted box, sorting error minus its target); ``'ap'`` is the
 ranking error alone, ``1 - AP`` with the smoothed step. Values, updates and
 the cost are documented in :mod:`.error_driven` and ``docs/rank_sort.md``.
 """
-from typing import Dict, Optional
+from typing import Dict
 
 from torch import Tensor
 
@@ -29,49 +29,23 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
     box with its ground truth, detached, given by the head); without it
     every positive has label 1 and the sorting error is 0.
 
-    Logged: ``rs_ranking`` and ``rs_sorting``, the two parts of the value.
+    Called as :meth:`~.error_driven.ErrorDrivenDetectionLoss.forward` with
+    ``quality=`` (N,) labels in [0, 1], read at the positive rows. Outputs
+    ``loss_rank_sort`` and the logged ``rs_ranking`` and ``rs_sorting``,
+    the two parts of the value.
 
     Args:
-        delta (float): Half-width of the smoothed step in logit units, > 0.
-            Defaults to 0.5 (paper).
+        delta (float, optional): Half-width of the smoothed step in logit
+            units, > 0. Defaults to None: 0.5 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
     """
     mode = 'rs'
+    default_delta = 0.5
+    per_anchor_input = 'quality'
 
-    def __init__(self, delta: float = 0.5, score_space: str = 'logits',
-                 loss_weight: float = 1.0) -> None:
-        super().__init__(delta, score_space, loss_weight)
-
-    def forward(self,
-                cls_score: Tensor,
-                labels: Tensor,
-                weight: Optional[Tensor] = None,
-                avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None,
-                quality: Optional[Tensor] = None) -> Dict[str, Tensor]:
-        """RS loss of one batch.
-
-        Args:
-            cls_score (Tensor): (N, C + 1) for 'logits' (background column
-                unused), (N, C) for 'sigmoid'.
-            labels (Tensor): (N,) in 0..C, C = background.
-            weight (Tensor, optional): (N,); rows with weight 0 are left
-                out, other values do not matter.
-            avg_factor (float, optional): Ignored (the loss is normalised
-                by the number of positives).
-            reduction_override (str, optional): 'mean' or 'sum' (equal: one
-                ranking); 'none' raises.
-            quality (Tensor, optional): (N,) labels in [0, 1], read at the
-                positive rows.
-
-        Returns:
-            dict[str, Tensor]: ``loss_rank_sort``, ``rs_ranking``,
-            ``rs_sorting``.
-        """
-        loss, parts, _, _, zero = self._rank(cls_score, labels, weight,
-                                             reduction_override,
-                                             quality=quality)
+    def _outputs(self, loss, parts, loc_weight, loc_error,
+                 zero) -> Dict[str, Tensor]:
         return dict(loss_rank_sort=self.loss_weight * (loss + zero),
                     rs_ranking=parts[0], rs_sorting=parts[1])
 
@@ -85,26 +59,17 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
     function (the smoothed step with ``delta = 1``) are here; its
     "minibatch training" memory of several batches is not.
 
+    Outputs ``loss_ap``.
+
     Args:
-        delta (float): Half-width of the smoothed step, > 0. Defaults to
-            1.0 (paper).
+        delta (float, optional): Half-width of the smoothed step, > 0.
+            Defaults to None: 1.0 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
     """
     mode = 'ap'
+    default_delta = 1.0
 
-    def __init__(self, delta: float = 1.0, score_space: str = 'logits',
-                 loss_weight: float = 1.0) -> None:
-        super().__init__(delta, score_space, loss_weight)
-
-    def forward(self,
-                cls_score: Tensor,
-                labels: Tensor,
-                weight: Optional[Tensor] = None,
-                avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None
-                ) -> Dict[str, Tensor]:
-        """``loss_ap`` of one batch; arguments as :class:`RankSortLoss`."""
-        loss, _, _, _, zero = self._rank(cls_score, labels, weight,
-                                         reduction_override)
+    def _outputs(self, loss, parts, loc_weight, loc_error,
+                 zero) -> Dict[str, Tensor]:
         return dict(loss_ap=self.loss_weight * (loss + zero))

@@ -220,15 +220,21 @@ class RankLossDenseHeadMixin:
             dict: The loss's outputs (a plain loss tensor goes to
             ``loss_cls``).
         """
+        out = self.loss_cls(self._all_anchor_scores(cls_scores),
+                            torch.cat(labels), torch.cat(label_weights),
+                            avg_factor=avg_factor)
+        return out if isinstance(out, dict) else dict(loss_cls=out)
+
+    def _all_anchor_scores(self, cls_scores: List[Tensor]) -> Tensor:
+        """The levels' scores concatenated, with the zero background column
+        the loss asks for (if any)."""
         scores = torch.cat(cls_scores)
         if self._loss_extra_columns:
             scores = torch.cat([
                 scores,
                 scores.new_zeros(scores.shape[0], self._loss_extra_columns)
             ], dim=1)
-        out = self.loss_cls(scores, torch.cat(labels),
-                            torch.cat(label_weights), avg_factor=avg_factor)
-        return out if isinstance(out, dict) else dict(loss_cls=out)
+        return scores
 
 
 @MODELS.register_module()

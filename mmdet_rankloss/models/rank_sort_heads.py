@@ -141,12 +141,7 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
                              label_weights: List[Tensor],
                              avg_factor: Optional[float] = None) -> dict:
         rows, pred, target = self._positive_boxes(labels)
-        scores = torch.cat(cls_scores)
-        if self._loss_extra_columns:
-            scores = torch.cat([
-                scores,
-                scores.new_zeros(scores.shape[0], self._loss_extra_columns)
-            ], dim=1)
+        scores = self._all_anchor_scores(cls_scores)
         all_labels = torch.cat(labels)
         weights = torch.cat(label_weights)
         n = scores.shape[0]
