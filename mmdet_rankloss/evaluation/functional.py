@@ -147,84 +147,126 @@ def retrieval_metrics(query_emb: Tensor,
         plus ``'num_queries'`` (queries with a relevant gallery item, the
         denominator) and ``'num_skipped'`` (queries without one).
     """
-    _check(query_emb, query_labels, 'query')
     self_gallery = gallery_emb is None
-    if self_gallery != (gallery_labels is None):
+    gallery_emb, gallery_labels = _check_gallery(query_emb, query_labels,
+                                                 gallery_emb, gallery_labels)
+    ks = _check_ks(ks)
+    chunk_size = _check_chunk_size(chunk_size, gallery_emb.shape[0])
+    device = query_emb.device
+    state = _ChunkState(
+        gallery_emb.to(device=device, dtype=torch.float32),
+        gallery_labels.to(device=device, dtype=torch.int64),
+        query_labels.to(device=device, dtype=torch.int64), ks,
+        min(chunk_size, query_emb.shape[0]), self_gallery, with_map_at_r)
+    for start in range(0, query_emb.shape[0], chunk_size):
+        stop = min(start + chunk_size, query_emb.shape[0])
+        state.add_chunk(query_emb[start:stop], start)
+    return state.summary(query_emb.shape[0])
+
+
+def _check_gallery(query_emb: Tensor, query_labels: Tensor,
+                   gallery_emb: Optional[Tensor],
+                   gallery_labels: Optional[Tensor]):
+    """The gallery (the queries when none is given), checked."""
+    _check(query_emb, query_labels, 'query')
+    if (gallery_emb is None) != (gallery_labels is None):
         raise ValueError('gallery_emb and gallery_labels must be given '
                          'together (or neither, for query = gallery)')
-    if self_gallery:
-        gallery_emb, gallery_labels = query_emb, query_labels
-    else:
-        _check(gallery_emb, gallery_labels, 'gallery')
-        if gallery_emb.shape[1] != query_emb.shape[1]:
-            raise ValueError(
-                f'query_emb has dimension {query_emb.shape[1]} but '
-                f'gallery_emb {gallery_emb.shape[1]}')
-    ks = _check_ks(ks)
-    num_gallery = gallery_emb.shape[0]
+    if gallery_emb is None:
+        return query_emb, query_labels
+    _check(gallery_emb, gallery_labels, 'gallery')
+    if gallery_emb.shape[1] != query_emb.shape[1]:
+        raise ValueError(
+            f'query_emb has dimension {query_emb.shape[1]} but '
+            f'gallery_emb {gallery_emb.shape[1]}')
+    return gallery_emb, gallery_labels
+
+
+def _check_chunk_size(chunk_size: Optional[int], num_gallery: int) -> int:
     if num_gallery >= 2**_INDEX_BITS - 1:
         raise ValueError(f'gallery of {num_gallery} items is too large')
     if chunk_size is None:
-        chunk_size = max(1, _DEFAULT_CHUNK_ELEMENTS // max(num_gallery, 1))
-    elif isinstance(chunk_size, bool) or not isinstance(
+        return max(1, _DEFAULT_CHUNK_ELEMENTS // max(num_gallery, 1))
+    if isinstance(chunk_size, bool) or not isinstance(
             chunk_size, int) or chunk_size < 1:
         raise ValueError(f'chunk_size must be an int >= 1, got {chunk_size!r}')
+    return chunk_size
 
-    device = query_emb.device
-    gallery = gallery_emb.to(device=device, dtype=torch.float32)
-    gallery_labels = gallery_labels.to(device=device, dtype=torch.int64)
-    query_labels = query_labels.to(device=device, dtype=torch.int64)
-    members = _Members(gallery_labels)
-    ks_tensor = torch.tensor(ks, device=device)
-    hits = torch.zeros(len(ks), dtype=torch.int64, device=device)
-    ap_values = []  # AP@R of each query, summed exactly at the end
-    num_valid = 0
-    num_queries = query_emb.shape[0]
-    rows_max = min(chunk_size, num_queries)
-    # reused between chunks: no page faults for a fresh matrix per chunk
-    score_buf = torch.empty(rows_max * num_gallery, device=device)
-    count_buf = torch.empty(
-        rows_max * num_gallery,
-        device=device,
-        dtype=torch.float32
-        if num_gallery < _FP32_COUNT_LIMIT else torch.float64)
-    for start in range(0, num_queries, chunk_size):
-        stop = min(start + chunk_size, num_queries)
-        rows = torch.arange(stop - start, device=device)
-        self_cols = rows + start if self_gallery else None
-        cols, present = members(query_labels[start:stop], self_cols)
+
+class _ChunkState:
+    """The gallery, the buffers reused between chunks and the running
+    totals (hits per K, AP@R per query) of :func:`retrieval_metrics`."""
+
+    def __init__(self, gallery: Tensor, gallery_labels: Tensor,
+                 query_labels: Tensor, ks: tuple, rows_max: int,
+                 self_gallery: bool, with_map_at_r: bool) -> None:
+        device, num_gallery = gallery.device, gallery.shape[0]
+        self.gallery, self.gallery_labels = gallery, gallery_labels
+        self.query_labels, self.ks = query_labels, ks
+        self.self_gallery, self.with_map_at_r = self_gallery, with_map_at_r
+        self.members = _Members(gallery_labels)
+        self.ks_tensor = torch.tensor(ks, device=device)
+        self.hits = torch.zeros(len(ks), dtype=torch.int64, device=device)
+        self.ap_values = []  # AP@R of each query, summed exactly at the end
+        self.num_valid = 0
+        # reused between chunks: no page faults for a fresh matrix per chunk
+        self.score_buf = torch.empty(rows_max * num_gallery, device=device)
+        self.count_buf = torch.empty(
+            rows_max * num_gallery,
+            device=device,
+            dtype=torch.float32
+            if num_gallery < _FP32_COUNT_LIMIT else torch.float64)
+
+    def add_chunk(self, queries: Tensor, start: int) -> None:
+        """Adds the hits and AP@R of the queries ``start``, ... ."""
+        num_rows, num_gallery = queries.shape[0], self.gallery.shape[0]
+        rows = torch.arange(num_rows, device=queries.device)
+        self_cols = rows + start if self.self_gallery else None
+        labels = self.query_labels[start:start + num_rows]
+        cols, present = self.members(labels, self_cols)
         num_rel = present.sum(1)
         has_rel = num_rel > 0
-        num_valid += int(has_rel.sum())
+        self.num_valid += int(has_rel.sum())
         if not bool(has_rel.any()):
-            continue
+            return
         scores = torch.mm(
-            query_emb[start:stop].to(torch.float32),
-            gallery.t(),
-            out=score_buf[:(stop - start) * num_gallery].view(
-                stop - start, num_gallery))
-        if self_gallery:
+            queries.to(torch.float32),
+            self.gallery.t(),
+            out=self.score_buf[:num_rows * num_gallery].view(
+                num_rows, num_gallery))
+        if self.self_gallery:
             scores[rows, self_cols] = float('-inf')
-        counts = count_buf[:scores.numel()].view(scores.shape)
+        counts = self.count_buf[:scores.numel()].view(scores.shape)
         first_rank = _first_relevant_rank(scores, cols, present, counts)
-        hit = (first_rank[:, None] <= ks_tensor[None, :]) & has_rel[:, None]
-        hits += hit.sum(0)
-        if with_map_at_r:
-            ap = torch.zeros(stop - start, dtype=torch.float64, device=device)
-            # a query whose best relevant item ranks below R has AP@R = 0
-            need = (has_rel & (first_rank <= num_rel)).nonzero()[:, 0]
-            if need.numel():
-                ap[need] = _ap_at_r(scores, need, gallery_labels,
-                                    query_labels[start:stop], num_rel)
-            ap_values += ap[has_rel].tolist()
-    denom = max(num_valid, 1)
-    out = {f'R@{k}': int(hits[i]) / denom for i, k in enumerate(ks)}
-    if with_map_at_r:
-        # exactly rounded sum: the result does not depend on chunk_size
-        out['MAP@R'] = math.fsum(ap_values) / denom
-    out['num_queries'] = num_valid
-    out['num_skipped'] = num_queries - num_valid
-    return out
+        hit = (first_rank[:, None] <= self.ks_tensor[None, :]) & \
+            has_rel[:, None]
+        self.hits += hit.sum(0)
+        if self.with_map_at_r:
+            self._add_ap_at_r(scores, labels, first_rank, num_rel, has_rel)
+
+    def _add_ap_at_r(self, scores: Tensor, labels: Tensor,
+                     first_rank: Tensor, num_rel: Tensor,
+                     has_rel: Tensor) -> None:
+        ap = torch.zeros(scores.shape[0], dtype=torch.float64,
+                         device=scores.device)
+        # a query whose best relevant item ranks below R has AP@R = 0
+        need = (has_rel & (first_rank <= num_rel)).nonzero()[:, 0]
+        if need.numel():
+            ap[need] = _ap_at_r(scores, need, self.gallery_labels, labels,
+                                num_rel)
+        self.ap_values += ap[has_rel].tolist()
+
+    def summary(self, num_queries: int) -> Dict[str, float]:
+        """The output dict of :func:`retrieval_metrics`."""
+        denom = max(self.num_valid, 1)
+        out = {f'R@{k}': int(self.hits[i]) / denom
+               for i, k in enumerate(self.ks)}
+        if self.with_map_at_r:
+            # exactly rounded sum: the result does not depend on chunk_size
+            out['MAP@R'] = math.fsum(self.ap_values) / denom
+        out['num_queries'] = self.num_valid
+        out['num_skipped'] = num_queries - self.num_valid
+        return out
 
 
 def _count(compare, scores: Tensor, value: Tensor, buf: Tensor) -> Tensor:
