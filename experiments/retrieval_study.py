@@ -1,7 +1,7 @@
-#!/usr/bin/env python
 """Retrieval losses compared as a reviewer would: own lr on val, seeds, CIs.
 
-    python tools/retrieval_study.py tools/studies/digit_instances_losses.py \
+    python tools/retrieval_study.py \
+        experiments/studies/digit_instances_losses.py \
         [--jobs 2] [--methods rambo triplet] [--report-only] \
         [--work-dir work_dirs/retrieval_studies] [--out-dir docs/evidence]
 
@@ -30,29 +30,23 @@ The report: ``<out-dir>/<study>.md`` and ``<study>.csv`` (one row per run).
 """
 import argparse
 import csv
-import json
 import os
 import os.path as osp
 import sys
-import time
 from typing import Dict, List, Tuple
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, osp.join(ROOT, 'tools'))
-from experiments.run_logs import run_logged  # noqa: E402
-import study as STUDY  # noqa: E402  (its spec reader, statistics, pool)
+from experiments import stats
+from experiments.run_logs import run_logged
+from experiments.runner import read_json, run_dir
+from experiments.runner import run_plan as run_runs
+from experiments.study import load_spec, requested_methods
 
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 TRAINED, PIXELS, UNTRAINED = ('trained, final epoch', 'pixels, no network',
                               'untrained network')
 KEYS = ('R@1', 'R@8', 'MAP@R')
 
 
-
-
-def run_dir(work_dir: str, study: str, method: str, lr: float,
-            seed: int) -> str:
-    return osp.join(work_dir, study, method, f'lr{lr:g}_seed{seed}')
 
 
 def plan(spec: dict, methods: List[str]) -> List[Tuple[str, float, int]]:
@@ -62,11 +56,9 @@ def plan(spec: dict, methods: List[str]) -> List[Tuple[str, float, int]]:
 
 def read_run(directory: str, seed: int):
     """The seed's numbers of a finished run, or None."""
-    path = osp.join(directory, 'results.json')
-    if not osp.isfile(path):
+    data = read_json(osp.join(directory, 'results.json'))
+    if data is None:
         return None
-    with open(path, encoding='utf-8') as f:
-        data = json.load(f)
     run = data['seeds'].get(str(seed))
     if run is not None:
         run['machine'] = data.get('machine')
@@ -117,32 +109,23 @@ def execute(spec: dict, method: str, lr: float, seed: int,
 
 def run_plan(spec: dict, todo_plan: List[Tuple], work_dir: str,
              jobs: int) -> None:
+    """The runs of ``todo_plan`` not finished yet (``experiments.runner``)."""
     results = collect(spec, work_dir)
-    todo = [p for p in todo_plan if p not in results]
-    print(f'[retrieval study] {spec["name"]}: {len(todo_plan)} runs, '
-          f'{len(todo_plan) - len(todo)} done, {len(todo)} to run',
-          flush=True)
-    start, finished = time.perf_counter(), [0]
 
-    def one(item):
+    def describe(item, run):
         method, lr, seed = item
-        t0 = time.perf_counter()
-        run = execute(spec, method, lr, seed, work_dir)
-        finished[0] += 1
-        elapsed = time.perf_counter() - start
-        eta = elapsed / finished[0] * (len(todo) - finished[0])
-        print(f'[retrieval study] {finished[0]}/{len(todo)} {method} '
-              f'lr={lr:g} seed={seed}: val R@1 '
-              f'{100 * run["last_val_r1"]:.1f}, test R@1 '
-              f'{100 * run[TRAINED]["R@1"]:.1f} '
-              f'({time.perf_counter() - t0:.0f} s); ETA {eta / 60:.1f} min',
-              flush=True)
+        return (f'{method} lr={lr:g} seed={seed}: val R@1 '
+                f'{100 * run["last_val_r1"]:.1f}, test R@1 '
+                f'{100 * run[TRAINED]["R@1"]:.1f}')
 
-    STUDY.run_each(one, todo, jobs)
+    run_runs(todo_plan, lambda item: execute(spec, *item, work_dir),
+             lambda item: item in results, describe, jobs,
+             header=f'[retrieval study] {spec["name"]}',
+             prefix='[retrieval study] ')
 
 
 def _pm(values: List[float]) -> str:
-    mean, std = STUDY.mean_std([100 * v for v in values])
+    mean, std = stats.mean_std([100 * v for v in values])
     return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
 
 
@@ -213,7 +196,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
             pair = comparisons[method]
             diff = (f'{100 * pair["diff"]["mean"]:+.1f} '
                     f'[{100 * pair["low"]:+.1f}, {100 * pair["high"]:+.1f}]')
-            bonf = STUDY._interval_text(pair)
+            bonf = stats.interval_text(pair)
             holm_p = f'{pair["p_holm"]:.4f}' + (
                 ' (significant)' if pair['significant'] else '')
         seconds = sum(r['seconds'] for r in runs.values()) / len(runs)
@@ -239,18 +222,18 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
 def family(spec: dict, chosen: Dict[str, dict], results: Dict[Tuple, dict],
            base_r1: Dict[int, float]) -> List[dict]:
     """Every method's R@1 against the baseline, two-sided, corrected as a
-    family (``study.corrected_family``: Bonferroni and Holm)."""
+    family (``stats.corrected_family``: Bonferroni and Holm)."""
     members = []
     for method, c in chosen.items():
         if method == spec['baseline'] or c['lr'] is None:
             continue
         r1 = {s: results[(method, c['lr'], s)][TRAINED]['R@1']
               for s in spec['seeds'] if (method, c['lr'], s) in results}
-        pair = STUDY.paired_difference(r1, base_r1)
+        pair = stats.paired_difference(r1, base_r1)
         if pair is not None:
             members.append(dict(method=method, baseline=spec['baseline'],
                                 alternative='two-sided', diff=pair))
-    return STUDY.corrected_family(members, spec['alpha'])
+    return stats.corrected_family(members, spec['alpha'])
 
 
 def main(argv=None) -> Dict[str, str]:
@@ -262,8 +245,8 @@ def main(argv=None) -> Dict[str, str]:
     parser.add_argument('--out-dir', default='docs/evidence')
     parser.add_argument('--report-only', action='store_true')
     args = parser.parse_args(argv)
-    spec = STUDY.load_spec(args.spec)
-    methods = STUDY.requested_methods(spec, args.methods)
+    spec = load_spec(args.spec)
+    methods = requested_methods(spec, args.methods)
     if any('lrs' not in spec['methods'][m] for m in methods):
         raise SystemExit('every method of a retrieval study needs its own '
                          'lrs')

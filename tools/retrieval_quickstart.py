@@ -62,11 +62,19 @@ SCENE_CONFIG = osp.join(CONFIG_DIR,
                         'retrieval_r18-w16_rambo-log_10e_digits-scene.py')
 ROWS = ('pixels, no network', 'untrained network', 'trained, final epoch')
 # `--loss`: the config's loss replaced by a peer's, at its paper's settings
-# (compared on the digit-instance demo by tools/studies/
-# digit_instances_losses.py; the lr stays the config's unless set)
+# where the paper gives them (compared by tools/retrieval_study.py, e.g.
+# experiments/studies/digit_instances_losses.py; the lr stays the config's
+# unless set). The batches are 60 images, so SoDeep's rows hold 59 scores
+# and its (handcrafted, lambda 10) sorter is built for that length.
 PEER_LOSSES = {
     'fastap': dict(type='FastAPLoss', num_bins=10),
     'triplet-bh': dict(type='BatchHardTripletLoss', margin=0.3),
+    'srt-f': dict(type='SoftRankThresholdLoss', soft_margin=True,
+                  hard_weight=0.01, hard_warmup_iters=50),
+    'sodeep-recall': dict(type='SoDeepRecallLoss',
+                          sorter=dict(type='HandcraftedSorter', seq_len=59)),
+    'auc-bh': dict(type='AUCLoss', strategy='hard', delta_s=0.05),
+    'wilcoxon-bh': dict(type='WilcoxonLoss'),
 }
 
 

@@ -1,7 +1,7 @@
 # Confirmation study: the two gains of the exploratory studies, tested once
 # more with settings frozen before any run, new seeds and a fresh test split.
-#   python tools/study.py tools/studies/confirm_digitsvoc.py --freeze  # done
-#   python tools/study.py tools/studies/confirm_digitsvoc.py --phase test --jobs 2
+#   python tools/study.py experiments/studies/confirm_digitsvoc.py --freeze  # done
+#   python tools/study.py experiments/studies/confirm_digitsvoc.py --phase test --jobs 2
 # The learning rates are the ones the exploratory studies selected on val;
 # this study selects nothing. Its test seeds (10-14) took part in no
 # selection (those used seeds 0-4), and its test split `confirm` holds new

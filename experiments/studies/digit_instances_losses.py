@@ -3,7 +3,7 @@
 # train / val / test instances): the RaMBO recall loss against the usual
 # batch-hard triplet baseline and FastAP, each with its own Adam lr chosen by
 # the mean val R@1 over the three seeds; the test split is only reported.
-#   python tools/retrieval_study.py tools/studies/digit_instances_losses.py \
+#   python tools/retrieval_study.py experiments/studies/digit_instances_losses.py \
 #       --jobs 2
 # Results: docs/evidence/digit_instances_losses.md, docs/retrieval.md.
 description = """ResNet-18 (16 base channels) from scratch, 20 epochs of 66

@@ -1,7 +1,7 @@
 # Study: focal loss against the RaMBO AP loss ranked over all anchors
 # (`RaMBOATSSHead`) on DigitsVOC, ATSS R18-w32 FPN trained from scratch for
 # 16 epochs.
-#   python tools/study.py tools/studies/digitsvoc_dense_atss_16e.py
+#   python tools/study.py experiments/studies/digitsvoc_dense_atss_16e.py
 # The RetinaNet study (`digitsvoc_dense_retinanet_16e.py`: protocol, grids,
 # ablations) on the ATSS configs. Results: docs/evidence/, docs/dense.md.
 _base_ = './digitsvoc_dense_retinanet_16e.py'

@@ -2,7 +2,7 @@
 # ranking the logits + focal) first ran at the sigmoid mix's selected lr
 # (0.01, `lr_from='mix'` in digitsvoc_dense_atss_16e.py); here it gets its
 # own grid, on val with the selection seed, as every other row did:
-#   python tools/study.py tools/studies/digitsvoc_dense_atss_16e_mix_logits_lr.py \
+#   python tools/study.py experiments/studies/digitsvoc_dense_atss_16e_mix_logits_lr.py \
 #       --phase select --jobs 2
 # Results: docs/dense.md (the selection grid), docs/evidence/.
 _base_ = './digitsvoc_dense_atss_16e.py'

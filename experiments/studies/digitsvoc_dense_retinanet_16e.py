@@ -1,7 +1,7 @@
 # Study: focal loss against the RaMBO AP loss ranked over all anchors
 # (`RaMBORetinaHead`) on DigitsVOC, RetinaNet R18-w32 FPN trained from
 # scratch for 16 epochs.
-#   python tools/study.py tools/studies/digitsvoc_dense_retinanet_16e.py
+#   python tools/study.py experiments/studies/digitsvoc_dense_retinanet_16e.py
 # The data, seeds and protocol are those of the two-stage study
 # (`digitsvoc_scratch_16e.py`). Each loss's learning rate is chosen on val
 # from its own grid (RaMBO's holds the 2-2.5x ratio to the baseline that the

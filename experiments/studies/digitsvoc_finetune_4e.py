@@ -1,7 +1,7 @@
 # Study: fine-tuning a cross-entropy detector (the stand-in for the
 # pre-trained initialisation real users start from) for 4 more epochs with
 # cross-entropy or with the RaMBO AP loss, on DigitsVOC.
-#   python tools/study.py tools/studies/digitsvoc_finetune_4e.py
+#   python tools/study.py experiments/studies/digitsvoc_finetune_4e.py
 # The starting checkpoint is the final one of the cross-entropy run of
 # `digitsvoc_scratch_16e` at its selected lr and selection seed (run that
 # study's select phase first). Every seed starts from the same checkpoint;
@@ -10,7 +10,7 @@ _base_ = './digitsvoc_scratch_16e.py'
 description = """Fine-tuning, 4 epochs (lr / 10 after 3), from the final
 cross-entropy checkpoint of the 16-epoch from-scratch study (its selected lr,
 seed 0); DigitsVOC train / val / test."""
-pretrained = dict(spec='tools/studies/digitsvoc_scratch_16e.py', method='ce')
+pretrained = dict(spec='experiments/studies/digitsvoc_scratch_16e.py', method='ce')
 options = [
     'train_cfg.max_epochs=4', 'param_scheduler.0.end=20',
     'param_scheduler.1.end=4', 'param_scheduler.1.milestones=[3]'

@@ -1,6 +1,6 @@
 # Study: cross-entropy against the RaMBO AP loss on DigitsVOC, Faster R-CNN
 # R18-w32 FPN trained from scratch for 16 epochs.
-#   python tools/study.py tools/studies/digitsvoc_scratch_16e.py
+#   python tools/study.py experiments/studies/digitsvoc_scratch_16e.py
 # Each method's learning rate is chosen on val (grids wide enough to hold the
 # paper's 10x ratio of RaMBO to CE); the ablation rows reuse RaMBO's
 # selected lr (marked "lr_from"). Results: docs/evidence/.

@@ -3,9 +3,9 @@
 # mix with sigmoid CE, with their baseline. Same study (`name`), so the runs
 # land beside seeds 0-2 and its report pairs each row with CE on the seeds
 # both have:
-#   python tools/study.py tools/studies/digitsvoc_scratch_16e_5seeds.py \
+#   python tools/study.py experiments/studies/digitsvoc_scratch_16e_5seeds.py \
 #       --phase test --methods ce margin0 rambo_bce --jobs 2
-#   python tools/study.py tools/studies/digitsvoc_scratch_16e_5seeds.py \
+#   python tools/study.py experiments/studies/digitsvoc_scratch_16e_5seeds.py \
 #       --report-only
 _base_ = './digitsvoc_scratch_16e.py'
 name = 'digitsvoc_scratch_16e'

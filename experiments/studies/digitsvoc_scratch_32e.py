@@ -3,7 +3,7 @@
 # with more training. Same grids, seeds and protocol as
 # `digitsvoc_scratch_16e.py` (each loss's lr chosen again on val at this
 # budget); about 18 minutes a run on the 2-core CPU VM.
-#   python tools/study.py tools/studies/digitsvoc_scratch_32e.py --jobs 2 \
+#   python tools/study.py experiments/studies/digitsvoc_scratch_32e.py --jobs 2 \
 #       --methods ce rambo
 _base_ = './digitsvoc_scratch_16e.py'
 description = """Faster R-CNN R18-w32 FPN **from scratch**, 32 epochs (lr / 10

@@ -3,7 +3,7 @@
 # depend on the budget? Same grids, seeds and protocol as
 # `digitsvoc_scratch_16e.py` (each loss's lr chosen again on val at this
 # budget); about 5 minutes a run on the 2-core CPU VM (two at a time).
-#   python tools/study.py tools/studies/digitsvoc_scratch_8e.py --jobs 2 \
+#   python tools/study.py experiments/studies/digitsvoc_scratch_8e.py --jobs 2 \
 #       --methods ce rambo
 _base_ = './digitsvoc_scratch_16e.py'
 description = """Faster R-CNN R18-w32 FPN **from scratch**, 8 epochs (lr / 10

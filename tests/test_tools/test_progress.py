@@ -75,3 +75,21 @@ def test_retrieval_metric_benchmark_writes_json(load_tool, tmp_path, capsys):
     assert saved['num'] == 300 and 0 <= saved['ours']['R@1'] <= 1
     assert saved['reid']['max_diff'] <= 5e-4 + 1e-12
     assert {'floor_topk0', 'floor_topk300', 'ours_reid_items'} <= set(saved)
+
+
+def test_runner_eta_is_the_work_left_over_the_jobs(capsys):
+    """Four runs of 100 s, two at a time: after the first, three are left,
+    150 s of wall time; the runs already done are skipped."""
+    from experiments.runner import Progress, run_plan
+    progress = Progress([1, 1, 1, 1], ['run'] * 4, jobs=2)
+    assert progress.record(100.0) == (1, 150.0)
+    assert progress.record(100.0) == (2, 100.0)
+    # mean 500 / 3 s, one run left, two jobs
+    assert progress.record(300.0)[1] == pytest.approx(500 / 3 / 2)
+    ran = run_plan([1, 2, 3], lambda i: dict(v=i), lambda i: i == 2,
+                   lambda i, r: f'item {i} -> {r["v"]}', header='[t] plan',
+                   prefix='[t] ')
+    out = capsys.readouterr().out
+    assert ran == [dict(v=1), dict(v=3)]
+    assert '[t] plan: 3 runs, 1 done, 2 to run' in out
+    assert '[t] 2/2 item 3 -> 3' in out

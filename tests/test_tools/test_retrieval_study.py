@@ -18,8 +18,9 @@ methods = dict(
 
 
 @pytest.fixture(scope='module')
-def tool(load_tool):
-    return load_tool('tools/retrieval_study.py')
+def tool():
+    from experiments import retrieval_study
+    return retrieval_study
 
 
 def _fake(tool, work, method, lr, seed, val, test):
@@ -44,7 +45,7 @@ def _spec(tmp_path, body=SPEC):
 
 def test_selection_by_mean_val_over_seeds_and_report(tool, tmp_path,
                                                      monkeypatch):
-    spec = tool.STUDY.load_spec(_spec(tmp_path))
+    spec = tool.load_spec(_spec(tmp_path))
     work = tmp_path / 'w'
     # lr 0.003 wins seed 0 on val but loses the mean; its test R@1 is the
     # best of all, which must not matter
@@ -76,7 +77,7 @@ def test_selection_by_mean_val_over_seeds_and_report(tool, tmp_path,
 
 
 def test_an_unfinished_grid_selects_nothing(tool, tmp_path):
-    spec = tool.STUDY.load_spec(_spec(tmp_path))
+    spec = tool.load_spec(_spec(tmp_path))
     _fake(tool, tmp_path, 'rambo', 0.001, 0, 0.3, 0.2)
     chosen = tool.select(spec, tool.collect(spec, str(tmp_path)))
     assert chosen['rambo']['lr'] is None and chosen['triplet']['lr'] is None

@@ -13,8 +13,9 @@ RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 
 
 @pytest.fixture(scope='module')
-def study(load_tool):
-    return load_tool('tools/study.py')
+def study():
+    from experiments import study
+    return study
 
 
 def _write_spec(tmp_path, body, name='mini'):

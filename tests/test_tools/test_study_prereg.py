@@ -33,8 +33,9 @@ TEST = {'ce': {10: 0.40, 11: 0.42, 12: 0.41},
 
 
 @pytest.fixture(scope='module')
-def study(load_tool):
-    return load_tool('tools/study.py')
+def study():
+    from experiments import study
+    return study
 
 
 @pytest.fixture
@@ -257,7 +258,7 @@ def test_the_confirmation_study_is_frozen(study):
     """The committed pre-registration matches the confirmation spec: any
     change to its settings fails here before it could reach a run."""
     root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-    spec = study.load_spec(osp.join(root, 'tools/studies/'
+    spec = study.load_spec(osp.join(root, 'experiments/studies/'
                                     'confirm_digitsvoc.py'))
     record = study.read_preregistration(
         spec, osp.join(root, 'docs', 'evidence'), required=True)
@@ -267,3 +268,17 @@ def test_the_confirmation_study_is_frozen(study):
         ('rambo_bce', 'ce', 'greater'), ('rambo_focal', 'focal', 'greater')]
     assert record['settings']['test_seeds'] == [10, 11, 12, 13, 14]
     assert record['seed_overlap'] == {}
+
+
+def test_the_frozen_spec_path_still_loads(study, capsys):
+    """The pre-registration records the spec where it was frozen
+    (``tools/studies/``); that path still names the moved spec."""
+    root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+    record = json.load(open(osp.join(
+        root, 'docs', 'evidence', 'confirm_digitsvoc_preregistration.json')))
+    assert record['spec'] == 'tools/studies/confirm_digitsvoc.py'
+    spec = study.load_spec(osp.join(root, record['spec']))
+    assert 'moved to experiments/studies/confirm_digitsvoc.py' in \
+        capsys.readouterr().out
+    assert study.settings_hash(study.study_settings(
+        spec, study.selected_lrs(spec, {}))) == record['settings_sha256']

@@ -8,8 +8,9 @@ from scipy import stats as sps
 
 
 @pytest.fixture(scope='module')
-def study(load_tool):
-    return load_tool('tools/study.py')
+def study():
+    from experiments import study
+    return study
 
 
 def _diff(study):
@@ -95,8 +96,8 @@ def test_corrected_family(study):
     assert (a['low'], a['high']) == pytest.approx((d['low'], d['high']))
 
 
-def test_retrieval_report_gives_corrected_intervals(load_tool, tmp_path):
-    tool = load_tool('tools/retrieval_study.py')
+def test_retrieval_report_gives_corrected_intervals(tmp_path):
+    from experiments import retrieval_study as tool
     config = 'configs/retrieval/retrieval_r18-w16_rambo-log_20e_' \
         'digit-instances.py'
     path = tmp_path / 'mini.py'
@@ -107,7 +108,7 @@ methods = dict(a=dict(config='{config}', lrs=[0.001]),
                b=dict(config='{config}', lrs=[0.001]),
                c=dict(config='{config}', lrs=[0.001]))
 """)
-    spec = tool.STUDY.load_spec(str(path))
+    spec = tool.load_spec(str(path))
     r1 = dict(a=[0.20, 0.30, 0.40], b=[0.21, 0.32, 0.43],
               c=[0.20, 0.25, 0.45])
     results = {}
