@@ -147,74 +147,99 @@ def check_voc_item(xml_path: str,
         root = read_voc_xml(xml_path)
     except (FileNotFoundError, VOCCheckError) as e:
         return VOCItemReport([str(e)], [], [], None)
+    size = _xml_size(root, xml_path, img_path, errors, warnings)
+    if check_image:
+        size = _check_image(xml_path, img_path, size, decode, errors)
+    for i, obj in enumerate(root.findall('object')):
+        _check_object(obj, i, xml_path, classes, size, errors, unknown)
+    return VOCItemReport(errors, warnings, unknown, size)
 
-    size = None
+
+def _xml_size(root: ET.Element, xml_path: str, img_path: str,
+              errors: List[str],
+              warnings: List[str]) -> Optional[Tuple[int, int]]:
+    """``(width, height)`` of ``<size>``; None when it is missing (a
+    warning) or not positive integers (an error)."""
     size_node = root.find('size')
     if size_node is None:
         warnings.append(f'{xml_path}: no <size>; the size is read from the '
                         f'image {img_path}')
-    else:
-        width = _int_field(size_node, 'width', f'{xml_path} <size>', errors)
-        height = _int_field(size_node, 'height', f'{xml_path} <size>', errors)
-        if width is not None and height is not None:
-            if width < 1 or height < 1 or width != int(width) or \
-                    height != int(height):
-                errors.append(f'{xml_path}: <size> must hold positive '
-                              f'integers, got width={width:g}, '
-                              f'height={height:g}')
-            else:
-                size = (int(width), int(height))
+        return None
+    width = _int_field(size_node, 'width', f'{xml_path} <size>', errors)
+    height = _int_field(size_node, 'height', f'{xml_path} <size>', errors)
+    if width is None or height is None:
+        return None
+    if width < 1 or height < 1 or width != int(width) or \
+            height != int(height):
+        errors.append(f'{xml_path}: <size> must hold positive '
+                      f'integers, got width={width:g}, '
+                      f'height={height:g}')
+        return None
+    return (int(width), int(height))
 
-    if check_image:
-        try:
-            actual = image_size(img_path, decode=decode)
-        except (FileNotFoundError, VOCCheckError) as e:
-            errors.append(f'{xml_path}: {e}')
-        else:
-            if size is not None and size != actual:
-                errors.append(
-                    f'{xml_path}: <size> says {size[0]}x{size[1]} '
-                    f'(width x height), the image {img_path} is '
-                    f'{actual[0]}x{actual[1]}')
-            size = size or actual
 
-    for i, obj in enumerate(root.findall('object')):
-        name_node = obj.find('name')
-        name = None if name_node is None or name_node.text is None else \
-            name_node.text.strip()
-        where = f'{xml_path} object {i}' + (f' ({name!r})' if name else '')
-        if not name:
-            errors.append(f'{where}: missing <name>')
-            continue
-        if name not in classes:
-            unknown.append(f'{where}: unknown class {name!r} (the dataset '
-                            f'has {len(classes)} classes: '
-                            f'{", ".join(classes)})')
-            continue
-        difficult = obj.find('difficult')
-        if difficult is not None and (difficult.text or '').strip() not in (
-                '0', '1'):
-            errors.append(f'{where}: <difficult> must be 0 or 1, got '
-                          f'{difficult.text!r}')
-        box = obj.find('bndbox')
-        if box is None:
-            errors.append(f'{where}: missing <bndbox>')
-            continue
-        values = [_int_field(box, c, f'{where} <bndbox>', errors)
-                  for c in _COORDS]
-        if any(v is None for v in values):
-            continue
-        xmin, ymin, xmax, ymax = values
-        for lo, hi, a, b in (('xmin', 'xmax', xmin, xmax),
-                             ('ymin', 'ymax', ymin, ymax)):
-            if a >= b:
-                errors.append(f'{where}: empty box, {lo} ({a:g}) >= {hi} '
-                              f'({b:g})')
-        if min(xmin, ymin) < 0:
-            errors.append(f'{where}: box outside the image, negative '
-                          f'coordinate in (xmin, ymin) = ({xmin:g}, {ymin:g})')
-        if size is not None and (xmax > size[0] or ymax > size[1]):
-            errors.append(
-                f'{where}: box outside the image, (xmax, ymax) = '
-                f'({xmax:g}, {ymax:g}) but the image is {size[0]}x{size[1]}')
-    return VOCItemReport(errors, warnings, unknown, size)
+def _check_image(xml_path: str, img_path: str,
+                 size: Optional[Tuple[int, int]], decode: bool,
+                 errors: List[str]) -> Optional[Tuple[int, int]]:
+    """Checks that the image can be read and has the XML's size; returns
+    the size (the image's when the XML has none)."""
+    try:
+        actual = image_size(img_path, decode=decode)
+    except (FileNotFoundError, VOCCheckError) as e:
+        errors.append(f'{xml_path}: {e}')
+        return size
+    if size is not None and size != actual:
+        errors.append(
+            f'{xml_path}: <size> says {size[0]}x{size[1]} '
+            f'(width x height), the image {img_path} is '
+            f'{actual[0]}x{actual[1]}')
+    return size or actual
+
+
+def _check_object(obj: ET.Element, i: int, xml_path: str,
+                  classes: Sequence[str], size: Optional[Tuple[int, int]],
+                  errors: List[str], unknown: List[str]) -> None:
+    """Checks object ``i``: its name, ``<difficult>`` and box."""
+    name_node = obj.find('name')
+    name = None if name_node is None or name_node.text is None else \
+        name_node.text.strip()
+    where = f'{xml_path} object {i}' + (f' ({name!r})' if name else '')
+    if not name:
+        errors.append(f'{where}: missing <name>')
+        return
+    if name not in classes:
+        unknown.append(f'{where}: unknown class {name!r} (the dataset '
+                       f'has {len(classes)} classes: '
+                       f'{", ".join(classes)})')
+        return
+    difficult = obj.find('difficult')
+    if difficult is not None and (difficult.text or '').strip() not in (
+            '0', '1'):
+        errors.append(f'{where}: <difficult> must be 0 or 1, got '
+                      f'{difficult.text!r}')
+    box = obj.find('bndbox')
+    if box is None:
+        errors.append(f'{where}: missing <bndbox>')
+        return
+    values = [_int_field(box, c, f'{where} <bndbox>', errors)
+              for c in _COORDS]
+    if all(v is not None for v in values):
+        _check_box(values, where, size, errors)
+
+
+def _check_box(values: List[float], where: str,
+               size: Optional[Tuple[int, int]], errors: List[str]) -> None:
+    """A non-empty box inside the image."""
+    xmin, ymin, xmax, ymax = values
+    for lo, hi, a, b in (('xmin', 'xmax', xmin, xmax),
+                         ('ymin', 'ymax', ymin, ymax)):
+        if a >= b:
+            errors.append(f'{where}: empty box, {lo} ({a:g}) >= {hi} '
+                          f'({b:g})')
+    if min(xmin, ymin) < 0:
+        errors.append(f'{where}: box outside the image, negative '
+                      f'coordinate in (xmin, ymin) = ({xmin:g}, {ymin:g})')
+    if size is not None and (xmax > size[0] or ymax > size[1]):
+        errors.append(
+            f'{where}: box outside the image, (xmax, ymax) = '
+            f'({xmax:g}, {ymax:g}) but the image is {size[0]}x{size[1]}')
