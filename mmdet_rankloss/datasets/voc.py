@@ -34,9 +34,8 @@ class CheckedVOCDataset(VOCDataset):
     ``<difficult>`` 0 or 1; with ``check_images``, the image exists, its
     header can be read, a JPEG is not truncated (it ends with the FFD9
     marker) and its size is the one the XML states. These checks read each
-    XML twice and each image header once at start-up: DigitsVOC trainval
-    (544 items) took 7.1 to 8.1 s instead of 5.5 to 5.7 s on a loaded
-    2-core VM (``docs/reliability.md``).
+    XML twice and each image header once at start-up (the cost is measured
+    in ``docs/reliability.md``).
 
     An XML without ``<size>`` is loaded as MMDetection loads it (the size
     read from the image), with a warning naming the file.
