@@ -44,17 +44,15 @@ import json
 import os
 import os.path as osp
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Optional
 
 import numpy as np
 
+from experiments.run_logs import last_record, machine_name, run_logged
+from experiments.runner import Progress, clock, markdown_table, run_each
+
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-sys.path.insert(0, ROOT)
-from experiments.run_logs import (last_record,  # noqa: E402
-                                           machine_name, run_logged)
 
 _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
 CONFIGS = {
@@ -92,50 +90,13 @@ SMOKE_NOTE = ('One seed of 8 epochs on a toy set: a smoke test of the '
               'studies, docs/evidence.md, are).')
 
 
-def clock(seconds: float) -> str:
-    """``h:mm:ss`` or ``mm:ss``."""
-    minutes, sec = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return (f'{hours}:{minutes:02d}:{sec:02d}' if hours else
-            f'{minutes:02d}:{sec:02d}')
-
-
-class Progress:
-    """Prints ``k/n <what> ... elapsed, ETA`` after each run.
-
-    The ETA is the expected cost of the runs left (the mean measured cost of
+def make_progress(kinds: List[str], jobs: int = 1) -> Progress:
+    """Progress of the planned runs, ``'train'`` or ``'test'`` each: the
+    ETA is the expected cost of the runs left (the mean measured cost of
     each kind so far; before the first training run, one is taken to cost
-    ``TRAIN_WEIGHT`` evaluations) shared over the ``jobs`` that run side by
-    side.
-
-    Args:
-        kinds (list[str]): ``'train'`` or ``'test'`` for each planned run.
-        jobs (int): Runs at a time. Defaults to 1.
-    """
-
-    def __init__(self, kinds: List[str], jobs: int = 1) -> None:
-        self.kinds, self.done, self.start = list(kinds), 0, time.time()
-        self.jobs = max(1, jobs)
-        self.seconds = dict(train=[], test=[])
-        self._lock = threading.Lock()
-
-    def step(self, what: str, seconds: float,
-             kind: Optional[str] = None) -> None:
-        """Records a finished run of ``kind`` (default: the next planned)."""
-        with self._lock:
-            kind = kind or self.kinds[self.done]
-            self.seconds[kind].append(seconds)
-            self.done += 1
-            mean = {k: sum(v) / len(v) for k, v in self.seconds.items() if v}
-            mean.setdefault('train', mean.get('test', 0) * TRAIN_WEIGHT)
-            mean.setdefault('test', mean['train'] / TRAIN_WEIGHT)
-            left = sum(
-                mean[k] * max(0, self.kinds.count(k) - len(self.seconds[k]))
-                for k in mean) / self.jobs
-            print(f'[quickstart] {self.done}/{len(self.kinds)} {what} done '
-                  f'in {seconds:.0f} s; elapsed '
-                  f'{clock(time.time() - self.start)}, ETA {clock(left)}',
-                  flush=True)
+    ``TRAIN_WEIGHT`` evaluations) shared over the ``jobs`` side by side."""
+    return Progress([TRAIN_WEIGHT if k == 'train' else 1 for k in kinds],
+                    kinds, jobs, prefix='[quickstart] ')
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -262,7 +223,7 @@ def calibrate(config: str, ckpt: str, run_dir: str, options: List[str],
     from importlib import util
     spec = util.spec_from_file_location(
         'fit_score_calibration',
-        osp.join(ROOT, 'tools', 'analysis', 'fit_score_calibration.py'))
+        osp.join(ROOT, 'tools', 'analysis_tools', 'fit_score_calibration.py'))
     fit = util.module_from_spec(spec)
     spec.loader.exec_module(fit)
     fit.main([val_pkl, '--data-root', data_root, '--classes', 'voc',
@@ -271,11 +232,7 @@ def calibrate(config: str, ckpt: str, run_dir: str, options: List[str],
 
 
 def format_table(rows: List[Dict], machine: str) -> str:
-    lines = [
-        '| model | loss (lr) | AP50 (%) | boxes per image at score 0.3 '
-        '(objects per image) | train time (s) | machine |',
-        '|---|---|---|---|---|---|',
-    ]
+    cells = []
     for row in rows:
         seconds = ('-' if row['train_seconds'] is None else
                    f'{row["train_seconds"]:.0f}')
@@ -283,10 +240,11 @@ def format_table(rows: List[Dict], machine: str) -> str:
         boxes = row['boxes_per_image_at_0.3']
         boxes = '-' if boxes is None else (
             f'{boxes:.1f} ({row["objects_per_image"]:.1f})')
-        lines.append(f'| {row["model"]} | {row["loss"]}{lr} | '
-                     f'{100 * row["ap50"]:.1f} | {boxes} | {seconds} | '
-                     f'{machine} |')
-    return '\n'.join(lines) + '\n'
+        cells.append([row['model'], f'{row["loss"]}{lr}',
+                      f'{100 * row["ap50"]:.1f}', boxes, seconds, machine])
+    return markdown_table(
+        ['model', 'loss (lr)', 'AP50 (%)', 'boxes per image at score 0.3 '
+         '(objects per image)', 'train time (s)', 'machine'], cells) + '\n'
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -309,7 +267,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     for loss in args.losses:
         kinds += ['train'] + (['test'] if args.calibrate and loss == 'rambo'
                               else []) + ['test']
-    progress = Progress(kinds, jobs=min(args.jobs, len(args.losses)))
+    progress = make_progress(kinds, jobs=min(args.jobs, len(args.losses)))
 
     def untrained() -> Dict:
         run_dir = osp.join(work_dir, 'untrained')
@@ -355,11 +313,11 @@ def main(argv: Optional[List[str]] = None) -> None:
                     objects_per_image=objects,
                     **{'boxes_per_image_at_0.3': boxes_per_image(dets)})
 
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(train_and_test, loss) for loss in args.losses]
-        if not args.skip_untrained:
-            futures.insert(0, pool.submit(untrained))
-        rows = [future.result() for future in futures]
+    # the trainings start first; the untrained model's row comes first
+    runs = [lambda loss=loss: train_and_test(loss) for loss in args.losses]
+    rows = run_each(lambda run_one: run_one(),
+                    runs + [untrained] * (not args.skip_untrained), args.jobs)
+    rows = rows[len(runs):] + rows[:len(runs)]
 
     machine = machine_name()
     total = time.time() - start

@@ -39,18 +39,14 @@ import copy
 import json
 import os
 import os.path as osp
-import sys
 import time
 
 import numpy as np
 import torch
 
-# Running from a checkout: use this checkout's package.
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
-import mmdet_rankloss  # noqa: E402,F401
-from mmdet_rankloss.evaluation import retrieval_metrics  # noqa: E402
-from experiments.run_logs import machine_name  # noqa: E402
+import mmdet_rankloss  # noqa: F401
+from experiments.run_logs import machine_name
+from mmdet_rankloss.evaluation import retrieval_metrics
 
 CONFIG_DIR = osp.join(
     osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs', 'retrieval')

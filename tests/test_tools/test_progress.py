@@ -15,7 +15,7 @@ def test_quickstart_eta_weights_training(load_tool, capsys, monkeypatch):
     tool = load_tool('tools/quickstart.py')
     now = [100.0]
     monkeypatch.setattr(tool.time, 'time', lambda: now[0])
-    progress = tool.Progress(['test', 'train', 'test', 'train', 'test'])
+    progress = tool.make_progress(['test', 'train', 'test', 'train', 'test'])
     now[0] += 30
     progress.step('untrained model evaluated', 30)
     now[0] += 200
@@ -51,8 +51,8 @@ def test_pretrain_sorter_eta_and_evaluate_out(load_tool, tmp_path, capsys):
 
 
 def test_rank_loss_benchmark_progress(load_tool, capsys):
-    tool = load_tool('tools/analysis/benchmark_rank_losses.py')
-    progress = tool.Progress([1, 10, 1])
+    from experiments.runner import Progress
+    progress = Progress([1, 10, 1])
     for _ in range(3):
         progress.step()
     lines = eta_lines(capsys.readouterr().out)

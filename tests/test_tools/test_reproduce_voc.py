@@ -2,11 +2,14 @@
 copy for a few iterations (R50 from scratch, small images): it trains both
 losses of a row through the runner, tests them and writes the table beside
 the paper's numbers; a second call reuses the finished pairs."""
+import json
+import os.path as osp
+
+from experiments import reproduce_voc as tool
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 
-def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys, load_tool):
-    tool = load_tool('tools/reproduce_voc.py')
+def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys):
     root = str(tmp_path / 'VOCdevkit') + '/'
     make_toy_voc(root, num_trainval=4, num_test=2, image_size=96,
                  with_voc2012=True)
@@ -30,10 +33,25 @@ def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys, load_tool):
     args = ['--rows', 'r50_voc07', '--work-dir', str(tmp_path / 'work'),
             '--cfg-options'] + options
     path = tool.main(args)
-    text = open(path).read()
-    assert '| ResNet-50 | VOC07 | 74.2 |' in text and '| 75.7 |' in text
-    assert 'Paper numbers' in text
+    lines = open(path).read().splitlines()
+    head = [c.strip() for c in lines[2].strip('|').split('|')]
+    row = dict(zip(head, (c.strip() for c in lines[4].strip('|').split('|'))))
+    # our cells are the AP50 of each run's result.json, in %
+    ours = {loss: json.load(open(osp.join(
+        str(tmp_path / 'work'), 'r50_voc07', loss, 'result.json')))['ap50']
+        for loss in ('ce', 'rambo')}
+    assert row['CE AP50, ours'] == f'{100 * ours["ce"]:.1f}'
+    assert row['RaMBO AP50, ours'] == f'{100 * ours["rambo"]:.1f}'
+    assert row['RaMBO - CE, ours'] == (
+        f'{float(row["RaMBO AP50, ours"]) - float(row["CE AP50, ours"]):+.1f}')
+    # the paper's numbers sit in columns labelled as the paper's
+    assert (row['backbone'], row['training data']) == ('ResNet-50', 'VOC07')
+    assert [k for k in head if k.endswith(', paper')] == [
+        'CE AP50, paper', 'RaMBO AP50, paper', 'RaMBO - CE, paper']
+    assert 'Paper numbers from' in lines[-1] or any(
+        line.startswith('Paper numbers from') for line in lines)
     out = capsys.readouterr().out
     assert '2/2 r50_voc07 rambo: AP50' in out and 'ETA' in out
     tool.main(args)  # both pairs finished: nothing is trained again
-    assert 'Epoch' not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert 'Epoch' not in out and '2 runs, 2 done, 0 to run' in out
