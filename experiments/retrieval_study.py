@@ -36,6 +36,7 @@ import sys
 from typing import Dict, List, Tuple
 
 from experiments import stats
+from experiments.stats import mean_std_text as _pm
 from experiments.run_logs import run_logged
 from experiments.runner import read_json, run_dir
 from experiments.runner import run_plan as run_runs
@@ -122,11 +123,6 @@ def run_plan(spec: dict, todo_plan: List[Tuple], work_dir: str,
              lambda item: item in results, describe, jobs,
              header=f'[retrieval study] {spec["name"]}',
              prefix='[retrieval study] ')
-
-
-def _pm(values: List[float]) -> str:
-    mean, std = stats.mean_std([100 * v for v in values])
-    return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
 
 
 def write_report(spec: dict, results: Dict[Tuple, dict],

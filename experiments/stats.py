@@ -10,7 +10,8 @@ import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 __all__ = [
-    'ALTERNATIVES', 'mean_std', 't_quantile', 'paired_difference',
+    'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
+    'paired_difference',
     't_interval', 'paired_t_pvalue', 'holm', 'corrected_family',
     'interval_text'
 ]
@@ -32,6 +33,13 @@ def mean_std(values: Sequence[float]) -> Tuple[float, float]:
     if n == 1:
         return mean, float('nan')
     return mean, math.sqrt(sum((v - mean)**2 for v in values) / (n - 1))
+
+
+def mean_std_text(values: Sequence[float]) -> str:
+    """``mean ± std`` of fractions, in percent with one decimal (the mean
+    alone for one value)."""
+    mean, std = mean_std([100 * v for v in values])
+    return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
 
 
 def paired_difference(method: Dict[int, float], baseline: Dict[int, float],

@@ -7,6 +7,12 @@
   num_rois=96, num_classes=5, fg=0.3, space='logits', seed=0,
   device='cpu', scale=1.0)`` -> (cls_score (N, C or C + 1) requiring grad,
   labels (N,) in 0..C, C = background).
+* ``one_torch_thread``: one intra-op thread for a module's tests (tiny
+  inputs on a small, shared CPU: with 2 threads on 2 busy cores a step took
+  several times longer); a module asks for it with ``pytestmark =
+  pytest.mark.usefixtures('one_torch_thread')``.
+* ``digits_root``: a tiny DigitsVOC (4 train, 2 val, 2 test images), written
+  once per test run; its ``VOCdevkit/`` path, with a trailing slash.
 
 Factories rather than fixed tensors: the tests vary sizes and seeds, and
 the same seed gives the same batch everywhere.
@@ -41,6 +47,24 @@ def make_rpn_batch(num_rois=96, num_classes=5, fg=0.3, space='logits',
 def batch():
     """Factory of retrieval batches (see the module docstring)."""
     return make_embedding_batch
+
+
+@pytest.fixture(scope='module')
+def one_torch_thread():
+    """One intra-op thread while a module's tests run (see above)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope='session')
+def digits_root(tmp_path_factory):
+    """A tiny DigitsVOC (see the module docstring)."""
+    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
+    root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
+    make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
+    return root
 
 
 @pytest.fixture(name='rpn_batch')

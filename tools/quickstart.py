@@ -9,9 +9,10 @@
 
 Steps, all through MMDetection's runner and this repository's tools:
 
-1. write the embedded dataset (``tools/make_toy_voc.py``, deterministic):
-   trainval (trained on), test (reported) and a held-out val split (for the
-   RaMBO config's score calibration);
+1. write the embedded dataset (deterministic, as
+   ``tools/dataset_converters/make_toy_voc.py`` does): trainval (trained
+   on), test (reported) and a held-out val split (for the RaMBO config's
+   score calibration);
 2. evaluate an untrained model (random initialisation, the CE config's seed)
    with ``tools/test.py``, as the floor the trained models must clear;
 3. for each loss, train its quickstart config with ``tools/train.py`` and

@@ -11,14 +11,8 @@ Same arguments as MMDetection's script::
 The metric is the config's ``test_evaluator`` (``VOCMetric`` AP50 for the VOC
 configs); the results are logged and written under ``--work-dir``.
 """
-import os.path as osp
-import sys
-
-# Running from a checkout: use this checkout's package.
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
-from mmdet_rankloss import patches  # noqa: E402
-from mmdet_rankloss.utils import run_mmdet_tool  # noqa: E402
+from mmdet_rankloss import patches
+from mmdet_rankloss.utils import run_mmdet_tool
 
 if __name__ == '__main__':
     # Every patch of mmdet_rankloss.patches, atomic checkpoint writes

@@ -14,14 +14,8 @@ killed while writing a checkpoint leaves the previous one intact (see
 ``mmdet_rankloss/patches.py``). ``--amp`` needs a GPU: MMEngine's
 ``AmpOptimWrapper`` refuses to run on CPU.
 """
-import os.path as osp
-import sys
-
-# Running from a checkout: use this checkout's package.
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
-from mmdet_rankloss import patches  # noqa: E402
-from mmdet_rankloss.utils import run_mmdet_tool  # noqa: E402
+from mmdet_rankloss import patches
+from mmdet_rankloss.utils import run_mmdet_tool
 
 if __name__ == '__main__':
     # Every patch of mmdet_rankloss.patches, atomic checkpoint writes

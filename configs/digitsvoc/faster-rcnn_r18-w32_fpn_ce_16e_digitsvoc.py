@@ -1,10 +1,10 @@
-# DigitsVOC benchmark (`tools/make_digits_voc.py`): real handwritten digits
-# (scikit-learn) on textured, cluttered 128 px backgrounds, with overlap,
-# truncation, class imbalance and difficult flags, in the VOC2007 layout, read
-# by MMDetection's `VOCDataset` and scored by `VOCMetric` (AP50, 11 points,
-# difficult objects ignored). Three splits: `train` for training, `val` for
-# every choice of hyper-parameter (evaluated after each epoch), `test`
-# reported once (`tools/test.py`). Cross-entropy baseline.
+# DigitsVOC benchmark (`tools/dataset_converters/make_digits_voc.py`): real
+# handwritten digits (scikit-learn) on textured, cluttered 128 px backgrounds,
+# with overlap, truncation, class imbalance and difficult flags, in the VOC2007
+# layout, read by MMDetection's `VOCDataset` and scored by `VOCMetric` (AP50,
+# 11 points, difficult objects ignored). Three splits: `train` for training,
+# `val` for every choice of hyper-parameter (evaluated after each epoch),
+# `test` reported once (`tools/test.py`). Cross-entropy baseline.
 #
 # The root of the small-detector family: the quickstart (toy VOC) and the
 # one-stage DigitsVOC configs (`configs/dense/`) inherit it and change only
@@ -87,11 +87,11 @@ test_dataloader = dict(
     dataset=dict(
         val_dataloader['dataset'], ann_file='VOC2007/ImageSets/Main/test.txt'))
 
-# 16 epochs of 48 iterations, lr / 10 after epoch 12 (at 8 epochs
-# cross-entropy was still at 19 AP50 on val and climbing), AP50 on val after
-# every epoch (the learning curves of docs/evidence.md). lr (batch 8): chosen
-# on val from {0.01, 0.02, 0.04, 0.08} (tools/studies/, docs/evidence.md);
-# each loss's config sets its own.
+# 16 epochs of 48 iterations, lr / 10 after epoch 12 (at 8 epochs cross-entropy
+# was still at 19 AP50 on val and climbing), AP50 on val after every epoch (the
+# learning curves of docs/evidence.md). lr (batch 8): chosen on val from {0.01,
+# 0.02, 0.04, 0.08} (experiments/studies/, docs/evidence.md); each loss's
+# config sets its own.
 train_cfg = dict(max_epochs=max_epochs, val_interval=1)
 optim_wrapper = dict(
     optimizer=dict(lr=0.04), clip_grad=dict(max_norm=35, norm_type=2))

@@ -8,7 +8,7 @@
 # boxes per image are kept as for CE).
 # Scores: rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
@@ -18,12 +18,13 @@ model = dict(
         bbox_head=dict(
             # the loss's defaults are the paper's: memory 7, margin 0.15,
             # lambda 0.5, map_weight 2/3, apc_weight 1/3. For the paper's
-            # settings: --cfg-options model.roi_head.bbox_head.loss_cls.margin=0.15
+            # settings: --cfg-options
+            # model.roi_head.bbox_head.loss_cls.margin=0.15
             loss_cls=dict(_delete_=True, type='RaMBOAPLoss', margin=0.0))),
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 # lr: chosen on val at margin 0 from {0.04, 0.1, 0.2} (val AP50 38.6 / 46.3 /
-# 26.9; tools/studies/digitsvoc_scratch_16e.py, docs/evidence.md), as at the
-# paper's margin from {0.04, 0.1, 0.2, 0.4}; cross-entropy's was 0.04.
+# 26.9; experiments/studies/digitsvoc_scratch_16e.py, docs/evidence.md), as at
+# the paper's margin from {0.04, 0.1, 0.2, 0.4}; cross-entropy's was 0.04.
 optim_wrapper = dict(optimizer=dict(lr=0.1))
 
 # Exact --resume: the loss's score memory and the random state go into every

@@ -1,6 +1,7 @@
 # Quickstart: the DigitsVOC cross-entropy detector (a small Faster R-CNN
-# trained from scratch, `../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`)
-# on the embedded toy VOC dataset (`tools/make_toy_voc.py`, written by
+# trained from scratch,
+# `../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`) on the embedded
+# toy VOC dataset (`tools/dataset_converters/make_toy_voc.py`, written by
 # `tools/quickstart.py`): 128 px images of drawn objects with VOC's 20 class
 # names in the real VOC2007 layout (trainval / test). Only the data and the
 # schedule change: 8 epochs of 32 iterations, lr / 10 after epoch 6, val once

@@ -13,7 +13,7 @@ _base_ = './faster-rcnn_r18-w32_fpn_ce_toyvoc.py'
 # drew many times more boxes than there are objects. Fitted on the toy VOC's
 # held-out val split (not trained on, not the test split) from this config's
 # own 8-epoch run, and written here by
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root data/toy_voc/VOCdevkit --classes voc --split val \
 #       --write-config configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py
 # (`tools/quickstart.py --calibrate` runs the whole fit). It changes no

@@ -13,7 +13,7 @@
 # model (docs/faq.md):
 #   python tools/test.py CONFIG CKPT --out val.pkl --cfg-options \
 #       test_dataloader.dataset.ann_file=VOC2007/ImageSets/Main/val.txt
-#   python tools/analysis/fit_score_calibration.py val.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py val.pkl \
 #       --data-root data/VOCdevkit --classes voc --split val \
 #       --write-config MY_CONFIG.py --base CONFIG
 # (writes MY_CONFIG.py: this config plus `calibration=(a, b)` on the loss).

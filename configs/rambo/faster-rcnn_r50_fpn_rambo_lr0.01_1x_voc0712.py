@@ -6,7 +6,7 @@
 # not trained in this project (no VOC, no GPU on its machine).
 # Scores: rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = './faster-rcnn_r50_fpn_rambo_1x_voc0712.py'

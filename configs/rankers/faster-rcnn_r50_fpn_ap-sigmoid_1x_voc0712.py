@@ -1,12 +1,12 @@
 # Faster R-CNN R50-FPN on VOC07+12 with the RaMBO config's AP loss (memory 7,
-# margin 0.15, mAP + APC 2 : 1, the paper's lr 0.1) but sigmoid soft ranks (SRT Eq. 4)
-# as the ranking surrogate instead of the blackbox ranker. Temperature 0.1 in
-# logit units, the better of 1 and 0.1 on the toy VOC quickstart. Not a
-# configuration of any paper and not trained on VOC here: no reference
-# number exists.
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+# margin 0.15, mAP + APC 2 : 1, the paper's lr 0.1) but sigmoid soft ranks (SRT
+# Eq. 4) as the ranking surrogate instead of the blackbox ranker. Temperature
+# 0.1 in logit units, the better of 1 and 0.1 on the toy VOC quickstart. Not a
+# configuration of any paper and not trained on VOC here: no reference number
+# exists. Scores: rank-trained, not probabilities. Before thresholding them
+# (e.g. DetInferencer's 0.3), fit a calibration on val and store it with the
+# model:
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = '../rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py'

@@ -1,12 +1,12 @@
 # Faster R-CNN R50-FPN on VOC07+12 with the RaMBO config's AP loss (memory 7,
-# margin 0.15, mAP + APC 2 : 1, the paper's lr 0.1) but the ranks of SoDeep's handcrafted
-# sorter (Eq. 11-12, lambda 10) in random chunks of 100 RoIs as the ranking
-# surrogate. A pre-trained sorter is `ranker.checkpoint=<file>` away (see the
-# quickstart twin for why it is not the default). Not a configuration of any
-# paper and not trained on VOC here: no reference number exists.
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
+# margin 0.15, mAP + APC 2 : 1, the paper's lr 0.1) but the ranks of SoDeep's
+# handcrafted sorter (Eq. 11-12, lambda 10) in random chunks of 100 RoIs as the
+# ranking surrogate. A pre-trained sorter is `ranker.checkpoint=<file>` away
+# (see the quickstart twin for why it is not the default). Not a configuration
+# of any paper and not trained on VOC here: no reference number exists. Scores:
+# rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = '../rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py'

@@ -8,7 +8,7 @@ description = """Faster R-CNN R18-w32 FPN **from scratch**, 16 epochs (lr / 10
 after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320)."""
 data = dict(
     root='data/digits_voc/VOCdevkit',
-    make=['tools/make_digits_voc.py', '{root}'])
+    make=['tools/dataset_converters/make_digits_voc.py', '{root}'])
 seeds = [0, 1, 2]
 select_seed = 0
 baseline = 'ce'

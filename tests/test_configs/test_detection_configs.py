@@ -30,14 +30,8 @@ PAPER_LOSS = dict(type='RaMBOAPLoss', memory=7, margin=0.15, lambda_val=0.5,
                   map_weight=2 / 3, apc_weight=1 / 3, loss_weight=1.0)
 
 
-@pytest.fixture(autouse=True, scope='module')
-def one_torch_thread():
-    """Tiny inputs: on a small, shared CPU one intra-op thread is faster
-    (with 2 threads on 2 busy cores a step took several times longer)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# one intra-op thread: tiny inputs on a small, shared CPU (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures('one_torch_thread')
 
 
 def load(name):
@@ -216,14 +210,6 @@ def toy_root(tmp_path_factory):
     root = str(tmp_path_factory.mktemp('toyvoc') / 'VOCdevkit') + '/'
     make_toy_voc(root, num_trainval=2, num_test=2, image_size=64,
                  with_voc2012=True)
-    return root
-
-
-@pytest.fixture(scope='module')
-def digits_root(tmp_path_factory):
-    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
-    root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
-    make_digits_voc(root, splits=(('train', 2), ('val', 2), ('test', 2)))
     return root
 
 

@@ -1,6 +1,6 @@
 """The result tables in README.md and docs/*.md are the generator's output.
 
-``tools/analysis/evidence_tables.py`` writes every table between
+``tools/analysis_tools/evidence_tables.py`` writes every table between
 ``<!-- evidence-table: NAME -->`` markers from the study reports in
 ``docs/evidence/``. These tests fail when a marked table differs from what
 the tool writes now (run it with ``--write``), and check the tool's numbers
@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-TOOL = osp.join(ROOT, 'tools', 'analysis', 'evidence_tables.py')
+TOOL = osp.join(ROOT, 'tools', 'analysis_tools', 'evidence_tables.py')
 
 
 def _load_tool():
@@ -67,7 +67,7 @@ def test_marked_table_is_up_to_date(rel, name):
         pytest.skip(f'{name}: its input does not exist yet')
     assert _body(_read(rel), name) == table, (
         f'{rel}: table {name!r} is stale; run '
-        '`python tools/analysis/evidence_tables.py --write`')
+        '`python tools/analysis_tools/evidence_tables.py --write`')
 
 
 def test_check_mode_agrees(capsys):

@@ -37,13 +37,8 @@ STRIDES = [8, 16, 32]
 init_default_scope('mmdet')
 
 
-@pytest.fixture(autouse=True, scope='module')
-def one_torch_thread():
-    """Tiny inputs on a small shared CPU: one intra-op thread is faster."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# one intra-op thread: tiny inputs on a small, shared CPU (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures('one_torch_thread')
 
 
 def rank_loss(**kwargs):
@@ -596,14 +591,6 @@ def test_model_builds_and_trains_one_step(name):
     assert bool(((scores >= 0) & (scores <= 1)).all())
     if '_rambo_' in name:  # no threshold: the best boxes are kept
         assert scores.numel() > 0
-
-
-@pytest.fixture(scope='module')
-def digits_root(tmp_path_factory):
-    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
-    root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
-    make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
-    return root
 
 
 @pytest.mark.parametrize('arch', ['retinanet', 'atss'])

@@ -1,7 +1,7 @@
 """Fault catalogue, configs: a ``loss_cls`` of the package that its head
 cannot serve fails when the model is built (``MODELS.build``, and so
 ``Runner.from_cfg``), with the config field, its value and the fix; and
-``tools/check_dataset.py``'s ``check_model`` names the same misfits on a
+``tools/misc/check_dataset.py``'s ``check_model`` names the same misfits on a
 model built without the registry."""
 import importlib.util
 import os.path as osp
@@ -24,7 +24,7 @@ CONFIG = osp.join(ROOT, 'configs', 'quickstart',
 RETINANET = osp.join(ROOT, 'configs', 'dense', 'retinanet',
                      'retinanet_r18-w32_fpn_focal_16e_digitsvoc.py')
 spec = importlib.util.spec_from_file_location(
-    'check_dataset', osp.join(ROOT, 'tools', 'check_dataset.py'))
+    'check_dataset', osp.join(ROOT, 'tools', 'misc', 'check_dataset.py'))
 check_dataset = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check_dataset)
 init_default_scope('mmdet')

@@ -1,4 +1,4 @@
-"""tools/analysis/long_run.py: the slopes it reports, and a short run."""
+"""tools/analysis_tools/long_run.py: the slopes it reports, and a short run."""
 import importlib.util
 import json
 import os.path as osp
@@ -7,7 +7,7 @@ import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 spec = importlib.util.spec_from_file_location(
-    'long_run', osp.join(ROOT, 'tools', 'analysis', 'long_run.py'))
+    'long_run', osp.join(ROOT, 'tools', 'analysis_tools', 'long_run.py'))
 long_run = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(long_run)
 

@@ -4,7 +4,7 @@ field and value, or a documented fallback with a warning naming the item.
 Faults are written into a copy of a tiny toy VOC (MMDetection's layout),
 read through :class:`~mmdet_rankloss.datasets.CheckedVOCDataset` built as
 the quickstart configs build ``VOCDataset``, and through
-``tools/check_dataset.py``, which lists every fault of a config's datasets.
+``tools/misc/check_dataset.py``, which lists every fault of a config's datasets.
 """
 import importlib.util
 import os
@@ -218,10 +218,10 @@ def test_checked_dataset_arguments(voc, bad):
 
 
 def run_check(config, capsys):
-    """``tools/check_dataset.py CONFIG`` in this process: (exit code,
+    """``tools/misc/check_dataset.py CONFIG`` in this process: (exit code,
     printed output)."""
     spec = importlib.util.spec_from_file_location(
-        'check_dataset', osp.join(ROOT, 'tools', 'check_dataset.py'))
+        'check_dataset', osp.join(ROOT, 'tools', 'misc', 'check_dataset.py'))
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     code = tool.main([config])

@@ -1,4 +1,4 @@
-"""``tools/analysis/dense_grad_scale.py`` at toy size: focal's gradient
+"""``tools/analysis_tools/dense_grad_scale.py`` at toy size: focal's gradient
 agrees with a brute-force formula, RaMBO's is finite, and the spread state
 shrinks RaMBO's gradient far more than focal's (the documented finding)."""
 import pytest
@@ -6,7 +6,7 @@ import torch
 
 
 def test_focal_matches_the_formula(load_tool):
-    tool = load_tool('tools/analysis/dense_grad_scale.py')
+    tool = load_tool('tools/analysis_tools/dense_grad_scale.py')
     logits, labels = tool.make_batch(500, 3, 20, 'spread')
     got = tool.gradient_scale(tool.FOCAL, logits, labels)
     x = logits.clone().requires_grad_(True)
@@ -21,7 +21,7 @@ def test_focal_matches_the_formula(load_tool):
 
 
 def test_rambo_gradient_collapses_when_scores_spread(load_tool):
-    tool = load_tool('tools/analysis/dense_grad_scale.py')
+    tool = load_tool('tools/analysis_tools/dense_grad_scale.py')
     rows = tool.main(['--anchors', '20000', '--classes', '3',
                       '--positives', '60'])
     by = {(r['state'], r['loss']): r for r in rows}

@@ -20,7 +20,7 @@ SPLITS = (('train', 24), ('val', 8), ('test', 10))
 
 
 @pytest.fixture(scope='module')
-def digits_root(tmp_path_factory):
+def digits_data(tmp_path_factory):
     root = str(tmp_path_factory.mktemp('digits') / 'VOCdevkit')
     stats = make_digits_voc(root, splits=SPLITS, seed=0)
     return root, stats
@@ -31,8 +31,8 @@ def _objects(root, img_id):
     return tree.getroot(), tree.findall('object')
 
 
-def test_layout_splits_and_class_lists(digits_root):
-    root, stats = digits_root
+def test_layout_splits_and_class_lists(digits_data):
+    root, stats = digits_data
     main = osp.join(root, 'VOC2007', 'ImageSets', 'Main')
     ids = {s: open(osp.join(main, f'{s}.txt')).read().split()
            for s in ('train', 'val', 'trainval', 'test')}
@@ -49,8 +49,8 @@ def test_layout_splits_and_class_lists(digits_root):
         assert stats[split]['objects'] == sum(stats[split]['counts'])
 
 
-def test_objects_are_varied_hard_and_valid(digits_root):
-    root, stats = digits_root
+def test_objects_are_varied_hard_and_valid(digits_data):
+    root, stats = digits_data
     sides, flags, truncated, per_image = [], [], [], []
     for split, count in SPLITS:
         for i in range(count):
@@ -116,7 +116,9 @@ def test_bad_arguments(tmp_path, kwargs, match):
 def test_cli(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     out = subprocess.run([
-        sys.executable, osp.join(ROOT, 'tools', 'make_digits_voc.py'), root,
+        sys.executable,
+        osp.join(ROOT, 'tools', 'dataset_converters', 'make_digits_voc.py'),
+        root,
         '--train', '2', '--val', '1', '--test', '1', '--preview',
         str(tmp_path / 'preview.png')
     ], capture_output=True, text=True, check=True).stdout
@@ -140,13 +142,13 @@ def _dataset(root, split):
         ])
 
 
-def test_mmdet_reads_and_scores_it(digits_root):
+def test_mmdet_reads_and_scores_it(digits_data):
     """MMDetection's VOCDataset reads every object with the right label, and
     VOCMetric scores ground truth fed back as detections as perfect."""
     from mmengine.registry import init_default_scope
     from mmdet.evaluation import VOCMetric
     init_default_scope('mmdet')
-    root, _ = digits_root
+    root, _ = digits_data
     dataset = _dataset(root, 'test')
     assert len(dataset) == 10
     assert dataset.metainfo['classes'] == DIGIT_CLASSES

@@ -42,7 +42,7 @@ def val_detections(tmp_path):
 
 
 def test_fit_from_detections(val_detections, capsys, load_tool):
-    tool = load_tool('tools/analysis/fit_score_calibration.py')
+    tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
     pkl, root = val_detections
     a, b = tool.main([pkl, '--data-root', root])
     out = capsys.readouterr().out
@@ -56,7 +56,7 @@ def test_write_into_a_config_line(val_detections, tmp_path, load_tool):
     """In place: the one ``score_calibration = ...`` line is replaced and
     the config then carries the fit on its RaMBO loss."""
     from mmengine.config import Config
-    tool = load_tool('tools/analysis/fit_score_calibration.py')
+    tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
     pkl, root = val_detections
     config = tmp_path / 'rambo.py'
     text = open(QUICK_RAMBO).read().replace(
@@ -86,7 +86,7 @@ def test_write_into_a_config_line(val_detections, tmp_path, load_tool):
 def test_write_a_new_config_on_a_base(val_detections, tmp_path, load_tool,
                                       base, path):
     from mmengine.config import Config
-    tool = load_tool('tools/analysis/fit_score_calibration.py')
+    tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
     pkl, root = val_detections
     out = tmp_path / 'calibrated.py'
     a, b = tool.main([pkl, '--data-root', root, '--write-config', str(out),

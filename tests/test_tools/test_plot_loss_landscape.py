@@ -8,7 +8,7 @@ from PIL import Image
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis/plot_loss_landscape.py')
+    return load_tool('tools/analysis_tools/plot_loss_landscape.py')
 
 
 def ranks(w):

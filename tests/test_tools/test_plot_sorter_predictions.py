@@ -9,7 +9,7 @@ from mmdet_rankloss.networks.sorters import LSTMSorter, save_sorter
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis/plot_sorter_predictions.py')
+    return load_tool('tools/analysis_tools/plot_sorter_predictions.py')
 
 
 def test_handcrafted_predictions_match_pairwise_sigmoids(tool):

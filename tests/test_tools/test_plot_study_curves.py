@@ -13,6 +13,7 @@ CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 SPEC = f"""
 seeds = [0, 1]
+select_seed = 0  # as the DigitsVOC studies: seed 0 selects the lr
 baseline = 'ce'
 methods = dict(
     ce=dict(config='{CE}', lrs=[0.01, 0.02]),
@@ -22,7 +23,7 @@ methods = dict(
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis/plot_study_curves.py')
+    return load_tool('tools/analysis_tools/plot_study_curves.py')
 
 
 def _run(work, method, lr, seed, val_curve, logs):

@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis/plot_train_logs.py')
+    return load_tool('tools/analysis_tools/plot_train_logs.py')
 
 
 def _log(run, stamp, records):

@@ -28,7 +28,7 @@ def test_quickstart_eta_weights_training(load_tool, capsys, monkeypatch):
 
 
 def test_pretrain_sorter_eta_and_evaluate_out(load_tool, tmp_path, capsys):
-    tool = load_tool('tools/pretrain_sorter.py')
+    tool = load_tool('tools/misc/pretrain_sorter.py')
     # 10 of 100 steps in 20 s: 180 s to go, unless the time limit is nearer
     assert tool.eta(10, 100, 20.0, 0) == pytest.approx(180)
     assert tool.eta(10, 100, 20.0, 60) == pytest.approx(40)
@@ -62,7 +62,7 @@ def test_rank_loss_benchmark_progress(load_tool, capsys):
 
 
 def test_retrieval_metric_benchmark_writes_json(load_tool, tmp_path, capsys):
-    tool = load_tool('tools/analysis/benchmark_retrieval_metric.py')
+    tool = load_tool('tools/analysis_tools/benchmark_retrieval_metric.py')
     out = str(tmp_path / 'sop' / 'metric.json')
     tool.main(['--num', '300', '--dim', '8', '--classes', '40', '--threads',
                '1', '--floor', '--compare', 'reid', '--reid-num', '100',

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / 'tools' / 'analysis' / 'benchmark_retrieval_metric.py'
+SCRIPT = ROOT / 'tools' / 'analysis_tools' / 'benchmark_retrieval_metric.py'
 
 
 def test_retrieval_benchmark_smoke():

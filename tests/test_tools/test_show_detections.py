@@ -16,7 +16,7 @@ from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis/show_detections.py')
+    return load_tool('tools/analysis_tools/show_detections.py')
 
 
 def fake_run(run_dir, root, ids, gts, score):

@@ -14,7 +14,7 @@ CONFIG = osp.join('configs', 'retrieval',
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis/show_retrieval.py')
+    return load_tool('tools/analysis_tools/show_retrieval.py')
 
 
 class FakeDataset:

@@ -64,7 +64,8 @@ def test_cli_writes_voc2012(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     out = subprocess.run([
         sys.executable,
-        osp.join(ROOT, 'tools', 'make_toy_voc.py'), root, '--num-trainval',
+        osp.join(ROOT, 'tools', 'dataset_converters', 'make_toy_voc.py'), root,
+        '--num-trainval',
         '2', '--num-test', '1', '--image-size', '48', '--with-voc2012'
     ], capture_output=True, text=True, check=True).stdout
     assert 'VOC2012/trainval: 2 images' in out

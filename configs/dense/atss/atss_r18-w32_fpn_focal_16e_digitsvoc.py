@@ -1,11 +1,11 @@
-# ATSS on DigitsVOC (`tools/make_digits_voc.py`) with focal loss: the
-# baseline twin of `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`. Everything but
-# the detector is the DigitsVOC config's, as for the RetinaNet twin (data,
-# pipeline, 16-epoch schedule, batch 8, warm-up, clipping, seed, the
-# from-scratch ResNet-18 of 32 base channels, 64-channel FPN); the detector
-# is the RetinaNet of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed
-# to `mmdet::atss/atss_r50_fpn_1x_coco.py`'s, the same change from RetinaNet
-# as `atss_r50_fpn_focal_1x_voc0712.py` makes.
+# ATSS on DigitsVOC (`tools/dataset_converters/make_digits_voc.py`) with focal
+# loss: the baseline twin of `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`.
+# Everything but the detector is the DigitsVOC config's, as for the RetinaNet
+# twin (data, pipeline, 16-epoch schedule, batch 8, warm-up, clipping, seed,
+# the from-scratch ResNet-18 of 32 base channels, 64-channel FPN); the detector
+# is the RetinaNet of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed to
+# `mmdet::atss/atss_r50_fpn_1x_coco.py`'s, the same change from RetinaNet as
+# `atss_r50_fpn_focal_1x_voc0712.py` makes.
 _base_ = [
     '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
     '../_base_/retinanet_r18-w32_fpn_digitsvoc.py'
@@ -38,7 +38,7 @@ model = dict(
         debug=False),
     test_cfg=dict(
         _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
-# lr: selected on val by tools/studies/digitsvoc_dense_atss_16e.py from
+# lr: selected on val by experiments/studies/digitsvoc_dense_atss_16e.py from
 # {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 21.2 / 24.7 / 22.6 / 18.9 /
 # 11.9); test AP50 23.1 +- 1.4 over 5 seeds (docs/dense.md).
 optim_wrapper = dict(optimizer=dict(lr=0.01))

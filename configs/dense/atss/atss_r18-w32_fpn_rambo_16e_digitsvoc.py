@@ -3,7 +3,7 @@
 # `../_base_/rambo-ap.py` as its classification loss (`RaMBOATSSHead`).
 # Scores: rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py']

@@ -1,12 +1,12 @@
 # RaMBO AP loss twin of `atss_r50_fpn_focal_1x_coco.py`: the stock ATSSHead
 # (box and centerness losses unchanged) with the RaMBO loss of
-# `../_base_/rambo-ap.py` as its classification loss (`RaMBOATSSHead`).
-# lr: focal's (0.01 at batch 16). Not selected for this head yet: the
-# DigitsVOC study (tools/studies/digitsvoc_dense_atss_16e.py) selects each
-# loss's own rate on val.
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+# `../_base_/rambo-ap.py` as its classification loss (`RaMBOATSSHead`). lr:
+# focal's (0.01 at batch 16). Not selected for this head yet: the DigitsVOC
+# study (experiments/studies/digitsvoc_dense_atss_16e.py) selects each loss's
+# own rate on val. Scores: rank-trained, not probabilities. Before thresholding
+# them (e.g. DetInferencer's 0.3), fit a calibration on val and store it with
+# the model:
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = ['./atss_r50_fpn_focal_1x_coco.py', '../_base_/rambo-ap.py']

@@ -4,7 +4,7 @@
 # lr: focal's (0.01 at batch 16), not selected for this head yet.
 # Scores: rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
 _base_ = ['./atss_r50_fpn_focal_1x_voc0712.py', '../_base_/rambo-ap.py']

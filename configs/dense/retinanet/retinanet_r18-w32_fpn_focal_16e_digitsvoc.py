@@ -1,10 +1,11 @@
-# RetinaNet on DigitsVOC (`tools/make_digits_voc.py`) with focal loss: the
-# baseline twin of `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. Data,
-# pipeline, 16-epoch schedule (lr / 10 after 12), batch 8, warm-up, gradient
-# clipping and seed are those of the two-stage DigitsVOC study, and so are
-# its preprocessing, backbone (a ResNet-18 of 32 base channels trained from
-# scratch) and 64-channel FPN; the detector is MMDetection's RetinaNet with
-# the narrowed head of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`.
+# RetinaNet on DigitsVOC (`tools/dataset_converters/make_digits_voc.py`) with
+# focal loss: the baseline twin of
+# `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. Data, pipeline, 16-epoch
+# schedule (lr / 10 after 12), batch 8, warm-up, gradient clipping and seed are
+# those of the two-stage DigitsVOC study, and so are its preprocessing,
+# backbone (a ResNet-18 of 32 base channels trained from scratch) and
+# 64-channel FPN; the detector is MMDetection's RetinaNet with the narrowed
+# head of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`.
 _base_ = [
     '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
     '../_base_/retinanet_r18-w32_fpn_digitsvoc.py'
@@ -19,8 +20,8 @@ model = dict(
     bbox_head=_base_.retinanet_head,
     train_cfg=_base_.retinanet_train_cfg,
     test_cfg=_base_.retinanet_test_cfg)
-# lr: selected on val by tools/studies/digitsvoc_dense_retinanet_16e.py from
-# {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 0.5 / 4.2 / 4.1 / 9.3 / 11.0).
-# This from-scratch RetinaNet is a weak, fragile baseline: test AP50 10.9,
-# 8.6 and 0.0 for seeds 0, 1, 2 (docs/dense.md).
+# lr: selected on val by experiments/studies/digitsvoc_dense_retinanet_16e.py
+# from {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 0.5 / 4.2 / 4.1 / 9.3 / 11.0).
+# This from-scratch RetinaNet is a weak, fragile baseline: test AP50 10.9, 8.6
+# and 0.0 for seeds 0, 1, 2 (docs/dense.md).
 optim_wrapper = dict(optimizer=dict(lr=0.08))

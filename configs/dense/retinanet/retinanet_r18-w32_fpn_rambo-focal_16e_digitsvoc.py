@@ -11,9 +11,9 @@ model = dict(
     bbox_head=dict(
         type='RaMBORetinaHead',
         loss_cls=_base_.rambo_sigmoid_focal_dense_loss))
-# lr: selected on val by tools/studies/digitsvoc_dense_retinanet_16e.py from
-# {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 0.0 / 2.1 / 5.8 / 0.0 / 0.0);
-# test AP50 6.3 +- 1.9 against focal's 6.5 +- 5.7 (-0.2 [-19.0, +18.5]
-# paired over 3 seeds): no difference resolved on this fragile baseline
+# lr: selected on val by experiments/studies/digitsvoc_dense_retinanet_16e.py
+# from {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 0.0 / 2.1 / 5.8 / 0.0 / 0.0);
+# test AP50 6.3 +- 1.9 against focal's 6.5 +- 5.7 (-0.2 [-19.0, +18.5] paired
+# over 3 seeds): no difference resolved on this fragile baseline
 # (docs/dense.md).
 optim_wrapper = dict(optimizer=dict(lr=0.02))

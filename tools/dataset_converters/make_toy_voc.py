@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Writes the embedded toy dataset in the Pascal VOC layout.
 
-    python tools/make_toy_voc.py [ROOT] [--num-trainval 256] [--num-test 64]
+    python tools/dataset_converters/make_toy_voc.py [ROOT] [--num-trainval 256] [--num-test 64]
         [--num-val 0]
         [--image-size 128] [--seed 0] [--with-voc2012]
 
@@ -12,11 +12,8 @@ give the same files.
 """
 import argparse
 import os.path as osp
-import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc  # noqa: E402
+from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 
 def main(argv=None) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Query / top-k grids of a retrieval model: right and wrong neighbours.
 
-    python tools/analysis/show_retrieval.py CONFIG CHECKPOINT \
+    python tools/analysis_tools/show_retrieval.py CONFIG CHECKPOINT \
         [--out docs/images/retrieval_topk.png] [--num-queries 8] [--topk 6] \
         [--query-ids I ...] [--seed 0] [--scale 8] \
         [--cfg-options KEY=VALUE ...]
@@ -21,7 +21,6 @@ it can be compared with the run's log.
 import argparse
 import os
 import os.path as osp
-import sys
 import tempfile
 from typing import List, Sequence, Tuple
 
@@ -29,8 +28,7 @@ import numpy as np
 import torch
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-import mmdet_rankloss  # noqa: E402,F401
+import mmdet_rankloss  # noqa: F401
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images', 'retrieval_topk.png')
 QUERY, RIGHT, WRONG = (40, 90, 220), (30, 170, 60), (220, 40, 40)

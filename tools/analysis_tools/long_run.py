@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Does a long run hold steady? Resident memory and step time per iteration.
 
-    python tools/analysis/long_run.py [--config CONFIG] [--iters 2000]
+    python tools/analysis_tools/long_run.py [--config CONFIG] [--iters 2000]
         [--data-root DIR] [--out result.json]
 
 Trains the detection quickstart with the RaMBO AP loss (its score memory
@@ -21,13 +21,11 @@ import argparse
 import json
 import os
 import os.path as osp
-import sys
 import time
 
 import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
 
 
 def rss_mib() -> float:

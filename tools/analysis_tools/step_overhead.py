@@ -13,7 +13,7 @@ The step difference CE vs RaMBO is reported too, but on a CPU it is within
 the run-to-run noise of a multi-second step; the in-step loss time is the
 precise number.
 
-    python tools/analysis/step_overhead.py --steps 3 --out work_dirs/step_overhead.json
+    python tools/analysis_tools/step_overhead.py --steps 3 --out work_dirs/step_overhead.json
 """
 import argparse
 import json
@@ -25,9 +25,8 @@ import torch
 from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401
+from experiments.step_timing import fake_batch, train_step
 from mmdet.registry import MODELS
-from mmdet.structures import DetDataSample
-from mmengine.structures import InstanceData
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -42,38 +41,6 @@ def build(name):
     model = MODELS.build(cfg.model)
     model.init_weights()
     return model.train()
-
-
-def fake_batch(model, num_images=2, size=(600, 1000), seed=0):
-    g = torch.Generator().manual_seed(seed)
-    inputs, samples = [], []
-    h, w = size
-    for _ in range(num_images):
-        inputs.append(torch.randint(0, 256, (3, h, w), generator=g,
-                                    dtype=torch.uint8))
-        k = 4
-        xy = torch.rand(k, 2, generator=g) * torch.tensor([w * 0.6, h * 0.6])
-        wh = 40 + torch.rand(k, 2, generator=g) * torch.tensor(
-            [w * 0.35, h * 0.35])
-        s = DetDataSample(metainfo=dict(img_shape=size, ori_shape=size,
-                                        scale_factor=(1.0, 1.0)))
-        s.gt_instances = InstanceData(
-            bboxes=torch.cat([xy, xy + wh], 1),
-            labels=torch.randint(0, 20, (k, ), generator=g))
-        samples.append(s)
-    return model.data_preprocessor(dict(inputs=inputs, data_samples=samples),
-                                   True)
-
-
-def train_step(model, data, optimizer):
-    """One SGD step on the sum of the model's losses (what a runner's
-    train step costs, without its logging)."""
-    losses = model(**data, mode='loss')
-    total = sum(v.sum() if isinstance(v, torch.Tensor) else sum(v)
-                for k, v in losses.items() if 'loss' in k)
-    optimizer.zero_grad()
-    total.backward()
-    optimizer.step()
 
 
 def time_steps(model, data, steps):

@@ -27,7 +27,7 @@ each, then measures, in one run:
 Medians over ``--repeats``; a progress line per timed call. Writes
 ``<out>.json``.
 
-    python tools/analysis/benchmark_dense_loss.py --out work_dirs/dense_bench
+    python tools/analysis_tools/benchmark_dense_loss.py --out work_dirs/dense_bench
 """
 import argparse
 import itertools
@@ -36,7 +36,6 @@ import logging
 import os
 import platform
 import statistics
-import sys
 import time
 
 import torch
@@ -45,12 +44,11 @@ from mmengine.logging import MMLogger
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 
-import mmdet_rankloss  # noqa: F401,E402
-from mmdet.registry import MODELS  # noqa: E402
-from mmdet.structures import DetDataSample  # noqa: E402
-from mmengine.structures import InstanceData  # noqa: E402
+import mmdet_rankloss  # noqa: F401
+from mmdet.registry import MODELS
+from mmdet.structures import DetDataSample
+from mmengine.structures import InstanceData
 
 CONFIGS = dict(
     focal='configs/dense/retinanet/retinanet_r50_fpn_focal_1x_voc0712.py',

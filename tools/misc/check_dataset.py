@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Checks the datasets and the losses of a config before a long run.
 
-    python tools/check_dataset.py CONFIG [--decode] [--cfg-options K=V ...]
+    python tools/misc/check_dataset.py CONFIG [--decode] [--cfg-options K=V ...]
 
 Reads the train, val and test datasets of CONFIG (through ``RepeatDataset``
 and ``ConcatDataset`` wrappers) and lists every fault it finds, one line
@@ -34,7 +34,6 @@ import os.path as osp
 import sys
 from typing import Iterator, List, Tuple
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 VOC_TYPES = ('VOCDataset', 'CheckedVOCDataset')
 

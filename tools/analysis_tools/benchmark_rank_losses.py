@@ -23,7 +23,7 @@ machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI. After
 every case a line gives the cases done, the time spent and an ETA (an AP
 case is weighted by its length, 1 per 100k; every other case weighs 1).
 
-    python tools/analysis/benchmark_rank_losses.py --out work_dirs/bench/bench
+    python tools/analysis_tools/benchmark_rank_losses.py --out work_dirs/bench/bench
 """
 import argparse
 import json

@@ -21,7 +21,7 @@ Peak memory is the rise of the process's peak resident set size over what
 it held before each step (Linux ``/proc/self/status`` VmHWM, reset per
 step)::
 
-    python tools/analysis/benchmark_retrieval_metric.py [--num 60502]
+    python tools/analysis_tools/benchmark_retrieval_metric.py [--num 60502]
         [--dim 512] [--classes 11316] [--noise SIGMA] [--chunk-size N]
         [--threads T] [--floor] [--compare faiss reid] [--reid-num 10000]
         [--out RESULTS.json]
@@ -35,14 +35,10 @@ import json
 import os
 import os.path as osp
 import resource
-import sys
 import time
 
 import numpy as np
 import torch
-
-sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
-    osp.abspath(__file__)))))
 
 from mmdet_rankloss.evaluation import functional  # noqa
 from mmdet_rankloss.evaluation.functional import retrieval_metrics  # noqa

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Plots logged training scalars of MMEngine runs against the iteration.
 
-    python tools/analysis/plot_train_logs.py OUT.png RUN_DIR [RUN_DIR ...]
+    python tools/analysis_tools/plot_train_logs.py OUT.png RUN_DIR [RUN_DIR ...]
         [--keys rambo_ap acc_classes acc rambo_grad_density]
         [--labels NAME ...]
 
@@ -14,12 +14,10 @@ classification accuracy of cross-entropy runs.
 """
 import argparse
 import os.path as osp
-import sys
 from typing import Dict, List
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-from experiments.run_logs import (  # noqa: E402
+from experiments.run_logs import (
     read_records, save_figure)
 
 

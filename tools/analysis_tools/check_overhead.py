@@ -22,7 +22,7 @@ It prints the machine, the median step time of each mode, the median of
 the paired differences (on - off) with a bootstrap 95 % interval, and the
 median time inside the checks as a share of the step.
 
-    python tools/analysis/check_overhead.py --pairs 40 --out work_dirs/check_overhead.json
+    python tools/analysis_tools/check_overhead.py --pairs 40 --out work_dirs/check_overhead.json
 
 On a CPU a host read (``.tolist()``) costs no device synchronisation; on a
 GPU each check's single read waits for the queued kernels, which the
@@ -34,13 +34,11 @@ import os
 import os.path as osp
 import random
 import statistics
-import sys
 import time
 from contextlib import contextmanager
 
 import torch
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
@@ -122,7 +120,7 @@ def build(config, batch_size, image_size):
     from mmengine.registry import init_default_scope
 
     from mmdet.registry import MODELS
-    from step_overhead import fake_batch
+    from experiments.step_timing import fake_batch
     init_default_scope('mmdet')
     cfg = Config.fromfile(config)
     torch.manual_seed(0)
@@ -135,7 +133,7 @@ def build(config, batch_size, image_size):
 
 
 def step(model, data, optimizer):
-    from step_overhead import train_step
+    from experiments.step_timing import train_step
     train_step(model, data, optimizer)
 
 

@@ -18,9 +18,9 @@ prints one line per sorter. Both end by saying where the result went.
 
 Examples::
 
-    python tools/pretrain_sorter.py train --arch lstm --seq-len 100 \\
+    python tools/misc/pretrain_sorter.py train --arch lstm --seq-len 100 \\
         --time-limit 300 --out work_dirs/sorters/lstm_d100.pth
-    python tools/pretrain_sorter.py evaluate --seq-len 100 \\
+    python tools/misc/pretrain_sorter.py evaluate --seq-len 100 \\
         work_dirs/sorters/lstm_d100.pth work_dirs/sorters/cnn_d100.pth
 """
 import argparse
@@ -31,6 +31,7 @@ import time
 
 import torch
 
+from experiments.runner import clock
 from mmdet_rankloss.networks.sorters import (SYNTHETIC_KINDS, CNNSorter,
                                              HandcraftedSorter, LSTMSorter,
                                              load_sorter, normalized_ranks,
@@ -59,14 +60,6 @@ def l1_error(sorter: torch.nn.Module, scores: torch.Tensor,
         total += (sorter(y) - normalized_ranks(y)).abs().sum().item()
     sorter.train(was_training)
     return total / scores.numel()
-
-
-def clock(seconds: float) -> str:
-    """``h:mm:ss`` or ``mm:ss``."""
-    minutes, sec = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return (f'{hours}:{minutes:02d}:{sec:02d}' if hours else
-            f'{minutes:02d}:{sec:02d}')
 
 
 def eta(step: int, total_steps: int, elapsed: float,

@@ -3,7 +3,7 @@
 
     python tools/test.py CONFIG CKPT --out val.pkl \
         --cfg-options test_dataloader.dataset.ann_file=.../val.txt
-    python tools/analysis/fit_score_calibration.py val.pkl \
+    python tools/analysis_tools/fit_score_calibration.py val.pkl \
         --data-root data/digits_voc/VOCdevkit [--split val] [--classes voc]
         [--write-config OUT.py [--base CONFIG]]
 
@@ -24,17 +24,14 @@ Fit on val, never on the split you report.
 import argparse
 import os.path as osp
 import re
-import sys
 from typing import List, Optional, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-if ROOT not in sys.path:  # run as a script from a checkout
-    sys.path.insert(0, ROOT)
 
-from mmdet_rankloss.evaluation.calibration import (  # noqa: E402
+from mmdet_rankloss.evaluation.calibration import (
     REPORTED_THRESHOLDS, apply_platt, expected_calibration_error, fit_platt,
     match_detections, precision_recall_at)
-from mmdet_rankloss.evaluation.voc_files import (  # noqa: E402
+from mmdet_rankloss.evaluation.voc_files import (
     load_detections, load_voc_ground_truth)
 
 CALIBRATION_LINE = re.compile(r'^score_calibration\s*=.*$', re.MULTILINE)
@@ -84,7 +81,7 @@ def write_config(path: str, a: float, b: float,
         rel = osp.relpath(osp.abspath(base), osp.dirname(osp.abspath(path)))
         text = (f"_base_ = '{rel}'\n\n"
                 '# Platt calibration of the test scores, fitted on val by '
-                'tools/analysis/fit_score_calibration.py\n'
+                'tools/analysis_tools/fit_score_calibration.py\n'
                 f'{value}\nmodel = {inner}\n')
     with open(path, 'w', encoding='utf-8') as f:
         f.write(text)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Training curves of a study: val AP50 and training loss against epoch.
 
-    python tools/analysis/plot_study_curves.py SPEC OUT.png \
+    python tools/analysis_tools/plot_study_curves.py SPEC OUT.png \
         [--methods ce margin0 rambo_bce] [--work-dir work_dirs/studies] \
         [--loss-key loss]
 
@@ -16,14 +16,11 @@ compare each curve's shape, not the heights across methods.
 """
 import argparse
 import os.path as osp
-import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, osp.join(ROOT, 'tools'))
-from experiments.run_logs import (  # noqa: E402
+from experiments.run_logs import (
     read_records, save_figure)
 
 
@@ -49,7 +46,7 @@ def collect_curves(spec_path: str,
                    loss_key: str = 'loss') -> Dict[str, dict]:
     """``{method: dict(label, lr, seeds, ap50, loss)}`` with ``ap50`` and
     ``loss`` as (seeds, epochs) lists cut to the shortest run."""
-    import study  # tools/study.py: its spec reader and run layout
+    from experiments import study  # its spec reader and run layout
     spec = study.load_spec(spec_path)
     methods = study.requested_methods(spec, methods)
     results = study.collect_results(spec, work_dir)
@@ -109,7 +106,7 @@ def plot(curves: Dict[str, dict], out: str, title: str,
 
 def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('spec', help='study spec (tools/studies/*.py)')
+    parser.add_argument('spec', help='study spec (experiments/studies/*.py)')
     parser.add_argument('out', help='PNG to write')
     parser.add_argument('--methods', nargs='+',
                         help='methods to draw (default: all)')

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Draws the ground truth and the detections of several runs side by side.
 
-    python tools/analysis/show_detections.py OUT.png \
+    python tools/analysis_tools/show_detections.py OUT.png \
         --data-root data/digits_voc/VOCdevkit --split test \
         --run "cross-entropy=work_dirs/studies/.../ce/lr0.04_seed0" \
         --run "RaMBO=work_dirs/studies/.../rambo/lr0.1_seed0" \
@@ -20,17 +20,15 @@ with a model): the order is the same, only the threshold's meaning changes.
 import argparse
 import json
 import os.path as osp
-import sys
 from typing import List, Tuple
 
 import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-from mmdet_rankloss.evaluation import (apply_platt,  # noqa: E402
+from mmdet_rankloss.evaluation import (apply_platt,
                                        load_detections,
                                        load_voc_ground_truth)
-from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES  # noqa: E402
+from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
 
 
 def parse_run(text: str, split: str) -> Tuple[str, str, object]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """SoDeep sorters: predicted ranks against true ranks on held-out sequences.
 
-    python tools/analysis/plot_sorter_predictions.py \
+    python tools/analysis_tools/plot_sorter_predictions.py \
         [--out docs/images/sodeep_sorter_predictions.png] \
         [--checkpoint work_dirs/sorters/lstm_d100.pth ...] [--seq-len 100] \
         [--num-sequences 300] [--seed 20190616] [--lambda-val 10]
@@ -12,8 +12,8 @@ synthetic_scores`, all four kinds mixed) placed at its exact normalised rank
 (x) and the rank the sorter predicts (y); a perfect sorter puts them on the
 diagonal. The first panel is the handcrafted sorter (Eq. 11-12, no
 training), then one per ``--checkpoint`` written by
-``tools/pretrain_sorter.py train``. The default seed is the held-out seed of
-``tools/pretrain_sorter.py evaluate``, which training draws never use; the
+``tools/misc/pretrain_sorter.py train``. The default seed is the held-out seed of
+``tools/misc/pretrain_sorter.py evaluate``, which training draws never use; the
 L1 in each title is that tool's Table 1 measure on this smaller sample. A
 second row shows one sequence, sorted by true rank, with each prediction.
 """
@@ -25,14 +25,13 @@ from typing import List, Tuple
 import torch
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-from mmdet_rankloss.networks.sorters import (  # noqa: E402
+from mmdet_rankloss.networks.sorters import (
     HandcraftedSorter, load_sorter, normalized_ranks, synthetic_scores)
-from experiments.run_logs import save_figure  # noqa: E402
+from experiments.run_logs import save_figure
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images',
                        'sodeep_sorter_predictions.png')
-HELD_OUT_SEED = 20190616  # tools/pretrain_sorter.py's held-out set
+HELD_OUT_SEED = 20190616  # tools/misc/pretrain_sorter.py's held-out set
 
 
 def load_sorters(checkpoints: List[str], seq_len: int,
@@ -111,7 +110,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--out', default=DEFAULT_OUT, help='PNG to write')
     parser.add_argument('--checkpoint', nargs='*', default=[],
-                        help='learned sorters (tools/pretrain_sorter.py)')
+                        help='learned sorters (tools/misc/pretrain_sorter.py)')
     parser.add_argument('--seq-len', type=int, default=100)
     parser.add_argument('--num-sequences', type=int, default=300)
     parser.add_argument('--seed', type=int, default=HELD_OUT_SEED)

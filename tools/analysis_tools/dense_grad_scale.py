@@ -16,7 +16,7 @@ and the share of entries with a non-zero gradient.
 
 Run (CPU, about a minute)::
 
-    python tools/analysis/dense_grad_scale.py [--anchors 200000]
+    python tools/analysis_tools/dense_grad_scale.py [--anchors 200000]
         [--classes 10] [--positives 300] [--lambdas 0.5 50 5000]
 """
 import argparse

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """RaMBO's loss landscape: the true ``1 - AP`` and its blackbox interpolation.
 
-    python tools/analysis/plot_loss_landscape.py \
+    python tools/analysis_tools/plot_loss_landscape.py \
         [--out docs/images/rambo_loss_landscape.png] [--lambdas 0.1 0.5 2.5] \
         [--num-scores 8] [--num-positives 3] [--seed 0] [--extent 2.0] \
         [--steps 801] [--grid 161]
@@ -42,10 +42,9 @@ from typing import Dict, Sequence, Tuple
 import torch
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-from mmdet_rankloss.losses import BlackboxRanker  # noqa: E402
-from mmdet_rankloss.ops import exact_rank  # noqa: E402
-from experiments.run_logs import save_figure  # noqa: E402
+from mmdet_rankloss.losses import BlackboxRanker
+from mmdet_rankloss.ops import exact_rank
+from experiments.run_logs import save_figure
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images', 'rambo_loss_landscape.png')
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """Markdown tables of the study reports, kept in the docs between markers.
 
-    python tools/analysis/evidence_tables.py            # print every table
-    python tools/analysis/evidence_tables.py --write    # rewrite the docs
-    python tools/analysis/evidence_tables.py --check    # diff, exit 1 if stale
+    python tools/analysis_tools/evidence_tables.py            # print every table
+    python tools/analysis_tools/evidence_tables.py --write    # rewrite the docs
+    python tools/analysis_tools/evidence_tables.py --check    # diff, exit 1 if stale
 
 A table lives in ``README.md`` or ``docs/*.md`` between two markers::
 
@@ -23,7 +23,7 @@ The tables (``TABLES``):
   (``selected_lr`` True and a test value present): mean ± sample standard
   deviation over seeds, and the paired difference to the block's baseline
   method on the same seeds with a 95 % t interval. The statistics are
-  ``tools/study.py``'s own (``mean_std``, ``paired_difference``), imported,
+  ``experiments.stats``' own (``mean_std``, ``paired_difference``), imported,
   not re-implemented.
 * ``quickstart``: ``docs/evidence/quickstart_results.json``, written by
   ``tools/quickstart.py``. While that file does not exist the table is
@@ -41,9 +41,9 @@ import re
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from experiments import stats
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, osp.join(ROOT, 'tools'))
 
 EVIDENCE = 'docs/evidence'
 QUICKSTART_JSON = f'{EVIDENCE}/quickstart_results.json'
@@ -106,13 +106,6 @@ RESULTS = [
 ]
 
 
-def _study():
-    """``tools/study.py``, imported by its module path as the other analysis
-    tools do (it imports the package, so this needs the environment)."""
-    import study
-    return study
-
-
 def read_csv(path: str) -> List[dict]:
     with open(path, newline='', encoding='utf-8') as f:
         return list(csv.DictReader(f))
@@ -130,11 +123,6 @@ def test_values(rows: Sequence[dict], method: str,
                 raise ValueError(f'{method}: two test rows for seed {seed}')
             out[seed] = float(r[metric])
     return out
-
-
-def _pm(values: Sequence[float]) -> str:
-    mean, std = _study().mean_std([100 * v for v in values])
-    return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
 
 
 def _interval(pair: Optional[dict]) -> str:
@@ -156,7 +144,6 @@ def _link(path: str, doc_dir: str) -> str:
 
 def results_table(doc_dir: str = '.') -> str:
     """The results of every study block; links relative to ``doc_dir``."""
-    study = _study()
     lines = [
         '| loss: config | data | protocol | seeds | AP50 / R@1 (%), '
         'mean ± sd | paired difference vs baseline [95 % CI] |',
@@ -177,7 +164,7 @@ def results_table(doc_dir: str = '.') -> str:
             if method == block['baseline']:
                 diff = 'baseline'
             else:
-                diff = (_interval(study.paired_difference(values, base)) +
+                diff = (_interval(stats.paired_difference(values, base)) +
                         f' vs {block["baseline_label"]}')
             cell = f'{label}: {_link(config, doc_dir)}'
             if change:
@@ -185,7 +172,8 @@ def results_table(doc_dir: str = '.') -> str:
             lines.append(
                 f'| {cell} | {block["data"]} | {block["protocol"]} '
                 f'([report]({report})) | '
-                f'{len(values)} | {_pm(list(values.values()))} | {diff} |')
+                f'{len(values)} | '
+                f'{stats.mean_std_text(list(values.values()))} | {diff} |')
     return '\n'.join(lines) + '\n'
 
 
