@@ -4,7 +4,8 @@ field and value, or a documented fallback with a warning naming the item.
 Faults are written into a copy of a tiny toy VOC (MMDetection's layout),
 read through :class:`~mmdet_rankloss.datasets.CheckedVOCDataset` built as
 the quickstart configs build ``VOCDataset``, and through
-``tools/misc/check_dataset.py``, which lists every fault of a config's datasets.
+``tools/misc/check_dataset.py``, which lists every fault of a config's
+datasets.
 """
 import importlib.util
 import os

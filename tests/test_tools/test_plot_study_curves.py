@@ -59,9 +59,23 @@ def test_curves_from_selected_runs(tool, tmp_path):
     assert np.allclose(ce['ap50'], [[20, 40], [30, 50]])
     assert np.allclose(ce['loss'], [[3.0, 2.0], [1.0, 1.0]])
     assert np.allclose(curves['rambo']['loss'], [[0.9, 0.8]])
-    out = tool.main([str(spec), str(tmp_path / 'c.png'), '--work-dir',
-                     str(work), '--methods', 'ce', 'rambo'])
-    assert osp.getsize(out) > 0
+    drawn = []
+    save = tool.save_figure
+    tool.save_figure = lambda fig, path: drawn.append(fig) or save(fig, path)
+    try:
+        out = tool.main([str(spec), str(tmp_path / 'c.png'), '--work-dir',
+                         str(work), '--methods', 'ce', 'rambo'])
+    finally:
+        tool.save_figure = save
+    assert out == str(tmp_path / 'c.png') and osp.isfile(out)
+    # the lines drawn are the seed means: AP50 left, epoch losses right
+    ax_ap, ax_loss = drawn[0].axes
+    assert [list(line.get_ydata()) for line in ax_ap.lines] == [[25, 45],
+                                                              [0, 10]]
+    assert [list(line.get_ydata()) for line in ax_loss.lines] == [
+        [2.0, 1.5], [0.9, 0.8]]
+    assert ax_ap.get_legend().get_texts()[0].get_text() == \
+        'ce (lr 0.02, 2 seeds)'
     with pytest.raises(SystemExit, match='unknown methods'):
         tool.collect_curves(str(spec), str(work), ['nope'])
     with pytest.raises(SystemExit, match='no learning rate selected'):

@@ -34,8 +34,22 @@ def test_reads_resumed_logs_and_plots(tmp_path, tool):
                                                          (30, 0.3)]
     ce = tmp_path / 'ce'
     _log(ce, 'a', [dict(iter=10, acc=90.0)])
-    out = tool.main([str(tmp_path / 'p.png'), str(run), str(ce), '--keys',
-                     'rambo_ap', 'acc'])
-    assert osp.getsize(out) > 0
+    drawn = []
+    save = tool.save_figure
+    tool.save_figure = lambda fig, path: drawn.append(fig) or save(fig, path)
+    try:
+        out = tool.main([str(tmp_path / 'p.png'), str(run), str(ce),
+                         '--keys', 'rambo_ap', 'acc'])
+    finally:
+        tool.save_figure = save
+    assert osp.isfile(out)
+    # one panel per key; each run drawn where it logged the key
+    ap, acc = drawn[0].axes
+    assert [a.get_title() for a in (ap, acc)] == ['rambo_ap', 'acc']
+    assert [(line.get_label(), list(line.get_xdata()),
+             list(line.get_ydata())) for line in ap.lines] == [
+        ('rambo', [10, 20, 30], [0.1, 0.25, 0.3])]
+    assert [(line.get_label(), list(line.get_ydata()))
+            for line in acc.lines] == [('ce', [90.0])]
     with pytest.raises(FileNotFoundError, match='no training log'):
         tool.read_train_scalars(str(tmp_path / 'empty'))
