@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional
 
 __all__ = [
     'log_files', 'read_records', 'read_scalars', 'last_record',
-    'machine_name', 'run_logged', 'save_figure'
+    'machine_name', 'run_logged', 'plot_mean_band', 'save_figure'
 ]
 
 
@@ -136,6 +136,22 @@ def run_logged(cmd: List[str],
         raise RuntimeError(f'command failed ({proc.returncode}): '
                            f'{" ".join(cmd)}\nlog {log_path}:\n{tail}')
     return seconds
+
+
+def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o'):
+    """Draws runs of equal length (a seeds x epochs array) against the epoch
+    (1, 2, ...): their mean as a line and, for more than one run, the min..max
+    band around it. Returns the line.
+    """
+    import numpy as np
+    arr = np.asarray(runs, dtype=float)
+    epochs = np.arange(1, arr.shape[1] + 1)
+    line, = ax.plot(epochs, arr.mean(0), marker=marker, ms=3, color=color,
+                    label=label)
+    if arr.shape[0] > 1:
+        ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
+                        color=line.get_color())
+    return line
 
 
 def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:

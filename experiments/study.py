@@ -1070,14 +1070,10 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
         plt.cm.tab20(np.linspace(0, 1, 20))[1::2].tolist()
     markers = 'osD^v<>ph*'
     for i, (mname, arr) in enumerate(curves.items()):
-        epochs = np.arange(1, arr.shape[1] + 1)
         label = f'{spec["methods"][mname]["label"]} (lr {chosen[mname]:g}, ' \
             f'{arr.shape[0]} seeds)'
-        line, = ax.plot(epochs, arr.mean(0), marker=markers[i % 10], ms=3,
-                        color=colours[i % 20], label=label)
-        if arr.shape[0] > 1:
-            ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
-                            color=line.get_color())
+        run_logs.plot_mean_band(ax, arr, label, colours[i % 20],
+                                markers[i % 10])
     ax.set_xlabel('epoch')
     ax.set_ylabel('val AP50 (%)')
     ax.set_title(f'{spec["name"]}: mean, band = min..max over seeds',

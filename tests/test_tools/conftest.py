@@ -1,6 +1,9 @@
 """Shared fixtures of the tool tests: the tools are scripts, not modules of
-the package, so tests load them from their file."""
+the package, so tests load them from their file; the data writers' outputs
+are compared file by file."""
+import filecmp
 import importlib.util
+import os
 import os.path as osp
 
 import pytest
@@ -21,3 +24,19 @@ def _load(relpath: str):
 def load_tool():
     """``load_tool('tools/study.py')`` -> the script as a module."""
     return _load
+
+
+def _same_tree(a: str, b: str) -> bool:
+    """Whether the folders ``a`` and ``b`` hold the same files, byte for
+    byte (every file of ``a``, at the same path in ``b``)."""
+    files = sorted(
+        osp.relpath(osp.join(d, f), a) for d, _, fs in os.walk(a) for f in fs)
+    match, mismatch, errors = filecmp.cmpfiles(a, b, files, shallow=False)
+    return bool(files) and len(match) == len(files) and not mismatch \
+        and not errors
+
+
+@pytest.fixture(scope='session')
+def same_tree():
+    """``same_tree(a, b)``: two written data sets are byte-identical."""
+    return _same_tree

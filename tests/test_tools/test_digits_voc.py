@@ -1,7 +1,6 @@
 """DigitsVOC: layout, determinism, disjoint digit images across splits,
 the properties that make it hard, and MMDetection reading and scoring it."""
 import filecmp
-import os
 import os.path as osp
 import subprocess
 import sys
@@ -87,16 +86,13 @@ def test_splits_use_disjoint_digit_images():
     assert shared <= 3 and len(seen) > 1700
 
 
-def test_deterministic_and_seeded(tmp_path):
+def test_deterministic_and_seeded(tmp_path, same_tree):
     kw = dict(splits=(('train', 2), ('val', 1), ('test', 1)))
     a, b, c = (str(tmp_path / n) for n in 'abc')
     make_digits_voc(a, seed=1, **kw)
     make_digits_voc(b, seed=1, **kw)
     make_digits_voc(c, seed=2, **kw)
-    files = sorted(
-        osp.relpath(osp.join(d, f), a) for d, _, fs in os.walk(a) for f in fs)
-    match, mismatch, errors = filecmp.cmpfiles(a, b, files, shallow=False)
-    assert len(match) == len(files) and not mismatch and not errors
+    assert same_tree(a, b)
     img = 'VOC2007/JPEGImages/train_00000.jpg'
     assert not filecmp.cmp(osp.join(a, img), osp.join(c, img), shallow=False)
 

@@ -1,6 +1,5 @@
 """The embedded toy VOC: layout, determinism, and MMDetection reading it."""
 import filecmp
-import os
 import os.path as osp
 import subprocess
 import sys
@@ -38,15 +37,12 @@ def test_layout_and_class_lists(toy_root):
         assert {int(line.split()[1]) for line in lines} <= {-1, 0, 1}
 
 
-def test_deterministic_and_seeded(tmp_path):
+def test_deterministic_and_seeded(tmp_path, same_tree):
     a, b, c = (str(tmp_path / n) for n in 'abc')
     make_toy_voc(a, num_trainval=3, num_test=2, image_size=48, seed=1)
     make_toy_voc(b, num_trainval=3, num_test=2, image_size=48, seed=1)
     make_toy_voc(c, num_trainval=3, num_test=2, image_size=48, seed=2)
-    files = sorted(
-        osp.relpath(osp.join(d, f), a) for d, _, fs in os.walk(a) for f in fs)
-    match, mismatch, errors = filecmp.cmpfiles(a, b, files, shallow=False)
-    assert len(match) == len(files) and not mismatch and not errors
+    assert same_tree(a, b)
     img = 'VOC2007/JPEGImages/000001.jpg'
     assert not filecmp.cmp(osp.join(a, img), osp.join(c, img), shallow=False)
 

@@ -20,8 +20,7 @@ from collections import defaultdict
 from typing import Dict, List, Optional, Sequence
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-from experiments.run_logs import (
-    read_records, save_figure)
+from experiments.run_logs import plot_mean_band, read_records, save_figure
 
 
 def epoch_losses(run_dir: str, key: str = 'loss') -> List[float]:
@@ -80,19 +79,12 @@ def plot(curves: Dict[str, dict], out: str, title: str,
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    import numpy as np
     fig, (ax_ap, ax_loss) = plt.subplots(1, 2, figsize=(9.6, 3.8), dpi=110)
     for i, (name, c) in enumerate(curves.items()):
         colour = plt.cm.tab10(i % 10)
         label = f'{c["label"]} (lr {c["lr"]:g}, {len(c["seeds"])} seeds)'
         for ax, values in ((ax_ap, c['ap50']), (ax_loss, c['loss'])):
-            arr = np.asarray(values, dtype=float)
-            epochs = np.arange(1, arr.shape[1] + 1)
-            ax.plot(epochs, arr.mean(0), marker='osD^v'[i % 5], ms=3,
-                    color=colour, label=label)
-            if arr.shape[0] > 1:
-                ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
-                                color=colour)
+            plot_mean_band(ax, values, label, colour, 'osD^v'[i % 5])
     ax_ap.set_ylabel('val AP50 (%)')
     ax_loss.set_ylabel(f'training {loss_key} (epoch mean)')
     for ax in (ax_ap, ax_loss):
