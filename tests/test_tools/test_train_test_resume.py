@@ -144,7 +144,7 @@ def test_mmdet_own_train_tool(tmp_path, workspace):
     assert osp.isfile(osp.join(work_dir, 'epoch_2.pth'))
 
 
-def test_quickstart_smoke(tmp_path):
+def test_quickstart_smoke(tmp_path, load_tool):
     work_dir = tmp_path / 'quickstart'
     out = run([
         osp.join(ROOT, 'tools', 'quickstart.py'), '--work-dir',
@@ -154,12 +154,15 @@ def test_quickstart_smoke(tmp_path):
         'train_cfg.max_epochs=1', 'train_dataloader.batch_size=2'
     ], cwd=tmp_path)
     results = json.load(open(work_dir / 'results.json'))
+    quickstart = load_tool('tools/quickstart.py')
     assert [r['loss'] for r in results['rows']] == [
-        'none (untrained, random init)', 'RaMBO AP loss'
+        'none (untrained, random init)', quickstart.LOSS_NAMES['rambo']
     ]
     assert all(0.0 <= r['ap50'] <= 1.0 for r in results['rows'])
+    # the table is the rows of results.json, as printed
     table = open(work_dir / 'results.md').read()
-    assert table.splitlines()[0].startswith('| model | loss | AP50')
+    assert table.split('\n\n')[0] + '\n' == quickstart.format_table(
+        results['rows'], results['machine'])
     assert table.split('\n\n')[0] in out
 
 
