@@ -46,6 +46,7 @@ import torch
 
 import mmdet_rankloss  # noqa: F401
 from experiments.run_logs import machine_name
+from experiments.runner import run_plan
 from mmdet_rankloss.evaluation import retrieval_metrics
 
 CONFIG_DIR = osp.join(
@@ -168,11 +169,17 @@ def run_all(args):
         dict: ``{seed: {row name: metrics}}`` plus ``'seconds'`` per seed.
     """
     multi = len(args.seeds) > 1
-    results, report = {}, []
-    for seed in args.seeds:
-        work_dir = osp.join(args.work_dir, f'seed{seed}') if multi else \
-            args.work_dir
-        results[seed] = run(args, seed, work_dir)
+    report = []
+    runs = run_plan(
+        args.seeds,
+        lambda seed: run(args, seed, osp.join(args.work_dir, f'seed{seed}')
+                         if multi else args.work_dir),
+        lambda seed: False,
+        lambda seed, out: f'seed {seed}: test R@1 '
+        f'{100 * out[ROWS[-1]]["R@1"]:.1f}',
+        header=f'[retrieval quickstart] {osp.basename(args.config)}',
+        prefix='[retrieval quickstart] ')
+    results = dict(zip(args.seeds, runs))
     ks = results[args.seeds[0]]['ks']
     header = ' | '.join([f'{"":22s}'] + [f'R@{k:<3d}' for k in ks] +
                         ['MAP@R'])
