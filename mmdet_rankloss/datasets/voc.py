@@ -51,7 +51,7 @@ class CheckedVOCDataset(VOCDataset):
 
     Raises:
         VOCCheckError: At the first item with a fault (all faults of that
-            item in the message); ``tools/check_dataset.py`` lists the
+            item in the message); ``tools/misc/check_dataset.py`` lists the
             faults of every item instead.
         FileNotFoundError: A missing XML or image (named).
     """

@@ -11,7 +11,7 @@ constant, so each back-end supplies a different surrogate gradient:
   (Eq. 4 of that paper; the handcrafted sorter of SoDeep Eq. 11-12); plain
   autograd.
 * :class:`SorterRanker`: the ranks predicted by a SoDeep sorter network
-  (Engilberge et al., CVPR 2019), pre-trained by ``tools/pretrain_sorter.py``
+  (Engilberge et al., CVPR 2019), pre-trained by ``tools/misc/pretrain_sorter.py``
   and frozen by default; plain autograd through the sorter.
 
 All three take the same margin-shifted scores (Eq. 14), compute the same
@@ -270,7 +270,7 @@ class SorterRanker(SorterRankingBase, APRanker):
             ``checkpoint`` is None. Defaults to None: the handcrafted sorter
             of length 100.
         checkpoint (str, optional): A sorter file written by
-            ``tools/pretrain_sorter.py``. Defaults to None.
+            ``tools/misc/pretrain_sorter.py``. Defaults to None.
         finetune_sorter (bool): Train the sorter with the detector. Defaults
             to False (frozen, the paper's setting).
         min_std (float): Floor of the standard deviation used to standardise

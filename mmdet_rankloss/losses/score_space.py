@@ -46,7 +46,7 @@ class ScoreSpace:
             to the test-time foreground scores. Monotone, so it changes no
             ranking and no AP, only what a score threshold means; fitted on
             val by ``tools/study.py`` or
-            ``tools/analysis/fit_score_calibration.py``. Defaults to None.
+            ``tools/analysis_tools/fit_score_calibration.py``. Defaults to None.
         owner (str): Component named in error messages.
     """
 

@@ -4,7 +4,7 @@ Paper: Engilberge et al., "SoDeep: a Sorting Deep net to learn ranking loss
 surrogates", CVPR 2019, section 3.2, Eq. 4, 7, 9-10.
 
 A sorter (:mod:`mmdet_rankloss.networks.sorters`: handcrafted, or an LSTM
-/ CNN pre-trained by ``tools/pretrain_sorter.py``) replaces the exact
+/ CNN pre-trained by ``tools/misc/pretrain_sorter.py``) replaces the exact
 ranking of a row of ``d`` scores, kept frozen by default (the paper's
 setting) or fine-tuned with the model. A learned sorter only sorts rows of
 the length it was trained for; a clear ``ValueError`` says so, unless
@@ -118,7 +118,7 @@ _SORTER_ARGS = """
             ``checkpoint`` is None. Defaults to None: the handcrafted
             sorter of length 100 (no training needed).
         checkpoint (str, optional): A file written by
-            ``tools/pretrain_sorter.py``; it defines the sorter. Defaults to
+            ``tools/misc/pretrain_sorter.py``; it defines the sorter. Defaults to
             None.
         finetune_sorter (bool): Train the sorter with the model instead of
             freezing it (section 3.2.1). Defaults to False.

@@ -161,7 +161,7 @@ class RankLossDenseHeadMixin:
         for ``multiclass_nms``, which a dense head would take for an extra
         class. Without the rank loss in place, the stock sigmoid path runs.
         A Platt calibration ``(a, b)`` of the loss (fitted on val by
-        ``tools/analysis/fit_score_calibration.py``) is applied to the
+        ``tools/analysis_tools/fit_score_calibration.py``) is applied to the
         logits first, so the stock sigmoid returns ``sigmoid(a * logit +
         b)``: a monotone map, the same order and AP, scores a threshold can
         use.

@@ -14,7 +14,7 @@ highest score, as in :func:`~mmdet_rankloss.ops.ranking.exact_rank`.
 
 The learned sorters are pre-trained on the synthetic data of section 3.1.2
 (:func:`synthetic_scores`) with the L1 objective of Eq. 1, by
-``tools/pretrain_sorter.py``. Checkpoints hold only tensors and plain
+``tools/misc/pretrain_sorter.py``. Checkpoints hold only tensors and plain
 settings, so they load with ``torch.load(weights_only=True)``
 (:func:`save_sorter`, :func:`load_sorter`).
 

@@ -10,7 +10,7 @@ ROOT (default ``data/digits_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with truncated and difficult flags) and
 ImageSets/Main (train, val, trainval, test): real handwritten digits from
 scikit-learn on textured, cluttered backgrounds, see
-:mod:`mmdet_rankloss.utils.digits_voc`. Deterministic: the same arguments
+:mod:`mmdet_rankloss.datasets.digits_voc`. Deterministic: the same arguments
 give the same files. ``--preview`` also draws the first 8 train images with
 their boxes (red; difficult: yellow) into a PNG.
 

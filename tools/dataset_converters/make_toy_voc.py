@@ -7,7 +7,7 @@
 
 ROOT (default ``data/toy_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with difficult flags) and ImageSets/Main;
-see :mod:`mmdet_rankloss.utils.toy_voc`. Deterministic: the same arguments
+see :mod:`mmdet_rankloss.datasets.toy_voc`. Deterministic: the same arguments
 give the same files.
 """
 import argparse
