@@ -23,6 +23,14 @@ PACKAGES = [PACKAGE, PACKAGE + '.*'] + (
     ['experiments', 'experiments.*'] if EDITABLE else [])
 
 
+
+def version() -> str:
+    """The one version, read from mmdet_rankloss/version.py."""
+    scope = {}
+    with open(osp.join(HERE, PACKAGE, 'version.py'), encoding='utf-8') as f:
+        exec(f.read(), scope)
+    return scope['__version__']
+
 def mim_files():
     """Every file MMEngine reads for ``mmdet_rankloss::<path>``.
 
@@ -51,7 +59,7 @@ def mim_files():
 
 setup(
     name=PACKAGE,
-    version='0.1.0',
+    version=version(),
     description='Rank-based losses (RaMBO, FastAP, SRT, SoDeep, AUC) for '
     'MMDetection 3.x',
     long_description=open(
