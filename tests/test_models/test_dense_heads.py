@@ -290,14 +290,14 @@ def test_focal_in_a_mix_is_the_stock_focal_loss(kind):
         assert torch.allclose(a, b, rtol=1e-4, atol=1e-7)
 
 
-@pytest.mark.parametrize('kind', ['retina', 'atss'])
-def test_predict_is_the_stock_heads(kind):
-    head, stock = build_pair(kind)
+def predictions(kind, **loss_kwargs):
+    """The RaMBO head's and the stock head's predictions with the same,
+    trained-looking weights (the classifier's logits spread)."""
+    head, stock = build_pair(kind, **loss_kwargs)
     head.eval()
     stock.eval()
     feats, _, metas = batch()
     with torch.no_grad():
-        # a trained-looking classifier: spread the logits
         cls_conv = head.retina_cls if kind == 'retina' else head.atss_cls
         cls_conv.weight.normal_(0, 1)
         stock.load_state_dict(head.state_dict())
@@ -306,8 +306,13 @@ def test_predict_is_the_stock_heads(kind):
         theirs = stock.predict_by_feat(*stock(feats), batch_img_metas=metas,
                                        rescale=False)
     assert head.cls_out_channels == stock.cls_out_channels == NUM_CLASSES
-    for a, b in zip(ours, theirs):
-        assert len(a) > 0
+    assert all(len(a) > 0 for a in ours)
+    return ours, theirs
+
+
+@pytest.mark.parametrize('kind', ['retina', 'atss'])
+def test_predict_is_the_stock_heads(kind):
+    for a, b in zip(*predictions(kind)):
         for key in ('bboxes', 'scores', 'labels'):
             assert torch.equal(a[key], b[key]), key
 
@@ -317,20 +322,7 @@ def test_calibration_maps_the_stock_scores(kind):
     """With ``calibration=(a, b)`` the RaMBO-only head predicts the same
     boxes as the stock head, each score ``sigmoid(a * logit + b)`` of the
     stock score (RetinaNet; ATSS multiplies the centerness in after)."""
-    head, stock = build_pair(kind, calibration=(0.5, -2.0))
-    head.eval()
-    stock.eval()
-    feats, _, metas = batch()
-    with torch.no_grad():
-        cls_conv = head.retina_cls if kind == 'retina' else head.atss_cls
-        cls_conv.weight.normal_(0, 1)
-        stock.load_state_dict(head.state_dict())
-        ours = head.predict_by_feat(*head(feats), batch_img_metas=metas,
-                                    rescale=False)
-        theirs = stock.predict_by_feat(*stock(feats), batch_img_metas=metas,
-                                       rescale=False)
-    for a, b in zip(ours, theirs):
-        assert len(a) > 0
+    for a, b in zip(*predictions(kind, calibration=(0.5, -2.0))):
         if kind == 'retina':
             # NMS keeps the same boxes: the map is monotone
             assert torch.equal(a.labels, b.labels)

@@ -40,3 +40,26 @@ def _same_tree(a: str, b: str) -> bool:
 def same_tree():
     """``same_tree(a, b)``: two written data sets are byte-identical."""
     return _same_tree
+
+
+def _voc_dataset(root, split, test_mode=True, classes=None):
+    """MMDetection's own VOCDataset over a written VOC2007 split."""
+    from mmdet.datasets import VOCDataset
+    return VOCDataset(
+        data_root=root,
+        ann_file=f'VOC2007/ImageSets/Main/{split}.txt',
+        data_prefix=dict(sub_data_root='VOC2007/'),
+        test_mode=test_mode,
+        pipeline=[
+            dict(type='LoadImageFromFile'),
+            dict(type='LoadAnnotations', with_bbox=True),
+            dict(type='PackDetInputs')
+        ],
+        **({} if classes is None else dict(metainfo=dict(classes=classes))))
+
+
+@pytest.fixture(scope='session')
+def voc_dataset():
+    """``voc_dataset(root, split, test_mode=True, classes=None)`` ->
+    MMDetection's VOCDataset reading that split (the data writers' tests)."""
+    return _voc_dataset

@@ -123,29 +123,14 @@ def test_cli(tmp_path):
     assert Image.open(tmp_path / 'preview.png').size == (4 * 256, 256)
 
 
-def _dataset(root, split):
-    from mmdet.datasets import VOCDataset
-    return VOCDataset(
-        data_root=root,
-        ann_file=f'VOC2007/ImageSets/Main/{split}.txt',
-        data_prefix=dict(sub_data_root='VOC2007/'),
-        metainfo=dict(classes=DIGIT_CLASSES),
-        test_mode=True,
-        pipeline=[
-            dict(type='LoadImageFromFile'),
-            dict(type='LoadAnnotations', with_bbox=True),
-            dict(type='PackDetInputs')
-        ])
-
-
-def test_mmdet_reads_and_scores_it(digits_data):
+def test_mmdet_reads_and_scores_it(digits_data, voc_dataset):
     """MMDetection's VOCDataset reads every object with the right label, and
     VOCMetric scores ground truth fed back as detections as perfect."""
     from mmengine.registry import init_default_scope
     from mmdet.evaluation import VOCMetric
     init_default_scope('mmdet')
     root, _ = digits_data
-    dataset = _dataset(root, 'test')
+    dataset = voc_dataset(root, 'test', classes=DIGIT_CLASSES)
     assert len(dataset) == 10
     assert dataset.metainfo['classes'] == DIGIT_CLASSES
     for i in range(len(dataset)):

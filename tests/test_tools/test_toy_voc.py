@@ -69,24 +69,10 @@ def test_cli_writes_voc2012(tmp_path):
         osp.join(root, 'VOC2012', 'ImageSets', 'Main', 'trainval.txt'))
 
 
-def _voc_dataset(root, split, test_mode):
-    from mmdet.datasets import VOCDataset
-    return VOCDataset(
-        data_root=root,
-        ann_file=f'VOC2007/ImageSets/Main/{split}.txt',
-        data_prefix=dict(sub_data_root='VOC2007/'),
-        test_mode=test_mode,
-        pipeline=[
-            dict(type='LoadImageFromFile'),
-            dict(type='LoadAnnotations', with_bbox=True),
-            dict(type='PackDetInputs')
-        ])
-
-
-def test_mmdet_voc_dataset_reads_it(toy_root):
+def test_mmdet_voc_dataset_reads_it(toy_root, voc_dataset):
     from mmengine.registry import init_default_scope
     init_default_scope('mmdet')
-    dataset = _voc_dataset(toy_root, 'trainval', test_mode=False)
+    dataset = voc_dataset(toy_root, 'trainval', test_mode=False)
     assert len(dataset) == 12
     assert dataset.metainfo['dataset_type'] == 'VOC2007'
     infos = [dataset.get_data_info(i) for i in range(len(dataset))]
@@ -105,13 +91,13 @@ def test_mmdet_voc_dataset_reads_it(toy_root):
     assert boxes.numel() == 0 or (boxes.min() >= 0 and boxes.max() <= 64)
 
 
-def test_voc_metric_scores_ground_truth_as_perfect(toy_root):
+def test_voc_metric_scores_ground_truth_as_perfect(toy_root, voc_dataset):
     """Ground truth fed back as detections gives AP50 = 1; shifted boxes
     lose it. Checks that the boxes written, read and evaluated agree."""
     from mmengine.registry import init_default_scope
     from mmdet.evaluation import VOCMetric
     init_default_scope('mmdet')
-    dataset = _voc_dataset(toy_root, 'test', test_mode=True)
+    dataset = voc_dataset(toy_root, 'test', test_mode=True)
 
     def evaluate(shift):
         metric = VOCMetric(iou_thrs=0.5, eval_mode='11points')
