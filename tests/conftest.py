@@ -13,10 +13,15 @@
   pytest.mark.usefixtures('one_torch_thread')``.
 * ``digits_root``: a tiny DigitsVOC (4 train, 2 val, 2 test images), written
   once per test run; its ``VOCdevkit/`` path, with a trailing slash.
+* ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
+  module, loaded from its file.
 
 Factories rather than fixed tensors: the tests vary sizes and seeds, and
 the same seed gives the same batch everywhere.
 """
+import importlib.util
+import os.path as osp
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -71,3 +76,23 @@ def digits_root(tmp_path_factory):
 def rpn_batch_fixture():
     """Factory of detection-head batches (see the module docstring)."""
     return make_rpn_batch
+
+
+REPO_ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def _load_tool(relpath: str):
+    """A tool script as a module, loaded from its file (the tools are
+    scripts, not modules of the package)."""
+    name = osp.splitext(osp.basename(relpath))[0]
+    spec = importlib.util.spec_from_file_location(
+        f'tool_{name}', osp.join(REPO_ROOT, relpath))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope='session')
+def load_tool():
+    """``load_tool('tools/study.py')`` -> the script as a module."""
+    return _load_tool

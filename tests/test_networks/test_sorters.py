@@ -1,7 +1,5 @@
 """Tests of the SoDeep sorters, synthetic data, checkpoints and the tool."""
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -10,9 +8,6 @@ from mmdet_rankloss.networks.sorters import (CNNSorter, HandcraftedSorter,
                                              LSTMSorter, build_sorter,
                                              load_sorter, normalized_ranks,
                                              save_sorter, synthetic_scores)
-
-sys.path.insert(0, str(Path(__file__).parents[2] / 'tools'))
-import pretrain_sorter  # noqa: E402
 
 
 def test_handcrafted_sorter_is_eq12():
@@ -95,7 +90,9 @@ def test_synthetic_scores_follow_section_3_1_2():
         synthetic_scores(2, 3, 'beta')
 
 
-def test_pretrain_tool_trains_saves_and_evaluates(tmp_path, capsys):
+def test_pretrain_tool_trains_saves_and_evaluates(tmp_path, capsys,
+                                                 load_tool):
+    pretrain_sorter = load_tool('tools/misc/pretrain_sorter.py')
     out = tmp_path / 'lstm_d8.pth'
     pretrain_sorter.main([
         'train', '--arch', 'lstm', '--seq-len', '8', '--hidden-size', '16',
