@@ -23,13 +23,13 @@ PACKAGES = [PACKAGE, PACKAGE + '.*'] + (
     ['experiments', 'experiments.*'] if EDITABLE else [])
 
 
-
 def version() -> str:
     """The one version, read from mmdet_rankloss/version.py."""
     scope = {}
     with open(osp.join(HERE, PACKAGE, 'version.py'), encoding='utf-8') as f:
         exec(f.read(), scope)
     return scope['__version__']
+
 
 def mim_files():
     """Every file MMEngine reads for ``mmdet_rankloss::<path>``.
