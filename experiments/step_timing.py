@@ -1,5 +1,5 @@
 """Synthetic training steps of a detector, timed by the overhead tools
-(``tools/analysis_tools/step_overhead.py`` and ``check_overhead.py``).
+(``tools/analysis_tools/rambo_step_share.py`` and ``input_checks_cost.py``).
 """
 import torch
 from mmdet.structures import DetDataSample

@@ -169,9 +169,9 @@ def apply_head_fit_check() -> None:
     """Makes ``MODELS.build`` (every registry of the tree that exists now;
     children created later inherit their parent's) refuse a head whose
     ``loss_cls`` of this package it cannot serve, naming the config field,
-    its value and the fix (:mod:`mmdet_rankloss.models.head_fit`). Builds
+    its value and the fix (:mod:`mmdet_rankloss.models.head_checks`). Builds
     of anything else only pass through the check."""
-    from .models.head_fit import _checked
+    from .models.head_checks import _checked
     for registry in _model_registries():
         if not _head_checked(registry.build_func):
             registry.build_func = _checked(registry.build_func)

@@ -7,7 +7,7 @@ mmdet_rankloss``), ``MODELS.build`` refuses a head whose ``loss_cls`` (one of
 ours) it cannot serve, naming the config field, its value and the fix."""
 from .dense_heads import (RankLossDenseHeadMixin, RaMBOATSSHead,
                           RaMBORetinaHead)
-from .head_fit import HeadFitError, head_fit_faults
+from .head_checks import HeadFitError, head_fit_faults
 from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
 from .retrieval import RetrievalModel
 from .weight_init import OrthogonalInit, orthogonal_init

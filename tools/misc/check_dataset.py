@@ -118,8 +118,8 @@ def check_built(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
 
 def check_model(model) -> List[str]:
     """Faults of the ``loss_cls`` of every head of a built model: the checks
-    that also run when MMDetection builds it (``models/head_fit.py``)."""
-    from mmdet_rankloss.models.head_fit import head_fit_faults
+    that also run when MMDetection builds it (``models/head_checks.py``)."""
+    from mmdet_rankloss.models.head_checks import head_fit_faults
     return head_fit_faults(model)
 
 
@@ -127,7 +127,7 @@ def build_and_check_model(model_cfg) -> List[str]:
     """The same faults from a config: building raises them (HeadFitError),
     here they are collected to print beside the data's."""
     from mmdet.registry import MODELS
-    from mmdet_rankloss.models.head_fit import HeadFitError
+    from mmdet_rankloss.models.head_checks import HeadFitError
     try:
         return check_model(MODELS.build(model_cfg))
     except HeadFitError as e:

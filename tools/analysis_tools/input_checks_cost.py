@@ -22,7 +22,7 @@ It prints the machine, the median step time of each mode, the median of
 the paired differences (on - off) with a bootstrap 95 % interval, and the
 median time inside the checks as a share of the step.
 
-    python tools/analysis_tools/check_overhead.py --pairs 40 --out work_dirs/check_overhead.json
+    python tools/analysis_tools/input_checks_cost.py --pairs 40 --out work_dirs/input_checks_cost.json
 
 On a CPU a host read (``.tolist()``) costs no device synchronisation; on a
 GPU each check's single read waits for the queued kernels, which the

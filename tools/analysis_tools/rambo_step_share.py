@@ -13,7 +13,7 @@ The step difference CE vs RaMBO is reported too, but on a CPU it is within
 the run-to-run noise of a multi-second step; the in-step loss time is the
 precise number.
 
-    python tools/analysis_tools/step_overhead.py --steps 3 --out work_dirs/step_overhead.json
+    python tools/analysis_tools/rambo_step_share.py --steps 3 --out work_dirs/rambo_step_share.json
 """
 import argparse
 import json
@@ -90,7 +90,7 @@ def loss_only_time(model, data, repeats=10):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--steps', type=int, default=3)
-    parser.add_argument('--out', default='work_dirs/step_overhead.json')
+    parser.add_argument('--out', default='work_dirs/rambo_step_share.json')
     args = parser.parse_args()
     torch.manual_seed(0)
     result = dict(threads=torch.get_num_threads())
