@@ -212,23 +212,25 @@ def config_lr(config: str, options: List[str]) -> float:
 def calibrate(config: str, ckpt: str, run_dir: str, options: List[str],
               data_root: str) -> float:
     """Fits the RaMBO config's calibration on the val split and writes it
-    into ``config``; returns the seconds of the val evaluation."""
+    into ``config`` (``tools/test.py`` on val, then
+    ``tools/analysis_tools/fit_score_calibration.py``, each run as a user
+    would run it); returns the seconds of both."""
     val_dir = osp.join(run_dir, 'val')
     val_pkl = osp.join(val_dir, 'detections.pkl')
+    log = osp.join(run_dir, 'val.log')
     seconds = run([
         sys.executable, 'tools/test.py', config, ckpt, '--work-dir', val_dir,
         '--out', val_pkl, '--cfg-options'
     ] + options + [
         'test_dataloader.dataset.ann_file=VOC2007/ImageSets/Main/val.txt'
-    ], osp.join(run_dir, 'val.log'))
-    from importlib import util
-    spec = util.spec_from_file_location(
-        'fit_score_calibration',
-        osp.join(ROOT, 'tools', 'analysis_tools', 'fit_score_calibration.py'))
-    fit = util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
-    fit.main([val_pkl, '--data-root', data_root, '--classes', 'voc',
-              '--split', 'val', '--write-config', osp.join(ROOT, config)])
+    ], log)
+    seconds += run_logged([
+        sys.executable, 'tools/analysis_tools/fit_score_calibration.py',
+        val_pkl, '--data-root', osp.abspath(data_root), '--classes', 'voc',
+        '--split', 'val', '--write-config', osp.join(ROOT, config)
+    ], log, cwd=ROOT, append=True)
+    print(f'[quickstart] calibration fitted on val and written to {config} '
+          f'(fit in {log})', flush=True)
     return seconds
 
 
