@@ -394,7 +394,9 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                  loc_error: Optional[Tensor],
                  zero: Tensor) -> Dict[str, Tensor]:
         """The output dict from what :meth:`_rank` returns."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f'{type(self).__name__} subclasses ErrorDrivenDetectionLoss but '
+            'does not define _outputs(), which names its returned losses')
 
     def _rank(self, cls_score: Tensor, labels: Tensor,
               weight: Optional[Tensor], reduction_override: Optional[str],
