@@ -21,6 +21,9 @@ data. The protocol is the one a reviewer asks for:
    ``test_split`` (default ``test``) names the VOC split list evaluated;
    the spec's ``data.make_test`` command writes it when it is missing
    (e.g. ``tools/make_digits_voc.py {root} --fresh-test confirm``).
+   ``prepare`` (a list of ``dict(path=..., make=[script, args...])``) names
+   other files the runs need (e.g. a pretrained backbone); a missing one is
+   written by its command before the first run.
 
 Seeds: the selection seed (``select_seed``) defaults to the smallest seed
 >= 0 that is not a test seed, so selection and test seeds are disjoint. The
@@ -172,6 +175,14 @@ def load_spec(path: str) -> dict:
                              f'{on!r}')
         m.setdefault('options', [])
         m.setdefault('label', name)
+    cfg.setdefault('prepare', [])
+    for item in cfg['prepare']:
+        if not (isinstance(item, dict) and isinstance(item.get('path'), str)
+                and isinstance(item.get('make'), (list, tuple))
+                and item['make']):
+            raise ValueError(f'{path}: each prepare entry must be '
+                             "dict(path='<file>', make=[<script>, <args>...])"
+                             f', got {item!r}')
     cfg['hypotheses'] = _hypotheses(cfg, path)
     return cfg
 
@@ -1087,6 +1098,13 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
 
 # ------------------------------------------------------------------ main
 def ensure_data(spec: dict) -> None:
+    """Writes the data set, the test split and each ``prepare`` file that
+    is missing, with the spec's commands."""
+    for item in spec.get('prepare', []):
+        if not osp.isfile(osp.join(ROOT, item['path'])):
+            print(f"[study] writing {item['path']}", flush=True)
+            subprocess.run([sys.executable] + list(item['make']), cwd=ROOT,
+                           check=True)
     data = spec.get('data')
     if not data:
         return
@@ -1199,7 +1217,8 @@ def main(argv=None) -> Dict[str, str]:
         {spec['methods'][m].get('lr_from', m) for m in methods},
         key=list(spec['methods']).index)
     if not args.report_only:
-        ensure_data(spec)
+        if not args.dry_run:  # a dry run writes nothing
+            ensure_data(spec)
         if args.phase in ('select', 'all'):
             plan = select_plan(spec, grid_methods)
             if args.dry_run:

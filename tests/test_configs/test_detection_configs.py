@@ -52,6 +52,9 @@ def test_expected_configs_exist():
             ('quickstart', 'r18-w32_fpn_{}_toyvoc', ('ce', 'rambo', 'rambo-bce')),
             ('rankers', 'r50_fpn_{}_1x_voc0712', ('ap-sigmoid', 'ap-sodeep')),
             ('digitsvoc', 'r18-w32_fpn_{}_16e_digitsvoc',
+             ('ce', 'rambo', 'rambo-bce')),
+            # the paper's regime, emulated: a glyph-pretrained backbone
+            ('digitsvoc', 'r18-w32-glyphs_fpn_{}_12e_digitsvoc',
              ('ce', 'rambo', 'rambo-bce'))):
         expected |= {f'{family}/faster-rcnn_{name.format(loss)}.py'
                      for loss in losses}

@@ -1,0 +1,12 @@
+# RaMBO + sigmoid cross-entropy (`MixedRankLoss`, `../_base_/rambo-bce.py`)
+# on the glyph-pretrained backbone: the paper's regime, emulated
+# (`faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py` says how). The test
+# score is the sigmoid of each foreground logit; score threshold 0.
+_base_ = ['./faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py',
+          '../_base_/rambo-bce.py']
+
+model = dict(
+    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)),
+    test_cfg=dict(rcnn=dict(score_thr=0.0)))
+# lr: chosen on val (experiments/studies/digitsvoc_pretrained_12e.py)
+optim_wrapper = dict(optimizer=dict(lr=0.02))

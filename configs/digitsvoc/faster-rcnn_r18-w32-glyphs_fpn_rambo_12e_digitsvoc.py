@@ -1,0 +1,17 @@
+# RaMBO AP loss with the paper's settings (`../_base_/rambo.py`) on the
+# glyph-pretrained backbone: the paper's regime, emulated
+# (`faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py` says how).
+# Scores are rank-trained, not probabilities: score threshold 0 at test time.
+# Before thresholding them (e.g. DetInferencer's 0.3), fit a calibration on
+# val and store it with the model:
+#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
+#       --data-root ROOT --write-config OUT.py --base <this config>
+# (docs/faq.md).
+_base_ = ['./faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py',
+          '../_base_/rambo.py']
+
+model = dict(
+    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_loss)),
+    test_cfg=dict(rcnn=dict(score_thr=0.0)))
+# lr: chosen on val (experiments/studies/digitsvoc_pretrained_12e.py)
+optim_wrapper = dict(optimizer=dict(lr=0.05))

@@ -1,0 +1,44 @@
+# Study: the paper's regime, emulated. Faster R-CNN R18-w32 FPN on DigitsVOC
+# from a backbone pretrained as a classifier of printed glyphs (the part
+# ImageNet plays for the paper; `mmdet_rankloss.datasets.glyphs`), 12 epochs,
+# lr / 10 after 9: cross-entropy, RaMBO at the paper's settings, RaMBO with
+# margin 0 and the mix (RaMBO + sigmoid CE).
+#   python tools/study.py experiments/studies/digitsvoc_pretrained_12e.py --phase select --jobs 2
+#   python tools/study.py experiments/studies/digitsvoc_pretrained_12e.py --freeze
+#   python tools/study.py experiments/studies/digitsvoc_pretrained_12e.py --phase test --jobs 2
+# Each loss's lr is selected on val with seed 5; the test seeds 0-4 take
+# part in no selection. The hypotheses are frozen after the selection and
+# before any test run. How this differs from the paper's Table 5:
+# docs/evidence.md, "Pretrained backbone".
+description = """Faster R-CNN R18-w32 FPN, backbone **pretrained** as a
+62-class classifier of printed glyphs (stage 1 and BatchNorm frozen), 12
+epochs (lr / 10 after 9), batch 8, DigitsVOC train (384 images) / val (160)
+/ test (320)."""
+data = dict(
+    root='data/digits_voc/VOCdevkit',
+    make=['tools/dataset_converters/make_digits_voc.py', '{root}'])
+prepare = [
+    dict(path='checkpoints/r18-w32_glyphs.pth',
+         make=['tools/misc/pretrain_backbone.py',
+               'checkpoints/r18-w32_glyphs.pth', '--threads', '1'])
+]
+seeds = [0, 1, 2, 3, 4]
+select_seed = 5
+baseline = 'ce'
+options = []
+preregistered = True  # no test run without the frozen file
+
+_cfg = 'configs/digitsvoc/faster-rcnn_r18-w32-glyphs_fpn_{}_12e_digitsvoc.py'
+_loss = 'model.roi_head.bbox_head.loss_cls.'
+# Grids: MMDetection's fine-tuning lr for batch 8 (0.01) and two doublings
+# for the cross-entropies; RaMBO's centred on the paper's 10x ratio to CE.
+methods = dict(
+    ce=dict(label='cross-entropy', config=_cfg.format('ce'),
+            lrs=[0.01, 0.02, 0.04]),
+    rambo=dict(label='RaMBO (paper settings)', config=_cfg.format('rambo'),
+               lrs=[0.02, 0.05, 0.1]),
+    margin0=dict(label='RaMBO, margin 0', config=_cfg.format('rambo'),
+                 lrs=[0.02, 0.05, 0.1], options=[_loss + 'margin=0.0']),
+    rambo_bce=dict(label='RaMBO + sigmoid CE (MixedRankLoss)',
+                   config=_cfg.format('rambo-bce'), lrs=[0.01, 0.02, 0.04]),
+)
