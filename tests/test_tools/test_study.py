@@ -72,6 +72,8 @@ def test_spec_defaults_and_plans(study, tmp_path):
     (f"seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}', "
      f"lrs=[0.1]), b=dict(config='{CE}', lr_from='zz'))", 'lr_from'),
     ("seeds=[0]\nmethods=dict()", "needs 'baseline'"),
+    (f"seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}', "
+     "lrs=[0.1]))\nprepare=[dict(path='x.pth')]", 'prepare entry'),
 ])
 def test_bad_specs_name_the_problem(study, tmp_path, body, match):
     with pytest.raises(ValueError, match=match):
@@ -232,3 +234,27 @@ def test_dry_run_prints_the_plan_and_writes_nothing(study, tmp_path, capsys,
     assert "('ce', 0.01, 0)" in out and "('rambo', 0.4, 0)" in out
     assert 'test runs follow the selection' in out and 'select' in out
     assert not out_dir.exists()
+
+
+def test_prepare_writes_missing_files_once_and_a_dry_run_none(
+        study, tmp_path, capsys):
+    """A spec's ``prepare`` command runs when its file is missing (a
+    pretrained backbone, say), and not when it exists or on a dry run."""
+    target = tmp_path / 'made' / 'weights.txt'
+    script = tmp_path / 'make.py'
+    script.write_text(
+        'import os, sys\n'
+        'os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)\n'
+        'open(sys.argv[1], "a").write("x")\n')
+    body = SPEC + (f"prepare = [dict(path={str(target)!r}, "
+                   f"make=[{str(script)!r}, {str(target)!r}])]\n")
+    spec_path = _write_spec(tmp_path, body)
+    args = [spec_path, '--work-dir', str(tmp_path / 'work'), '--out-dir',
+            str(tmp_path / 'out'), '--dry-run']
+    study.main(args)
+    assert not target.exists()
+    spec = study.load_spec(spec_path)
+    study.ensure_data(spec)
+    study.ensure_data(spec)
+    assert target.read_text() == 'x'  # written once
+    assert f'writing {target}' in capsys.readouterr().out
