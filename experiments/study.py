@@ -785,6 +785,16 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                 text = f'**{text}**'
             cells.append(f'lr {lr:g}: {text}')
         md.append(f'- {m["label"]} (`{mname}`): ' + ', '.join(cells))
+    earlier = [(mname, m) for mname, m in spec['methods'].items()
+               if 'lr' in m]
+    for mname, m in earlier:  # chosen before this study: say where
+        on = m.get('selected_on') or {}
+        where = (f" in `{on['study']}`" if on.get('study') else '') + (
+            f" with seed{'s' if len(on.get('seeds', [])) > 1 else ''} "
+            f"{', '.join(map(str, on['seeds']))}" if on.get('seeds') else '')
+        note = f"; {on['note']}" if on.get('note') else ''
+        md.append(f'- {m["label"]} (`{mname}`): lr {m["lr"]:g}, selected on '
+                  f'val before this study{where}{note}')
     md += ['', '## Test AP50 at the selected learning rate', '']
     table = []
     by_pair = {(c['method'], c['baseline']): c for c in comparisons}

@@ -164,6 +164,14 @@ def test_report_of_a_selection_only_study(study, tmp_path):
     # no empty table header: a sentence says there is no test run
     assert '| method | lr |' not in md
     assert 'No test run (`--phase test`)' in md
+    # an lr chosen before the study gets its line: no empty section
+    spec['methods']['old'] = dict(
+        config=CE, lr=0.04, options=[], label='earlier CE',
+        selected_on=dict(study='s16', seeds=[0, 1], note='grid 0.01-0.08'))
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'out2'))['md']).read()
+    assert ('- earlier CE (`old`): lr 0.04, selected on val before this '
+            'study in `s16` with seeds 0, 1; grid 0.01-0.08') in md
 
 
 def test_finished_runs_are_skipped(study, tmp_path, monkeypatch):
