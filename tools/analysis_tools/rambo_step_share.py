@@ -18,14 +18,12 @@ precise number.
 import argparse
 import json
 import os
-import statistics
-import time
-
 import torch
 from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401
-from experiments.step_timing import fake_batch, train_step
+from experiments.step_timing import (fake_batch, loss_only_time,
+                                     median_step_time)
 from mmdet.registry import MODELS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -43,50 +41,6 @@ def build(name):
     return model.train()
 
 
-def time_steps(model, data, steps):
-    opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
-    times = []
-    for i in range(steps + 1):  # first step is a warm-up
-        t0 = time.perf_counter()
-        train_step(model, data, opt)
-        if i:
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def loss_only_time(model, data, repeats=10):
-    """Forward+backward of loss_cls alone on the step's RoI scores."""
-    head = model.roi_head.bbox_head
-    captured = {}
-    original = head.loss_cls.forward
-
-    def capture(cls_score, labels, *args, **kwargs):
-        captured.update(cls_score=cls_score.detach(), labels=labels,
-                        args=args, kwargs=kwargs)
-        return original(cls_score, labels, *args, **kwargs)
-
-    head.loss_cls.forward = capture
-    with torch.no_grad():
-        model(**data, mode='loss')
-    head.loss_cls.forward = original
-    score = captured['cls_score']
-    g = torch.Generator().manual_seed(0)
-    times = []
-    for _ in range(repeats + 8):  # the first 8 fill the tau = 7 memory
-        # each batch differs, as in training (identical copies in the
-        # memory would make every score a tie)
-        noise = torch.randn(score.shape, generator=g) * score.std()
-        leaf = (score + noise).requires_grad_(True)
-        t0 = time.perf_counter()
-        out = head.loss_cls(leaf, captured['labels'], *captured['args'],
-                            **captured['kwargs'])
-        if isinstance(out, dict):
-            out = sum(v for k, v in out.items() if 'loss' in k)
-        out.backward()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times[8:]), tuple(score.shape)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--steps', type=int, default=3)
@@ -97,8 +51,9 @@ def main():
     for name in ('ce', 'rambo'):
         model = build(name)
         data = fake_batch(model)
-        result[f'{name}_step_s'] = time_steps(model, data, args.steps)
-        result[f'{name}_loss_cls_s'], shape = loss_only_time(model, data)
+        result[f'{name}_step_s'] = median_step_time(model, data, args.steps)
+        result[f'{name}_loss_cls_s'], shape = loss_only_time(
+            model, data, model.roi_head.bbox_head.loss_cls)
         result['roi_scores_shape'] = shape
         print(f"{name}: step {result[f'{name}_step_s']:.2f} s, loss_cls "
               f"fwd+bwd {result[f'{name}_loss_cls_s']*1e3:.1f} ms on "
