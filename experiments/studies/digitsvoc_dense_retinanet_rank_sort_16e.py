@@ -1,0 +1,44 @@
+# Study: Rank & Sort and aLRP against focal loss and RaMBO (logits) + focal
+# on DigitsVOC, RetinaNet R18-w32 FPN trained from scratch for 16 epochs:
+# the RetinaNet half of the dense rank-loss comparison
+# (`digitsvoc_dense_atss_rank_sort_16e.py` is the ATSS half).
+#   python tools/study.py experiments/studies/digitsvoc_dense_retinanet_rank_sort_16e.py --phase select --jobs 2
+#   python tools/study.py experiments/studies/digitsvoc_dense_retinanet_rank_sort_16e.py --freeze
+#   python tools/study.py experiments/studies/digitsvoc_dense_retinanet_rank_sort_16e.py --phase test --jobs 2
+# Focal's lr was selected on val in `digitsvoc_dense_retinanet_16e` (seed
+# 0). The logits mix, RS and aLRP get their own grids here, selected with
+# seed 5; the test seeds 6-10 took part in no selection. The hypotheses
+# are frozen after the selection, before any test run.
+_base_ = './digitsvoc_scratch_16e.py'  # data
+description = """RetinaNet R18-w32 FPN **from scratch**, 16 epochs (lr / 10
+after 12), batch 8, DigitsVOC train (384 images) / val (160) / test (320):
+focal, RaMBO (logits) + focal, Rank & Sort, aLRP."""
+baseline = 'focal'
+select_seed = 5
+seeds = [6, 7, 8, 9, 10]
+preregistered = True  # no test run without the frozen file
+
+_retina = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
+methods = dict(
+    _delete_=True,  # not the two-stage study's methods
+    focal=dict(
+        label='focal loss', config=_retina.format('focal'), lr=0.08,
+        selected_on=dict(study='digitsvoc_dense_retinanet_16e', seeds=[0],
+                         note='val AP50 of the grid 0.005 ... 0.08')),
+    # the shipped RetinaNet mix ranks sigmoid scores; ATSS's logits won
+    rambo_focal=dict(
+        label='RaMBO (logits) + focal', config=_retina.format('rambo-focal'),
+        lrs=[0.01, 0.02, 0.04],
+        options=['model.bbox_head.loss_cls.rank_loss.score_space=logits']),
+    rank_sort=dict(label='Rank & Sort (delta 0.5)',
+                   config=_retina.format('rank-sort'),
+                   lrs=[0.0025, 0.005, 0.01, 0.02]),
+    alrp=dict(label='aLRP (delta 1, SB weighting)',
+              config=_retina.format('alrp'),
+              lrs=[0.00125, 0.0025, 0.005, 0.01]),
+)
+hypotheses = [
+    dict(method='rank_sort', baseline='focal', alternative='two-sided'),
+    dict(method='alrp', baseline='focal', alternative='two-sided'),
+    dict(method='rambo_focal', baseline='focal', alternative='two-sided'),
+]
