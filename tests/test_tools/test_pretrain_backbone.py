@@ -29,7 +29,8 @@ def checkpoint(tool, tmp_path_factory):
     out = str(tmp_path_factory.mktemp('pretrain') / 'glyphs.pth')
     meta = tool.main([out, '--epochs', '2', '--images-per-epoch', '128',
                       '--held-out', '62', '--batch-size', '32', '--size',
-                      '32', '--lr', '0.05', '--log-interval', '4'])
+                      '32', '--lr', '0.05', '--log-interval', '4',
+                      '--preview', out[:-4] + '_preview.png'])
     return out, meta
 
 
@@ -44,6 +45,9 @@ def test_checkpoint_is_weights_only_with_the_log(checkpoint):
     assert [e['epoch'] for e in log['epochs']] == [1, 2]
     assert 0.0 <= log['top1'] <= 1.0 and log['classes'][:3] == '012'
     assert all(torch.isfinite(torch.tensor(e['loss'])) for e in log['epochs'])
+    from PIL import Image
+    # 62 held-out renders of 32 px: 4 rows of up to 16
+    assert Image.open(out[:-4] + '_preview.png').size == (16 * 32, 4 * 32)
 
 
 def test_the_configs_load_exactly_these_weights(checkpoint):

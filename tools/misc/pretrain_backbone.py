@@ -57,6 +57,9 @@ def parse_args(argv=None):
     parser.add_argument('--threads', type=int, default=None,
                         help='torch intra-op threads (default: torch\'s)')
     parser.add_argument('--log-interval', type=int, default=50)
+    parser.add_argument('--preview', default=None,
+                        help='also write a grid of 4 x 16 held-out renders '
+                        'to this image file (.jpg or .png)')
     args = parser.parse_args(argv)
     for name in ('epochs', 'images_per_epoch', 'held_out', 'batch_size'):
         if getattr(args, name) < 1:
@@ -113,6 +116,22 @@ def lr_at(step: int, steps_per_epoch: int, total: int, base: float) -> float:
     return base * 0.5 * (1 + math.cos(math.pi * t))
 
 
+def write_preview(path: str, images: np.ndarray, rows: int = 4,
+                  cols: int = 16) -> None:
+    """A grid of the first ``rows x cols`` images: what the classifier
+    sees."""
+    from PIL import Image
+    n = min(len(images), rows * cols)
+    rows = -(-n // cols)
+    h, w = images.shape[1:3]
+    grid = np.zeros((rows * h, cols * w, 3), np.uint8)
+    for i in range(n):
+        r, c = divmod(i, cols)
+        grid[r * h:(r + 1) * h, c * w:(c + 1) * w] = images[i]
+    os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+    Image.fromarray(grid).save(path, quality=90)
+
+
 def save(path: str, model: GlyphClassifier, meta: dict) -> None:
     """Writes the backbone's weights and ``meta`` atomically."""
     os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
@@ -138,6 +157,9 @@ def main(argv=None) -> dict:
                             lr=args.lr, momentum=0.9, nesterov=True)
     held_images, held_labels = make_glyph_set(args.held_out, HELD_OUT_SEED,
                                               args.size)
+    if args.preview:
+        write_preview(args.preview, held_images)
+        print(f'[pretrain] preview of the held-out renders: {args.preview}')
     steps_per_epoch = math.ceil(args.images_per_epoch / args.batch_size)
     total = steps_per_epoch * args.epochs
     log, step, start = [], 0, time.time()
