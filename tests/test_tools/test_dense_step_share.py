@@ -18,6 +18,7 @@ def tool(load_tool):
 
 def test_the_r50_configs_exist(tool):
     for loss in tool.LOSSES:
+        assert osp.isfile(osp.join(tool.ROOT, SMALL.format(loss)))
         assert osp.isfile(osp.join(tool.ROOT, tool.CONFIG.format(loss)))
 
 
@@ -33,3 +34,23 @@ def test_measure_on_a_small_retinanet(tool, loss):
     assert r['scores_shape'] == [n, 10 if loss == 'focal' else 11]
     assert r['step_s'] > 0 and r['loss_cls_s'] > 0
     assert r['share_of_step'] == pytest.approx(r['loss_cls_s'] / r['step_s'])
+
+
+def test_main_writes_the_ratio_to_focal(tool, tmp_path):
+    out = tmp_path / 'share.json'
+    result = tool.main([
+        '--steps', '1', '--config', SMALL, '--size', '64', '64', '--batch',
+        '1', '--losses', 'focal', 'rank-sort', '--out', str(out)])
+    import json
+    assert json.loads(out.read_text()) == json.loads(json.dumps(result))
+    rs = result['losses']['rank-sort']
+    assert rs['step_over_focal'] == pytest.approx(
+        rs['step_s'] / result['losses']['focal']['step_s'])
+    assert result['losses']['focal']['step_over_focal'] == 1.0
+    assert rs['scores_shape'][0] == 9 * 86  # one 64 x 64 image
+
+
+def test_config_without_a_loss_slot_is_refused(tool, capsys):
+    with pytest.raises(SystemExit):
+        tool.main(['--config', 'configs/x.py'])
+    assert 'needs a {}' in capsys.readouterr().err

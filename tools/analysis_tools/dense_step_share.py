@@ -15,6 +15,14 @@ work it is noisier than the in-step share, which is measured in the same
 process moments apart.
 
     python tools/analysis_tools/dense_step_share.py --steps 2 --out work_dirs/dense_step_share.json
+
+``--config`` takes another family (a ``{}`` where the loss goes), e.g. the
+DigitsVOC ATSS configs at their own input and batch, for the training time
+per loss that the study's wall times (taken on a shared machine) blur::
+
+    python tools/analysis_tools/dense_step_share.py --steps 20 \
+        --config configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py \
+        --size 128 128 --batch 8 --losses focal rambo-focal rank-sort alrp
 """
 import argparse
 import json
@@ -32,7 +40,7 @@ from mmdet.registry import MODELS
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 CONFIG = 'configs/dense/retinanet/retinanet_r50_fpn_{}_1x_voc0712.py'
-LOSSES = ('focal', 'rank-sort', 'alrp')
+LOSSES = ('focal', 'rambo-focal', 'rank-sort', 'alrp')
 
 
 def build(loss: str, config: str = CONFIG):
@@ -45,9 +53,9 @@ def build(loss: str, config: str = CONFIG):
 
 
 def measure(loss: str, steps: int, size=(600, 1000), config: str = CONFIG,
-            repeats: int = 5) -> dict:
+            repeats: int = 5, batch: int = 2) -> dict:
     model = build(loss, config)
-    data = fake_batch(model, size=size,
+    data = fake_batch(model, num_images=batch, size=size,
                       num_classes=model.bbox_head.num_classes)
     step = median_step_time(model, data, steps)
     loss_s, shape = loss_only_time(model, data, model.bbox_head.loss_cls,
@@ -59,15 +67,26 @@ def measure(loss: str, steps: int, size=(600, 1000), config: str = CONFIG,
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--steps', type=int, default=2)
-    parser.add_argument('--losses', nargs='+', default=list(LOSSES),
+    parser.add_argument('--losses', nargs='+',
+                        default=['focal', 'rank-sort', 'alrp'],
                         choices=LOSSES)
+    parser.add_argument('--config', default=CONFIG,
+                        help='config family, {} for the loss')
+    parser.add_argument('--size', type=int, nargs=2, default=[600, 1000],
+                        metavar=('H', 'W'))
+    parser.add_argument('--batch', type=int, default=2)
     parser.add_argument('--out', default='work_dirs/dense_step_share.json')
     args = parser.parse_args(argv)
     torch.manual_seed(0)
+    if '{}' not in args.config:
+        parser.error(f'--config needs a {{}} where the loss goes, got '
+                     f'{args.config!r}')
     result = dict(threads=torch.get_num_threads(), torch=str(
-        torch.__version__), config=CONFIG, losses={})
+        torch.__version__), config=args.config, size=args.size,
+                  batch=args.batch, losses={})
     for loss in args.losses:
-        r = measure(loss, args.steps)
+        r = measure(loss, args.steps, tuple(args.size), args.config,
+                    batch=args.batch)
         result['losses'][loss] = r
         print(f"{loss}: step {r['step_s']:.2f} s, loss_cls fwd+bwd "
               f"{1e3 * r['loss_cls_s']:.1f} ms on {r['scores_shape']} scores "
