@@ -164,6 +164,11 @@ def test_mix_twin_changes_only_loss_hooks_and_threshold(name):
     assert cfg['model']['test_cfg']['rcnn'].pop('score_thr') == 0.0
     twin['model']['roi_head']['bbox_head'].pop('loss_cls')
     twin['model']['test_cfg']['rcnn'].pop('score_thr')
+    if '-glyphs_' in name:
+        # from the pretrained backbone val chose 0.08 for both; the CE twin
+        # ships 0.04, since CE diverged at 0.08 with 2 of 5 seeds
+        assert (cfg['optim_wrapper']['optimizer'].pop('lr'),
+                twin['optim_wrapper']['optimizer'].pop('lr')) == (0.08, 0.04)
     assert cfg == twin
     # the recipe is stated once: no mix config writes loss settings
     with open(osp.join(CONFIG_DIR, name), encoding='utf-8') as f:
