@@ -14,7 +14,9 @@ data. The protocol is the one a reviewer asks for:
    the best learning rate is selected (ties: the smaller). Methods with
    ``lr_from`` take another method's selected learning rate (ablations).
 2. ``test``: every method is trained with its selected learning rate for
-   each seed and evaluated on **test** with ``tools/test.py``, once; the
+   each seed (all methods of one seed before the next seed, so that a test
+   phase stopped half-way leaves paired runs) and evaluated on **test**
+   with ``tools/test.py``, once; the
    val and test detections are also scored for precision / recall at the
    usual thresholds and calibration (D-ECE), before and after a monotone
    Platt fit on val (``mmdet_rankloss.evaluation.calibration``).
@@ -49,7 +51,11 @@ did not start after the freeze, and labels undeclared rows exploratory.
 Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
 and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``.
 Runs are resumable: a finished run (its ``result.json``) is skipped, an
-interrupted one continues from its last checkpoint (``--resume``). Each run
+interrupted one continues from its last checkpoint (``--resume``). Each
+result is also kept in ``<records-dir>/<study>/`` (default
+``<out-dir>/runs``, committed with the report): a study resumes, and its
+report is written, from those records when the work directories are gone,
+e.g. on another machine. Each run
 prints a progress line with an ETA. ``--jobs N`` runs N at once (on a
 2-core CPU that slows each; use it on a GPU or a bigger machine). A GPU is
 used when present (MMEngine's default).
@@ -80,7 +86,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from experiments import run_logs, runner
 from experiments.run_logs import machine_name
-from experiments.runner import lr_tag, run_dir, write_json  # noqa: F401
+from experiments.runner import (lr_tag, read_json, run_dir,  # noqa: F401
+                                write_json)
 from experiments.stats import (ALTERNATIVES, corrected_family,  # noqa: F401
                                holm, interval_text, mean_std,
                                paired_difference, paired_t_pvalue,
@@ -276,7 +283,8 @@ def test_plan(spec: dict, methods: Sequence[str],
         raise RuntimeError(
             f'no learning rate selected yet for {missing}: run the select '
             'phase first (--phase select)')
-    return [(m, chosen[m], seed) for m in methods for seed in spec['seeds']]
+    # seed by seed: a test phase stopped half-way leaves whole pairs
+    return [(m, chosen[m], seed) for seed in spec['seeds'] for m in methods]
 
 
 # ----------------------------------------------------------- one run
@@ -336,21 +344,34 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
 
 def execute_run(spec: dict, method: str, lr: float, seed: int,
                 evaluate_test: bool, work_dir: str,
-                preregistration: Optional[str] = None) -> dict:
+                preregistration: Optional[str] = None,
+                records: Optional[str] = None) -> dict:
     """Trains (or resumes) one run, evaluates it; returns its result.
 
     The test evaluation records when it started and the settings hash of
     the pre-registration it ran under (``preregistration``, or None), which
-    the report checks.
+    the report checks. With ``records`` (a folder), each result is also
+    written there (``record_path``), and a run whose record already holds
+    what is asked is not run again, even without its work directory.
     """
     m = spec['methods'][method]
+    needed = 'test_ap50' if evaluate_test else 'val_ap50'
+    recorded = read_json(record_path(records, spec, method, lr, seed)
+                         ) if records else None
     directory = run_dir(work_dir, spec['name'], method, lr, seed)
-    os.makedirs(directory, exist_ok=True)
     result_path = osp.join(directory, 'result.json')
-    result = {}
-    if osp.isfile(result_path):
-        with open(result_path, encoding='utf-8') as f:
-            result = json.load(f)
+    if (recorded and needed in recorded
+            and needed not in (read_json(result_path) or {})):
+        return recorded
+    os.makedirs(directory, exist_ok=True)
+    result = read_json(result_path) or {}
+
+    def save(result):
+        write_json(result_path, result)
+        if records:
+            path = record_path(records, spec, method, lr, seed)
+            os.makedirs(osp.dirname(path), exist_ok=True)
+            write_json(path, result)
     python = sys.executable
     options = list(spec['options']) + list(m['options']) + [
         f'optim_wrapper.optimizer.lr={lr}', f'randomness.seed={seed}'
@@ -374,7 +395,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             val_ap50=curve[max(curve)],
             final_train=last_train_record(directory),
             machine=machine_name())
-        write_json(result_path, result)
+        save(result)
     if evaluate_test and 'test_ap50' not in result:
         with open(osp.join(directory, 'last_checkpoint')) as f:
             ckpt = f.read().strip()
@@ -407,7 +428,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 pkls['test'], test_split)
         except ValueError as err:  # e.g. no true positive on val
             result['calibration'] = dict(error=str(err))
-        write_json(result_path, result)
+        save(result)
     return result
 
 
@@ -428,14 +449,33 @@ def pretrained_checkpoint(spec: dict, work_dir: str) -> str:
         return f.read().strip()
 
 
-def collect_results(spec: dict, work_dir: str) -> Dict[Tuple, dict]:
+def record_path(records: str, spec: dict, method: str, lr: float,
+                seed: int) -> str:
+    """``<records>/<study>/<method>_lr<lr>_seed<seed>.json``: the copy of a
+    run's result kept with the report, so that a study resumes without the
+    work directories (which hold the checkpoints and stay out of git)."""
+    return osp.join(records, spec['name'],
+                    f'{method}_{lr_tag(lr)}_seed{seed}.json')
+
+
+def collect_results(spec: dict, work_dir: str,
+                    records: Optional[str] = None) -> Dict[Tuple, dict]:
+    """Finished runs of the study, from the work directories and, when
+    given, the records folder; of two results of one run, the one with a
+    test result (the work directory's when both or neither have one)."""
     out = {}
-    pattern = osp.join(work_dir, spec['name'], '*', '*', 'result.json')
-    for path in glob.glob(pattern):
-        with open(path, encoding='utf-8') as f:
-            res = json.load(f)
-        if res.get('method') in spec['methods']:
-            out[(res['method'], float(res['lr']), int(res['seed']))] = res
+    patterns = [osp.join(work_dir, spec['name'], '*', '*', 'result.json')]
+    if records:
+        patterns.insert(0, osp.join(records, spec['name'], '*.json'))
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)):
+            with open(path, encoding='utf-8') as f:
+                res = json.load(f)
+            if res.get('method') not in spec['methods']:
+                continue
+            key = (res['method'], float(res['lr']), int(res['seed']))
+            if 'test_ap50' in res or 'test_ap50' not in out.get(key, {}):
+                out[key] = res
     return out
 
 
@@ -595,7 +635,8 @@ def check_preregistration(spec: dict, chosen: Dict[str, float],
 
 
 def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
-           now: Optional[str] = None) -> Dict[str, str]:
+           now: Optional[str] = None,
+           records: Optional[str] = None) -> Dict[str, str]:
     """Writes the pre-registration (``--freeze``): hypotheses, test seeds,
     selected settings, date and settings hash, before any test run.
 
@@ -1140,9 +1181,10 @@ def ensure_data(spec: dict) -> None:
 
 def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
              work_dir: str, jobs: int, phase: str,
-             preregistration: Optional[str] = None) -> None:
+             preregistration: Optional[str] = None,
+             records: Optional[str] = None) -> None:
     """The runs of ``plan`` not finished yet (``experiments.runner``)."""
-    results = collect_results(spec, work_dir)
+    results = collect_results(spec, work_dir, records)
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
 
     def describe(item, res):
@@ -1154,7 +1196,7 @@ def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
 
     runner.run_plan(
         plan, lambda item: execute_run(spec, *item, evaluate_test, work_dir,
-                                       preregistration),
+                                       preregistration, records),
         lambda item: needed in results.get(item, {}), describe, jobs,
         header=f'[study] {spec["name"]} {phase}', prefix=f'[study] {phase} ')
 
@@ -1167,6 +1209,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--jobs', type=int, default=1)
     parser.add_argument('--work-dir', default='work_dirs/studies')
     parser.add_argument('--out-dir', default='docs/evidence')
+    parser.add_argument('--records-dir',
+                        help='where each run\'s result is also kept, so that '
+                        'the study resumes without its work directories '
+                        '(default: <out-dir>/runs)')
     parser.add_argument('--methods', nargs='+',
                         help='only these methods (default: all)')
     parser.add_argument('--dry-run', action='store_true',
@@ -1220,8 +1266,10 @@ def main(argv=None) -> Dict[str, str]:
     spec = load_spec(args.spec)
     work_dir = osp.abspath(args.work_dir)
     methods = requested_methods(spec, args.methods)
+    records = args.records_dir or osp.join(args.out_dir, 'runs')
     if args.freeze:
-        return freeze(spec, args.spec, work_dir, args.out_dir)
+        return freeze(spec, args.spec, work_dir, args.out_dir,
+                      records=records)
     # a method with lr_from needs that method's grid
     grid_methods = sorted(
         {spec['methods'][m].get('lr_from', m) for m in methods},
@@ -1234,9 +1282,11 @@ def main(argv=None) -> Dict[str, str]:
             if args.dry_run:
                 print('\n'.join(map(str, plan)))
             else:
-                run_plan(spec, plan, False, work_dir, args.jobs, 'select')
+                run_plan(spec, plan, False, work_dir, args.jobs, 'select',
+                         records=records)
         if args.phase in ('test', 'all'):
-            chosen = selected_lrs(spec, collect_results(spec, work_dir))
+            chosen = selected_lrs(spec,
+                                  collect_results(spec, work_dir, records))
             record = read_preregistration(spec, args.out_dir)
             if record is not None:
                 check_preregistration(spec, chosen, record)
@@ -1252,10 +1302,11 @@ def main(argv=None) -> Dict[str, str]:
             else:
                 plan = test_plan(spec, methods, chosen)
                 run_plan(spec, plan, True, work_dir, args.jobs, 'test',
-                         record and record['settings_sha256'])
+                         record and record['settings_sha256'], records)
     if args.dry_run:  # prints the plan, writes nothing
         return {}
-    paths = write_report(spec, collect_results(spec, work_dir), args.out_dir)
+    paths = write_report(spec, collect_results(spec, work_dir, records),
+                         args.out_dir)
     print(f'[study] report: {paths["md"]}, {paths["csv"]}', flush=True)
     return paths
 

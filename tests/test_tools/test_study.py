@@ -4,6 +4,7 @@ through MMDetection's runner."""
 import csv
 import json
 import math
+import os
 import os.path as osp
 
 import pytest
@@ -55,6 +56,10 @@ def test_spec_defaults_and_plans(study, tmp_path):
         study.test_plan(spec, ['ce'], {})
     assert study.test_plan(spec, ['tau0'], {'tau0': 0.2}) == [
         ('tau0', 0.2, 0), ('tau0', 0.2, 1), ('tau0', 0.2, 2)]
+    # seed by seed, so that a test phase stopped half-way leaves pairs
+    assert study.test_plan(spec, ['ce', 'tau0'], {'ce': 0.01, 'tau0': 0.2}
+                           )[:3] == [('ce', 0.01, 0), ('tau0', 0.2, 0),
+                                     ('ce', 0.01, 1)]
 
 
 @pytest.mark.parametrize('body, match', [
@@ -188,6 +193,63 @@ def test_finished_runs_are_skipped(study, tmp_path, monkeypatch):
     monkeypatch.setattr(study, 'run_logged', forbidden)
     assert study.execute_run(spec, 'ce', 0.01, 0, True, str(work)) == saved
     assert study.collect_results(spec, str(work)) == {('ce', 0.01, 0): saved}
+
+
+def test_records_resume_a_study_without_its_work_directories(
+        study, tmp_path, monkeypatch):
+    """The committed copy of each result: a run whose record holds what is
+    asked is not run again when its work directory is gone; a selection
+    record does not stand in for a test run."""
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    work, records = str(tmp_path / 'work'), str(tmp_path / 'runs')
+    path = study.record_path(records, spec, 'ce', 0.01, 1)
+    assert path == osp.join(records, 'mini', 'ce_lr0.01_seed1.json')
+    tested = _fake('ce', 0.01, 1, 0.5, 0.4)
+    selected = _fake('ce', 0.02, 0, 0.6)
+    for res in (tested, selected):
+        target = study.record_path(records, spec, res['method'], res['lr'],
+                                   res['seed'])
+        os.makedirs(osp.dirname(target), exist_ok=True)
+        json.dump(res, open(target, 'w'))
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError('a recorded run was started again')
+
+    monkeypatch.setattr(study, 'run_logged', forbidden)
+    assert study.execute_run(spec, 'ce', 0.01, 1, True, work,
+                             records=records) == tested
+    assert study.execute_run(spec, 'ce', 0.02, 0, False, work,
+                             records=records) == selected
+    assert not osp.exists(work)  # nothing was run, nothing written
+    assert study.collect_results(spec, work, records) == {
+        ('ce', 0.01, 1): tested, ('ce', 0.02, 0): selected}
+    assert study.collect_results(spec, work) == {}
+    with pytest.raises(AssertionError, match='started again'):
+        study.execute_run(spec, 'ce', 0.02, 0, True, work, records=records)
+
+
+def test_records_are_written_beside_the_work_directory(study, tmp_path,
+                                                       monkeypatch):
+    """A finished run leaves the same result in its work directory and in
+    the records; of two copies of one run, the one with a test result."""
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    work, records = str(tmp_path / 'work'), str(tmp_path / 'runs')
+    monkeypatch.setattr(study, 'run_logged', lambda cmd, log: 7.0)
+    monkeypatch.setattr(study, 'read_scalars', lambda d: {1: 0.25, 2: 0.5})
+    monkeypatch.setattr(study, 'last_train_record', lambda d: {})
+    res = study.execute_run(spec, 'ce', 0.01, 0, False, work,
+                            records=records)
+    assert res['val_ap50'] == 0.5 and res['train_seconds'] == 7.0
+    directory = study.run_dir(work, 'mini', 'ce', 0.01, 0)
+    on_disk = json.load(open(osp.join(directory, 'result.json')))
+    recorded = json.load(open(study.record_path(records, spec, 'ce', 0.01,
+                                                0)))
+    assert on_disk == recorded == res
+    with_test = dict(res, test_ap50=0.45)
+    json.dump(with_test, open(study.record_path(records, spec, 'ce', 0.01,
+                                                0), 'w'))
+    assert study.collect_results(spec, work, records) == {
+        ('ce', 0.01, 0): with_test}
 
 
 def test_one_real_run_through_the_runner(study, tmp_path, capsys):
