@@ -360,11 +360,10 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                          ) if records else None
     directory = run_dir(work_dir, spec['name'], method, lr, seed)
     result_path = osp.join(directory, 'result.json')
-    if (recorded and needed in recorded
-            and needed not in (read_json(result_path) or {})):
+    result = read_json(result_path) or {}
+    if recorded and needed in recorded and needed not in result:
         return recorded
     os.makedirs(directory, exist_ok=True)
-    result = read_json(result_path) or {}
 
     def save(result):
         write_json(result_path, result)
