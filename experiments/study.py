@@ -342,6 +342,47 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
             fixed, is_tp, num_gt, THRESHOLDS).items()})
 
 
+ATTEMPTS = 'attempts.json'
+
+
+def start_attempt(directory: str) -> List[dict]:
+    """Notes the start of a training attempt in the run's folder; returns
+    all attempts so far.
+
+    A run stopped part-way resumes from its last checkpoint, so its train
+    time is that of every attempt up to the checkpoint the next one resumed
+    from (``earlier_attempts_seconds``) plus the last attempt's: an
+    interrupted run is neither under- nor over-counted in the report's
+    wall time. Each attempt records when it started and the modification
+    time of the checkpoint it resumes from.
+    """
+    path = osp.join(directory, ATTEMPTS)
+    attempts = read_json(path) or []
+    resumed_from = None
+    pointer = osp.join(directory, 'last_checkpoint')
+    if osp.isfile(pointer):
+        with open(pointer) as f:
+            ckpt = f.read().strip()
+        if not osp.isabs(ckpt):
+            ckpt = osp.join(directory, ckpt)
+        if osp.isfile(ckpt):
+            resumed_from = osp.getmtime(ckpt)
+    attempts.append(dict(started=time.time(), resumed_from=resumed_from))
+    write_json(path, attempts)
+    return attempts
+
+
+def earlier_attempts_seconds(attempts: Sequence[dict]) -> float:
+    """Train time of every attempt but the last: from its start to the
+    checkpoint the next attempt resumed from (work after that checkpoint
+    was lost and redone, so it is not counted)."""
+    total = 0.0
+    for before, after in zip(attempts, attempts[1:]):
+        if after.get('resumed_from') is not None:
+            total += max(0.0, after['resumed_from'] - before['started'])
+    return total
+
+
 def execute_run(spec: dict, method: str, lr: float, seed: int,
                 evaluate_test: bool, work_dir: str,
                 preregistration: Optional[str] = None,
@@ -383,17 +424,23 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         cmd = [python, 'tools/train.py', m['config'], '--work-dir', directory]
         if osp.isfile(osp.join(directory, 'last_checkpoint')):
             cmd.append('--resume')
+        attempts = start_attempt(directory)
         seconds = run_logged(cmd + ['--cfg-options'] + options, log_path)
         curve = read_scalars(directory)
         if not curve:
             raise RuntimeError(f'{directory}: no {METRIC} logged')
         result = dict(
             study=spec['name'], method=method, lr=lr, seed=seed,
-            train_seconds=result.get('train_seconds', 0.0) + seconds,
+            train_seconds=earlier_attempts_seconds(attempts) + seconds,
             val_curve=[curve[k] for k in sorted(curve)],
             val_ap50=curve[max(curve)],
             final_train=last_train_record(directory),
             machine=machine_name())
+        if len(attempts) > 1:
+            result['resumed'] = len(attempts) - 1
+        if attempts[0]['resumed_from'] is not None:
+            # resumed from an attempt that left no record of its start
+            result['train_seconds_partial'] = True
         save(result)
     if evaluate_test and 'test_ap50' not in result:
         with open(osp.join(directory, 'last_checkpoint')) as f:
@@ -854,8 +901,10 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
             f'{100 * diff["high"]:+.1f}]')
         comp = by_pair.get((mname, bname), {})
         bonf_text = interval_text(comp) if 'p' in comp else '-'
-        times = [results[(mname, chosen[mname], s)]['train_seconds']
-                 for s in values]
+        runs = [results[(mname, chosen[mname], s)] for s in values]
+        # a run resumed after an attempt of unknown length: time unknown
+        times = [r['train_seconds'] for r in runs
+                 if not r.get('train_seconds_partial')] or [float('nan')]
         label = spec['methods'][mname]['label']
         if record and mname not in declared:
             label += ' *(exploratory)*'

@@ -125,3 +125,20 @@ def test_relative_links_exist(rel):
                     anchor not in anchors(path)):
                 missing.append(f'line {number}: {target} (no such heading)')
     assert not missing, f'{rel}: ' + '; '.join(missing)
+
+
+def test_citation_file_is_current():
+    """CITATION.bib, which the README points to, cites the package at the
+    installed version and has one entry per paper named in the README."""
+    with open(osp.join(ROOT, 'CITATION.bib'), encoding='utf-8') as f:
+        bib = f.read()
+    scope = {}
+    with open(osp.join(ROOT, 'mmdet_rankloss', 'version.py'),
+              encoding='utf-8') as f:
+        exec(f.read(), scope)
+    assert f'Version {scope["__version__"]}' in bib
+    keys = re.findall(r'^@\w+\{(\w+),', bib, re.M)
+    assert len(keys) == len(set(keys)), keys
+    # "the rank losses of eight papers" in the README's first paragraph
+    assert len([k for k in keys if k != 'mmdet_rankloss']) == 8, keys
+    assert 'eight papers' in '\n'.join(_lines('README.md')[:10])

@@ -252,6 +252,54 @@ def test_records_are_written_beside_the_work_directory(study, tmp_path,
         ('ce', 0.01, 0): with_test}
 
 
+def test_a_resumed_run_counts_the_time_of_every_attempt(
+        study, tmp_path, monkeypatch):
+    """A run stopped part-way and resumed: its train time is the first
+    attempt's up to the checkpoint it left plus the second attempt's, not
+    the second alone; a run resumed from an attempt that left no record is
+    marked, and the report leaves it out of the mean time."""
+    spec = study.load_spec(_write_spec(tmp_path, SPEC))
+    work = str(tmp_path / 'work')
+    directory = study.run_dir(work, 'mini', 'ce', 0.01, 0)
+    os.makedirs(directory)
+    clock = iter([1000.0, 1500.0])
+    monkeypatch.setattr(study.time, 'time', lambda: next(clock))
+
+    def killed(cmd, log):  # the first attempt leaves a checkpoint, then dies
+        ckpt = osp.join(directory, 'epoch_8.pth')
+        open(ckpt, 'w').close()
+        os.utime(ckpt, (1300.0, 1300.0))
+        open(osp.join(directory, 'last_checkpoint'), 'w').write(ckpt)
+        raise RuntimeError('killed')
+
+    monkeypatch.setattr(study, 'run_logged', killed)
+    with pytest.raises(RuntimeError, match='killed'):
+        study.execute_run(spec, 'ce', 0.01, 0, False, work)
+    commands = []
+
+    def resumed(cmd, log):
+        commands.append(cmd)
+        return 250.0
+
+    monkeypatch.setattr(study, 'run_logged', resumed)
+    monkeypatch.setattr(study, 'read_scalars', lambda d: {1: 0.25, 2: 0.5})
+    monkeypatch.setattr(study, 'last_train_record', lambda d: {})
+    res = study.execute_run(spec, 'ce', 0.01, 0, False, work)
+    assert '--resume' in commands[0]
+    assert res['train_seconds'] == 300.0 + 250.0  # 1000 -> 1300, then 250
+    assert res['resumed'] == 1 and 'train_seconds_partial' not in res
+
+    # a checkpoint from an attempt of which nothing is known
+    other = study.run_dir(work, 'mini', 'ce', 0.01, 1)
+    os.makedirs(other)
+    open(osp.join(other, 'epoch_3.pth'), 'w').close()
+    open(osp.join(other, 'last_checkpoint'), 'w').write(
+        osp.join(other, 'epoch_3.pth'))
+    monkeypatch.setattr(study.time, 'time', lambda: 2000.0)
+    res = study.execute_run(spec, 'ce', 0.01, 1, False, work)
+    assert res['train_seconds'] == 250.0 and res['train_seconds_partial']
+
+
 def test_one_real_run_through_the_runner(study, tmp_path, capsys):
     """A one-epoch study on a tiny DigitsVOC: train, evaluate val and test,
     score calibration, report; a second call runs nothing."""
