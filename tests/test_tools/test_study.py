@@ -157,6 +157,12 @@ def test_report_csv_and_table(study, tmp_path):
              r['selection_test_seed_overlap']) for r in summary] == [
         ('rambo', 'exploratory', '1', 'True', '0')]
     assert osp.isfile(paths['png'])
+    # train time 10 + seed; seed 2's run resumed after an attempt of unknown
+    # length: left out of the mean time (10, 11 -> 10.5 -> "10")
+    results[('rambo', 0.2, 2)]['train_seconds_partial'] = True
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'out3'))['md']).read()
+    assert '[+0.5, +5.5] (m = 1) | 10 |' in md
 
 
 def test_report_of_a_selection_only_study(study, tmp_path):

@@ -99,6 +99,16 @@ RESULTS = [
              ('rank_sort', 'Rank & Sort', _ATSS.format('rank-sort'), ''),
              ('alrp', 'aLRP', _ATSS.format('alrp'), ''),
          ]),
+    dict(study='digitsvoc_rank_sort_frcnn_16e', metric='test_ap50',
+         baseline='ce', baseline_label='CE', data='DigitsVOC',
+         protocol='Faster R-CNN R18-w32 FPN, from scratch, 16 epochs',
+         rows=[
+             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
+             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
+              _FRCNN.format('rambo-bce'), ''),
+             ('rank_sort', 'Rank & Sort (RS-R-CNN)',
+              _FRCNN.format('rank-sort'), ''),
+         ]),
     dict(study='digit_instances_losses', metric='test_r1', baseline='rambo',
          baseline_label='RaMBO', data='digit instances',
          protocol='retrieval, ResNet-18 (16 ch.), from scratch, 20 epochs; '
