@@ -96,10 +96,13 @@ def _test_values(rows, method, metric):
     }
 
 
-def _row_of(table, config_name, change=''):
+def _row_of(table, config_name, change='', study=''):
+    """The row of a config (and of its study's report: one config can be a
+    row of two studies)."""
     rows = [
         line for line in table.splitlines()
         if f'[`{config_name}`]' in line and (change in line)
+        and f'/{study}.md)' in line
     ]
     if not change:
         rows = [r for r in rows if ' with `' not in r.split('|')[1]]
@@ -116,6 +119,10 @@ def _row_of(table, config_name, change=''):
      'test_ap50', 'atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py', ''),
     ('digitsvoc_dense_atss_rank_sort_16e', 'rank_sort', 'focal', 'test_ap50',
      'atss_r18-w32_fpn_rank-sort_16e_digitsvoc.py', ''),
+    ('digitsvoc_rank_sort_frcnn_16e', 'rank_sort', 'ce', 'test_ap50',
+     'faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py', ''),
+    ('digitsvoc_rank_sort_frcnn_16e', 'rambo_bce', 'ce', 'test_ap50',
+     'faster-rcnn_r18-w32_fpn_rambo-bce_16e_digitsvoc.py', ''),
     ('digitsvoc_pretrained_12e', 'rambo_bce', 'ce_lr004', 'test_ap50',
      'faster-rcnn_r18-w32-glyphs_fpn_rambo-bce_12e_digitsvoc.py', ''),
     ('digitsvoc_pretrained_12e', 'margin0', 'ce_lr004', 'test_ap50',
@@ -138,7 +145,7 @@ def test_numbers_match_a_hand_computation(study, method, baseline, metric,
                      f'{d.mean() + half:+.1f}]')
 
     table = _body(_read('README.md'), 'results')
-    cells = _row_of(table, config, change)
+    cells = _row_of(table, config, change, study)
     assert cells[3] == str(len(values))
     assert cells[4] == expected_pm
     assert cells[5].startswith(expected_diff + ' vs ')
