@@ -37,6 +37,9 @@ def test_the_studies_are_found():
 
 @pytest.mark.parametrize('study,method,settings', frozen_methods())
 def test_config_lr_is_the_frozen_one(study, method, settings):
+    if settings['options']:
+        pytest.skip('the study changed the config (options): the shipped '
+                    'config is not what it measured')
     from mmengine.config import Config
     cfg = Config.fromfile(osp.join(ROOT, settings['config']))
     lr = cfg.optim_wrapper.optimizer.lr
