@@ -125,6 +125,9 @@ def test_paper_settings(name):
         assert loss_cls.type == 'MixedRankLoss'
         assert loss_cls.rank_loss == dict(type='RaMBOAPLoss')
         assert cfg.optim_wrapper.optimizer.lr == 0.005  # CE's, as selected
+    elif '_rank-sort_' in name:  # RS-R-CNN: the head is the loss
+        assert cfg.model.roi_head.bbox_head.type == 'RankSortBBoxHead'
+        assert cfg.optim_wrapper.optimizer.lr == 0.005  # CE's, not selected
     else:
         assert loss_cls.type == 'CrossEntropyLoss'
         assert cfg.optim_wrapper.optimizer.lr == 0.005

@@ -1,0 +1,15 @@
+# Rank & Sort Loss twin of `faster-rcnn_r50_fpn_ce_1x_voc0712.py` (RS-R-CNN):
+# `RankSortBBoxHead` (RS over every (RoI, class) logit with IoU labels, GIoU
+# box loss weighted by L_RS / L_box) and no RoI sampling (all proposals plus
+# the ground truths), from `../dense/_base_/rank-sort.py`. The RPN keeps its
+# stock losses; lr and schedule are the CE twin's, not the paper's. Not
+# trained: no VOC result was measured (on DigitsVOC from scratch RS-R-CNN
+# did not beat cross-entropy, docs/rank_sort.md).
+_base_ = [
+    './faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../dense/_base_/rank-sort.py'
+]
+
+model = dict(
+    roi_head=dict(bbox_head=_base_.rank_sort_rcnn_head),
+    train_cfg=dict(rcnn=dict(sampler=_base_.rank_sort_rcnn_sampler)),
+    test_cfg=dict(rcnn=_base_.rank_sort_test_cfg))
