@@ -24,7 +24,8 @@ import os.path as osp
 import sys
 
 from experiments.run_logs import machine_name, read_scalars, run_logged
-from experiments.runner import markdown_table, read_json, run_plan, write_json
+from experiments.runner import (last_checkpoint, markdown_table, read_json,
+                                run_plan, write_json)
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
@@ -71,11 +72,10 @@ def train_and_test(config: str, directory: str, options, gpus: int) -> dict:
     else:
         train = [sys.executable, 'tools/train.py', config]
     train += ['--work-dir', directory]
-    if osp.isfile(osp.join(directory, 'last_checkpoint')):
+    if last_checkpoint(directory):
         train.append('--resume')
     seconds = run_logged(train + ['--cfg-options'] + options, log, cwd=ROOT)
-    with open(osp.join(directory, 'last_checkpoint')) as f:
-        ckpt = f.read().strip()
+    ckpt = last_checkpoint(directory, required=True)
     test_dir = osp.join(directory, 'test')
     run_logged([
         sys.executable, 'tools/test.py', config, ckpt, '--work-dir',

@@ -25,7 +25,7 @@ from typing import (Callable, Dict, Hashable, List, Optional, Sequence,
 
 __all__ = [
     'clock', 'Progress', 'lr_tag', 'run_dir', 'read_json', 'write_json',
-    'run_each', 'run_plan', 'markdown_table'
+    'last_checkpoint', 'run_each', 'run_plan', 'markdown_table'
 ]
 
 
@@ -130,6 +130,21 @@ def read_json(path: str) -> Optional[dict]:
         return None
     with open(path, encoding='utf-8') as f:
         return json.load(f)
+
+
+def last_checkpoint(directory: str,
+                    required: bool = False) -> Optional[str]:
+    """The checkpoint MMEngine's ``last_checkpoint`` pointer in a work
+    directory names; None when there is no pointer, an error instead when
+    ``required`` (a run that should have trained)."""
+    pointer = osp.join(directory, 'last_checkpoint')
+    if not osp.isfile(pointer):
+        if required:
+            raise FileNotFoundError(
+                f'{directory}: no last_checkpoint: the run has not trained')
+        return None
+    with open(pointer, encoding='utf-8') as f:
+        return osp.join(directory, f.read().strip())
 
 
 def write_json(path: str, data: dict, indent: int = 1) -> None:

@@ -86,8 +86,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from experiments import run_logs, runner
 from experiments.run_logs import machine_name
-from experiments.runner import (lr_tag, read_json, run_dir,  # noqa: F401
-                                write_json)
+from experiments.runner import (last_checkpoint, lr_tag,  # noqa: F401
+                                read_json, run_dir, write_json)
 from experiments.stats import (ALTERNATIVES, corrected_family,  # noqa: F401
                                holm, interval_text, mean_std,
                                paired_difference, paired_t_pvalue,
@@ -358,15 +358,9 @@ def start_attempt(directory: str) -> List[dict]:
     """
     path = osp.join(directory, ATTEMPTS)
     attempts = read_json(path) or []
-    resumed_from = None
-    pointer = osp.join(directory, 'last_checkpoint')
-    if osp.isfile(pointer):
-        with open(pointer) as f:
-            ckpt = f.read().strip()
-        if not osp.isabs(ckpt):
-            ckpt = osp.join(directory, ckpt)
-        if osp.isfile(ckpt):
-            resumed_from = osp.getmtime(ckpt)
+    ckpt = last_checkpoint(directory)
+    resumed_from = (osp.getmtime(ckpt) if ckpt and osp.isfile(ckpt) else
+                    None)
     attempts.append(dict(started=time.time(), resumed_from=resumed_from))
     write_json(path, attempts)
     return attempts
@@ -422,7 +416,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     log_path = osp.join(directory, 'run.log')
     if 'val_ap50' not in result:
         cmd = [python, 'tools/train.py', m['config'], '--work-dir', directory]
-        if osp.isfile(osp.join(directory, 'last_checkpoint')):
+        if last_checkpoint(directory):
             cmd.append('--resume')
         attempts = start_attempt(directory)
         seconds = run_logged(cmd + ['--cfg-options'] + options, log_path)
@@ -443,8 +437,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             result['train_seconds_partial'] = True
         save(result)
     if evaluate_test and 'test_ap50' not in result:
-        with open(osp.join(directory, 'last_checkpoint')) as f:
-            ckpt = f.read().strip()
+        ckpt = last_checkpoint(directory, required=True)
         result['test_started_at'] = _now()
         result['preregistration_sha256'] = preregistration
         start = time.perf_counter()
@@ -491,8 +484,7 @@ def pretrained_checkpoint(spec: dict, work_dir: str) -> str:
             f"run tools/study.py {pre['spec']} --phase select first")
     directory = run_dir(work_dir, source['name'], pre['method'],
                         chosen[pre['method']], source['select_seed'])
-    with open(osp.join(directory, 'last_checkpoint')) as f:
-        return f.read().strip()
+    return last_checkpoint(directory, required=True)
 
 
 def record_path(records: str, spec: dict, method: str, lr: float,

@@ -132,11 +132,8 @@ def test_citation_file_is_current():
     installed version and has one entry per paper named in the README."""
     with open(osp.join(ROOT, 'CITATION.bib'), encoding='utf-8') as f:
         bib = f.read()
-    scope = {}
-    with open(osp.join(ROOT, 'mmdet_rankloss', 'version.py'),
-              encoding='utf-8') as f:
-        exec(f.read(), scope)
-    assert f'Version {scope["__version__"]}' in bib
+    from mmdet_rankloss.version import __version__
+    assert f'Version {__version__}' in bib
     keys = re.findall(r'^@\w+\{(\w+),', bib, re.M)
     assert len(keys) == len(set(keys)), keys
     # "the rank losses of eight papers" in the README's first paragraph
