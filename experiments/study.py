@@ -69,7 +69,9 @@ m comparisons; paired t-test and Holm-adjusted p-values; threshold and
 calibration table), ``<study>_comparisons.csv`` (one row per comparison,
 raw and corrected) and ``<study>_curves.png`` (val AP50 against epoch, mean
 and band over seeds). Pre-registered hypotheses form one family, the other
-comparisons an exploratory one.
+comparisons an exploratory one: every other method against the baseline,
+plus the pairs the spec lists in ``exploratory_comparisons`` (e.g. against
+a baseline row added after a test result).
 """
 import argparse
 import csv
@@ -191,6 +193,7 @@ def load_spec(path: str) -> dict:
                              "dict(path='<file>', make=[<script>, <args>...])"
                              f', got {item!r}')
     cfg['hypotheses'] = _hypotheses(cfg, path)
+    cfg['exploratory_comparisons'] = _exploratory_comparisons(cfg, path)
     return cfg
 
 
@@ -238,6 +241,41 @@ def _hypotheses(cfg: dict, path: str) -> List[dict]:
         h.setdefault('id', f'H{i + 1}')
         h['metric'] = 'test AP50'
         out.append(h)
+    return out
+
+
+def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
+    """The spec's ``exploratory_comparisons``, checked.
+
+    Pairs ``dict(method=..., baseline=...)`` beyond "every method against
+    the study's baseline", e.g. against a baseline row added after a test
+    result; they join the exploratory family (two-sided), so a row chosen
+    after seeing test never gets a confirmatory claim.
+    """
+    methods = cfg['methods']
+    declared = cfg.get('exploratory_comparisons', [])
+    if not isinstance(declared, (list, tuple)):
+        raise ValueError(f'{path}: exploratory_comparisons must be a list of '
+                         f'dict(method, baseline), got {declared!r}')
+    taken = {(h['method'], h['baseline']) for h in cfg['hypotheses']}
+    out = []
+    for i, c in enumerate(declared):
+        if not (isinstance(c, dict) and set(c) == {'method', 'baseline'}):
+            raise ValueError(f'{path}: exploratory comparison {i + 1} must be '
+                             f'dict(method=..., baseline=...), got {c!r}')
+        for key in ('method', 'baseline'):
+            if c[key] not in methods:
+                raise ValueError(f'{path}: exploratory comparison {i + 1}: '
+                                 f'{key} {c[key]!r} is not one of the '
+                                 f'methods {sorted(methods)}')
+        pair = (c['method'], c['baseline'])
+        if c['method'] == c['baseline'] or pair in taken:
+            raise ValueError(f'{path}: exploratory comparison {i + 1} '
+                             f'({pair[0]} against {pair[1]}) compares a '
+                             'method with itself or repeats a hypothesis or '
+                             'an earlier comparison')
+        taken.add(pair)
+        out.append(dict(c))
     return out
 
 
@@ -1017,14 +1055,17 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
         out += corrected_family(family, spec['alpha'])
     family = []
     declared = declared_methods(spec) if record is not None else []
-    for mname, values in per_method.items():
-        key = (mname, spec['baseline'])
-        if mname == spec['baseline'] or key in done or mname in declared:
+    keys = [(mname, spec['baseline']) for mname in per_method
+            if mname != spec['baseline'] and mname not in declared]
+    keys += [(c['method'], c['baseline'])
+             for c in spec.get('exploratory_comparisons', [])]
+    for key in keys:
+        if key in done:
             continue
+        done.add(key)
         diff = pair(*key)
         if diff is not None:
-            family.append(dict(id='-', method=mname,
-                               baseline=spec['baseline'],
+            family.append(dict(id='-', method=key[0], baseline=key[1],
                                alternative='two-sided', family='exploratory',
                                diff=diff))
     if family:

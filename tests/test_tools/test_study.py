@@ -79,6 +79,12 @@ def test_spec_defaults_and_plans(study, tmp_path):
     ("seeds=[0]\nmethods=dict()", "needs 'baseline'"),
     (f"seeds=[0]\nbaseline='ce'\nmethods=dict(ce=dict(config='{CE}', "
      "lrs=[0.1]))\nprepare=[dict(path='x.pth')]", 'prepare entry'),
+    (SPEC + "exploratory_comparisons = [dict(method='rambo')]",
+     'exploratory comparison 1 must be'),
+    (SPEC + "exploratory_comparisons = [dict(method='rambo', baseline='zz')]",
+     "baseline 'zz' is not one of the methods"),
+    (SPEC + "exploratory_comparisons = [dict(method='rambo', baseline='ce')]",
+     'repeats a hypothesis'),
 ])
 def test_bad_specs_name_the_problem(study, tmp_path, body, match):
     with pytest.raises(ValueError, match=match):
@@ -163,6 +169,25 @@ def test_report_csv_and_table(study, tmp_path):
     md = open(study.write_report(spec, results,
                                  str(tmp_path / 'out3'))['md']).read()
     assert '[+0.5, +5.5] (m = 1) | 10 |' in md
+
+
+def test_exploratory_comparisons_join_the_exploratory_family(study,
+                                                            tmp_path):
+    # a baseline row added after a test result (tau0 here) is compared
+    # with the others exploratorily, in one family with the default pairs
+    spec = study.load_spec(_write_spec(
+        tmp_path, SPEC + "exploratory_comparisons = [dict(method='rambo', "
+        "baseline='tau0')]"))
+    per_method = {'ce': {0: 0.60, 1: 0.58, 2: 0.62},
+                  'rambo': {0: 0.62, 1: 0.61, 2: 0.66},
+                  'tau0': {0: 0.61, 1: 0.60, 2: 0.64}}
+    out = study.study_comparisons(spec, per_method, None)
+    assert [(c['method'], c['baseline'], c['family'], c['m']) for c in out
+            ] == [('rambo', 'ce', 'exploratory', 3),
+                  ('tau0', 'ce', 'exploratory', 3),
+                  ('rambo', 'tau0', 'exploratory', 3)]
+    # rambo - tau0: 1, 1, 2 points: mean 4/3
+    assert out[2]['diff']['mean'] == pytest.approx(0.04 / 3)
 
 
 def test_report_of_a_selection_only_study(study, tmp_path):
