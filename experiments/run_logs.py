@@ -138,7 +138,8 @@ def run_logged(cmd: List[str],
     return seconds
 
 
-def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o'):
+def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o',
+                   linestyle: str = '-'):
     """Draws runs of equal length (a seeds x epochs array) against the epoch
     (1, 2, ...): their mean as a line and, for more than one run, the min..max
     band around it. Returns the line.
@@ -147,7 +148,7 @@ def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o'):
     arr = np.asarray(runs, dtype=float)
     epochs = np.arange(1, arr.shape[1] + 1)
     line, = ax.plot(epochs, arr.mean(0), marker=marker, ms=3, color=color,
-                    label=label)
+                    linestyle=linestyle, label=label)
     if arr.shape[0] > 1:
         ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
                         color=line.get_color())

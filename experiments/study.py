@@ -989,7 +989,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                '(AP unchanged).', '',
                '| method | ' + ' | '.join(head) + ' |',
                '|---|' + '---|' * len(head)] + cal_rows
-    if plot_curves(spec, results, chosen, paths['png']):
+    exploratory = [m for m in spec['methods'] if record and m not in declared]
+    if plot_curves(spec, results, chosen, paths['png'], exploratory):
         md += ['', f'![val AP50 per epoch]({osp.basename(paths["png"])})']
     with open(paths['md'], 'w', encoding='utf-8') as f:
         f.write('\n'.join(md) + '\n')
@@ -1189,8 +1190,10 @@ def _pct(value: float) -> str:
 
 
 def plot_curves(spec: dict, results: Dict[Tuple, dict],
-                chosen: Dict[str, float], path: str) -> bool:
-    """Val AP50 per epoch, mean and min-max band over the seeds."""
+                chosen: Dict[str, float], path: str,
+                exploratory: Sequence[str] = ()) -> bool:
+    """Val AP50 per epoch, mean and min-max band over the seeds; the
+    ``exploratory`` methods (not pre-registered) dashed and so labelled."""
     import numpy as np
     curves = {}
     for mname in spec['methods']:
@@ -1215,8 +1218,12 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
     for i, (mname, arr) in enumerate(curves.items()):
         label = f'{spec["methods"][mname]["label"]} (lr {chosen[mname]:g}, ' \
             f'{arr.shape[0]} seeds)'
+        if mname in exploratory:
+            label += ', exploratory'
         run_logs.plot_mean_band(ax, arr, label, colours[i % 20],
-                                markers[i % 10])
+                                markers[i % 10],
+                                linestyle='--' if mname in exploratory
+                                else '-')
     ax.set_xlabel('epoch')
     ax.set_ylabel('val AP50 (%)')
     ax.set_title(f'{spec["name"]}: mean, band = min..max over seeds',
