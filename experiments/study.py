@@ -222,26 +222,32 @@ def _hypotheses(cfg: dict, path: str) -> List[dict]:
         h = dict(h)
         h.setdefault('baseline', cfg['baseline'])
         h.setdefault('alternative', 'two-sided')
-        for key in ('method', 'baseline'):
-            if h[key] not in methods:
-                raise ValueError(f'{path}: hypothesis {i + 1}: {key} '
-                                 f'{h[key]!r} is not one of the methods '
-                                 f'{sorted(methods)}')
-        if h['method'] == h['baseline']:
-            raise ValueError(f'{path}: hypothesis {i + 1} compares '
-                             f"{h['method']!r} with itself")
+        _check_pair(h, methods, seen, f'{path}: hypothesis {i + 1}')
         if h['alternative'] not in ALTERNATIVES:
             raise ValueError(f'{path}: hypothesis {i + 1}: alternative must '
                              f'be one of {ALTERNATIVES}, got '
                              f"{h['alternative']!r}")
-        if (h['method'], h['baseline']) in seen:
-            raise ValueError(f'{path}: hypothesis {i + 1} repeats '
-                             f"{h['method']} against {h['baseline']}")
-        seen.add((h['method'], h['baseline']))
         h.setdefault('id', f'H{i + 1}')
         h['metric'] = 'test AP50'
         out.append(h)
     return out
+
+
+def _check_pair(pair: dict, methods: dict, seen: set, where: str) -> None:
+    """One comparison of a spec (a hypothesis or an exploratory pair): both
+    sides name methods, differ, and the pair is not in ``seen`` (the pairs
+    before it), to which it is then added."""
+    for key in ('method', 'baseline'):
+        if pair[key] not in methods:
+            raise ValueError(f'{where}: {key} {pair[key]!r} is not one of '
+                             f'the methods {sorted(methods)}')
+    if pair['method'] == pair['baseline']:
+        raise ValueError(f"{where} compares {pair['method']!r} with itself")
+    key = (pair['method'], pair['baseline'])
+    if key in seen:
+        raise ValueError(f'{where} repeats a hypothesis or an earlier '
+                         f'comparison: {key[0]} against {key[1]}')
+    seen.add(key)
 
 
 def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
@@ -263,18 +269,8 @@ def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
         if not (isinstance(c, dict) and set(c) == {'method', 'baseline'}):
             raise ValueError(f'{path}: exploratory comparison {i + 1} must be '
                              f'dict(method=..., baseline=...), got {c!r}')
-        for key in ('method', 'baseline'):
-            if c[key] not in methods:
-                raise ValueError(f'{path}: exploratory comparison {i + 1}: '
-                                 f'{key} {c[key]!r} is not one of the '
-                                 f'methods {sorted(methods)}')
-        pair = (c['method'], c['baseline'])
-        if c['method'] == c['baseline'] or pair in taken:
-            raise ValueError(f'{path}: exploratory comparison {i + 1} '
-                             f'({pair[0]} against {pair[1]}) compares a '
-                             'method with itself or repeats a hypothesis or '
-                             'an earlier comparison')
-        taken.add(pair)
+        _check_pair(c, methods, taken,
+                    f'{path}: exploratory comparison {i + 1}')
         out.append(dict(c))
     return out
 
@@ -850,7 +846,9 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         }
     record = read_preregistration(spec, out_dir, required=False)
     check_reportable(spec, results, chosen, per_method, record)
-    declared = declared_methods(spec) if record else []
+    # undeclared rows of a frozen study: labelled so in the table and plot
+    exploratory = ([m for m in spec['methods']
+                    if m not in declared_methods(spec)] if record else [])
     comparisons = study_comparisons(spec, per_method, record)
     rows = sorted(results.values(),
                   key=lambda r: (list(spec['methods']).index(r['method']),
@@ -936,7 +934,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         times = [r['train_seconds'] for r in runs
                  if not r.get('train_seconds_partial')] or [float('nan')]
         label = spec['methods'][mname]['label']
-        if record and mname not in declared:
+        if mname in exploratory:
             label += ' *(exploratory)*'
         table.append(
             f'| {label} | {chosen[mname]:g} | '
@@ -989,7 +987,6 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                '(AP unchanged).', '',
                '| method | ' + ' | '.join(head) + ' |',
                '|---|' + '---|' * len(head)] + cal_rows
-    exploratory = [m for m in spec['methods'] if record and m not in declared]
     if plot_curves(spec, results, chosen, paths['png'], exploratory):
         md += ['', f'![val AP50 per epoch]({osp.basename(paths["png"])})']
     with open(paths['md'], 'w', encoding='utf-8') as f:
