@@ -847,8 +847,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     record = read_preregistration(spec, out_dir, required=False)
     check_reportable(spec, results, chosen, per_method, record)
     # undeclared rows of a frozen study: labelled so in the table and plot
-    exploratory = ([m for m in spec['methods']
-                    if m not in declared_methods(spec)] if record else [])
+    declared = declared_methods(spec) if record else list(spec['methods'])
+    exploratory = [m for m in spec['methods'] if m not in declared]
     comparisons = study_comparisons(spec, per_method, record)
     rows = sorted(results.values(),
                   key=lambda r: (list(spec['methods']).index(r['method']),
