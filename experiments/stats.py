@@ -13,10 +13,40 @@ __all__ = [
     'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
     'paired_difference',
     't_interval', 'paired_t_pvalue', 'holm', 'corrected_family',
-    'interval_text'
+    'interval_text', 'COLLAPSE_BELOW', 'trained', 'trained_count',
+    'bimodal', 'trained_text'
 ]
 
 ALTERNATIVES = ('greater', 'less', 'two-sided')
+
+#: A run whose metric (a fraction, e.g. AP50) stays below this did not
+#: train: it collapsed. One point of AP50 separates the runs that learnt
+#: nothing (0.0-0.4 in the studies) from the ones that trained (4 and up).
+COLLAPSE_BELOW = 0.01
+
+
+def trained(value: float) -> bool:
+    """Whether one run trained (its metric is at least
+    :data:`COLLAPSE_BELOW`)."""
+    return value >= COLLAPSE_BELOW
+
+
+def trained_count(values: Sequence[float]) -> Tuple[int, int]:
+    """``(k, n)``: how many of the ``n`` runs trained."""
+    return sum(trained(v) for v in values), len(values)
+
+
+def bimodal(values: Sequence[float]) -> bool:
+    """Some runs trained and some collapsed: a mean and a t-interval over
+    them is not a result; report :func:`trained_text` beside them."""
+    k, n = trained_count(values)
+    return 0 < k < n
+
+
+def trained_text(values: Sequence[float]) -> str:
+    """``'k of n seeds trained'``."""
+    k, n = trained_count(values)
+    return f'{k} of {n} seeds trained'
 
 
 def t_quantile(df: int, q: float = 0.975) -> float:
