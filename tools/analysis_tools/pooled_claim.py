@@ -1,0 +1,38 @@
+#!/usr/bin/env python
+"""A claim tested by several pre-registered studies: k of n confirmed and
+one pooled estimate (:mod:`experiments.claims`).
+
+    python tools/analysis_tools/pooled_claim.py --freeze mix_vs_ce
+    python tools/analysis_tools/pooled_claim.py mix_vs_ce
+"""
+import argparse
+import os.path as osp
+import sys
+
+sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
+    osp.abspath(__file__)))))
+
+from experiments import claims  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('claim', choices=sorted(claims.CLAIMS))
+    parser.add_argument('--freeze', action='store_true',
+                        help='declare the pooling method (once, before '
+                        'computing)')
+    args = parser.parse_args(argv)
+    try:
+        if args.freeze:
+            print(f'pooled_claim: wrote {claims.freeze_claim(args.claim)}')
+            return 0
+        result = claims.write_claim(args.claim)
+    except claims.ClaimError as e:
+        print(f'pooled_claim: {e}', file=sys.stderr)
+        return 2
+    print(claims.claim_markdown(result))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
