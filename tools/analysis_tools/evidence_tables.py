@@ -25,6 +25,9 @@ The tables (``TABLES``):
   method on the same seeds with a 95 % t interval. The statistics are
   ``experiments.stats``' own (``mean_std``, ``paired_difference``), imported,
   not re-implemented.
+* ``verdict``: the README's verdict, each bullet's numbers, strength
+  (confirmed / no difference detected / exploratory / k of n pre-registered
+  tests) and scope read from the reports (:mod:`experiments.verdict`).
 * ``quickstart``: ``docs/evidence/quickstart_results.json``, written by
   ``tools/quickstart.py``. While that file does not exist the table is
   skipped with a message and its markers are left as they are.
@@ -41,7 +44,7 @@ import re
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from experiments import stats
+from experiments import stats, verdict
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -247,8 +250,14 @@ def quickstart_table(doc_dir: str = '.',
     return '\n'.join(lines) + '\n'
 
 
+def verdict_table(doc_dir: str = '.') -> str:
+    """The verdict bullets (:mod:`experiments.verdict`)."""
+    return verdict.verdict_markdown(doc_dir, ROOT)
+
+
 TABLES: Dict[str, Callable[..., Optional[str]]] = dict(
-    results=results_table, quickstart=quickstart_table)
+    results=results_table, quickstart=quickstart_table,
+    verdict=verdict_table)
 
 
 def doc_files(root: str = ROOT) -> List[str]:

@@ -1,0 +1,330 @@
+"""The README's verdict, generated from the study reports.
+
+Each bullet (:data:`VERDICT`) is an advice and the evidence behind it; the
+numbers and their strength come from the records in ``docs/evidence/``, never
+from the text:
+
+* ``hyp(study, id)``: a pre-registered hypothesis (``<study>_comparisons.csv``):
+  *confirmed* (Holm-adjusted p <= 0.05 in the declared direction) or *no
+  difference detected*, always with its 95 % interval;
+* ``expl(study, method, baseline)``: a comparison that was not
+  pre-registered (a study without a pre-registration, or a row added after
+  a test result): labelled *exploratory*;
+* ``pooled(name)``: a claim tested several times
+  (:mod:`experiments.claims`): *confirmed in k of n pre-registered tests*
+  and the declared pooled estimate;
+* ``row(study, method)``: a method's test AP50, mean ± sd, with *k of n
+  seeds trained* where some or all runs collapsed
+  (:func:`experiments.stats.trained_count`).
+
+A bullet states its scope (data, detector, from scratch or pretrained,
+epochs: :data:`SCOPES`) and ends with a one-line gloss for a reader without
+statistics, generated from its first evidence item. Rendered by
+``tools/analysis_tools/evidence_tables.py`` (table ``verdict``).
+"""
+import csv
+import json
+import os.path as osp
+from typing import Dict, List
+
+from . import stats
+
+__all__ = ['SCOPES', 'VERDICT', 'hyp', 'expl', 'pooled', 'row',
+           'evidence', 'verdict_markdown']
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+EVIDENCE = 'docs/evidence'
+
+_DENSE_CAVEAT = ('RS and aLRP as before 0.3.0: self relation 1, uniform box '
+                 'weights, RetinaNet box stds 1, aLRP self-balance per '
+                 'epoch')
+#: What each study measured: data, detector, initialisation, budget.
+SCOPES: Dict[str, str] = dict(
+    confirm_digitsvoc='DigitsVOC, fresh test split; Faster R-CNN and ATSS '
+    'R18-w32 FPN from scratch, 16 epochs',
+    digitsvoc_scratch_16e='DigitsVOC; Faster R-CNN R18-w32 FPN from '
+    'scratch, 16 epochs',
+    digitsvoc_scratch_8e='DigitsVOC; Faster R-CNN R18-w32 FPN from scratch, '
+    '8 epochs',
+    digitsvoc_pretrained_12e='DigitsVOC; Faster R-CNN R18-w32 FPN, '
+    'glyph-pretrained backbone, 12 epochs',
+    digitsvoc_rank_sort_frcnn_16e='DigitsVOC; Faster R-CNN R18-w32 FPN from '
+    'scratch, 16 epochs; ' + _DENSE_CAVEAT.split(':')[0],
+    digitsvoc_dense_atss_16e='DigitsVOC; ATSS R18-w32 FPN from scratch, 16 '
+    'epochs',
+    digitsvoc_dense_atss_rank_sort_16e='DigitsVOC; ATSS R18-w32 FPN from '
+    'scratch, 16 epochs; ' + _DENSE_CAVEAT,
+    digitsvoc_dense_retinanet_rank_sort_16e='DigitsVOC; RetinaNet R18-w32 '
+    'FPN from scratch, 16 epochs; ' + _DENSE_CAVEAT,
+    digit_instances_losses='digit instances (retrieval); ResNet-18 (16 ch.) '
+    'from scratch, 20 epochs, R@1',
+)
+
+
+def hyp(study: str, hid: str, label: str) -> dict:
+    return dict(kind='hyp', study=study, id=hid, label=label)
+
+
+def expl(study: str, method: str, baseline: str, label: str) -> dict:
+    return dict(kind='expl', study=study, method=method, baseline=baseline,
+                label=label)
+
+
+def pooled(name: str, label: str) -> dict:
+    return dict(kind='pooled', name=name, label=label)
+
+
+def row(study: str, method: str, label: str) -> dict:
+    return dict(kind='row', study=study, method=method, label=label)
+
+
+VERDICT: List[dict] = [
+    dict(advice='**Two-stage detectors: the mix is the best we have, not a '
+         'proven gain** (RaMBO + sigmoid CE, `MixedRankLoss`); its scores '
+         'keep a normal threshold.',
+         items=[
+             pooled('mix_vs_ce', 'mix vs cross-entropy'),
+             expl('digitsvoc_pretrained_12e', 'rambo_bce', 'ce_lr004',
+                  'mix vs cross-entropy at 0.04, pretrained'),
+             hyp('digitsvoc_rank_sort_frcnn_16e', 'H1',
+                 'Rank & Sort (RS-R-CNN) vs cross-entropy'),
+         ]),
+    dict(advice='**ATSS: RaMBO (logits) + focal.**',
+         items=[
+             hyp('confirm_digitsvoc', 'H2', 'logits mix vs focal'),
+             hyp('digitsvoc_dense_atss_rank_sort_16e', 'H3',
+                 'logits mix vs focal'),
+             hyp('digitsvoc_dense_atss_rank_sort_16e', 'H1',
+                 'Rank & Sort vs focal'),
+             hyp('digitsvoc_dense_atss_rank_sort_16e', 'H2',
+                 'aLRP vs focal'),
+         ]),
+    dict(advice='**RetinaNet from scratch: Rank & Sort trained where focal '
+         'loss did not;** focal\'s learning rate came from an earlier study '
+         'and it collapsed, so this is not a comparison with a working focal '
+         'RetinaNet.',
+         items=[
+             hyp('digitsvoc_dense_retinanet_rank_sort_16e', 'H1',
+                 'Rank & Sort vs focal'),
+             row('digitsvoc_dense_retinanet_rank_sort_16e', 'focal',
+                 'focal at its selected lr'),
+             row('digitsvoc_dense_retinanet_rank_sort_16e', 'focal_lr004',
+                 'focal at 0.04 (exploratory)'),
+             expl('digitsvoc_dense_retinanet_rank_sort_16e', 'rank_sort',
+                  'focal_lr004', 'Rank & Sort vs focal at 0.04'),
+             hyp('digitsvoc_dense_retinanet_rank_sort_16e', 'H2',
+                 'aLRP vs focal'),
+             hyp('digitsvoc_dense_retinanet_rank_sort_16e', 'H3',
+                 'logits mix vs focal'),
+         ]),
+    dict(advice='**Not RaMBO alone with the paper\'s settings;** its raw '
+         'scores need a calibration before a threshold.',
+         items=[
+             expl('digitsvoc_scratch_16e', 'rambo', 'ce',
+                  'RaMBO (paper settings) vs cross-entropy'),
+             expl('digitsvoc_pretrained_12e', 'rambo', 'ce_lr004',
+                  'RaMBO (paper settings) vs cross-entropy at 0.04'),
+             expl('digitsvoc_scratch_16e', 'margin0', 'ce',
+                  'RaMBO, margin 0, vs cross-entropy'),
+             expl('digitsvoc_dense_atss_16e', 'space_logits', 'focal',
+                  'RaMBO alone (logits) on ATSS vs focal'),
+         ]),
+    dict(advice='**Budgets:** at 8 epochs (the quickstart\'s) only '
+         'cross-entropy and RaMBO alone were compared; the mix was not.',
+         items=[
+             expl('digitsvoc_scratch_8e', 'margin0', 'ce',
+                  'RaMBO, margin 0, vs cross-entropy'),
+             expl('digitsvoc_scratch_8e', 'rambo', 'ce',
+                  'RaMBO (paper settings) vs cross-entropy'),
+         ]),
+    dict(advice='**Retrieval: the RaMBO recall loss** trains where '
+         'batch-hard triplet does not.',
+         items=[
+             expl('digit_instances_losses', 'triplet', 'rambo',
+                  'batch-hard triplet vs RaMBO'),
+             expl('digit_instances_losses', 'fastap', 'rambo',
+                  'FastAP vs RaMBO'),
+         ]),
+]
+
+
+def _read_csv(path: str) -> List[dict]:
+    with open(path, newline='', encoding='utf-8') as f:
+        return list(csv.DictReader(f))
+
+
+def _metric(rows: List[dict]) -> str:
+    return 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
+
+
+def _values(rows: List[dict], method: str) -> Dict[int, float]:
+    metric, out = _metric(rows), {}
+    for r in rows:
+        if r['method'] == method and r['selected_lr'] == 'True' and \
+                r.get(metric, '') != '':
+            out[int(r['seed'])] = float(r[metric])
+    if not out:
+        raise ValueError(f'no test rows for {method!r}')
+    return out
+
+
+def _pct(value: float) -> str:
+    return f'{100 * value:+.1f}'
+
+
+def _ci(mean: float, low: float, high: float) -> str:
+    return f'{_pct(mean)} [{_pct(low)}, {_pct(high)}]'
+
+
+def evidence(item: dict, root: str = ROOT) -> dict:
+    """The item's numbers, strength and phrase, from the records."""
+    ev = osp.join(root, EVIDENCE)
+    if item['kind'] == 'pooled':
+        with open(osp.join(ev, f'pooled_{item["name"]}.json'),
+                  encoding='utf-8') as f:
+            res = json.load(f)
+        p = res['pooled']
+        text = (f'confirmed in {res["confirmed"]} of {res["n_tests"]} '
+                f'pre-registered tests; pooled over all {p["n"]} '
+                f'pre-registered test seeds {_ci(p["mean"], p["low"], p["high"])},'
+                f' {p["positive"]} of {p["n"]} seeds positive')
+        return dict(item, strength='pooled', text=text, report=(
+            f'pooled_{item["name"]}.md'), k=res['confirmed'],
+            n=res['n_tests'], positive=p['positive'], seeds=p['n'],
+            mean=p['mean'], low=p['low'], high=p['high'])
+    rows = _read_csv(osp.join(ev, f'{item["study"]}.csv'))
+    report = f'{item["study"]}.md'
+    if item['kind'] == 'row':
+        values = list(_values(rows, item['method']).values())
+        k, n = stats.trained_count(values)
+        text = stats.mean_std_text(values)
+        if k < n:
+            text += f', {stats.trained_text(values)}'
+        return dict(item, strength='row', text=text, report=report, k=k,
+                    n=n)
+    if item['kind'] == 'hyp':
+        path = osp.join(ev, f'{item["study"]}_comparisons.csv')
+        found = [r for r in _read_csv(path)
+                 if r['family'] == 'pre-registered' and r['id'] == item['id']]
+        if not found:
+            raise ValueError(f'{path}: no pre-registered {item["id"]}')
+        r = found[0]
+        mean, low, high = (float(r[k]) for k in ('mean_diff', 'ci95_low',
+                                                  'ci95_high'))
+        p_holm = float(r['p_holm'])
+        direction = {'greater': 1, 'less': -1}.get(r['alternative'], 0)
+        confirmed = p_holm <= 0.05 and direction in (0, 1 if mean > 0
+                                                      else -1)
+        strength = 'confirmed' if confirmed else 'not detected'
+        word = ('confirmed' if confirmed else 'no difference detected')
+        p_text = '< 0.0001' if p_holm < 1e-4 else f'{p_holm:.4f}'
+        text = (f'{_ci(mean, low, high)}, {word} (pre-registered, Holm p '
+                f'{p_text})')
+        return _with_collapses(
+            dict(item, strength=strength, text=text, report=report,
+                 mean=mean, low=low, high=high),
+            _values(rows, r['method']), _values(rows, r['baseline']))
+    method, base = (_values(rows, item['method']),
+                    _values(rows, item['baseline']))
+    d = stats.paired_difference(method, base)
+    return _with_collapses(
+        dict(item, strength='exploratory', report=report, mean=d['mean'],
+             low=d['low'], high=d['high'],
+             text=f'{_ci(d["mean"], d["low"], d["high"])}, exploratory'),
+        method, base)
+
+
+def _with_collapses(ev: dict, method: Dict[int, float],
+                    base: Dict[int, float]) -> dict:
+    """Adds 'k of n seeds trained' of each side of a comparison where
+    some runs collapsed: its interval then mixes zeros and results."""
+    names = ev['label'].split(' vs ')
+    notes = []
+    for name, vals in zip(names, (method, base)):
+        k, n = stats.trained_count(list(vals.values()))
+        if k < n:
+            notes.append(f'{name} {k} of {n}')
+    if notes:
+        ev['text'] += f' ({", ".join(notes)} seeds trained)'
+        ev['collapsed'] = ', '.join(notes)
+    return ev
+
+
+def gloss(ev: dict) -> str:
+    """One plain line from the bullet's first evidence item."""
+    s = ev['strength']
+    if s == 'pooled':
+        return (f'Planned tests showed the gain clearly in {ev["k"]} of '
+                f'{ev["n"]}; across all their {ev["seeds"]} runs it came out '
+                f'ahead in {ev["positive"]}.')
+    if s == 'confirmed':
+        side = 'ahead' if ev['mean'] > 0 else 'behind'
+        line = (f'Tested as planned in advance: '
+                f'{ev["label"].split(" vs ")[0]} came out {side} by more than '
+                f'seed-to-seed noise ({_pct(ev["mean"])} AP50 points on '
+                'average)')
+        if ev.get('collapsed'):
+            line += (f', but some runs learnt nothing ({ev["collapsed"]} '
+                     'seeds trained): the average mixes failures and '
+                     'results')
+        return line + '.'
+    if s == 'not detected':
+        return (f'The difference could not be told apart from seed-to-seed '
+                f'noise: it may be anywhere from {_pct(ev["low"])} to '
+                f'{_pct(ev["high"])} points.')
+    if s == 'row':
+        return f'{ev["label"]}: {ev["text"]}.'
+    return ('Seen in runs that were not a planned test: a hint, not a '
+            'finding.')
+
+
+def _scopes(evs: List[dict]) -> List[str]:
+    seen = []
+    for ev in evs:
+        studies = [ev['study']] if 'study' in ev else [
+            t['study'] for t in _pooled_tests(ev)]
+        for s in studies:
+            if SCOPES[s] not in seen:
+                seen.append(SCOPES[s])
+    return seen
+
+
+def _pooled_tests(ev: dict) -> List[dict]:
+    with open(osp.join(ROOT, EVIDENCE, f'pooled_{ev["name"]}.json'),
+              encoding='utf-8') as f:
+        return json.load(f)['tests']
+
+
+def verdict_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
+    """The verdict bullets, links relative to ``doc_dir``."""
+    lines = []
+    for bullet in VERDICT:
+        evs = [evidence(i, root) for i in bullet['items']]
+        link = osp.relpath(osp.join(root, EVIDENCE),
+                           osp.join(root, doc_dir)).replace(osp.sep, '/')
+        parts = [f'{e["label"]}: {e["text"]} ([report]({link}/{e["report"]}))'
+                 for e in evs]
+        lines.append(f'- {bullet["advice"]} ' + '; '.join(parts) + '.')
+        lines.append(f'  *Scope:* {" | ".join(_scopes(evs))}.')
+        lines.append(f'  *In short:* {gloss(evs[0])}')
+    return '\n'.join(lines) + '\n'
+
+
+def numbers(text: str) -> List[str]:
+    """The numbers of a text (``+4.1``, ``0.0055``, ``14``), as written."""
+    import re
+    return re.findall(r'(?<![\w.])[+-]?\d+(?:\.\d+)?(?![\w])', text)
+
+
+def check_numbers(text: str, root: str = ROOT) -> List[str]:
+    """Numbers of ``text`` that no report in ``docs/evidence`` shows."""
+    import glob
+    corpus = ''
+    for path in glob.glob(osp.join(root, EVIDENCE, '*.md')):
+        with open(path, encoding='utf-8') as f:
+            corpus += f.read() + '\n'
+    found = set(numbers(corpus)) | {n.lstrip('+') for n in numbers(corpus)}
+    text = text.replace('< 0.0001', '')  # a bound, not a number reported
+    return [n for n in numbers(text) if n not in found and
+            n.lstrip('+-') not in found]
+

@@ -1,0 +1,162 @@
+"""The README's verdict is generated from the reports, and says nothing the
+reports do not show.
+
+``experiments.verdict`` builds each bullet from the study records
+(``docs/evidence/``); ``tools/analysis_tools/evidence_tables.py`` writes it
+into README.md (the staleness of every marked table is tested in
+``test_evidence_tables.py``). Here: every number of the verdict stands in a
+report, every claim carries its strength, the words a non-significant test
+must not produce are absent, one pre-registered and one exploratory item
+match a hand computation, and the pooled claim refuses to be computed
+without its declaration.
+"""
+import csv
+import json
+import os.path as osp
+import re
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from experiments import claims, verdict
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
+
+
+def _readme_verdict():
+    with open(osp.join(ROOT, 'README.md'), encoding='utf-8') as f:
+        text = f.read()
+    m = re.search(r'<!-- evidence-table: verdict -->\n(.*?)<!-- /evidence-'
+                  r'table -->', text, re.S)
+    assert m, 'README.md has no generated verdict'
+    return m.group(1)
+
+
+def test_readme_verdict_is_the_generated_one():
+    assert _readme_verdict() == verdict.verdict_markdown('.', ROOT)
+
+
+def test_every_number_of_the_verdict_is_in_a_report():
+    assert verdict.check_numbers(_readme_verdict(), ROOT) == []
+
+
+def test_the_number_check_fails_on_a_number_no_report_shows():
+    assert verdict.check_numbers('RS gained +97.3 [+91.1, +99.9]',
+                                 ROOT) == ['+97.3', '+91.1', '+99.9']
+
+
+def test_every_bullet_has_scope_strength_and_gloss():
+    text = _readme_verdict()
+    bullets = [b for b in text.split('\n- ') if b.strip()]
+    assert len(bullets) == len(verdict.VERDICT)
+    strengths = ('confirmed', 'no difference detected', 'exploratory',
+                 'pre-registered tests', 'seeds trained')
+    for bullet in bullets:
+        assert '*Scope:*' in bullet and '*In short:*' in bullet
+        assert any(s in bullet for s in strengths), bullet[:80]
+
+
+@pytest.mark.parametrize('word', [r'\btie[sd]?\b', r'\bmatched\b',
+                                  r'only loss that trained',
+                                  r'beat cross-entropy with every seed'])
+def test_no_unlabelled_equivalence_or_known_false_sentence(word):
+    with open(osp.join(ROOT, 'README.md'), encoding='utf-8') as f:
+        readme = f.read()
+    assert not re.search(word, readme, re.I)
+
+
+def _rows(study):
+    with open(osp.join(EVIDENCE, f'{study}.csv'), newline='',
+              encoding='utf-8') as f:
+        return list(csv.DictReader(f))
+
+
+def _test(study, method):
+    return {int(r['seed']): float(r['test_ap50']) for r in _rows(study)
+            if r['method'] == method and r['selected_lr'] == 'True'
+            and r['test_ap50'] != ''}
+
+
+def test_exploratory_item_matches_a_hand_computation():
+    ev = verdict.evidence(verdict.expl('digitsvoc_pretrained_12e', 'rambo',
+                                       'ce_lr004', 'RaMBO vs CE'), ROOT)
+    a, b = _test('digitsvoc_pretrained_12e', 'rambo'), _test(
+        'digitsvoc_pretrained_12e', 'ce_lr004')
+    d = np.array([a[s] - b[s] for s in sorted(a)])
+    half = sps.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    assert ev['strength'] == 'exploratory'
+    assert ev['mean'] == pytest.approx(d.mean())
+    assert ev['low'] == pytest.approx(d.mean() - half)
+    assert f'{100 * d.mean():+.1f} [{100 * (d.mean() - half):+.1f}' in \
+        ev['text']
+
+
+def test_hypothesis_item_reads_the_pre_registered_row():
+    ev = verdict.evidence(verdict.hyp('digitsvoc_rank_sort_frcnn_16e', 'H1',
+                                      'RS vs CE'), ROOT)
+    # -3.1 [-6.9, +0.6], Holm p 0.15: not confirmed, never called a tie
+    assert ev['strength'] == 'not detected'
+    assert 'no difference detected' in ev['text'] and '-3.1' in ev['text']
+
+
+def test_collapsed_seeds_are_counted_beside_a_comparison():
+    ev = verdict.evidence(verdict.hyp(
+        'digitsvoc_dense_retinanet_rank_sort_16e', 'H3',
+        'logits mix vs focal'), ROOT)
+    assert 'logits mix 2 of 5' in ev['text']
+    assert 'focal 0 of 5' in ev['text']
+
+
+def test_pooled_claim_matches_a_hand_computation():
+    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce.json'),
+              encoding='utf-8') as f:
+        committed = json.load(f)
+    result = claims.pooled_claim('mix_vs_ce')
+    diffs = []
+    for t in claims.CLAIMS['mix_vs_ce']['tests']:
+        with open(osp.join(EVIDENCE, f'{t["study"]}_comparisons.csv'),
+                  newline='', encoding='utf-8') as f:
+            row = [r for r in csv.DictReader(f)
+                   if r['family'] == 'pre-registered'
+                   and r['id'] == t['hypothesis']][0]
+        m, b = _test(t['study'], row['method']), _test(t['study'],
+                                                       row['baseline'])
+        diffs += [m[int(s)] - b[int(s)] for s in row['seeds'].split()]
+    d = np.array(diffs)
+    assert result['pooled']['n'] == len(d) == 15
+    assert result['pooled']['mean'] == pytest.approx(d.mean())
+    half = sps.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    assert result['pooled']['high'] == pytest.approx(d.mean() + half)
+    pos = int((d > 0).sum())
+    assert result['pooled']['positive'] == pos
+    assert result['pooled']['sign_p'] == pytest.approx(
+        sps.binomtest(pos, int((d != 0).sum())).pvalue)
+    assert result['confirmed'] == committed['confirmed'] == 1
+    assert committed['pooled']['mean'] == pytest.approx(d.mean())
+
+
+def test_pooled_claim_refuses_without_or_against_its_declaration(tmp_path):
+    with pytest.raises(claims.ClaimError, match='--freeze mix_vs_ce'):
+        claims.read_claim_record('mix_vs_ce', str(tmp_path))
+    claims.freeze_claim('mix_vs_ce', str(tmp_path), now='2000-01-01')
+    with pytest.raises(claims.ClaimError, match='declared once'):
+        claims.freeze_claim('mix_vs_ce', str(tmp_path))
+    path = tmp_path / 'pooled_mix_vs_ce_preregistration.json'
+    record = json.loads(path.read_text())
+    record['tests'] = record['tests'][:2]  # a test left out afterwards
+    path.write_text(json.dumps(record))
+    with pytest.raises(claims.ClaimError, match='tests'):
+        claims.read_claim_record('mix_vs_ce', str(tmp_path))
+
+
+def test_pooled_declaration_precedes_its_report():
+    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce_preregistration.json'),
+              encoding='utf-8') as f:
+        record = json.load(f)
+    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce.md'),
+              encoding='utf-8') as f:
+        report = f.read()
+    assert record['frozen_at'] in report
+    assert record['method_text'] in report
