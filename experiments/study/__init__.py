@@ -1,0 +1,166 @@
+"""Runs a study: configs x learning rates x seeds through MMDetection's runner.
+
+    python tools/study.py SPEC [--phase select|test|all] [--jobs N]
+        [--work-dir work_dirs/studies] [--out-dir docs/evidence]
+        [--methods NAME ...] [--dry-run] [--report-only]
+    python tools/study.py SPEC --freeze      # pre-register, before the test
+
+SPEC is a Python file (``experiments/studies/*.py``) naming the methods (a
+config, options, a learning-rate grid), the seeds, the baseline and the
+data. The protocol is the one a reviewer asks for:
+
+1. ``select``: every method is trained once per learning rate of its grid
+   (seed ``select_seed``) and scored on **val** (AP50 after the last epoch);
+   the best learning rate is selected (ties: the smaller). Methods with
+   ``lr_from`` take another method's selected learning rate (ablations).
+2. ``test``: every method is trained with its selected learning rate for
+   each seed (all methods of one seed before the next seed, so that a test
+   phase stopped half-way leaves paired runs) and evaluated on **test**
+   with ``tools/test.py``, once; the
+   val and test detections are also scored for precision / recall at the
+   usual thresholds and calibration (D-ECE), before and after a monotone
+   Platt fit on val (``mmdet_rankloss.evaluation.calibration``).
+   ``test_split`` (default ``test``) names the VOC split list evaluated;
+   the spec's ``data.make_test`` command writes it when it is missing
+   (e.g. ``tools/make_digits_voc.py {root} --fresh-test confirm``).
+   ``prepare`` (a list of ``dict(path=..., make=[script, args...])``) names
+   other files the runs need (e.g. a pretrained backbone); a missing one is
+   written by its command before the first run.
+
+Seeds: the selection seed (``select_seed``) defaults to the smallest seed
+>= 0 that is not a test seed, so selection and test seeds are disjoint. The
+DigitsVOC studies set ``select_seed = 0``, also their first test seed (the
+test row of seed 0 is the run that selected the lr); their reports say so.
+A method may also carry a learning rate selected before (``lr``, with
+``selected_on=dict(study=..., seeds=[...])``): it has no grid here.
+
+Pre-registration (``--freeze``): writes ``<out-dir>/<study>_preregistration
+.json`` and ``.md`` before any test run: the ``hypotheses`` (spec key: a list
+of ``dict(method, baseline, alternative='greater'|'less'|'two-sided')``; by
+default every method against the baseline, two-sided), the test seeds, the
+selected settings of the declared methods (config, options, lr), the date
+and a SHA-256 of those settings. It refuses while a declared method has no
+selected lr or already has a test result. Once a freeze exists (and always
+for a spec with ``preregistered = True``), the test phase refuses to run
+when the settings differ from the frozen ones (naming each field and both
+values), tests only the declared methods (others with ``--exploratory``),
+and stamps each test run with its start time and the frozen hash; the
+report refuses to report when the settings differ or a declared test run
+did not start after the freeze, and labels undeclared rows exploratory.
+
+Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
+and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``.
+Runs are resumable: a finished run (its ``result.json``) is skipped, an
+interrupted one continues from its last checkpoint (``--resume``). Each
+result is also kept in ``<records-dir>/<study>/`` (default
+``<out-dir>/runs``, committed with the report): a study resumes, and its
+report is written, from those records when the work directories are gone,
+e.g. on another machine. Each run
+prints a progress line with an ETA. ``--jobs N`` runs N at once (on a
+2-core CPU that slows each; use it on a GPU or a bigger machine). A GPU is
+used when present (MMEngine's default).
+
+The report (``--out-dir``): ``<study>.csv`` (one row per run: final and
+per-epoch val AP50, test AP50, times, calibration), ``<study>.md`` (the
+selection grid; mean +/- std over seeds; each method's paired difference to
+the baseline on the same seeds with a 95 % t confidence interval and,
+beside it, the Bonferroni interval at level 1 - alpha / m over the study's
+m comparisons; paired t-test and Holm-adjusted p-values; threshold and
+calibration table), ``<study>_comparisons.csv`` (one row per comparison,
+raw and corrected) and ``<study>_curves.png`` (val AP50 against epoch, mean
+and band over seeds). Pre-registered hypotheses form one family, the other
+comparisons an exploratory one: every other method against the baseline,
+plus the pairs the spec lists in ``exploratory_comparisons`` (e.g. against
+a baseline row added after a test result).
+
+The package, one module per phase (``python -m experiments.study`` is
+``tools/study.py``):
+
+* :mod:`~experiments.study.spec`: reading and checking a spec;
+* :mod:`~experiments.study.selection`: the selection plan, the selected
+  learning rates and the seeds that chose them;
+* :mod:`~experiments.study.freeze`: the pre-registration and its checks;
+* :mod:`~experiments.study.test`: the test plan and the methods tested;
+* :mod:`~experiments.study.runs`: one run and a plan of runs (both phases),
+  the data they need;
+* :mod:`~experiments.study.report`, :mod:`~experiments.study.comparisons`,
+  :mod:`~experiments.study.curves`: the report;
+* :mod:`~experiments.study.cli`: the command line;
+  :mod:`~experiments.study.common`: what they share.
+
+Every public name is also an attribute of the package
+(``from experiments.study import load_spec``). Setting one on the package
+(a test's ``monkeypatch.setattr(study, 'run_logged', fake)``) sets it in the
+modules that use it too, as when the tool was one module.
+"""
+import sys
+import time  # noqa: F401  (``study.time``: the clock of the runs)
+import types
+
+from experiments import run_logs, runner  # noqa: F401
+from experiments.run_logs import machine_name  # noqa: F401
+from experiments.runner import (last_checkpoint, lr_tag,  # noqa: F401
+                                read_json, run_dir, write_json)
+from experiments.stats import (ALTERNATIVES, corrected_family,  # noqa: F401
+                               holm, interval_text, mean_std,
+                               paired_difference, paired_t_pvalue,
+                               t_interval, t_quantile)
+
+from . import (cli, common, comparisons, curves, freeze as _freeze, report,
+               runs, selection, spec, test)
+from .cli import main, parse_args
+from .common import (METRIC, ROOT, SPEC_DIR, THRESHOLDS,
+                     PreregistrationError, collect_results, declared_methods,
+                     record_path)
+from .comparisons import (comparisons_markdown, study_comparisons,
+                          write_comparisons_csv)
+from .curves import plot_curves
+from .freeze import (check_preregistration, freeze, preregistration_markdown,
+                     preregistration_paths, read_preregistration,
+                     settings_differences, settings_hash, study_settings)
+from .report import (check_reportable, preregistration_sentence,
+                     seeds_sentence, write_report)
+from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
+                   execute_run, last_train_record, load_ground_truth,
+                   pretrained_checkpoint, read_scalars, run_logged, run_plan,
+                   score_calibration, start_attempt)
+from .selection import (seed_overlap, select_plan, selected_lrs,
+                        selection_note, selection_seeds)
+from .spec import find_spec, load_spec, requested_methods
+from .test import test_methods, test_plan
+
+__all__ = [
+    'ROOT', 'SPEC_DIR', 'METRIC', 'THRESHOLDS', 'PreregistrationError',
+    'find_spec', 'load_spec', 'requested_methods', 'select_plan',
+    'selected_lrs', 'selection_seeds', 'seed_overlap', 'selection_note',
+    'test_plan', 'test_methods', 'read_scalars', 'last_train_record',
+    'run_logged', 'load_ground_truth', 'score_calibration', 'ATTEMPTS',
+    'start_attempt', 'earlier_attempts_seconds', 'execute_run',
+    'pretrained_checkpoint', 'record_path', 'collect_results', 'ensure_data',
+    'run_plan', 'declared_methods', 'preregistration_paths', 'study_settings',
+    'settings_hash', 'settings_differences', 'read_preregistration',
+    'check_preregistration', 'freeze', 'preregistration_markdown',
+    'write_report', 'check_reportable', 'study_comparisons',
+    'comparisons_markdown', 'write_comparisons_csv', 'seeds_sentence',
+    'preregistration_sentence', 'plot_curves', 'parse_args', 'main'
+]
+
+_MODULES = (common, spec, selection, runs, test, _freeze, comparisons, curves,
+            report, cli)
+
+
+class _Package(types.ModuleType):
+    """The package's module type: a public name set on the package is set
+    in each of its modules that holds that name (where the functions that
+    call it look it up), so that patching ``study.run_logged`` reaches
+    ``execute_run`` as it did when the tool was one module."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name in __all__:
+            for module in _MODULES:
+                if name in vars(module):
+                    setattr(module, name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -1,0 +1,95 @@
+"""The command line of the study tool (``python tools/study.py SPEC`` or
+``python -m experiments.study SPEC``): the phases in order, a dry run, the
+freeze, the report."""
+import argparse
+import os.path as osp
+from typing import Dict
+
+from .common import DESCRIPTION, collect_results
+from .freeze import check_preregistration, freeze, read_preregistration
+from .report import write_report
+from .runs import ensure_data, run_plan
+from .selection import select_plan, selected_lrs
+from .spec import load_spec, requested_methods
+from .test import test_methods, test_plan
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=DESCRIPTION)
+    parser.add_argument('spec', help='study spec (experiments/studies/*.py)')
+    parser.add_argument('--phase', choices=('select', 'test', 'all'),
+                        default='all')
+    parser.add_argument('--jobs', type=int, default=1)
+    parser.add_argument('--work-dir', default='work_dirs/studies')
+    parser.add_argument('--out-dir', default='docs/evidence')
+    parser.add_argument('--records-dir',
+                        help='where each run\'s result is also kept, so that '
+                        'the study resumes without its work directories '
+                        '(default: <out-dir>/runs)')
+    parser.add_argument('--methods', nargs='+',
+                        help='only these methods (default: all)')
+    parser.add_argument('--dry-run', action='store_true',
+                        help='print the runs that would be started and '
+                        'write no report')
+    parser.add_argument('--report-only', action='store_true',
+                        help='write the report from finished runs only')
+    parser.add_argument('--freeze', action='store_true',
+                        help='write the pre-registration (hypotheses, test '
+                        'seeds, selected settings, date, settings hash) to '
+                        '<out-dir>/<study>_preregistration.json and .md; '
+                        'run nothing')
+    parser.add_argument('--exploratory', action='store_true',
+                        help='in a frozen study, also test methods that no '
+                        'hypothesis declares (the report labels them '
+                        'exploratory)')
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> Dict[str, str]:
+    args = parse_args(argv)
+    spec = load_spec(args.spec)
+    work_dir = osp.abspath(args.work_dir)
+    methods = requested_methods(spec, args.methods)
+    records = args.records_dir or osp.join(args.out_dir, 'runs')
+    if args.freeze:
+        return freeze(spec, args.spec, work_dir, args.out_dir,
+                      records=records)
+    # a method with lr_from needs that method's grid
+    grid_methods = sorted(
+        {spec['methods'][m].get('lr_from', m) for m in methods},
+        key=list(spec['methods']).index)
+    if not args.report_only:
+        if not args.dry_run:  # a dry run writes nothing
+            ensure_data(spec)
+        if args.phase in ('select', 'all'):
+            plan = select_plan(spec, grid_methods)
+            if args.dry_run:
+                print('\n'.join(map(str, plan)))
+            else:
+                run_plan(spec, plan, False, work_dir, args.jobs, 'select',
+                         records=records)
+        if args.phase in ('test', 'all'):
+            chosen = selected_lrs(spec,
+                                  collect_results(spec, work_dir, records))
+            record = read_preregistration(spec, args.out_dir)
+            if record is not None:
+                check_preregistration(spec, chosen, record)
+                methods = test_methods(spec, record, args.methods,
+                                       args.exploratory)
+            if args.dry_run:
+                try:
+                    plan = test_plan(spec, methods, chosen)
+                except RuntimeError as error:  # the selection is not run
+                    print(f'[study] test runs follow the selection: {error}')
+                else:
+                    print('\n'.join(map(str, plan)))
+            else:
+                plan = test_plan(spec, methods, chosen)
+                run_plan(spec, plan, True, work_dir, args.jobs, 'test',
+                         record and record['settings_sha256'], records)
+    if args.dry_run:  # prints the plan, writes nothing
+        return {}
+    paths = write_report(spec, collect_results(spec, work_dir, records),
+                         args.out_dir)
+    print(f'[study] report: {paths["md"]}, {paths["csv"]}', flush=True)
+    return paths

@@ -1,0 +1,86 @@
+"""What every phase of a study shares: the repository root, the metric,
+the error a pre-registration raises, the methods the hypotheses declare,
+where a run's result is kept and the finished runs of a study, and the
+small formatting helpers of the reports."""
+import glob
+import hashlib
+import json
+import os.path as osp
+from datetime import datetime, timezone
+from typing import Dict, List, Optional, Tuple
+
+from experiments.runner import lr_tag
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+SPEC_DIR = osp.join('experiments', 'studies')
+METRIC = 'pascal_voc/AP50'
+THRESHOLDS = (0.05, 0.3, 0.5)
+#: The first line of the tool's help (``tools/study.py --help``).
+DESCRIPTION = ("Runs a study: configs x learning rates x seeds through "
+               "MMDetection's runner.")
+
+
+class PreregistrationError(RuntimeError):
+    """A test run or a report that the study's pre-registration forbids."""
+
+
+def declared_methods(spec: dict) -> List[str]:
+    """The methods the hypotheses name (tested or baseline), spec order."""
+    names = {h[k] for h in spec['hypotheses'] for k in ('method', 'baseline')}
+    return [m for m in spec['methods'] if m in names]
+
+
+def record_path(records: str, spec: dict, method: str, lr: float,
+                seed: int) -> str:
+    """``<records>/<study>/<method>_lr<lr>_seed<seed>.json``: the copy of a
+    run's result kept with the report, so that a study resumes without the
+    work directories (which hold the checkpoints and stay out of git)."""
+    return osp.join(records, spec['name'],
+                    f'{method}_{lr_tag(lr)}_seed{seed}.json')
+
+
+def collect_results(spec: dict, work_dir: str,
+                    records: Optional[str] = None) -> Dict[Tuple, dict]:
+    """Finished runs of the study, from the work directories and, when
+    given, the records folder; of two results of one run, the one with a
+    test result (the work directory's when both or neither have one)."""
+    out = {}
+    patterns = [osp.join(work_dir, spec['name'], '*', '*', 'result.json')]
+    if records:
+        patterns.insert(0, osp.join(records, spec['name'], '*.json'))
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)):
+            with open(path, encoding='utf-8') as f:
+                res = json.load(f)
+            if res.get('method') not in spec['methods']:
+                continue
+            key = (res['method'], float(res['lr']), int(res['seed']))
+            if 'test_ap50' in res or 'test_ap50' not in out.get(key, {}):
+                out[key] = res
+    return out
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _plain(value):
+    """A JSON round trip: tuples become lists, as in the frozen file."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec='seconds')
+
+
+def _file_sha256(path: str) -> str:
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _fmt(value, digits: int) -> str:
+    return '' if value is None else f'{value:.{digits}f}'
+
+
+def _pct(value: float) -> str:
+    return '-' if value != value else f'{100 * value:.1f}'

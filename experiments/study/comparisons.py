@@ -1,0 +1,129 @@
+"""The comparisons of a study: the pre-registered family and the
+exploratory one, each corrected for multiplicity (Bonferroni intervals,
+Holm-adjusted p-values), as markdown and as ``<study>_comparisons.csv``."""
+import csv
+from typing import Dict, List, Optional
+
+from experiments.stats import (corrected_family, interval_text,
+                               paired_difference)
+
+from .common import declared_methods
+from .selection import seed_overlap
+
+
+def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
+                      record: Optional[dict]) -> List[dict]:
+    """The study's comparisons with raw and corrected statistics.
+
+    Frozen study: the pre-registered hypotheses are one family (m = their
+    number, measured or not); every other method against the baseline is
+    exploratory, a second family. Otherwise every method against the
+    baseline, two-sided, is one exploratory family.
+    """
+    def pair(method, baseline):
+        return paired_difference(per_method.get(method, {}),
+                                 per_method.get(baseline, {}))
+
+    out = []
+    done = set()
+    if record is not None:
+        family = []
+        for h in record['settings']['hypotheses']:
+            family.append(dict(h, family='pre-registered',
+                               diff=pair(h['method'], h['baseline'])))
+            done.add((h['method'], h['baseline']))
+        out += corrected_family(family, spec['alpha'])
+    family = []
+    declared = declared_methods(spec) if record is not None else []
+    keys = [(mname, spec['baseline']) for mname in per_method
+            if mname != spec['baseline'] and mname not in declared]
+    keys += [(c['method'], c['baseline'])
+             for c in spec.get('exploratory_comparisons', [])]
+    for key in keys:
+        if key in done:
+            continue
+        done.add(key)
+        diff = pair(*key)
+        if diff is not None:
+            family.append(dict(id='-', method=key[0], baseline=key[1],
+                               alternative='two-sided', family='exploratory',
+                               diff=diff))
+    if family:
+        out += corrected_family(family, spec['alpha'])
+    return out
+
+
+def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
+    if not comparisons:
+        return []
+    alpha = spec['alpha']
+    md = ['## Comparisons, corrected for multiplicity', '',
+          'Each comparison is the paired difference method - baseline over '
+          'the test seeds both have. Beside the raw two-sided 95 % t '
+          f'interval: the Bonferroni interval at level 1 - {alpha:g}/m (m: '
+          'the comparisons of its family; one-sided for a one-sided '
+          'hypothesis), the paired t-test p-value and the Holm-adjusted '
+          f'p-value; "yes" when the Holm-adjusted p is at most {alpha:g}.',
+          '']
+    for family in ('pre-registered', 'exploratory'):
+        members = [c for c in comparisons if c['family'] == family]
+        if not members:
+            continue
+        if family == 'pre-registered':
+            md.append(f"Pre-registered family: m = {members[0]['m']} "
+                      'hypotheses, frozen before the test runs.')
+        else:
+            md.append(f"Exploratory family: m = {members[0]['m']} "
+                      'comparisons, not pre-registered (no confirmatory '
+                      'claim).')
+        md += ['', '| comparison | alternative | seeds | diff. | raw 95 % CI '
+               '| Bonferroni CI | p (paired t) | Holm p | significant after '
+               'Holm |', '|---|---|---|---|---|---|---|---|---|']
+        labels = spec['methods']
+        for c in members:
+            name = (f"{c['id']}: " if c['id'] != '-' else '') + (
+                f"{labels[c['method']]['label']} vs "
+                f"{labels[c['baseline']]['label']}")
+            if 'p' not in c:
+                md.append(f"| {name} | {c['alternative']} | - | not measured "
+                          '| - | - | - | - | - |')
+                continue
+            d = c['diff']
+            md.append(
+                f"| {name} | {c['alternative']} | {d['n']} | "
+                f"{100 * d['mean']:+.1f} | [{100 * c['low']:+.1f}, "
+                f"{100 * c['high']:+.1f}] | {interval_text(c)} | "
+                f"{c['p']:.4f} | {c['p_holm']:.4f} | "
+                f"{'yes' if c['significant'] else 'no'} |")
+        md.append('')
+    return md[:-1]
+
+
+def write_comparisons_csv(spec: dict, comparisons: List[dict],
+                          path: str) -> None:
+    """``<study>_comparisons.csv``: one row per comparison."""
+    overlap = seed_overlap(spec, list(spec['methods']))
+    with open(path, 'w', newline='', encoding='utf-8') as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            ['study', 'family', 'id', 'method', 'baseline', 'alternative',
+             'n', 'seeds', 'mean_diff', 'ci95_low', 'ci95_high', 'm',
+             'bonferroni_level', 'bonferroni_low', 'bonferroni_high', 'p',
+             'p_holm', 'significant_holm', 'selection_test_seed_overlap'])
+        for c in comparisons:
+            d = c.get('diff')
+            both = sorted(set(overlap.get(c['method'], [])) |
+                          set(overlap.get(c['baseline'], [])))
+            writer.writerow(
+                [spec['name'], c['family'], c['id'], c['method'],
+                 c['baseline'], c['alternative']] + (
+                     ['', '', '', '', ''] if d is None else
+                     [d['n'], ' '.join(map(str, d['seeds'])),
+                      f"{d['mean']:.4f}", f"{c['low']:.4f}",
+                      f"{c['high']:.4f}"]) +
+                [c['m'], f"{c['bonf_level']:.6g}"] + (
+                    ['', '', '', '', ''] if d is None else
+                    [f"{c['bonf_low']:.4f}", f"{c['bonf_high']:.4f}",
+                     f"{c['p']:.6g}", f"{c['p_holm']:.6g}",
+                     c['significant']]) +
+                [' '.join(map(str, both))])

@@ -1,0 +1,253 @@
+"""The report of a study: ``<study>.csv`` (one row per run), ``<study>.md``
+(the selection grids, the test table, the comparisons, the scores users
+threshold on) and the curves; refused where the pre-registration forbids."""
+import csv
+import os
+import os.path as osp
+from datetime import datetime
+from typing import Dict, Optional, Sequence, Tuple
+
+from experiments.stats import interval_text, mean_std, paired_difference
+
+from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
+                     declared_methods)
+from .comparisons import (comparisons_markdown, study_comparisons,
+                          write_comparisons_csv)
+from .curves import plot_curves
+from .freeze import check_preregistration, read_preregistration
+from .selection import seed_overlap, selected_lrs, selection_seeds
+
+
+def write_report(spec: dict, results: Dict[Tuple, dict],
+                 out_dir: str) -> Dict[str, str]:
+    os.makedirs(out_dir, exist_ok=True)
+    name = spec['name']
+    paths = dict(
+        csv=osp.join(out_dir, f'{name}.csv'),
+        md=osp.join(out_dir, f'{name}.md'),
+        png=osp.join(out_dir, f'{name}_curves.png'))
+    chosen = selected_lrs(spec, results)
+    per_method = {}
+    for mname in spec['methods']:
+        if mname not in chosen:
+            continue
+        lr = chosen[mname]
+        per_method[mname] = {
+            s: results[(mname, lr, s)]['test_ap50']
+            for s in spec['seeds']
+            if 'test_ap50' in results.get((mname, lr, s), {})
+        }
+    record = read_preregistration(spec, out_dir, required=False)
+    check_reportable(spec, results, chosen, per_method, record)
+    # undeclared rows of a frozen study: labelled so in the table and plot
+    declared = declared_methods(spec) if record else list(spec['methods'])
+    exploratory = [m for m in spec['methods'] if m not in declared]
+    comparisons = study_comparisons(spec, per_method, record)
+    rows = sorted(results.values(),
+                  key=lambda r: (list(spec['methods']).index(r['method']),
+                                 r['lr'], r['seed']))
+    max_epochs = max((len(r['val_curve']) for r in rows), default=0)
+    with open(paths['csv'], 'w', newline='', encoding='utf-8') as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            ['study', 'method', 'lr', 'seed', 'selected_lr', 'val_ap50',
+             'test_ap50', 'train_seconds', 'ece', 'ece_platt'] +
+            [f'val_ap50_epoch{e + 1}' for e in range(max_epochs)])
+        for r in rows:
+            cal = r.get('calibration', {})
+            writer.writerow(
+                [name, r['method'], r['lr'], r['seed'],
+                 chosen.get(r['method']) == r['lr'],
+                 _fmt(r.get('val_ap50'), 4), _fmt(r.get('test_ap50'), 4),
+                 _fmt(r.get('train_seconds'), 1), _fmt(cal.get('ece'), 4),
+                 _fmt(cal.get('ece_platt'), 4)] +
+                [_fmt(v, 4) for v in r['val_curve']])
+    md = [f'# Study `{name}`', '']
+    if spec.get('description'):
+        md += [spec['description'].strip(), '']
+    machines = sorted({r.get('machine', '?') for r in rows})
+    split = spec['test_split']
+    md += [f'Machine: {"; ".join(machines) or "-"}. AP50 in %, VOCMetric '
+           '(11 points). Test seeds: ' + ', '.join(map(str, spec['seeds'])) +
+           (f'; test split `{split}`' if split != 'test' else '') +
+           f'; learning rates selected on val with seed '
+           f'{spec["select_seed"]}' + (
+               ' (methods with a grid)' if any(
+                   'lr' in m for m in spec['methods'].values()) else '') +
+           '.', '', seeds_sentence(spec, [m for m in per_method
+                                          if per_method[m]] or list(chosen)),
+           '']
+    if record is not None or any(per_method.values()):
+        md += [preregistration_sentence(spec, record), '']
+    md += ['## Learning rate selection (val AP50 after the last epoch)', '']
+    for mname, m in spec['methods'].items():
+        if 'lrs' not in m or not any(
+                (mname, float(lr), spec['select_seed']) in results
+                for lr in m['lrs']):
+            continue  # not run (yet): no line of dashes
+        cells = []
+        for lr in m['lrs']:
+            res = results.get((mname, float(lr), spec['select_seed']))
+            text = '-' if res is None else f'{100 * res["val_ap50"]:.1f}'
+            if chosen.get(mname) == float(lr):
+                text = f'**{text}**'
+            cells.append(f'lr {lr:g}: {text}')
+        md.append(f'- {m["label"]} (`{mname}`): ' + ', '.join(cells))
+    earlier = [(mname, m) for mname, m in spec['methods'].items()
+               if 'lr' in m]
+    for mname, m in earlier:  # chosen before this study: say where
+        on = m.get('selected_on') or {}
+        where = (f" in `{on['study']}`" if on.get('study') else '') + (
+            f" with seed{'s' if len(on.get('seeds', [])) > 1 else ''} "
+            f"{', '.join(map(str, on['seeds']))}" if on.get('seeds') else '')
+        note = f"; {on['note']}" if on.get('note') else ''
+        md.append(f'- {m["label"]} (`{mname}`): lr {m["lr"]:g}, selected on '
+                  f'val before this study{where}{note}')
+    md += ['', '## Test AP50 at the selected learning rate', '']
+    table = []
+    by_pair = {(c['method'], c['baseline']): c for c in comparisons}
+    # each row against its hypothesis' baseline (frozen), else the spec's
+    hyps = record['settings']['hypotheses'] if record else []
+    row_base = {h['method']: h['baseline'] for h in reversed(hyps)}
+    baselines = {spec['baseline']} | {h['baseline'] for h in hyps}
+    for mname, values in per_method.items():
+        if not values:
+            continue
+        mean, std = mean_std(list(values.values()))
+        bname = row_base.get(mname, spec['baseline'])
+        diff = paired_difference(values, per_method.get(bname, {}))
+        diff_text = '-' if (mname in baselines and mname not in row_base
+                            ) or diff is None else (
+            f'{100 * diff["mean"]:+.1f} [{100 * diff["low"]:+.1f}, '
+            f'{100 * diff["high"]:+.1f}]')
+        comp = by_pair.get((mname, bname), {})
+        bonf_text = interval_text(comp) if 'p' in comp else '-'
+        runs = [results[(mname, chosen[mname], s)] for s in values]
+        # a run resumed after an attempt of unknown length: time unknown
+        times = [r['train_seconds'] for r in runs
+                 if not r.get('train_seconds_partial')] or [float('nan')]
+        label = spec['methods'][mname]['label']
+        if mname in exploratory:
+            label += ' *(exploratory)*'
+        table.append(
+            f'| {label} | {chosen[mname]:g} | '
+            f'{len(values)} | {100 * mean:.1f} ± {_pct(std)} | '
+            + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
+            f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
+    if table:
+        md += ['| method | lr | seeds | test AP50 mean ± std | per seed | '
+               + ('paired diff. to its hypothesis\' baseline'
+                  if len(baselines) > 1 else
+                  f'paired diff. to {spec["baseline"]}') + ' [95 % CI] | '
+               'Bonferroni CI (see below) | train time (s) |',
+               '|---|---|---|---|---|---|---|---|'] + table
+        md += [''] + comparisons_markdown(spec, comparisons)
+        paths['comparisons'] = osp.join(out_dir, f'{name}_comparisons.csv')
+        write_comparisons_csv(spec, comparisons, paths['comparisons'])
+    else:  # a selection-only study, or its test phase not run yet
+        md.append('No test run (`--phase test`): this report holds the '
+                  'learning-rate selection only.')
+    cal_rows = []
+    for mname in per_method:
+        cals = [results[(mname, chosen[mname], s)].get('calibration', {})
+                for s in per_method[mname]]
+        cals = [c for c in cals if 'ece' in c]
+        if not cals:
+            continue
+
+        def avg(get):
+            vals = [get(c) for c in cals]
+            vals = [v for v in vals if v == v]  # drop NaN
+            return sum(vals) / len(vals) if vals else float('nan')
+
+        cells = [f'{avg(lambda c: c["ece"]):.3f}',
+                 f'{avg(lambda c: c["ece_platt"]):.3f}']
+        for t in THRESHOLDS:
+            for key in ('at', 'at_platt'):
+                p = avg(lambda c: c[key][str(t)]['precision'])
+                r = avg(lambda c: c[key][str(t)]['recall'])
+                cells.append(f'{_pct(p)} / {_pct(r)}')
+        cal_rows.append(f'| {spec["methods"][mname]["label"]} | ' +
+                        ' | '.join(cells) + ' |')
+    if cal_rows:
+        head = ['D-ECE', 'D-ECE, Platt']
+        for t in THRESHOLDS:
+            head += [f'P / R at {t:g}', f'P / R at {t:g}, Platt']
+        md += ['', '## Scores users threshold on (test, mean over seeds)',
+               '', 'Precision / recall (%) of the detections scoring at '
+               'least t, and the detection expected calibration error (10 '
+               'bins), as trained and after a monotone Platt fit on val '
+               '(AP unchanged).', '',
+               '| method | ' + ' | '.join(head) + ' |',
+               '|---|' + '---|' * len(head)] + cal_rows
+    if plot_curves(spec, results, chosen, paths['png'], exploratory):
+        md += ['', f'![val AP50 per epoch]({osp.basename(paths["png"])})']
+    with open(paths['md'], 'w', encoding='utf-8') as f:
+        f.write('\n'.join(md) + '\n')
+    return paths
+
+
+def check_reportable(spec: dict, results: Dict[Tuple, dict],
+                     chosen: Dict[str, float],
+                     per_method: Dict[str, Dict[int, float]],
+                     record: Optional[dict]) -> None:
+    """Refuses a report the pre-registration does not allow: settings that
+    differ from the frozen ones, a declared method's test run that started
+    before the freeze (or under no freeze), test rows of a pre-registered
+    study without its freeze file."""
+    has_test = any(per_method.values())
+    if record is None:
+        if spec['preregistered'] and has_test:
+            raise PreregistrationError(
+                f"study {spec['name']!r} is pre-registered, but its "
+                'pre-registration file is not in the report folder: no test '
+                'row can be reported')
+        return
+    check_preregistration(spec, chosen, record)
+    frozen_at = datetime.fromisoformat(record['frozen_at'])
+    for mname in declared_methods(spec):
+        for seed in sorted(per_method.get(mname, {})):
+            res = results[(mname, chosen[mname], seed)]
+            started = res.get('test_started_at')
+            if (started is None
+                    or datetime.fromisoformat(started) < frozen_at
+                    or res.get('preregistration_sha256') !=
+                    record['settings_sha256']):
+                raise PreregistrationError(
+                    f'{mname} seed {seed}: its test run started '
+                    f'{started or "at an unrecorded time"} under '
+                    f"pre-registration {res.get('preregistration_sha256')}, "
+                    f"not after the freeze of {record['frozen_at']} under "
+                    f"{record['settings_sha256']}: it cannot be reported as "
+                    'pre-registered')
+
+
+def seeds_sentence(spec: dict, methods: Sequence[str]) -> str:
+    """Whether the ``methods``' selection and test seeds overlap, in
+    words."""
+    overlap = seed_overlap(spec, methods)
+    unknown = [m for m in methods if selection_seeds(spec, m) is None]
+    note = '' if not unknown else (
+        ' The selection seeds of ' + ', '.join(f'`{m}`' for m in unknown) +
+        ' are not recorded (their lr is declared in the spec without '
+        '`selected_on`).')
+    if not overlap:
+        return ('Selection and test seeds are disjoint: no recorded '
+                'selection seed is a test seed.' + note)
+    seeds = sorted({s for v in overlap.values() for s in v})
+    return (f"**Selection and test seeds overlap:** seed "
+            f"{', '.join(map(str, seeds))} selected the learning rates on "
+            'val and is also a test seed (its test row is the run that '
+            'chose the lr, evaluated on test), for '
+            + ', '.join(f'`{m}`' for m in overlap) + '.' + note)
+
+
+def preregistration_sentence(spec: dict, record: Optional[dict]) -> str:
+    if record is None:
+        return ('Not pre-registered: every comparison below is exploratory.')
+    ids = ', '.join(h['id'] for h in record['settings']['hypotheses'])
+    return (f"Pre-registered: `{osp.basename(record['path'])}`, frozen "
+            f"{record['frozen_at']} (settings SHA-256 "
+            f"`{record['settings_sha256'][:12]}`), hypotheses {ids}; every "
+            'pre-registered test run started after the freeze. Rows marked '
+            'exploratory were not declared.')

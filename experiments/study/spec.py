@@ -1,0 +1,186 @@
+"""The study spec (``experiments/studies/*.py``): read, checked and
+completed with its defaults; its hypotheses and exploratory comparisons."""
+import os.path as osp
+from typing import List, Optional, Sequence
+
+from experiments.stats import ALTERNATIVES
+
+from .common import ROOT, SPEC_DIR, _is_number
+
+
+def find_spec(path: str) -> str:
+    """``path``, or where a spec named by its old place (``tools/studies/``,
+    as in the pre-registration records written before the move) is now."""
+    if osp.isfile(path):
+        return path
+    head, name = osp.split(osp.normpath(path))
+    if osp.basename(head) == 'studies' and osp.basename(
+            osp.dirname(head)) == 'tools':
+        moved = osp.join(ROOT, SPEC_DIR, name)
+        if osp.isfile(moved):
+            print(f'[study] {path} moved to {osp.join(SPEC_DIR, name)}',
+                  flush=True)
+            return moved
+    raise FileNotFoundError(f'study spec not found: {path}')
+
+
+def load_spec(path: str) -> dict:
+    """Reads and checks a study spec; returns a plain dict."""
+    from mmengine.config import Config
+    path = find_spec(path)
+    cfg = Config.fromfile(path).to_dict()
+    cfg.setdefault('name', osp.splitext(osp.basename(path))[0])
+    for key in ('methods', 'seeds', 'baseline'):
+        if key not in cfg:
+            raise ValueError(f'{path}: the study spec needs {key!r}')
+    methods = cfg['methods']
+    if not isinstance(methods, dict) or not methods:
+        raise ValueError(f'{path}: methods must be a non-empty dict')
+    if cfg['baseline'] not in methods:
+        raise ValueError(f"{path}: baseline {cfg['baseline']!r} is not one "
+                         f'of the methods {sorted(methods)}')
+    seeds = cfg['seeds']
+    if not seeds or len(set(seeds)) != len(seeds) or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f'{path}: seeds must be distinct ints, got {seeds}')
+    # Selection and test seeds are disjoint unless the spec says otherwise:
+    # the default selection seed is the smallest seed >= 0 that is not a
+    # test seed. (The DigitsVOC studies set ``select_seed = 0``, also their
+    # first test seed: that overlap is kept for them and said in reports.)
+    cfg.setdefault('select_seed', min(set(range(len(seeds) + 1)) -
+                                      set(seeds)))
+    cfg.setdefault('options', [])
+    cfg.setdefault('test_split', 'test')
+    cfg.setdefault('alpha', 0.05)
+    cfg.setdefault('preregistered', False)
+    if not isinstance(cfg['test_split'], str) or not cfg['test_split']:
+        raise ValueError(f'{path}: test_split must name a VOC split list, '
+                         f"got {cfg['test_split']!r}")
+    if not 0 < cfg['alpha'] < 1:
+        raise ValueError(f"{path}: alpha must lie in (0, 1), got "
+                         f"{cfg['alpha']!r}")
+    for name, m in methods.items():
+        where = f'{path}: method {name!r}'
+        if 'config' not in m or not osp.isfile(osp.join(ROOT, m['config'])):
+            raise ValueError(f"{where}: config {m.get('config')!r} not found")
+        kinds = [k for k in ('lrs', 'lr', 'lr_from') if k in m]
+        if len(kinds) != 1:
+            raise ValueError(f'{where}: give exactly one of lrs (a grid '
+                             'searched on val), lr (a learning rate selected '
+                             'before, see selected_on) and lr_from (another '
+                             "method's selected lr)")
+        if 'lrs' in m and (not m['lrs'] or not all(
+                _is_number(lr) and lr > 0 for lr in m['lrs'])):
+            raise ValueError(f"{where}: lrs must be positive numbers, got "
+                             f"{m['lrs']}")
+        if 'lr' in m and not (_is_number(m['lr']) and m['lr'] > 0):
+            raise ValueError(f"{where}: lr must be a positive number, got "
+                             f"{m['lr']!r}")
+        if 'lr_from' in m and (m['lr_from'] not in methods or not (
+                {'lrs', 'lr'} & set(methods[m['lr_from']]))):
+            raise ValueError(f"{where}: lr_from {m['lr_from']!r} must name a "
+                             'method with its own lrs or lr')
+        on = m.get('selected_on')
+        if on is not None and not (isinstance(on, dict) and all(
+                isinstance(s, int) for s in on.get('seeds', [None]))):
+            raise ValueError(f'{where}: selected_on must be a dict with the '
+                             f'seeds (ints) the lr was selected with, got '
+                             f'{on!r}')
+        m.setdefault('options', [])
+        m.setdefault('label', name)
+    cfg.setdefault('prepare', [])
+    for item in cfg['prepare']:
+        if not (isinstance(item, dict) and isinstance(item.get('path'), str)
+                and isinstance(item.get('make'), (list, tuple))
+                and item['make']):
+            raise ValueError(f'{path}: each prepare entry must be '
+                             "dict(path='<file>', make=[<script>, <args>...])"
+                             f', got {item!r}')
+    cfg['hypotheses'] = _hypotheses(cfg, path)
+    cfg['exploratory_comparisons'] = _exploratory_comparisons(cfg, path)
+    return cfg
+
+
+
+def _hypotheses(cfg: dict, path: str) -> List[dict]:
+    """The spec's ``hypotheses``, checked and completed.
+
+    Each is ``dict(method=..., baseline=<the spec's>, alternative=
+    'greater' | 'less' | 'two-sided')`` on the metric test AP50: 'greater'
+    states ``method - baseline > 0``. Without ``hypotheses`` every method is
+    compared with the baseline, two-sided.
+    """
+    methods = cfg['methods']
+    declared = cfg.get('hypotheses')
+    if declared is None:
+        declared = [dict(method=m) for m in methods if m != cfg['baseline']]
+    out, seen = [], set()
+    for i, h in enumerate(declared):
+        if not isinstance(h, dict) or 'method' not in h:
+            raise ValueError(f'{path}: hypothesis {i + 1} must be a dict '
+                             f'with a method, got {h!r}')
+        h = dict(h)
+        h.setdefault('baseline', cfg['baseline'])
+        h.setdefault('alternative', 'two-sided')
+        _check_pair(h, methods, seen, f'{path}: hypothesis {i + 1}')
+        if h['alternative'] not in ALTERNATIVES:
+            raise ValueError(f'{path}: hypothesis {i + 1}: alternative must '
+                             f'be one of {ALTERNATIVES}, got '
+                             f"{h['alternative']!r}")
+        h.setdefault('id', f'H{i + 1}')
+        h['metric'] = 'test AP50'
+        out.append(h)
+    return out
+
+
+def _check_pair(pair: dict, methods: dict, seen: set, where: str) -> None:
+    """One comparison of a spec (a hypothesis or an exploratory pair): both
+    sides name methods, differ, and the pair is not in ``seen`` (the pairs
+    before it), to which it is then added."""
+    for key in ('method', 'baseline'):
+        if pair[key] not in methods:
+            raise ValueError(f'{where}: {key} {pair[key]!r} is not one of '
+                             f'the methods {sorted(methods)}')
+    if pair['method'] == pair['baseline']:
+        raise ValueError(f"{where} compares {pair['method']!r} with itself")
+    key = (pair['method'], pair['baseline'])
+    if key in seen:
+        raise ValueError(f'{where} repeats a hypothesis or an earlier '
+                         f'comparison: {key[0]} against {key[1]}')
+    seen.add(key)
+
+
+def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
+    """The spec's ``exploratory_comparisons``, checked.
+
+    Pairs ``dict(method=..., baseline=...)`` beyond "every method against
+    the study's baseline", e.g. against a baseline row added after a test
+    result; they join the exploratory family (two-sided), so a row chosen
+    after seeing test never gets a confirmatory claim.
+    """
+    methods = cfg['methods']
+    declared = cfg.get('exploratory_comparisons', [])
+    if not isinstance(declared, (list, tuple)):
+        raise ValueError(f'{path}: exploratory_comparisons must be a list of '
+                         f'dict(method, baseline), got {declared!r}')
+    taken = {(h['method'], h['baseline']) for h in cfg['hypotheses']}
+    out = []
+    for i, c in enumerate(declared):
+        if not (isinstance(c, dict) and set(c) == {'method', 'baseline'}):
+            raise ValueError(f'{path}: exploratory comparison {i + 1} must be '
+                             f'dict(method=..., baseline=...), got {c!r}')
+        _check_pair(c, methods, taken,
+                    f'{path}: exploratory comparison {i + 1}')
+        out.append(dict(c))
+    return out
+
+
+def requested_methods(spec: dict, methods: Optional[Sequence[str]]
+                      ) -> List[str]:
+    """``--methods`` (all of the spec's when None), checked."""
+    methods = list(methods or spec['methods'])
+    unknown = sorted(set(methods) - set(spec['methods']))
+    if unknown:
+        raise SystemExit(f'unknown methods {unknown}; the spec has '
+                         f'{sorted(spec["methods"])}')
+    return methods
