@@ -5,7 +5,11 @@ registered module; shared parts in their own modules: the checks
 (:mod:`mmdet_rankloss.ops.checks`), :mod:`.utils` (reductions, zero loss,
 diagnostics), :mod:`.pairwise` (the retrieval problem and
 :class:`EmbeddingLoss`), :mod:`.memory` (:class:`ScoreMemory`) and
-:mod:`.score_space` (:class:`ScoreSpace`, the detection head hooks).
+:mod:`.score_space` (:class:`ScoreSpace`, the detection head hooks). The
+error-driven losses (AP, RS, aLRP) share :mod:`.error_driven` (the core),
+:mod:`.error_driven_modes` (the positives' errors per mode),
+:mod:`.error_driven_negatives` (the sorted negatives) and
+:mod:`.error_driven_head` (the detection module).
 """
 from .ap_loss import RaMBOAPLoss, average_precision_loss
 from .ap_rankers import BlackboxRanker, SigmoidRanker, SorterRanker
@@ -35,8 +39,8 @@ __all__ = ['RaMBOAPLoss', 'average_precision_loss',
            'SoftRankThresholdLoss', 'srt_loss', 'srt_row_losses',
            'BatchHardTripletLoss', 'WilcoxonLoss', 'batch_hard_triplet_loss',
            'wilcoxon_loss']
-from .error_driven import (ErrorDrivenDetectionLoss, error_driven_loss,
-                           error_driven_terms, smoothed_step)
+from .error_driven import error_driven_loss, error_driven_terms, smoothed_step
+from .error_driven_head import ErrorDrivenDetectionLoss
 from .rank_sort_loss import ErrorDrivenAPLoss, RankSortLoss
 from .alrp_loss import ALRPLoss, ALRPSelfBalanceHook
 

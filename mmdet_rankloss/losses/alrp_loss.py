@@ -1,14 +1,18 @@
 """aLRP Loss (Oksuz et al., NeurIPS 2020) and its self-balance hook.
 
-``L_aLRP = 1/|P| sum_{i in P} (N_FP(i) + E_loc(i)) / rank(i)`` with
-``E_loc(i) = e_i + sum_{k in P, k != i} H(x_ik) e_k``: the classification
-component ``1/|P| sum_i N_FP(i) / rank(i)`` and the localisation component
-``L_loc = 1/|P| sum_i E_loc(i) / rank(i)``. The scores are trained by the
+``L_aLRP = 1/|P| sum_{i in P} (N_FP(i) + E_loc(i)) / rank(i)``: the
+classification component ``1/|P| sum_i N_FP(i) / rank(i)`` and the
+localisation component ``L_loc = 1/|P| sum_i E_loc(i) / rank(i)``, with
+``E_loc(i)`` the sum of the localisation errors ``e_k`` of the positives
+at or above ``i`` in the score order (the authors' code; ``loc_order=
+'smoothed'``: ``e_i + sum_{k != i} H(x_ik) e_k``, the paper's smoothed
+form) and ``e = loc_error / (1 - tau)``. The scores are trained by the
 error-driven update (:mod:`.error_driven`, mode ``'alrp'``): a positive's
-whole error ``l_LRP(i)``, localisation included, is distributed over the
-negatives above it, so a badly localised positive is pushed harder. The box
-branch is trained through ``L_loc`` with the ranks fixed, ``dL_loc / de_k =
-1/|P| (1 / rank(k) + sum_{i != k} H(x_ik) / rank(i))``.
+error ``(N_FP(i) + sum_{k != i} H(x_ik) e_k) / rank(i)`` is distributed
+over the negatives above it (``own_loc_in_update=True`` adds its own
+``e_i``, the paper's ``l_LRP(i)``). The box branch is trained through
+``L_loc`` with the ranks fixed (``dL_loc / de_k = 1/|P| sum_{i at or below
+k} 1 / rank(i)`` with the hard order).
 
 Self-balance (SB, the paper's section on balancing): the localisation
 component is multiplied by ``w_sb``. The classification update of the
@@ -30,8 +34,10 @@ from torch import Tensor
 
 from mmdet.registry import HOOKS, MODELS
 
-from ..ops.checks import check_flag, check_positive
-from .error_driven import ErrorDrivenDetectionLoss
+from ..ops.checks import check_choice, check_flag, check_number, \
+    check_positive
+from .error_driven import LOC_ORDERS
+from .error_driven_head import ErrorDrivenDetectionLoss
 
 __all__ = ['ALRPLoss', 'ALRPSelfBalanceHook']
 
@@ -40,12 +46,15 @@ __all__ = ['ALRPLoss', 'ALRPSelfBalanceHook']
 class ALRPLoss(ErrorDrivenDetectionLoss):
     """aLRP Loss for a dense head: classification and localisation.
 
-    Call it (:meth:`~.error_driven.ErrorDrivenDetectionLoss.forward`) with
-    the positives' localisation errors ``loc_error=`` (N,)
-    (read at the positive rows, in [0, 1], differentiable: the head passes
-    ``(1 - GIoU) / 2`` of each positive's predicted box). Without them the
-    errors are 0 (the classification component is then AP Loss with the
-    smoothed step).
+    Call it (:meth:`~.error_driven_head.ErrorDrivenDetectionLoss.forward`)
+    with the positives' localisation errors ``loc_error=`` (N,) (read at
+    the positive rows, in [0, 1], differentiable: the head passes ``(1 -
+    GIoU) / 2`` of each positive's predicted box). They are divided by ``1
+    - tau`` (the paper's normalisation: ``tau = 0.5`` makes them ``(1 -
+    GIoU) / (2 (1 - tau)) = 1 - GIoU`` in [0, 2], the authors' error)
+    before use, in the update and in ``L_loc``. Without them the errors are
+    0 (the classification update is then AP Loss's up to the gate
+    ``N_FP(i) > 1e-5``). The defaults follow the authors' code.
 
     Outputs: ``loss_alrp_cls`` (the classification component, trained by
     the error-driven update), ``loss_alrp_loc`` (``w_sb * L_loc``) and the
@@ -60,16 +69,40 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
             50.0 (paper).
         self_balance (bool): Let :class:`ALRPSelfBalanceHook` update the SB
             weight (else it stays ``sb_weight``). Defaults to True.
+        tau (float): The localisation errors are divided by ``1 - tau``, in
+            [0, 1). Defaults to 0.5 (paper); 0 uses them as given (the
+            earlier behaviour: half the localisation error, in the update
+            and in ``L_loc``; on the case measured in :mod:`.error_driven`
+            ``L_loc`` and its gradient halve and the classification update
+            changes by 0.5 % (35 % with the positives raised by 3) of its
+            largest entry).
+        own_loc_in_update (bool): Put a positive's own ``e_i`` in its
+            classification update. Defaults to False (authors); True is the
+            paper's ``l_LRP(i)`` (the earlier behaviour).
+        loc_order (str): ``E_loc`` over the hard score order (``'hard'``,
+            authors, ties by index: the lower index ranks higher) or the
+            smoothed relations (``'smoothed'``, the earlier behaviour).
+            Defaults to ``'hard'``.
     """
     mode = 'alrp'
     per_anchor_input = 'loc_error'
 
     def __init__(self, delta: float = 1.0, score_space: str = 'logits',
                  loss_weight: float = 1.0, sb_weight: float = 50.0,
-                 self_balance: bool = True) -> None:
+                 self_balance: bool = True, tau: float = 0.5,
+                 own_loc_in_update: bool = False,
+                 loc_order: str = 'hard') -> None:
         super().__init__(delta, score_space, loss_weight)
         owner = type(self).__name__
         self.self_balance = check_flag(owner, 'self_balance', self_balance)
+        self.tau = check_number(owner, 'tau', tau, low=0)
+        if self.tau >= 1:
+            raise ValueError(f'{owner}: tau must be a finite number in '
+                             f'[0, 1), got {tau!r}')
+        self.own_loc_in_update = check_flag(owner, 'own_loc_in_update',
+                                            own_loc_in_update)
+        self.loc_order = check_choice(owner, 'loc_order', loc_order,
+                                      LOC_ORDERS)
         self.register_buffer(
             'sb_weight',
             torch.tensor(check_positive(owner, 'sb_weight', sb_weight),
@@ -78,8 +111,24 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         self.register_buffer('_sb_sums', torch.zeros(2, dtype=torch.float64),
                              persistent=False)
 
+    def extra_repr(self) -> str:
+        return (f'{super().extra_repr()}, tau={self.tau}, '
+                f'own_loc_in_update={self.own_loc_in_update}, '
+                f'loc_order={self.loc_order!r}')
+
+    def _core_options(self) -> dict:
+        return dict(own_loc_in_update=self.own_loc_in_update,
+                    loc_order=self.loc_order)
+
+    def _positive_inputs(self, rows, quality, loc_error):
+        """The checked errors (in [0, 1]) divided by ``1 - tau``."""
+        if loc_error is not None and self.tau:
+            loc_error = loc_error / (1 - self.tau)
+        return rows, quality, loc_error
+
     def _outputs(self, loss, parts, loc_weight, loc_error,
                  zero) -> Dict[str, Tensor]:
+        # loc_error: divided by 1 - tau; parts[2] = L_loc unweighted
         if loc_error is None or not loc_error.numel():
             loc = zero
         else:

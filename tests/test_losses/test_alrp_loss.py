@@ -1,5 +1,7 @@
 """aLRP Loss: value, error-driven update and localisation weights against
-the brute-force reference of the paper, and the self-balance (SB) weight."""
+the authors' algorithm (``_official_reference``, every option value) and,
+with the options of the earlier behaviour, the brute-force reference of the
+paper; and the self-balance (SB) weight."""
 import logging
 from types import SimpleNamespace
 
@@ -7,9 +9,10 @@ import pytest
 import torch
 
 from mmdet.registry import HOOKS, MODELS
-from mmdet_rankloss.losses import ALRPLoss
+from mmdet_rankloss.losses import ALRPLoss, error_driven_loss
 
 from _error_driven_reference import reference  # tests/test_losses on path
+from _official_reference import alrp_reference
 
 
 def alrp_batch(rpn_batch, seed=3):
@@ -22,8 +25,11 @@ def alrp_batch(rpn_batch, seed=3):
 
 
 def test_module_matches_reference(rpn_batch):
+    """The earlier behaviour (the paper's definitions) is the options
+    ``tau=0, own_loc_in_update=True, loc_order='smoothed'``."""
     cls_score, labels, loc_error = alrp_batch(rpn_batch)
-    loss = ALRPLoss(sb_weight=3.0)
+    loss = ALRPLoss(sb_weight=3.0, tau=0.0, own_loc_in_update=True,
+                    loc_order='smoothed')
     out = loss(cls_score, labels, loc_error=loc_error)
     (out['loss_alrp_cls'] + out['loss_alrp_loc']).backward()
     scores = cls_score.detach()[:, :3]
@@ -91,3 +97,141 @@ def test_bad_inputs_named(rpn_batch):
         ALRPLoss(sb_weight=0.0)
     with pytest.raises(ValueError, match='ALRPLoss: self_balance'):
         ALRPLoss(self_balance='yes')
+    for option, value in (('tau', 1.0), ('tau', -0.1), ('tau', True),
+                          ('own_loc_in_update', 1),
+                          ('loc_order', 'sorted')):
+        with pytest.raises(ValueError, match=f'ALRPLoss: {option}'):
+            ALRPLoss(**{option: value})
+
+
+# ---- the authors' algorithm (``_official_reference``), every option value
+
+CASES = ('random', 'ties', 'one_positive', 'equal_errors')
+OPTIONS = [dict(own_loc_in_update=own, loc_order=order)
+           for own in (False, True) for order in ('hard', 'smoothed')]
+
+
+def official_case(case, seed=0, n=40):
+    """(scores, positives, negatives, errors in [0, 1]) for ``case``:
+    random scores (some in neither set), a coarse grid (ties), one
+    positive, all errors equal."""
+    gen = torch.Generator().manual_seed(seed)
+    s = torch.randn(n, generator=gen, dtype=torch.float64) * 1.5
+    if case == 'ties':
+        s = (s * 2).round() / 2
+    positives = torch.rand(n, generator=gen) < 0.3
+    positives[:2] = torch.tensor([True, False])
+    if case == 'one_positive':
+        positives[1:] = False
+    negatives = ~positives & (torch.rand(n, generator=gen) < 0.9)
+    e = torch.rand(int(positives.sum()), generator=gen, dtype=torch.float64)
+    if case == 'equal_errors':
+        e.fill_(0.4)
+    return s, positives, negatives, e
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('options', OPTIONS)
+@pytest.mark.parametrize('seed', range(3))
+def test_core_matches_authors_algorithm(case, options, seed):
+    """``error_driven_loss`` (value, backward, localisation weights)
+    against the authors' algorithm. With ties the hard order follows the
+    documented rule (lower index above), which the reference applies."""
+    s, pos, neg, e = official_case(case, seed)
+    x = s.clone().requires_grad_(True)
+    loss, parts, loc_weight = error_driven_loss(x, pos, 1.0, 'alrp', neg,
+                                                loc_error=e, **options)
+    loss.backward()
+    ref, update = alrp_reference(s, pos, e, 1.0, negatives=neg, **options)
+    assert loss.item() == pytest.approx(ref['cls'], abs=1e-9)
+    assert parts[0].item() == pytest.approx(ref['cls'], abs=1e-9)
+    assert parts[2].item() == pytest.approx(ref['loc'], abs=1e-9)
+    torch.testing.assert_close(x.grad, update, atol=1e-9, rtol=0)
+    torch.testing.assert_close(loc_weight, ref['loc_weight'], atol=1e-9,
+                               rtol=0)
+
+
+def module_case(rpn_batch, case, seed=3):
+    cls_score, labels, loc_error = alrp_batch(rpn_batch, seed)
+    cls_score = cls_score.detach()
+    if case == 'ties':
+        cls_score = (cls_score * 2).round() / 2
+    if case == 'one_positive':
+        labels[1:] = 3
+        labels[0] = 2
+    loc_error = loc_error.detach()
+    if case == 'equal_errors':
+        loc_error = torch.full_like(loc_error, 0.4)
+    weight = torch.ones(14, dtype=torch.float64)
+    weight[[3, 6]] = 0
+    return (cls_score.requires_grad_(True), labels, weight,
+            loc_error.requires_grad_(True))
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('options', OPTIONS)
+@pytest.mark.parametrize('tau', [0.5, 0.0])
+def test_module_matches_authors_algorithm(case, options, tau, rpn_batch):
+    """:class:`ALRPLoss` (both outputs, the scores' and the errors'
+    gradients) against the authors' algorithm, for every option value."""
+    cls_score, labels, weight, loc_error = module_case(rpn_batch, case)
+    loss = ALRPLoss(sb_weight=3.0, loss_weight=2.0, tau=tau, **options)
+    out = loss(cls_score, labels, weight, loc_error=loc_error)
+    (out['loss_alrp_cls'] + out['loss_alrp_loc']).backward()
+    scores = cls_score.detach()[:, :3]
+    rows = ((labels < 3) & (weight > 0)).nonzero().squeeze(1)
+    pos = torch.zeros_like(scores, dtype=torch.bool)
+    pos[rows, labels[rows]] = True
+    neg = ~pos & (weight > 0)[:, None]
+    ref, update = alrp_reference(scores.reshape(-1), pos.reshape(-1),
+                                 loc_error[rows].detach(), 1.0, tau=tau,
+                                 negatives=neg.reshape(-1), **options)
+    assert out['loss_alrp_cls'].item() == pytest.approx(2 * ref['cls'],
+                                                        abs=1e-9)
+    assert out['loss_alrp_loc'].item() == pytest.approx(6 * ref['loc'],
+                                                        abs=1e-9)
+    torch.testing.assert_close(cls_score.grad[:, :3].reshape(-1),
+                               2 * update, atol=1e-9, rtol=0)
+    expected = torch.zeros(14, dtype=torch.float64)
+    expected[rows] = 6 * ref['loc_weight']
+    torch.testing.assert_close(loc_error.grad, expected, atol=1e-9, rtol=0)
+
+
+def test_hard_order_breaks_ties_by_index():
+    """Two tied positives: the lower index ranks above the other, so its
+    error enters both positives' ``E_loc`` and the other's only its own."""
+    s = torch.tensor([0.3, 2.0, 0.3, -1.0, 0.8], dtype=torch.float64)
+    pos = torch.tensor([True, False, True, False, False])
+    e = torch.tensor([0.2, 0.7], dtype=torch.float64)
+    terms = error_driven_loss(s, pos, 1.0, 'alrp', loc_error=e)
+    rank = 1 + 0.5 + (1.0 + 0.0 + 0.75)  # the two ranks are equal
+    assert terms[1][2].item() == pytest.approx(
+        (0.2 / rank + (0.2 + 0.7) / rank) / 2, abs=1e-12)
+    torch.testing.assert_close(
+        terms[2], torch.tensor([2 / rank, 1 / rank],
+                               dtype=torch.float64) / 2)
+    # swapped errors: the first positive (index 0) is still the one above
+    swapped = error_driven_loss(s, pos, 1.0, 'alrp', loc_error=e.flip(0))
+    torch.testing.assert_close(swapped[2], terms[2])
+
+
+def test_loc_errors_divided_by_one_minus_tau(rpn_batch):
+    """``tau`` only rescales the errors: tau = 0.5 on ``e / 2`` is tau = 0
+    on ``e``; the input check is on the errors as given."""
+    cls_score, labels, weight, loc_error = module_case(rpn_batch, 'random')
+    half = ALRPLoss(sb_weight=1.0)(cls_score, labels, weight,
+                                   loc_error=loc_error.detach() / 2)
+    plain = ALRPLoss(sb_weight=1.0, tau=0.0)(cls_score, labels, weight,
+                                             loc_error=loc_error)
+    for key in ('loss_alrp_cls', 'loss_alrp_loc'):
+        assert half[key].item() == pytest.approx(plain[key].item(),
+                                                 abs=1e-12)
+    ALRPLoss(tau=0.9)(cls_score, labels, weight,
+                      loc_error=torch.ones_like(loc_error))
+
+
+def test_options_default_to_the_authors():
+    loss = ALRPLoss()
+    assert loss.tau == 0.5 and not loss.own_loc_in_update
+    assert loss.loc_order == 'hard'
+    assert "loc_order='hard'" in repr(loss)

@@ -1,9 +1,14 @@
 """Rank & Sort Loss, AP Loss's error-driven update and their shared core.
 
-Values and updates are compared with a brute-force implementation of the
-papers' definitions (``_error_driven_reference``: loops over all pairs, an
-explicit matrix of primary terms); the properties every loss has are in
-``test_loss_contract.py``.
+Values and updates are compared with two references: the authors'
+algorithm (``_official_reference``: a loop over the positives as in their
+code, every option a parameter), for the defaults and every option value,
+and a brute-force implementation of the papers' definitions
+(``_error_driven_reference``: loops over all pairs, an explicit matrix of
+primary terms), which is the earlier behaviour, reached with the options
+``self_relation=1.0``, ``own_loc_in_update=True``, ``loc_order='smoothed'``
+(and ``zero_quality_as_negative=False``). The properties every loss has are
+in ``test_loss_contract.py``.
 """
 import pytest
 import torch
@@ -13,8 +18,12 @@ from mmdet_rankloss.losses import (ErrorDrivenAPLoss, RankSortLoss,
                                    error_driven_loss, error_driven_terms)
 
 from _error_driven_reference import reference  # tests/test_losses on sys.path
+from _official_reference import rank_sort_reference
 
 MODES = ('ap', 'rs', 'alrp')
+#: the options that give the earlier behaviour (the brute-force reference)
+EARLIER = dict(self_relation=1.0, own_loc_in_update=True,
+               loc_order='smoothed')
 
 
 def random_ranking(seed, n=24, ties=True, subset=False):
@@ -43,7 +52,8 @@ def random_ranking(seed, n=24, ties=True, subset=False):
 @pytest.mark.parametrize('seed', range(6))
 def test_core_matches_brute_force(mode, delta, seed):
     s, pos, neg, quality, loc_error = random_ranking(seed, subset=seed > 2)
-    terms = error_driven_terms(s, pos, delta, mode, neg, quality, loc_error)
+    terms = error_driven_terms(s, pos, delta, mode, neg, quality, loc_error,
+                               **EARLIER)
     ref, update, primary = reference(s, pos, delta, mode, neg, quality,
                                      loc_error)
     assert terms.loss.item() == pytest.approx(ref['loss'], abs=1e-12)
@@ -104,23 +114,23 @@ def test_long_ranking_matches_dense_formula(mode):
     hpp = ((u[None, :] - u[:, None]) / (2 * delta) + 0.5).clamp(0, 1)
     hpp.fill_diagonal_(0)
     nfp = h.sum(1)
-    rank = 1 + hpp.sum(1) + nfp
+    rank = (0.5 if mode == 'rs' else 1) + hpp.sum(1) + nfp
     assert terms.ranking.item() == pytest.approx(
         (nfp / rank).mean().item(), abs=1e-9)
-    if mode == 'alrp':
-        e = quality.double()
-        ell = (nfp + e + hpp @ e) / rank
-        w = torch.where(nfp > 0, ell / nfp, torch.zeros_like(nfp))
+    if mode == 'alrp':  # the authors': own error left out, gate 1e-5
+        ell = (nfp + hpp @ quality.double()) / rank
+        w = torch.where(nfp > 1e-5, ell / nfp, torch.zeros_like(nfp))
     else:
-        w = 1 / rank
+        w = torch.where(nfp > 1e-10, 1 / rank, torch.zeros_like(nfp))
     expected = (w[:, None] * h).sum(0) / num_pos
     torch.testing.assert_close(terms.grad[~pos].double(), expected,
                                atol=1e-6, rtol=1e-5)
 
 
 def test_rs_without_labels_is_ap():
+    """With the self relation 1 (AP Loss's rank)."""
     s, pos, neg, _, _ = random_ranking(1)
-    rs = error_driven_terms(s, pos, 0.5, 'rs', neg)
+    rs = error_driven_terms(s, pos, 0.5, 'rs', neg, self_relation=1.0)
     ap = error_driven_terms(s, pos, 0.5, 'ap', neg)
     assert rs.sorting.item() == 0
     assert rs.loss.item() == ap.loss.item()
@@ -176,7 +186,9 @@ def test_module_matches_reference(name, mode, rpn_batch):
     weight[[1, 4]] = 0
     quality = torch.rand(12, generator=torch.Generator().manual_seed(0),
                          dtype=torch.float64)
-    loss = MODELS.build(dict(type=name, loss_weight=2.0))
+    earlier = dict(self_relation=1.0, zero_quality_as_negative=False) \
+        if mode == 'rs' else {}
+    loss = MODELS.build(dict(type=name, loss_weight=2.0, **earlier))
     kwargs = dict(quality=quality) if mode == 'rs' else {}
     out = loss(cls_score, labels, weight, **kwargs)
     key = 'loss_rank_sort' if mode == 'rs' else 'loss_ap'
@@ -213,11 +225,11 @@ def test_all_scores_tied(rpn_batch):
     out['loss_rank_sort'].backward()
     assert torch.isfinite(tied.grad).all()
     assert tied.grad.sum().abs().item() < 1e-6
-    # every pair is a half-relation: ranking error is N_FP / rank with
-    # N_FP = |N| / 2 and rank = 1 + (|N| + |P| - 1) / 2
+    # every pair is a half-relation, the self relation too: ranking error
+    # is N_FP / rank with N_FP = |N| / 2 and rank = (|N| + |P|) / 2
     num_pos = int((labels < 3).sum())
     num_neg = 20 * 3 - num_pos
-    expected = (num_neg / 2) / (1 + (num_neg + num_pos - 1) / 2)
+    expected = (num_neg / 2) / ((num_neg + num_pos) / 2)
     assert out['rs_ranking'].item() == pytest.approx(expected, rel=1e-6)
 
 
@@ -241,7 +253,11 @@ def test_half_precision(dtype, rpn_batch):
 @pytest.mark.parametrize('kwargs, param', [
     (dict(delta=0), 'delta'), (dict(delta=-1.0), 'delta'),
     (dict(delta='0.5'), 'delta'), (dict(loss_weight=-2.0), 'loss_weight'),
-    (dict(score_space='probability'), 'score_space')])
+    (dict(score_space='probability'), 'score_space'),
+    (dict(self_relation=0.0), 'self_relation'),
+    (dict(self_relation=1.5), 'self_relation'),
+    (dict(self_relation=True), 'self_relation'),
+    (dict(zero_quality_as_negative=1), 'zero_quality_as_negative')])
 def test_bad_hyper_parameters_named(kwargs, param):
     with pytest.raises(ValueError, match=f'RankSortLoss: {param}'):
         RankSortLoss(**kwargs)
@@ -251,6 +267,12 @@ def test_bad_hyper_parameters_named(kwargs, param):
     with pytest.raises(ValueError, match='mode'):
         error_driven_terms(torch.zeros(3), torch.ones(3, dtype=torch.bool),
                            0.5, 'lrp')
+    for option, value in (('self_relation', 0.0), ('loc_order', 'soft'),
+                          ('own_loc_in_update', 'no')):
+        with pytest.raises(ValueError, match=f'error_driven_terms: {option}'):
+            error_driven_terms(torch.zeros(3),
+                               torch.ones(3, dtype=torch.bool), 0.5,
+                               **{option: value})
 
 
 def test_bad_quality_named(rpn_batch):
@@ -261,3 +283,146 @@ def test_bad_quality_named(rpn_batch):
         RankSortLoss()(cls_score, labels, quality=torch.full((10, ), 1.5))
     with pytest.raises(ValueError, match="reduction_override='none'"):
         RankSortLoss()(cls_score, labels, reduction_override='none')
+
+
+# ---- the authors' algorithm (``_official_reference``), every option value
+
+CASES = ('random', 'ties', 'one_positive', 'zero_iou', 'equal_iou')
+
+
+def official_case(case, seed=0, n=40):
+    """(scores, positives, negatives, labels) of one ranking for ``case``:
+    random scores (some scores in neither set), scores on a coarse grid
+    (ties between positives and with negatives), one positive, labels with
+    exact zeros, all labels equal."""
+    gen = torch.Generator().manual_seed(seed)
+    s = torch.randn(n, generator=gen, dtype=torch.float64) * 1.5
+    if case == 'ties':
+        s = (s * 2).round() / 2
+    positives = torch.rand(n, generator=gen) < 0.3
+    positives[:2] = torch.tensor([True, False])
+    if case == 'one_positive':
+        positives[1:] = False
+    negatives = ~positives & (torch.rand(n, generator=gen) < 0.9)
+    num_pos = int(positives.sum())
+    y = torch.rand(num_pos, generator=gen, dtype=torch.float64)
+    if case == 'ties' and num_pos > 2:
+        y[1] = y[0]
+    if case == 'zero_iou':
+        y[::3] = 0
+    if case == 'equal_iou':
+        y.fill_(0.6)
+    return s, positives, negatives, y
+
+
+def assert_matches(out, parts, grad, ref, update):
+    assert out.item() == pytest.approx(ref['loss'], abs=1e-9)
+    assert parts[0].item() == pytest.approx(ref['ranking'], abs=1e-9)
+    assert parts[1].item() == pytest.approx(ref['sorting'], abs=1e-9)
+    torch.testing.assert_close(grad, update, atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('self_relation', [0.5, 1.0])
+@pytest.mark.parametrize('seed', range(3))
+def test_rs_core_matches_authors_algorithm(case, self_relation, seed):
+    """``error_driven_loss`` (value and backward) against the authors'
+    algorithm; a label-0 positive stays a positive here (the core has no
+    ``zero_quality_as_negative``: :class:`RankSortLoss` applies it)."""
+    s, pos, neg, y = official_case(case, seed)
+    x = s.clone().requires_grad_(True)
+    kwargs = {} if self_relation == 0.5 else dict(self_relation=1.0)
+    loss, parts, _ = error_driven_loss(x, pos, 0.5, 'rs', neg, y, **kwargs)
+    loss.backward()
+    ref, update = rank_sort_reference(s, pos, y, 0.5, self_relation,
+                                      zero_quality_as_negative=False,
+                                      negatives=neg)
+    assert_matches(loss, parts, x.grad, ref, update)
+
+
+def rs_module_case(rpn_batch, case, seed=3):
+    """A detection batch (N = 16, C = 3) for ``case`` with weights and the
+    IoU labels of every row."""
+    cls_score, labels = rpn_batch(16, 3, fg=0.45, seed=seed)
+    cls_score = cls_score.detach().double()
+    if case == 'ties':
+        cls_score = (cls_score * 2).round() / 2
+    if case == 'one_positive':
+        labels[1:] = 3
+        labels[0] = 1
+    weight = torch.ones(16, dtype=torch.float64)
+    weight[[2, 5]] = 0
+    quality = torch.rand(16, generator=torch.Generator().manual_seed(seed),
+                         dtype=torch.float64)
+    if case == 'zero_iou':
+        quality[(labels < 3).nonzero().squeeze(1)[::2]] = 0
+    if case == 'equal_iou':
+        quality.fill_(0.6)
+    return cls_score.requires_grad_(True), labels, weight, quality
+
+
+def flat_ranking(cls_score, labels, weight):
+    """The module's ranking by hand: (scores, positives, negatives, rows)
+    of the flattened (N, C) scores, rows of weight 0 in neither set."""
+    num_classes = cls_score.shape[1] - 1
+    scores = cls_score.detach()[:, :num_classes]
+    rows = ((labels < num_classes) & (weight > 0)).nonzero().squeeze(1)
+    pos = torch.zeros_like(scores, dtype=torch.bool)
+    pos[rows, labels[rows]] = True
+    neg = ~pos & (weight > 0)[:, None]
+    return scores.reshape(-1), pos.reshape(-1), neg.reshape(-1), rows
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('self_relation', [0.5, 1.0])
+@pytest.mark.parametrize('zero_as_negative', [True, False])
+def test_rs_module_matches_authors_algorithm(case, self_relation,
+                                             zero_as_negative, rpn_batch):
+    cls_score, labels, weight, quality = rs_module_case(rpn_batch, case)
+    loss = RankSortLoss(self_relation=self_relation,
+                        zero_quality_as_negative=zero_as_negative,
+                        loss_weight=2.0)
+    out = loss(cls_score, labels, weight, quality=quality)
+    out['loss_rank_sort'].backward()
+    scores, pos, neg, rows = flat_ranking(cls_score, labels, weight)
+    ref, update = rank_sort_reference(scores, pos, quality[rows], 0.5,
+                                      self_relation, zero_as_negative, neg)
+    grad = cls_score.grad[:, :3].reshape(-1)
+    assert_matches(out['loss_rank_sort'] / 2,
+                   torch.stack([out['rs_ranking'], out['rs_sorting']]),
+                   grad / 2, ref, update)
+    assert not cls_score.grad[:, 3].any()
+
+
+def test_zero_iou_positive_is_a_negative(rpn_batch):
+    """Default: a positive with IoU 0 is ranked and pushed down as a
+    negative; with ``zero_quality_as_negative=False`` it is a positive."""
+    cls_score, labels, weight, quality = rs_module_case(rpn_batch,
+                                                        'zero_iou')
+    scores, pos, neg, rows = flat_ranking(cls_score, labels, weight)
+    zero_rows = rows[quality[rows] == 0]
+    assert zero_rows.numel()
+    entry = zero_rows * 3 + labels[zero_rows]
+    grads = {}
+    for flag in (True, False):
+        x = cls_score.detach().clone().requires_grad_(True)
+        out = RankSortLoss(zero_quality_as_negative=flag)(
+            x, labels, weight, quality=quality)
+        out['loss_rank_sort'].backward()
+        grads[flag] = x.grad[:, :3].reshape(-1)[entry]
+    assert (grads[True] >= 0).all() and grads[True].any()
+    assert not torch.equal(grads[True], grads[False])
+    # the default equals the same batch with those rows background
+    others = labels.clone()
+    others[zero_rows] = 3
+    out = RankSortLoss()(cls_score.detach(), others, weight,
+                         quality=quality)
+    ref = RankSortLoss()(cls_score.detach(), labels, weight,
+                         quality=quality)
+    assert out['loss_rank_sort'].item() == ref['loss_rank_sort'].item()
+
+
+def test_options_default_to_the_authors():
+    loss = RankSortLoss()
+    assert loss.self_relation == 0.5 and loss.zero_quality_as_negative
+    assert 'self_relation=0.5' in repr(loss)

@@ -1,0 +1,191 @@
+"""The shared body of the registered error-driven detection losses.
+
+:class:`ErrorDrivenDetectionLoss` turns a dense head's classification
+output into one ranking of all (anchor, class) scores and calls the core
+(:func:`~.error_driven.error_driven_loss`);
+:class:`~.rank_sort_loss.RankSortLoss`,
+:class:`~.rank_sort_loss.ErrorDrivenAPLoss` and :class:`~.alrp_loss.ALRPLoss`
+give its mode, options, per-anchor input and outputs.
+"""
+from typing import Dict, Optional, Tuple
+
+import torch
+from torch import Tensor, nn
+
+from ..ops.checks import check_number, check_positive
+from .error_driven import error_driven_loss
+from .score_space import ClsHooksMixin, ScoreSpace
+from .utils import check_reduction, zero_loss
+
+__all__ = ['ErrorDrivenDetectionLoss']
+
+
+class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
+    """Shared body of the registered error-driven detection losses.
+
+    A head's ``(cls_score (N, channels), labels (N,) in 0..C, weight (N,))``
+    become one ranking of the N x C scores of the score space (the
+    'logits' space: the first C logits of a C + 1 channel output, ranked as
+    they are, so that ``delta`` is in logit units as in the papers): the
+    score of anchor ``a`` for its label is a positive, every other score of
+    a row with weight > 0 a negative; rows with weight 0 take no part.
+    Per-anchor extras (``quality``, ``loc_error``) are read at the rows of
+    the positives. Subclasses set :attr:`mode`, :attr:`default_delta` and
+    :attr:`per_anchor_input`, build the output dict (``_outputs``) and may
+    pass options to the core (``_core_options``) or change the positives
+    and their extras (``_positive_inputs``).
+
+    Args:
+        delta (float, optional): Half-width of the smoothed step, > 0.
+            Defaults to None: :attr:`default_delta`.
+        score_space (str): See :class:`~.score_space.ScoreSpace`.
+        loss_weight (float): Multiplies value and update, >= 0.
+    """
+    mode = 'ap'
+    #: ``delta`` when the config gives none (the paper's)
+    default_delta = 1.0
+    #: The per-anchor input :meth:`forward` takes by keyword, if any
+    #: (``'quality'``, ``'loc_error'``)
+    per_anchor_input: Optional[str] = None
+
+    def __init__(self, delta: Optional[float] = None,
+                 score_space: str = 'logits',
+                 loss_weight: float = 1.0) -> None:
+        super().__init__()
+        owner = type(self).__name__
+        self.delta = check_positive(
+            owner, 'delta', self.default_delta if delta is None else delta)
+        self.space = ScoreSpace(score_space, None, owner)
+        self.loss_weight = check_number(owner, 'loss_weight', loss_weight,
+                                        low=0)
+
+    @property
+    def score_space(self) -> str:
+        return self.space.name
+
+    @property
+    def calibration(self):
+        return None
+
+    @property
+    def cls_hooks(self) -> ScoreSpace:
+        return self.space
+
+    def extra_repr(self) -> str:
+        return (f'delta={self.delta}, score_space={self.score_space!r}, '
+                f'loss_weight={self.loss_weight}')
+
+    def _per_positive(self, name: str, values: Optional[Tensor], n: int,
+                      rows: Tensor, high: Optional[float]
+                      ) -> Optional[Tensor]:
+        """``values`` (N,) checked and read at the positive ``rows``."""
+        if values is None:
+            return None
+        owner = type(self).__name__
+        if not isinstance(values, Tensor) or values.shape != (n, ) or \
+                not values.is_floating_point():
+            raise ValueError(
+                f'{owner}: {name} must be a float tensor of shape ({n},), '
+                f'got {getattr(values, "shape", values)}')
+        picked = values[rows]
+        if picked.numel():
+            bad = ~torch.isfinite(picked) | (picked < 0)
+            if high is not None:
+                bad |= picked > high
+            if bool(bad.any()):
+                bound = f'[0, {high:g}]' if high is not None else '[0, inf)'
+                raise ValueError(f'{owner}: {name} must be finite and in '
+                                 f'{bound} at the positives')
+        return picked
+
+    def _core_options(self) -> dict:
+        """Keyword options of :func:`~.error_driven.error_driven_loss`
+        (none here: the core's defaults)."""
+        return {}
+
+    def _positive_inputs(
+        self, rows: Tensor, quality: Optional[Tensor],
+        loc_error: Optional[Tensor]
+    ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+        """The positive rows and their extras as the core gets them.
+
+        Args:
+            rows (Tensor): (P,) rows of the positives (label < C, weight >
+                0), ascending.
+            quality (Tensor, optional): (P,) checked labels at ``rows``.
+            loc_error (Tensor, optional): (P,) checked errors at ``rows``.
+
+        Returns:
+            tuple: ``(rows, quality, loc_error)``; a row left out becomes a
+            negative of its label's score. Here unchanged.
+        """
+        return rows, quality, loc_error
+
+    def forward(self, cls_score: Tensor, labels: Tensor,
+                weight: Optional[Tensor] = None,
+                avg_factor: Optional[float] = None,
+                reduction_override: Optional[str] = None,
+                **per_anchor: Optional[Tensor]) -> Dict[str, Tensor]:
+        """The loss of one batch.
+
+        Args:
+            cls_score (Tensor): (N, C + 1) for 'logits' (background column
+                unused), (N, C) for 'sigmoid'.
+            labels (Tensor): (N,) in 0..C, C = background.
+            weight (Tensor, optional): (N,); rows with weight 0 are left
+                out, other values do not matter.
+            avg_factor (float, optional): Ignored (the loss is normalised
+                by the number of positives).
+            reduction_override (str, optional): 'mean' or 'sum' (equal: one
+                ranking); 'none' raises.
+            **per_anchor (Tensor): :attr:`per_anchor_input` by keyword, if
+                the loss has one: (N,) values read at the positive rows.
+
+        Returns:
+            dict[str, Tensor]: The subclass's losses and logged values.
+        """
+        unknown = set(per_anchor) - {self.per_anchor_input}
+        if unknown:
+            raise TypeError(f'{type(self).__name__}.forward() got unexpected '
+                            f'keyword arguments {sorted(unknown)}')
+        return self._outputs(*self._rank(cls_score, labels, weight,
+                                         reduction_override, **per_anchor))
+
+    def _outputs(self, loss: Tensor, parts: Tensor, loc_weight: Tensor,
+                 loc_error: Optional[Tensor],
+                 zero: Tensor) -> Dict[str, Tensor]:
+        """The output dict from what :meth:`_rank` returns."""
+        raise NotImplementedError(
+            f'{type(self).__name__} subclasses ErrorDrivenDetectionLoss but '
+            'does not define _outputs(), which names its returned losses')
+
+    def _rank(self, cls_score: Tensor, labels: Tensor,
+              weight: Optional[Tensor], reduction_override: Optional[str],
+              quality: Optional[Tensor] = None,
+              loc_error: Optional[Tensor] = None):
+        """(loss, parts, loc_weight, positive rows, zero) of the batch."""
+        owner = type(self).__name__
+        if reduction_override is not None:
+            # one ranking of the whole batch: 'mean' and 'sum' agree
+            check_reduction(owner, reduction_override, 'reduction_override')
+        num_classes = self.space.check_inputs(cls_score, labels, weight)
+        n = cls_score.shape[0]
+        scores = self.space.ranked(cls_score, num_classes)
+        valid = torch.ones(n, dtype=torch.bool, device=cls_score.device) \
+            if weight is None else weight > 0
+        rows = ((labels < num_classes) & valid).nonzero().squeeze(1)
+        quality = self._per_positive('quality', quality, n, rows, 1.0)
+        loc_error = self._per_positive('loc_error', loc_error, n, rows, 1.0)
+        rows, quality, loc_error = self._positive_inputs(rows, quality,
+                                                         loc_error)
+        positives = torch.zeros_like(scores, dtype=torch.bool)
+        positives[rows, labels[rows]] = True
+        negatives = ~positives
+        if weight is not None:
+            negatives &= valid[:, None]
+        loss, parts, loc_weight = error_driven_loss(
+            scores.reshape(-1), positives.reshape(-1), self.delta,
+            self.mode, negatives.reshape(-1), quality,
+            None if loc_error is None else loc_error.detach(),
+            **self._core_options())
+        return loss, parts, loc_weight, loc_error, zero_loss(cls_score)
