@@ -16,6 +16,7 @@ import torch.nn as nn
 from torch import Tensor
 
 from ..ops.checks import check_positive
+from ..ops.precision import autocast_off
 from ..ops.ranking import rank_dtype
 
 __all__ = [
@@ -74,7 +75,8 @@ class RetrievalPairs(NamedTuple):
     Columns ``0..B-1`` are the batch itself, columns ``B..`` the reference
     (memory) items, in the order given.
     """
-    scores: Tensor  # (B, B + M) cosine similarities, fp32 (fp64 stays fp64)
+    scores: Tensor  # (B, B + M) cosine similarities, fp32 (fp64 stays fp64),
+    # also under autocast
     positives: Tensor  # (B, B + M) bool, same class and not excluded
     valid: Tensor  # (B, B + M) bool, False only on each query's own column
 
@@ -87,7 +89,11 @@ def retrieval_pairs(embeddings: Tensor,
 
     The score is the inner product, i.e. the cosine similarity for
     L2-normalised embeddings, computed in fp32 (fp64 input stays fp64) so
-    that half-precision embeddings are ranked without extra ties. Gradients
+    that half-precision embeddings are ranked without extra ties. The
+    product runs with autocast disabled: under CUDA autocast it would run
+    in fp16 whatever its inputs, where a vector's similarity with itself
+    rounds to exactly 1 (a zero distance, whose square root has an
+    infinite derivative) and close neighbours tie. Gradients
     reach both sides of a pair from the current batch; reference items are
     used as given (pass them detached).
 
@@ -119,7 +125,8 @@ def retrieval_pairs(embeddings: Tensor,
                 f'but embeddings {embeddings.shape[1]}')
         gallery = torch.cat([gallery, ref_embeddings.to(work)])
         gallery_labels = torch.cat([labels, ref_labels.to(labels.dtype)])
-    scores = embeddings.to(work) @ gallery.t()
+    with autocast_off(embeddings.device):
+        scores = embeddings.to(work) @ gallery.t()
     n = embeddings.shape[0]
     valid = torch.ones_like(scores, dtype=torch.bool)
     valid[:, :n].fill_diagonal_(False)

@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from ..ops.checks import check_choice
+from ..ops.ranking import rank_dtype
 
 __all__ = [
     'REDUCTIONS', 'check_reduction', 'check_scores_and_masks', 'zero_loss',
@@ -135,18 +136,23 @@ def zero_loss(inputs: Tensor) -> Tensor:
 
 def sq_distance_from_scores(scores: Tensor) -> Tensor:
     """Squared Euclidean distances of unit vectors from their cosines:
-    ``|a - b|^2 = 2 - 2 <a, b>``, clamped to the sphere's range [0, 4]."""
-    return (2 - 2 * scores).clamp(0, 4)
+    ``|a - b|^2 = 2 - 2 <a, b>``, clamped to the sphere's range [0, 4], in
+    :func:`~mmdet_rankloss.ops.ranking.rank_dtype` (at least fp32)."""
+    return (2 - 2 * scores.to(rank_dtype(scores.dtype))).clamp(0, 4)
 
 
 def distance_from_scores(scores: Tensor, eps: float = 1e-12) -> Tensor:
     """Euclidean distances of unit vectors from their cosines.
 
     The square root is taken of ``max(2 - 2 s, eps)``: identical vectors
-    (distance 0, e.g. a query and itself or a duplicate image) get a zero
-    gradient instead of the infinite one of ``sqrt`` at 0.
+    (distance 0, e.g. a query and itself or a duplicate image) get a finite
+    derivative instead of the infinite one of ``sqrt`` at 0, so a masked
+    zero upstream gives a zero gradient, not ``inf * 0 = NaN``. Computed
+    in :func:`~mmdet_rankloss.ops.ranking.rank_dtype` (at least fp32):
+    ``eps = 1e-12`` is 0 in fp16.
     """
-    return (2 - 2 * scores).clamp(min=eps, max=4).sqrt()
+    work = scores.to(rank_dtype(scores.dtype))
+    return (2 - 2 * work).clamp(min=eps, max=4).sqrt()
 
 
 class HardestPairs(NamedTuple):
