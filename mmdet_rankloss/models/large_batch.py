@@ -16,6 +16,12 @@ network treats samples independently: BatchNorm must use frozen statistics
 chunk is normalised with its own statistics and the running statistics are
 updated twice), and random layers (dropout) see the same random numbers in
 both passes (the RNG state of each chunk is replayed).
+
+Mixed precision: the chunks come out of an autocast forward in fp16, but
+``E`` is held, and ``G`` computed, in fp32 (a batch of thousands makes
+``G``'s entries so small that fp16 flushes many to zero), and with a loss
+scaler ``G`` is the gradient of the *scaled* loss, so that the second pass
+carries the scale into the network as one scaled backward would.
 """
 import contextlib
 import warnings
@@ -30,6 +36,7 @@ from mmdet.registry import MODELS
 
 from .retrieval import RetrievalModel
 from ..ops.checks import check_int
+from ..ops.ranking import rank_dtype
 
 __all__ = ['chunked_embedding_backward', 'LargeBatchRetrievalModel']
 
@@ -52,7 +59,8 @@ def chunked_embedding_backward(
         loss_fn: Callable[[Tensor], Tensor],
         chunk_size: int,
         backward: Optional[Callable[[Tensor], None]] = None,
-        context: Optional[Callable[[], object]] = None) -> Tensor:
+        context: Optional[Callable[[], object]] = None,
+        scale_loss: Optional[Callable[[Tensor], Tensor]] = None) -> Tensor:
     """Back-propagates ``loss_fn(embed(inputs))`` chunk by chunk.
 
     Args:
@@ -63,10 +71,14 @@ def chunked_embedding_backward(
             scalar loss.
         chunk_size (int): Samples per forward pass, >= 1.
         backward (callable, optional): Runs the backward pass of each
-            chunk's surrogate ``sum(E_chunk * G_chunk)`` (e.g. with a loss
-            scaler). Defaults to None: ``Tensor.backward``.
+            chunk's surrogate ``sum(E_chunk * G_chunk)`` (fp32). Defaults to
+            None: ``Tensor.backward``.
         context (callable, optional): Returns a context manager entered
             around every forward pass (e.g. autocast). Defaults to None.
+        scale_loss (callable, optional): Maps the loss to the loss that is
+            differentiated, e.g. an AMP ``GradScaler.scale``: ``G`` is then
+            the scaled gradient, and so are the parameter gradients, as
+            after ``scaler.scale(loss).backward()``. Defaults to None.
 
     Returns:
         Tensor: The detached loss value. Parameter gradients are
@@ -87,7 +99,10 @@ def chunked_embedding_backward(
             with context():
                 chunks.append(embed(inputs[start:start + chunk_size]))
     after = _rng_state(inputs.device)
-    embeddings = torch.cat(chunks).detach().requires_grad_(True)
+    # E and G in at least fp32: fp16 chunks (autocast) would give an fp16 G
+    embeddings = torch.cat(chunks).detach()
+    embeddings = embeddings.to(rank_dtype(
+        embeddings.dtype)).requires_grad_(True)
     with context():
         loss = loss_fn(embeddings)
     if not isinstance(loss, Tensor) or loss.dim() != 0:
@@ -95,13 +110,15 @@ def chunked_embedding_backward(
                          f'{getattr(loss, "shape", type(loss))}')
     if not loss.requires_grad:  # nothing to learn from this batch
         return loss.detach()
-    (grad, ) = torch.autograd.grad(loss, embeddings)
+    scaled = loss if scale_loss is None else scale_loss(loss)
+    (grad, ) = torch.autograd.grad(scaled, embeddings)
     for start, state in zip(starts, states):
         _set_rng_state(state, inputs.device)
         with context():
             chunk = embed(inputs[start:start + chunk_size])
-            surrogate = (chunk * grad[start:start + chunk_size].to(
-                chunk.dtype)).sum()
+            # in G's dtype: casting G to an fp16 chunk's would flush it
+            surrogate = (chunk.to(grad.dtype) *
+                         grad[start:start + chunk_size]).sum()
         backward(surrogate)
     _set_rng_state(after, inputs.device)
     return loss.detach()
@@ -181,15 +198,13 @@ class LargeBatchRetrievalModel(RetrievalModel):
             log_vars.update(logs)
             return optim_wrapper.scale_loss(parsed)
 
+        # AmpOptimWrapper's GradScaler: G is taken of the scaled loss, so
+        # the parameter gradients are scaled as its step() expects
         scaler = getattr(optim_wrapper, 'loss_scaler', None)
-
-        def backward(surrogate: Tensor) -> None:
-            (scaler.scale(surrogate) if scaler is not None else
-             surrogate).backward()
-
         chunked_embedding_backward(
-            self.embed, inputs, loss_fn, self.chunk_size, backward,
-            lambda: optim_wrapper.optim_context(self))
+            self.embed, inputs, loss_fn, self.chunk_size,
+            context=lambda: optim_wrapper.optim_context(self),
+            scale_loss=None if scaler is None else scaler.scale)
         # one backward of the whole batch as far as the wrapper is concerned
         # (OptimWrapper.backward's contract: count every backward pass)
         optim_wrapper._inner_count += 1

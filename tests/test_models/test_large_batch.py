@@ -50,6 +50,35 @@ def test_equals_one_pass_gradient_with_frozen_batchnorm(chunk_size):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
 
 
+def test_fp16_chunks_with_a_loss_scaler_keep_the_small_gradients():
+    """Chunks embedded in fp16 (what autocast gives) at a large batch: G
+    is held in fp32 and taken of the scaled loss, so the parameter
+    gradient, unscaled, is the fp32 one to fp16 rounding of the embeddings.
+    With G in fp16 (before), most of its entries flushed to zero."""
+    b, scale = 1024, 2.0**16
+    g = torch.Generator().manual_seed(2)
+    x, y = torch.randn(b, 5, generator=g), torch.arange(b) % 64
+    one, chunked = tiny_net().eval(), tiny_net().eval()
+    fastap_loss(embed_with(one)(x), y).backward()
+
+    def embed_fp16(inputs):
+        return embed_with(chunked)(inputs).half()
+
+    seen = []
+
+    def loss_fn(e):
+        e.register_hook(seen.append)
+        return fastap_loss(e, y)
+
+    chunked_embedding_backward(embed_fp16, x, loss_fn, 256,
+                               scale_loss=lambda loss: loss * scale)
+    (grad_e, ) = seen
+    assert grad_e.dtype == torch.float32 and bool((grad_e != 0).all())
+    for a, c in zip(grads(one), grads(chunked)):
+        torch.testing.assert_close(c / scale, a, rtol=2e-2,
+                                   atol=2e-2 * float(a.abs().max()))
+
+
 def test_batchnorm_in_training_mode_breaks_the_equality():
     x, y = data()
     one, chunked = tiny_net().train(), tiny_net().train()
