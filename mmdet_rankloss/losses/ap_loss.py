@@ -67,6 +67,14 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     (:func:`~.utils.grad_stats`), read off the Algorithm-1 gradient at no
     extra sort. A key is left out when undefined.
 
+    Host reads per call (each a wait for the GPU; counted on the ``meta``
+    device by ``tests/test_losses/test_loss_contract.py``): the input
+    check, the positives' places, up to two in the rankers' re-ranking
+    (the widest class, when there are more positives than RoIs; whether a
+    perturbed score ties another) and, with a ``weight``, the kept RoIs:
+    at most 5 (6 with ``weight``) without a memory; with a memory the two
+    rankings find their positives separately (at most 8).
+
     Args:
         memory (int): Previous batches kept (tau), >= 0. Defaults to 7.
         margin (float): Margin alpha of Eq. 14 in ranked-score units, >= 0.
@@ -219,7 +227,8 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         targets = F.one_hot(labels.long(), num_classes + 1)[:, :num_classes]
         targets = targets.bool()
         if weight is not None:
-            keep = weight > 0
+            # one read for both (a boolean index reads each time)
+            keep = (weight > 0).nonzero().squeeze(1)
             scores, targets = scores[keep], targets[keep]
         if self.global_ranking:
             (scores, targets), _ = gather_for_ranking(scores, targets)
@@ -243,19 +252,22 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         """``rambo_ap`` and, when the ranker knows the gradient, the push
         directions of the current scores (class docstring)."""
         out = {}
-        if per_class is not None and bool(per_class.valid.any()):
-            out['rambo_ap'] = per_class.ap[per_class.valid].mean()
+        if per_class is not None and per_class.num_positives:
+            valid = per_class.valid
+            out['rambo_ap'] = torch.where(valid, per_class.ap, 0).sum() / \
+                valid.sum().to(per_class.ap.dtype)
         n, num_classes = targets.shape
         if with_grad and n and per_class.grad is not None:
             out.update(
                 _push_stats(self.map_weight * per_class.grad[:, :n].t(),
                             self.apc_weight *
-                            across.grad.reshape(n, num_classes), targets))
+                            across.grad.reshape(n, num_classes), targets,
+                            across.num_positives))
         return out
 
 
-def _push_stats(map_grad: Tensor, apc_grad: Tensor,
-                positives: Tensor) -> Dict[str, Tensor]:
+def _push_stats(map_grad: Tensor, apc_grad: Tensor, positives: Tensor,
+                num_pos: Optional[int] = None) -> Dict[str, Tensor]:
     """:func:`~.utils.grad_stats` of ``map_grad + apc_grad``, by counting.
 
     The same values (exact counts, one fp32 division each), but the
@@ -268,6 +280,8 @@ def _push_stats(map_grad: Tensor, apc_grad: Tensor,
         apc_grad (Tensor): Weighted ``L_APC`` gradient (N, C), a fresh
             tensor (summed into).
         positives (Tensor): Bool (N, C).
+        num_pos (int, optional): Their number, if known on the host.
+            Defaults to None (read from the device).
 
     Returns:
         dict[str, Tensor]: ``rambo_grad_density``, ``rambo_pos_grad_frac``
@@ -276,18 +290,18 @@ def _push_stats(map_grad: Tensor, apc_grad: Tensor,
     """
     grad = apc_grad.add_(map_grad)
     total = grad.numel()
-    at_positives = grad[positives]
-    num_pos = at_positives.numel()
+    num_pos = int(positives.sum()) if num_pos is None else num_pos
 
-    def share(count: Tensor, of: int) -> Tensor:
+    def share(count: Tensor, of) -> Tensor:
         return count.to(torch.float32) / of
 
     stats = dict(rambo_grad_density=share(torch.count_nonzero(grad), total))
+    up = grad > 0
     if num_pos:
-        stats['rambo_pos_grad_frac'] = share((at_positives < 0).sum(),
-                                             num_pos)
+        stats['rambo_pos_grad_frac'] = share(
+            torch.count_nonzero((grad < 0) & positives), num_pos)
     if num_pos < total:
         stats['rambo_neg_grad_frac'] = share(
-            torch.count_nonzero(grad > 0) - (at_positives > 0).sum(),
+            torch.count_nonzero(up) - torch.count_nonzero(up & positives),
             total - num_pos)
     return stats

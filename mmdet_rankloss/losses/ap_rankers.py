@@ -231,7 +231,8 @@ class SigmoidRanker(APRanker):
             within=positives[row_of])
         if not self.positive_rank_grad:
             rank_pos = rank_pos.detach()
-        ap = row_mean(rank_pos / rank_all, row_of, num_pos)
+        ap = row_mean(rank_pos / rank_all, row_of, col_of,
+                      shifted.shape[-1], num_pos)
         return APLossResult(
             reduce_rows(ap, valid, reduction),
             exact_ap(shifted, row_of, col_of, num_pos),
@@ -307,7 +308,11 @@ class SorterRanker(SorterRankingBase, APRanker):
             else torch.ones_like(mean)
         standard = (shifted - mean) / std.clamp(min=self.min_std)
         chunks, chunk_pos, chunk_row = self._chunks(standard, positives)
+        per_row = chunks.shape[0] // shifted.shape[0]
         keep = chunk_pos.any(-1)
+        kept_per_row = keep.view(-1, per_row).sum(1)
+        chunk_col = torch.arange(
+            keep.numel(), device=keep.device)[keep] % per_row
         chunks, chunk_pos, chunk_row = chunks[keep], chunk_pos[keep], \
             chunk_row[keep]
         pad = float(chunks.detach().min()) - 1.0
@@ -316,11 +321,11 @@ class SorterRanker(SorterRankingBase, APRanker):
         rank_pos = subset_rank_at(chunks, pos_chunk, pos_col)
         precision = rank_pos / torch.maximum(predicted[pos_chunk, pos_col],
                                              rank_pos)
-        chunk_ap = row_mean(precision, pos_chunk, chunk_pos.sum(-1))
+        chunk_ap = row_mean(precision, pos_chunk, pos_col, chunks.shape[1],
+                            chunk_pos.sum(-1))
         # mean of the chunk APs of each row (every row with a positive has
         # at least one chunk with a positive)
-        ap = row_mean(chunk_ap, chunk_row,
-                       torch.bincount(chunk_row, minlength=shifted.shape[0]))
+        ap = row_mean(chunk_ap, chunk_row, chunk_col, per_row, kept_per_row)
         row_of, col_of = at_positives
         return APLossResult(
             reduce_rows(ap, valid, reduction),

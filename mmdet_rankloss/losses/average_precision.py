@@ -14,6 +14,13 @@ ranks a gradient. :func:`blackbox_ap_rows` is the back-end of the paper
 (Algorithm 1); :class:`~mmdet_rankloss.losses.ap_rankers.BlackboxRanker`
 and :func:`average_precision_loss` both call it, so the functional form
 builds no module.
+
+Host reads (each a wait for the device on a GPU): a call of
+:func:`ap_of_rows` reads the positives' places (one ``nonzero``), and the
+blackbox back-end adds at most two (the widest row of positives, when
+there are more positives than columns, and whether a perturbed score ties
+an old one); :func:`blackbox_ap_columns_and_flat` finds both rankings'
+positives with one read.
 """
 from functools import partial
 from typing import Callable, NamedTuple, Optional, Tuple
@@ -39,13 +46,23 @@ class APLossResult(NamedTuple):
     ap: Tensor  # (R,) detached exact AP per row (0 for rows without positives)
     valid: Tensor  # (R,) bool, rows that have a positive
     grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
+    # number of positives, known on the host (set by ap_of_rows)
+    num_positives: Optional[int] = None
 
 
-def row_mean(values: Tensor, row_of: Tensor, num_pos: Tensor) -> Tensor:
-    """Mean per row of values given at the positives (``row_of`` their
-    rows, ``num_pos`` the count per row); 0 for rows without any."""
-    total = values.new_zeros(num_pos.shape[0]).index_add(0, row_of, values)
-    return total / num_pos.clamp(min=1)
+def row_mean(values: Tensor, row_of: Tensor, col_of: Tensor, width: int,
+             num_pos: Tensor) -> Tensor:
+    """Mean per row of values given at the positives of a (rows, width)
+    table (``(row_of, col_of)`` their places, each once, ``num_pos`` the
+    count per row); 0 for rows without any.
+
+    Summed as a dense table and a row sum, a reduction in a fixed order:
+    the same bits in every run on CUDA, where ``index_add`` adds with
+    atomics (its last bits vary between runs unless
+    ``torch.use_deterministic_algorithms(True)``)."""
+    table = values.new_zeros(num_pos.shape[0], width).index_put(
+        (row_of, col_of), values)
+    return table.sum(1) / num_pos.clamp(min=1)
 
 
 def exact_ap(shifted: Tensor, row_of: Tensor, col_of: Tensor,
@@ -53,15 +70,20 @@ def exact_ap(shifted: Tensor, row_of: Tensor, col_of: Tensor,
     """Exact AP (Eq. 21-22) of each row of scores (R, n) from its positives
     at ``(row_of, col_of)``; 0 for rows without positives."""
     with torch.no_grad():
-        precision = subset_rank_at(shifted, row_of, col_of) / exact_rank(
-            shifted)[row_of, col_of]
-        return row_mean(precision, row_of, num_pos)
+        precision = subset_rank_at(shifted, row_of, col_of,
+                                   num_pos) / exact_rank(shifted)[row_of,
+                                                                  col_of]
+        return row_mean(precision, row_of, col_of, shifted.shape[-1],
+                        num_pos)
 
 
 def reduce_rows(ap: Tensor, valid: Tensor, reduction: str) -> Tensor:
-    """``1 - AP`` of the valid rows, averaged or summed."""
-    per_row = (1 - ap)[valid]
-    return per_row.mean() if reduction == 'mean' else per_row.sum()
+    """``1 - AP`` of the valid rows, averaged or summed (masked, not
+    selected: no read from the device)."""
+    total = torch.where(valid, 1 - ap, torch.zeros_like(ap)).sum()
+    if reduction == 'sum':
+        return total
+    return total / valid.sum().clamp(min=1).to(total.dtype)
 
 
 def ap_of_rows(scores: Tensor,
@@ -70,7 +92,9 @@ def ap_of_rows(scores: Tensor,
                reduction: str,
                with_grad: bool,
                rows_fn: Callable[..., APLossResult],
-               knows_grad: bool = False) -> APLossResult:
+               knows_grad: bool = False,
+               at_positives: Optional[Tuple[Tensor, Tensor]] = None
+               ) -> APLossResult:
     """``1 - AP`` of each row (along the last dim), reduced over valid rows.
 
     Args:
@@ -84,6 +108,9 @@ def ap_of_rows(scores: Tensor,
             positives, (row_of, col_of), num_pos, valid, reduction,
             with_grad)`` on (R, n) rows that include at least one positive.
         knows_grad (bool): Whether ``rows_fn`` returns a gradient.
+        at_positives (tuple[Tensor, Tensor], optional): ``nonzero`` of the
+            positives as (R, n) rows, when the caller has it. Defaults to
+            None (read here: the one host read of this function).
 
     Returns:
         APLossResult: Loss, detached exact AP and valid flag per row (of
@@ -94,7 +121,9 @@ def ap_of_rows(scores: Tensor,
     positives = positives.bool().reshape(-1, n)
     num_pos = torch.count_nonzero(positives, dim=-1)
     valid = num_pos > 0
-    if not bool(valid.any()):
+    if at_positives is None:
+        at_positives = positives.nonzero(as_tuple=True)
+    if at_positives[0].numel() == 0:  # no row has a positive
         zero = zero_loss(scores)
         grad = torch.zeros_like(scores, dtype=rank_dtype(
             scores.dtype)) if with_grad and knows_grad else None
@@ -105,12 +134,12 @@ def ap_of_rows(scores: Tensor,
         # every ranking here treats as equal): skip two passes
         shifted = margin_shift(scores, positives, margin) if margin else \
             scores.to(rank_dtype(scores.dtype))
-        at_positives = positives.nonzero(as_tuple=True)
         out = rows_fn(shifted, positives, at_positives, num_pos, valid,
                       reduction, with_grad)
     return APLossResult(
         out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
-        None if out.grad is None else out.grad.reshape(lead + (n, )))
+        None if out.grad is None else out.grad.reshape(lead + (n, )),
+        at_positives[0].numel())
 
 
 def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
@@ -139,12 +168,22 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
                          'positive_rank_grad ranks a stacked copy')
     n = shifted.shape[-1]
     row_of, col_of = at_positives
+    # dL/drk is zero but at the positives: Algorithm 1 moves them only
+    moved_at = at_positives
+    order = None if sort is None else sort(shifted)
     if positive_rank_grad:
         ranked = torch.stack(
             [shifted, shifted.masked_fill(~positives, float('-inf'))])
+        rows = shifted.shape[0]
+        moved_at = (torch.cat([row_of, row_of + rows]),
+                    torch.cat([col_of, col_of]))
     else:
         ranked = shifted
-        fixed_rank_pos = subset_rank_at(shifted, row_of, col_of)
+        if order is None:
+            fixed_rank_pos = subset_rank_at(shifted, row_of, col_of, num_pos)
+        else:  # read off the full order: positives at or above each place
+            fixed_rank_pos = _rank_in_subset(
+                positives, order[1], shifted.dtype)[row_of, col_of]
         if normalize_ranks:
             fixed_rank_pos = fixed_rank_pos / n
     ap_rows = []
@@ -156,7 +195,7 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
         else:
             rank_all, rank_pos = ranks[row_of, col_of], fixed_rank_pos
         # Eq. 21: the ratio is the same for integer and normalised ranks
-        ap = row_mean(rank_pos / rank_all, row_of, num_pos)
+        ap = row_mean(rank_pos / rank_all, row_of, col_of, n, num_pos)
         ap_rows.append(ap.detach())
         return reduce_rows(ap, valid, reduction)
 
@@ -167,12 +206,24 @@ def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
         normalize=normalize_ranks,
         return_grad=with_grad,
         validate=False,  # finite scores (callers), lambda checked by them
-        sort=None if sort is None else sort(shifted))
+        sort=order,
+        moved_at=moved_at)
     loss, grad = out if with_grad else (out, None)
     if grad is not None and positive_rank_grad:
         # chain rule through stack + masked_fill: both views feed scores
         grad = grad[0] + grad[1].masked_fill(~positives, 0)
     return APLossResult(loss, ap_rows[0] * valid, valid, grad)
+
+
+def _rank_in_subset(subset: Tensor, order: Tensor,
+                    dtype: torch.dtype) -> Tensor:
+    """Rank of each element among the ``subset`` elements of its row, from
+    the row's full order (ties by index): the subset elements at or above
+    its place, counted in integers (one ``cumsum``, exact and
+    deterministic), in ``dtype``."""
+    in_order = subset.gather(-1, order).to(torch.int32)
+    counted = in_order.cumsum(-1, dtype=torch.int32)
+    return torch.empty_like(counted).scatter_(-1, order, counted).to(dtype)
 
 
 def blackbox_ap_columns_and_flat(
@@ -220,11 +271,20 @@ def blackbox_ap_columns_and_flat(
         lambda_val=lambda_val,
         normalize_ranks=normalize_ranks,
         positive_rank_grad=False)
+    # the positives of both rankings from one read: the flat places, and
+    # the same places by class (a stable sort by class keeps the items in
+    # index order within each class, the row-major order of scores.t())
+    num_classes = scores.shape[1]
+    _, flat_at = positives.reshape(1, -1).nonzero(as_tuple=True)
+    item, cls = flat_at // num_classes, flat_at % num_classes
+    by_class = torch.sort(cls, stable=True).indices
     flat = ap_of_rows(scores.reshape(1, -1), positives.reshape(1, -1),
                       margin, 'mean', with_grad,
-                      partial(rows_fn, sort=sort_flat), True)
+                      partial(rows_fn, sort=sort_flat), True,
+                      (torch.zeros_like(flat_at), flat_at))
     columns = ap_of_rows(scores.t(), positives.t(), margin, reduction,
-                         with_grad, partial(rows_fn, sort=sort_columns), True)
+                         with_grad, partial(rows_fn, sort=sort_columns), True,
+                         (cls[by_class], item[by_class]))
     return columns, flat
 
 

@@ -69,7 +69,14 @@ def fastap(sq_distances: Tensor,
     positives = positives & valid
     h_pos = (pulses * positives[..., None]).sum(1)  # (Q, L+1)
     h_all = (pulses * valid[..., None]).sum(1)
-    cum_pos, cum_all = h_pos.cumsum(1), h_all.cumsum(1)
+    # H and H+: cumulative sums over the L + 1 bins as sums of the
+    # histograms under a triangular 0/1 mask (a reduction, deterministic
+    # on CUDA; a float cumsum has no deterministic CUDA kernel in torch <
+    # 2.6, and a matmul would run in fp16 under autocast)
+    upper = torch.ones(num_bins + 1, num_bins + 1, dtype=torch.bool,
+                       device=h_pos.device).triu()
+    cum_pos, cum_all = ((torch.where(upper, h[..., None], 0.0)).sum(1)
+                        for h in (h_pos, h_all))
     filled = cum_all > 0
     ratio = torch.where(filled, cum_pos * h_pos / cum_all.clamp(min=1e-12),
                         torch.zeros_like(cum_all))

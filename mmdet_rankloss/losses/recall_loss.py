@@ -92,9 +92,13 @@ def _recall_loss(scores: Tensor, positives: Tensor, valid: Tensor,
         int_ranks = ranks * n if normalize_ranks else ranks
         order = int_ranks.detach().round().long() - 1
         # rank within the positives (rk(y+) of Eq. 17): positives at or
-        # above each position, a constant of the (integer) ranking
-        pos_at = torch.zeros_like(pos_f).scatter_(-1, order, pos_f)
-        rank_in_pos = pos_at.cumsum(-1).gather(-1, order)
+        # above each position, a constant of the (integer) ranking, counted
+        # in integers (exact; a float cumsum has no deterministic CUDA
+        # kernel in torch < 2.6)
+        pos_i = pos.to(torch.int32)
+        pos_at = torch.zeros_like(pos_i).scatter_(-1, order, pos_i)
+        rank_in_pos = pos_at.cumsum(-1, dtype=torch.int32).gather(
+            -1, order).to(int_ranks.dtype)
         beaten = torch.where(pos, int_ranks - rank_in_pos,
                              int_ranks.new_zeros(()))
         beaten_rows.append(beaten.detach())
@@ -104,8 +108,11 @@ def _recall_loss(scores: Tensor, positives: Tensor, valid: Tensor,
         # as the AP loss does): with 'mean', dL/drk of a query carries 1/Q.
         return per_row.mean() if reduction == 'mean' else per_row.sum()
 
+    # validate=False: the scores were checked finite (the callers) and the
+    # settings by _check_settings; -inf marks the excluded elements
     out = blackbox_rank_loss(shifted, loss_from_ranks, lambda_val,
-                             normalize=normalize_ranks, return_grad=with_grad)
+                             normalize=normalize_ranks, return_grad=with_grad,
+                             validate=False)
     loss, grad = out if with_grad else (out, None)
     return _RecallResult(loss, rows, beaten_rows[0], grad)
 

@@ -54,6 +54,17 @@ def exact_rank(scores: Tensor, normalize: bool = False) -> Tensor:
     return _sort_rank(scores, normalize)[0]
 
 
+def _table_width(count: Tensor, total: int, n: int) -> int:
+    """Columns of a padded (rows, width) table of a subset with ``count``
+    elements per row and ``total`` in all, out of rows of length n: the
+    widest row, read from the device, unless an upper bound known on the
+    host is no larger than the rows themselves (one row; fewer elements
+    than n), which saves that read (a wait on a GPU)."""
+    if count.shape[0] == 1 or total <= n:
+        return total
+    return int(count.max())
+
+
 def subset_rank(scores: Tensor, subset: Tensor) -> Tensor:
     """Exact rank of each ``subset`` element among the subset (no gradient).
 
@@ -78,7 +89,8 @@ def subset_rank(scores: Tensor, subset: Tensor) -> Tensor:
     return out
 
 
-def subset_rank_at(scores: Tensor, row_of: Tensor, col_of: Tensor) -> Tensor:
+def subset_rank_at(scores: Tensor, row_of: Tensor, col_of: Tensor,
+                   count: Optional[Tensor] = None) -> Tensor:
     """:func:`subset_rank` of the subset's elements only, as a flat vector.
 
     Args:
@@ -86,21 +98,27 @@ def subset_rank_at(scores: Tensor, row_of: Tensor, col_of: Tensor) -> Tensor:
         row_of (Tensor): Row of each subset element (M,), non-decreasing
             (as ``nonzero`` of a row-major mask gives them).
         col_of (Tensor): Their columns (M,).
+        count (Tensor, optional): Subset elements per row (rows,), if the
+            caller has them. Defaults to None (counted here).
 
     Returns:
         Tensor: Their ranks among the subset of their row (M,), in
         :func:`rank_dtype`.
     """
     work = rank_dtype(scores.dtype)
+    rows, n = scores.shape
     if row_of.numel() == 0:
         return torch.zeros(0, dtype=work, device=scores.device)
-    count = torch.bincount(row_of, minlength=scores.shape[0])
+    if count is None:  # index_add, not bincount: no read from the device
+        count = torch.zeros(rows, dtype=torch.long,
+                            device=scores.device).index_add_(
+                                0, row_of, torch.ones_like(row_of))
     slot = torch.arange(row_of.numel(), device=scores.device) - (
         torch.cumsum(count, 0) - count)[row_of]
     # a padded (rows, width) table of the subset's values in index order;
     # the -inf pads come after the real entries, so (ties by index) they
     # rank last
-    table = torch.full((scores.shape[0], int(count.max())),
+    table = torch.full((rows, _table_width(count, row_of.numel(), n)),
                        float('-inf'), dtype=work, device=scores.device)
     table[row_of, slot] = scores.detach()[row_of, col_of].to(work)
     by_value = descending_order(table)[1]
@@ -140,24 +158,33 @@ _SPARSE_RERANK_MAX_MOVED = 0.25
 
 def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
                    lambda_val: float, normalize: bool,
-                   sorted_scores=None) -> Tensor:
+                   sorted_scores=None, moved_at=None) -> Tensor:
     """Algorithm 1's backward: -(rk(y) - rk(y + lambda * dL/drk)) / lambda.
 
     Only elements with a nonzero ``dL/drk`` move (for AP and recall losses,
     the positives), so ``rk(y + lambda * dL/drk)`` is computed by merging
     the moved elements into the existing order (:func:`rerank_sparse`, exact)
     unless many moved. ``sorted_scores`` = (ascending sort of -scores,
-    order) of
-    ``scores`` from the forward sort saves recomputing them.
+    order) of ``scores`` from the forward sort saves recomputing them;
+    ``moved_at``, places of the flattened rows outside which ``dL/drk`` is
+    zero, saves the host read that finds them.
     """
     work = rank_dtype(scores.dtype)
     base = scores.detach().to(work)
-    moved = grad_ranks != 0
     perturbed = torch.add(base, grad_ranks.to(work), alpha=lambda_val)
-    if int(torch.count_nonzero(moved)) <= \
-            _SPARSE_RERANK_MAX_MOVED * moved.numel():
+    n = grad_ranks.shape[-1]
+    if moved_at is None:
+        moved = grad_ranks != 0
+        # one host read tells both how many moved and where
+        moved_at = moved.reshape(-1, n).nonzero(as_tuple=True)
+    else:
+        moved = torch.zeros(grad_ranks.numel() // n, n, dtype=torch.bool,
+                            device=grad_ranks.device)
+        moved[moved_at] = True
+        moved = moved.view(grad_ranks.shape)
+    if moved_at[0].numel() <= _SPARSE_RERANK_MAX_MOVED * moved.numel():
         perturbed_ranks = rerank_sparse(base, ranks, moved, perturbed,
-                                        normalize, sorted_scores)
+                                        normalize, sorted_scores, moved_at)
     else:
         perturbed_ranks = exact_rank(perturbed, normalize)
     # -(rk(y) - rk(y')) / lambda, in place in the fresh perturbed ranks
@@ -248,7 +275,7 @@ class _BlackboxRankLoss(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, scores, loss_from_ranks, lambda_val, normalize,
-                need_grad, return_grad, sort):
+                need_grad, return_grad, sort, moved_at):
         ranks, neg_sorted, order = _sort_rank(scores, normalize, sort)
         with torch.enable_grad():
             leaf = ranks.detach().requires_grad_(True)
@@ -268,7 +295,7 @@ class _BlackboxRankLoss(torch.autograd.Function):
             grad = torch.zeros_like(ranks)
         else:
             grad = _blackbox_grad(scores, ranks, grad_ranks, lambda_val,
-                                  normalize, (neg_sorted, order))
+                                  normalize, (neg_sorted, order), moved_at)
         ctx.save_for_backward(grad)
         ctx.in_dtype = scores.dtype
         grad_out = grad.clone() if return_grad else ranks.new_empty(0)
@@ -279,8 +306,8 @@ class _BlackboxRankLoss(torch.autograd.Function):
     def backward(ctx, grad_loss, _unused):
         (grad, ) = ctx.saved_tensors
         if grad is None:
-            return (None, ) * 7
-        return ((grad * grad_loss).to(ctx.in_dtype), ) + (None, ) * 6
+            return (None, ) * 8
+        return ((grad * grad_loss).to(ctx.in_dtype), ) + (None, ) * 7
 
 
 def blackbox_rank_loss(scores: Tensor,
@@ -289,7 +316,8 @@ def blackbox_rank_loss(scores: Tensor,
                        normalize: bool = False,
                        return_grad: bool = False,
                        validate: bool = True,
-                       sort: Optional[Tuple[Tensor, Tensor]] = None):
+                       sort: Optional[Tuple[Tensor, Tensor]] = None,
+                       moved_at: Optional[Tuple[Tensor, Tensor]] = None):
     """A rank-based loss differentiated by Algorithm 1, immune to scaling.
 
     ``loss_from_ranks(ranks)`` is evaluated on the exact ranks of
@@ -323,6 +351,12 @@ def blackbox_rank_loss(scores: Tensor,
             ``scores`` (:mod:`.stable_order`), when the caller has it more
             cheaply than a sort (e.g. :func:`.stable_order.column_orders`).
             Not checked. Defaults to None (sort here).
+        moved_at (tuple[Tensor, Tensor], optional): ``(row, column)``
+            places, in the rows of ``scores.reshape(-1, n)`` and in
+            row-major order, outside which ``dL/drk`` is zero (for an AP
+            loss: the positives), when the caller has them. Saves the host
+            read (a wait on a GPU) that finds them. Not checked. Defaults
+            to None (found here).
 
     Returns:
         Tensor | tuple[Tensor, Tensor]: The scalar loss value,
@@ -340,5 +374,5 @@ def blackbox_rank_loss(scores: Tensor,
     loss, grad = _BlackboxRankLoss.apply(scores, loss_from_ranks,
                                          float(lambda_val), bool(normalize),
                                          need_grad, bool(return_grad),
-                                         sort)
+                                         sort, moved_at)
     return (loss, grad) if return_grad else loss

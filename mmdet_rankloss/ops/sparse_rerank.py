@@ -28,9 +28,19 @@ def rerank_sparse(scores: Tensor,
                   moved: Tensor,
                   new_scores: Tensor,
                   normalize: bool = False,
-                  sorted_scores: Optional[Tuple[Tensor, Tensor]] = None
+                  sorted_scores: Optional[Tuple[Tensor, Tensor]] = None,
+                  moved_at: Optional[Tuple[Tensor, Tensor]] = None
                   ) -> Tensor:
     """Exact ranks of ``new_scores`` where only ``moved`` entries changed.
+
+    Host reads (each a wait for the device on a GPU): the ``nonzero`` of
+    ``moved`` (none if ``moved_at`` is given), the widest row of movers
+    (none when there are no more movers than columns) and the longest run
+    of old scores equal to a mover's new one. The counts are integers,
+    summed by an integer ``cumsum``: exact, and allowed by
+    ``torch.use_deterministic_algorithms`` on CUDA, where a floating-point
+    ``cumsum`` raises in torch < 2.6 (its deterministic kernel came with
+    PyTorch pull request 136224).
 
     Args:
         scores (Tensor): Old scores (..., n), in rank dtype.
@@ -45,6 +55,9 @@ def rerank_sparse(scores: Tensor,
             sort of ``-scores`` (values, indices) in the order of
             :func:`~.ranking.exact_rank` (ties by index), if the caller still
             has it; otherwise it is rebuilt from ``ranks`` in O(n).
+        moved_at (tuple[Tensor, Tensor], optional): ``moved.reshape(-1,
+            n).nonzero(as_tuple=True)``, if the caller has it. Defaults to
+            None (computed here).
 
     Returns:
         Tensor: New ranks like ``ranks``.
@@ -63,11 +76,18 @@ def rerank_sparse(scores: Tensor,
         order = torch.empty_like(pos).scatter_(
             1, pos, torch.arange(n, device=y.device).expand(rows, n))
         neg_sorted = -y.gather(1, order)
-    row_of, col_of = moved.nonzero(as_tuple=True)  # row-major order
-    count = torch.count_nonzero(moved, dim=1)
-    width = int(count.max()) if count.numel() else 0
-    if width == 0:
+    # row-major order
+    row_of, col_of = moved.nonzero(as_tuple=True) if moved_at is None \
+        else moved_at
+    if row_of.numel() == 0:
         return ranks.clone()
+    count = torch.count_nonzero(moved, dim=1)
+    # the padded table of movers is (rows, width): the number of movers is
+    # a bound known on the host when the table stays no larger than the
+    # scores (one row, or fewer movers than columns); else the widest row
+    # is read from the device
+    total = row_of.numel()
+    width = total if rows == 1 or total <= n else int(count.max())
     # the movers' old sorted positions are their old ranks
     old_pos = (ranks.reshape(rows, n)[row_of, col_of] *
                (n if normalize else 1)).round().long() - 1
@@ -93,10 +113,11 @@ def rerank_sparse(scores: Tensor,
         torch.searchsorted(neg_sorted, queries, right=True), by_value)
     k = above[row_of, slot]  # old elements ranked above the moved one
     tied_end = above_or_tied[row_of, slot]
-    if bool((tied_end > k).any()):
+    longest_tie = int((tied_end - k).max())
+    if longest_tie:
         # an equal old value is ranked above the moved one only if its
         # index is smaller; the run lists its elements in index order
-        k = _count_below(order, row_of, k, tied_end, col_of)
+        k = _count_below(order, row_of, k, tied_end, col_of, longest_tie)
     # moved elements among the k old elements above: a search in each row's
     # sorted old positions of its movers (pads n sort last), not a count
     # over the whole row
@@ -110,17 +131,15 @@ def rerank_sparse(scores: Tensor,
     # Unmoved element at sorted position s: new rank = 1 + s - (moved at
     # positions < s) + (moved inserted at or before s). Steps of +1 where a
     # mover is inserted and -1 after each mover's old position, on a row of
-    # ones, sum up to it in one cumsum (in the ranks' float dtype).
-    step = torch.ones(rows, n, dtype=ranks.dtype, device=y.device)
-    inserted = k < n
-    step.index_put_((row_of[inserted], k[inserted]),
-                    step.new_ones(()).expand(int(inserted.sum())),
-                    accumulate=True)
-    left = old_pos + 1 < n
-    step.index_put_((row_of[left], old_pos[left] + 1),
-                    step.new_full((), -1.0).expand(int(left.sum())),
-                    accumulate=True)
-    new_rank_sorted = step.cumsum_(1)
+    # ones, sum up to it in one integer cumsum (exact, and deterministic on
+    # CUDA). Column n collects the steps past the end (a mover inserted
+    # last, or last before), so no mask (a host read) picks them out.
+    step = torch.ones(rows, n + 1, dtype=torch.int32, device=y.device)
+    one = torch.ones_like(row_of, dtype=torch.int32)
+    step.index_put_((row_of, k), one, accumulate=True)
+    step.index_put_((row_of, old_pos + 1), -one, accumulate=True)
+    new_rank_sorted = step[:, :n].cumsum(1, dtype=torch.int32).to(
+        ranks.dtype)
     new = torch.empty_like(new_rank_sorted).scatter_(1, order,
                                                      new_rank_sorted)
     new[row_of, col_of] = new_rank_moved.to(ranks.dtype)
@@ -136,15 +155,16 @@ def _unsort(sorted_values: Tensor, by_value: Tensor) -> Tensor:
 
 
 def _count_below(order: Tensor, row_of: Tensor, lo: Tensor, hi: Tensor,
-                 index: Tensor) -> Tensor:
+                 index: Tensor, longest: int) -> Tensor:
     """For each query, the first position p in ``[lo, hi)`` of its row of
     ``order`` with ``order[p] >= index`` (``hi`` if none): a vectorised
     binary search, valid because ``order`` ascends within a run of equal
-    scores. One iteration per bit of the longest run."""
+    scores. One iteration per bit of ``longest``, the longest ``hi - lo``.
+    """
     n = order.shape[1]
     flat = order.reshape(-1)
     base = row_of * n
-    for _ in range(int((hi - lo).max()).bit_length()):
+    for _ in range(longest.bit_length()):
         active = lo < hi
         mid = (lo + hi) >> 1
         below = flat[base + mid.clamp(max=n - 1)] < index

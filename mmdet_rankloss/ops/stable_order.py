@@ -4,14 +4,17 @@ cost.
 Every ranking of the package breaks ties by index (the first of two equal
 scores ranks higher), which is what a stable sort gives.
 :func:`descending_order` returns exactly what ``torch.sort(-values,
-stable=True)`` returns. It sorts unstably, finds the runs of equal values
-(one comparison pass) and puts only the elements of those runs in index
-order. On CPU, for float32 (and fp16/bf16) rows of at least
-``_NUMPY_MIN_LENGTH`` elements, the order comes instead from NumPy's sort of
-one 64-bit key per element (:func:`order_keys`): the value's bits (mapped so
-that integer order is descending value order) above its index. All keys are
-distinct, so any sort gives the index-ordered result. Timings of both paths
-against ``torch.sort``: ``docs/ops_and_scaling.md``.
+stable=True)`` returns. Off the CPU (CUDA) it is that call: the CPU path
+below reads from the device (are there ties, where), a wait each on a GPU;
+its speed on a GPU has not been measured here. On CPU it sorts unstably,
+finds the runs of equal values (one comparison pass) and puts only the
+elements of those runs in index order. For float32 (and fp16/bf16) rows of
+at least ``_NUMPY_MIN_LENGTH`` elements, the order comes instead from
+NumPy's sort of one 64-bit key per element (:func:`order_keys`): the
+value's bits (mapped so that integer order is descending value order)
+above its index. All keys are distinct, so any sort gives the
+index-ordered result. Timings of both CPU paths against ``torch.sort``:
+``docs/ops_and_scaling.md``.
 
 The orders of the columns of a matrix follow from the order of its
 flattening (:func:`column_orders`): a stable partition of the flat order by
@@ -43,9 +46,12 @@ def descending_order(values: Tensor) -> Tuple[Tensor, Tensor]:
         ``torch.sort(-values, stable=True)`` returns them.
     """
     n = values.shape[-1]
-    if (values.device.type == 'cpu' and _NUMPY_MIN_LENGTH <= n < 2**31
-            and values.dtype in (torch.float32, torch.float16,
-                                 torch.bfloat16)):
+    if values.device.type != 'cpu':
+        # the run fix-up below reads from the device (are there ties,
+        # where), and on a GPU each read is a wait
+        return torch.sort(-values, dim=-1, stable=True)
+    if (_NUMPY_MIN_LENGTH <= n < 2**31 and values.dtype
+            in (torch.float32, torch.float16, torch.bfloat16)):
         return _keyed_numpy_order(values)
     neg_sorted, order = torch.sort(-values, dim=-1)
     if n < 2:
