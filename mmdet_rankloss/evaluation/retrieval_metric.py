@@ -82,10 +82,15 @@ class RetrievalMetric(BaseMetric):
     def process(self, data_batch: Any, data_samples: Sequence[Any]) -> None:
         """Store each sample's embedding (fp32, CPU), label and flags.
 
+        The batch's embeddings and labels are stacked where they are and
+        copied to the CPU together: two device-to-host copies per batch,
+        not two per sample (each copy waits for the device).
+
         Args:
             data_batch (Any): The batch from the dataloader (unused).
             data_samples (Sequence): Outputs of the model's ``predict``.
         """
+        embeddings, labels = [], []
         for sample in data_samples:
             emb = _get(sample, 'pred_embedding')
             label = _get(sample, 'gt_label')
@@ -95,10 +100,20 @@ class RetrievalMetric(BaseMetric):
                     'and gt_label (a retrieval model in predict mode), got '
                     f'keys {sorted(sample.keys()) if isinstance(sample, dict) else type(sample)}'
                 )
+            embeddings.append(emb.detach().reshape(-1))
+            labels.append(torch.as_tensor(label).reshape(-1)[:1])
+        if not embeddings:
+            return
+        embeddings = torch.stack(embeddings).float().cpu()
+        # the labels of a batch share a device (the data preprocessor's)
+        labels = torch.cat([label.to(labels[0].device)
+                            for label in labels]).cpu()
+        for sample, emb, label in zip(data_samples, embeddings,
+                                      labels.tolist()):
             self.results.append(
                 dict(
-                    embedding=emb.detach().reshape(-1).float().cpu(),
-                    label=int(torch.as_tensor(label).reshape(-1)[0]),
+                    embedding=emb.clone(),  # not a view of the batch
+                    label=int(label),
                     is_query=_get(sample, 'is_query'),
                     sample_idx=_get(sample, 'sample_idx')))
 

@@ -261,6 +261,33 @@ def samples(emb, labels, is_query=None, order=None):
     return out
 
 
+def test_metric_copies_to_the_host_once_per_batch_not_per_sample():
+    """Each read from the device waits for it: the batch's embeddings and
+    labels go to the host together (before: two reads per sample)."""
+    from torch.overrides import TorchFunctionMode
+
+    class Reads(TorchFunctionMode):
+        names = ('cpu', 'item', 'tolist', 'numpy', '__int__', '__bool__',
+                 '__float__', '__index__')
+
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.count += getattr(func, '__name__', '') in self.names
+            return func(*args, **(kwargs or {}))
+
+    emb, labels = tied_embeddings(16, seed=5)
+    metric = RetrievalMetric()
+    with Reads() as reads:
+        metric.process({}, samples(emb, labels))
+    assert reads.count <= 3  # embeddings, labels, their list
+    assert [r['label'] for r in metric.results] == labels.tolist()
+    assert all(torch.equal(r['embedding'], e.float())
+               for r, e in zip(metric.results, emb))
+
+
 def test_metric_self_retrieval_order_independent():
     emb, labels = tied_embeddings(50, seed=4)
     metric = RetrievalMetric(topk=(1, 2, 4, 8), chunk_size=7)
