@@ -67,13 +67,13 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     (:func:`~.utils.grad_stats`), read off the Algorithm-1 gradient at no
     extra sort. A key is left out when undefined.
 
-    Host reads per call (each a wait for the GPU; counted on the ``meta``
-    device by ``tests/test_losses/test_loss_contract.py``): the input
-    check, the positives' places, up to two in the rankers' re-ranking
-    (the widest class, when there are more positives than RoIs; whether a
-    perturbed score ties another) and, with a ``weight``, the kept RoIs:
-    at most 5 (6 with ``weight``) without a memory; with a memory the two
-    rankings find their positives separately (at most 8).
+    Host reads per call with the default ranker (each a wait for the GPU;
+    counted on the ``meta`` device by the tests): the input check, the
+    kept RoIs (with a ``weight``), the positives' places (once; with a
+    memory, once per ranking) and, in the re-ranking of Algorithm 1,
+    whether a perturbed score ties another (once per ranking): at most 5
+    per call without a memory and 6 with one (before: 47 and 48 at 512
+    RoIs x 20 classes).
 
     Args:
         memory (int): Previous batches kept (tau), >= 0. Defaults to 7.
