@@ -73,6 +73,22 @@ comparisons an exploratory one: every other method against the baseline,
 plus the pairs the spec lists in ``exploratory_comparisons`` (e.g. against
 a baseline row added after a test result).
 
+Fair baselines (spec key ``fair_selection``): with ``fair_selection =
+True`` ``--freeze`` refuses unless every declared method was selected in
+this study (its own grid, the study's selection seed: no ``lr`` +
+``selected_on`` from another study, no ``lr_from``), every declared grid has
+the same density (one ratio between neighbouring lrs), no declared method's
+best sits at an edge of its grid (unless the run at the next grid point
+beyond that edge diverged), and a method that collapsed on the selection
+seed (best val AP50 below ``experiments.stats.COLLAPSE_BELOW``) was
+re-selected: the selection phase runs its grid again with ``reselect_seed``
+(default: the next seed after ``select_seed`` that is no test seed) and
+selects the lr with the best mean over both seeds. ``fair_selection =
+False`` waives the rules (the pre-registration says so); a spec that says
+neither cannot be frozen (the studies frozen before the rules keep their
+reports). A training that fails on a NaN or inf loss or score is recorded
+as ``diverged`` (no val AP50: never selected).
+
 The package, one module per phase (``python -m experiments.study`` is
 ``tools/study.py``):
 
@@ -80,6 +96,7 @@ The package, one module per phase (``python -m experiments.study`` is
 * :mod:`~experiments.study.selection`: the selection plan, the selected
   learning rates and the seeds that chose them;
 * :mod:`~experiments.study.freeze`: the pre-registration and its checks;
+  :mod:`~experiments.study.fairness`: the fair-baseline rules it enforces;
 * :mod:`~experiments.study.test`: the test plan and the methods tested;
 * :mod:`~experiments.study.runs`: one run and a plan of runs (both phases),
   the data they need;
@@ -106,25 +123,29 @@ from experiments.stats import (ALTERNATIVES, corrected_family,  # noqa: F401
                                paired_difference, paired_t_pvalue,
                                t_interval, t_quantile)
 
-from . import (cli, common, comparisons, curves, freeze as _freeze, report,
-               runs, selection, spec, test)
-from .cli import main, parse_args
+from . import (cli, common, comparisons, curves, fairness,
+               freeze as _freeze, report, runs, selection, spec, test)
+from .cli import main, parse_args, select_phase
 from .common import (METRIC, ROOT, SPEC_DIR, THRESHOLDS,
                      PreregistrationError, collect_results, declared_methods,
                      record_path)
 from .comparisons import (comparisons_markdown, study_comparisons,
                           write_comparisons_csv)
 from .curves import plot_curves
-from .freeze import (check_preregistration, freeze, preregistration_markdown,
-                     preregistration_paths, read_preregistration,
-                     settings_differences, settings_hash, study_settings)
+from .fairness import check_fair_selection, fairness_problems, grid_step
+from .freeze import (check_preregistration, fairness_paragraph, freeze,
+                     preregistration_markdown, preregistration_paths,
+                     read_preregistration, settings_differences,
+                     settings_hash, study_settings)
 from .report import (check_reportable, preregistration_sentence,
-                     seeds_sentence, write_report)
+                     seeds_sentence, selection_lines, write_report)
 from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
                    execute_run, last_train_record, load_ground_truth,
-                   pretrained_checkpoint, read_scalars, run_logged, run_plan,
-                   score_calibration, start_attempt)
-from .selection import (seed_overlap, select_plan, selected_lrs,
+                   non_finite_loss, non_finite_reason, pretrained_checkpoint,
+                   read_scalars, run_logged, run_plan, score_calibration,
+                   start_attempt)
+from .selection import (grid_scores, grid_selection, reselect_plan,
+                        run_score, seed_overlap, select_plan, selected_lrs,
                         selection_note, selection_seeds)
 from .spec import find_spec, load_spec, requested_methods
 from .test import test_methods, test_plan
@@ -142,11 +163,15 @@ __all__ = [
     'check_preregistration', 'freeze', 'preregistration_markdown',
     'write_report', 'check_reportable', 'study_comparisons',
     'comparisons_markdown', 'write_comparisons_csv', 'seeds_sentence',
-    'preregistration_sentence', 'plot_curves', 'parse_args', 'main'
+    'preregistration_sentence', 'plot_curves', 'parse_args', 'main',
+    'reselect_plan', 'run_score', 'grid_scores', 'grid_selection',
+    'non_finite_reason', 'non_finite_loss', 'grid_step', 'fairness_problems',
+    'check_fair_selection', 'selection_lines',
+    'select_phase', 'fairness_paragraph'
 ]
 
-_MODULES = (common, spec, selection, runs, test, _freeze, comparisons, curves,
-            report, cli)
+_MODULES = (common, spec, selection, runs, test, fairness, _freeze,
+            comparisons, curves, report, cli)
 
 
 class _Package(types.ModuleType):

@@ -3,13 +3,15 @@
 freeze, the report."""
 import argparse
 import os.path as osp
-from typing import Dict
+from typing import Dict, Sequence
 
-from .common import DESCRIPTION, collect_results
+from experiments.stats import COLLAPSE_BELOW
+
+from .common import DESCRIPTION, collect_results, declared_methods
 from .freeze import check_preregistration, freeze, read_preregistration
 from .report import write_report
 from .runs import ensure_data, run_plan
-from .selection import select_plan, selected_lrs
+from .selection import reselect_plan, select_plan, selected_lrs
 from .spec import load_spec, requested_methods
 from .test import test_methods, test_plan
 
@@ -45,6 +47,35 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def select_phase(spec: dict, methods: Sequence[str], work_dir: str,
+                 records: str, jobs: int, dry_run: bool) -> None:
+    """The grids of ``methods`` on the selection seed, then (a
+    ``fair_selection`` study) those of the methods that collapsed on it
+    again on ``reselect_seed``; a dry run prints them."""
+    plan = select_plan(spec, methods)
+    if dry_run:
+        print(f"[study] {spec['name']} select: {len(plan)} runs")
+        print('\n'.join(map(str, plan)))
+    else:
+        run_plan(spec, plan, False, work_dir, jobs, 'select',
+                 records=records)
+    if not spec.get('fair_selection'):
+        return
+    again = reselect_plan(spec, methods,
+                          collect_results(spec, work_dir, records))
+    if dry_run:
+        print(f"[study] re-selection: a method whose best val AP50 on seed "
+              f"{spec['select_seed']} is below {100 * COLLAPSE_BELOW:g} % "
+              f"runs its grid again with seed {spec['reselect_seed']}"
+              + (f': {len(again)} runs' if again else
+                 ' (none so far)'))
+        if again:
+            print('\n'.join(map(str, again)))
+    elif again:
+        run_plan(spec, again, False, work_dir, jobs, 'reselect',
+                 records=records)
+
+
 def main(argv=None) -> Dict[str, str]:
     args = parse_args(argv)
     spec = load_spec(args.spec)
@@ -62,16 +93,18 @@ def main(argv=None) -> Dict[str, str]:
         if not args.dry_run:  # a dry run writes nothing
             ensure_data(spec)
         if args.phase in ('select', 'all'):
-            plan = select_plan(spec, grid_methods)
-            if args.dry_run:
-                print('\n'.join(map(str, plan)))
-            else:
-                run_plan(spec, plan, False, work_dir, args.jobs, 'select',
-                         records=records)
+            select_phase(spec, grid_methods, work_dir, records, args.jobs,
+                         args.dry_run)
         if args.phase in ('test', 'all'):
             chosen = selected_lrs(spec,
                                   collect_results(spec, work_dir, records))
-            record = read_preregistration(spec, args.out_dir)
+            # a dry run of a pre-registered study not frozen yet: the plan
+            record = read_preregistration(
+                spec, args.out_dir, required=False if args.dry_run else None)
+            if record is None and spec['preregistered'] and args.dry_run:
+                print('[study] the test runs wait for the freeze (--freeze)')
+                if args.methods is None:
+                    methods = declared_methods(spec)
             if record is not None:
                 check_preregistration(spec, chosen, record)
                 methods = test_methods(spec, record, args.methods,
@@ -81,7 +114,11 @@ def main(argv=None) -> Dict[str, str]:
                     plan = test_plan(spec, methods, chosen)
                 except RuntimeError as error:  # the selection is not run
                     print(f'[study] test runs follow the selection: {error}')
+                    print(f"[study] {spec['name']} test: {len(methods)} "
+                          f"methods x {len(spec['seeds'])} seeds = "
+                          f"{len(methods) * len(spec['seeds'])} runs")
                 else:
+                    print(f"[study] {spec['name']} test: {len(plan)} runs")
                     print('\n'.join(map(str, plan)))
             else:
                 plan = test_plan(spec, methods, chosen)

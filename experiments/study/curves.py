@@ -15,9 +15,11 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
     for mname in spec['methods']:
         if mname not in chosen:
             continue
-        runs = [results[(mname, chosen[mname], s)]['val_curve']
+        runs = [results[(mname, chosen[mname], s)]
                 for s in spec['seeds'] if (mname, chosen[mname], s) in results]
-        runs = [r for r in runs if r]
+        # a run that diverged before its last epoch: no whole curve
+        runs = [r['val_curve'] for r in runs
+                if r['val_curve'] and r.get('val_ap50') is not None]
         if runs:
             length = min(len(r) for r in runs)
             curves[mname] = np.array([r[:length] for r in runs]) * 100

@@ -11,8 +11,9 @@ from experiments.runner import write_json
 
 from .common import (METRIC, ROOT, PreregistrationError, _file_sha256, _now,
                      _plain, collect_results, declared_methods)
-from .selection import (seed_overlap, selected_lrs, selection_note,
-                        selection_seeds)
+from .fairness import check_fair_selection, grid_step
+from .selection import (grid_selection, seed_overlap, selected_lrs,
+                        selection_note, selection_seeds)
 from .spec import find_spec
 
 
@@ -31,7 +32,7 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
         lr = chosen.get(name)
         methods[name] = dict(config=m['config'], options=list(m['options']),
                              lr=None if lr is None else float(lr))
-    return _plain(dict(
+    settings = dict(
         study=spec['name'], metric=f'test AP50 ({METRIC}, VOCMetric)',
         test_split=spec['test_split'], test_seeds=list(spec['seeds']),
         select_seed=spec['select_seed'], alpha=spec['alpha'],
@@ -40,7 +41,13 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
         hypotheses=[{k: h[k] for k in ('id', 'method', 'baseline',
                                        'alternative', 'metric')}
                     for h in spec['hypotheses']],
-        methods=methods))
+        methods=methods)
+    # the fair-baseline rules (a spec that does not say it froze without)
+    if spec.get('fair_selection') is not None:
+        settings['fair_selection'] = spec['fair_selection']
+    if spec.get('fair_selection'):
+        settings['reselect_seed'] = spec['reselect_seed']
+    return _plain(settings)
 
 
 def settings_hash(settings: dict) -> str:
@@ -111,14 +118,19 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
     selected settings, date and settings hash, before any test run.
 
     Refuses when a declared method has no selected lr yet, when a declared
-    method already has a test result on a test seed, and when another
-    freeze of the study exists with other settings. Freezing the same
-    settings again leaves the file (and its date) as it is.
+    method already has a test result on a test seed, when the spec does not
+    say ``fair_selection`` or says True and breaks a fair-baseline rule
+    (:func:`~experiments.study.fairness.check_fair_selection`), and when
+    another freeze of the study exists with other settings. Freezing the
+    same settings again leaves the file (and its date) as it is.
     """
-    results = collect_results(spec, work_dir)
+    results = collect_results(spec, work_dir, records)
     chosen = selected_lrs(spec, results)
     declared = declared_methods(spec)
-    missing = [m for m in declared if m not in chosen]
+    # a collapsed method waiting for its re-selection: the rules say so
+    missing = [m for m in declared if m not in chosen and not (
+        'lrs' in spec['methods'][m] and
+        grid_selection(spec, results, m)['pending'] == 'reselect')]
     if missing:
         raise PreregistrationError(
             f'cannot freeze {spec["name"]!r}: no learning rate selected yet '
@@ -132,6 +144,7 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
             f'cannot freeze {spec["name"]!r}: test results exist already for '
             f'(method, seed) {tested}: a pre-registration comes before any '
             'test run')
+    check_fair_selection(spec, results)
     settings = study_settings(spec, chosen)
     digest = settings_hash(settings)
     json_path, md_path = preregistration_paths(spec, out_dir)
@@ -151,10 +164,11 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
     record = dict(
         study=spec['name'], spec=rel, frozen_at=now or _now(),
         settings_sha256=digest, settings=settings,
-        selection={m: dict(lr=chosen[m], how=selection_note(spec, m),
-                           seeds=selection_seeds(spec, m))
+        selection={m: dict(lr=chosen[m],
+                           how=selection_note(spec, m, results),
+                           seeds=selection_seeds(spec, m, results))
                    for m in declared},
-        seed_overlap=seed_overlap(spec, declared),
+        seed_overlap=seed_overlap(spec, declared, results),
         config_sha256={spec['methods'][m]['config']: _file_sha256(
             osp.join(ROOT, spec['methods'][m]['config'])) for m in declared},
         labels={m: spec['methods'][m]['label'] for m in declared})
@@ -212,6 +226,8 @@ def preregistration_markdown(spec: dict, record: dict) -> str:
            for path, digest in sorted(record['config_sha256'].items())]
     overlap = record['seed_overlap']
     md += ['']
+    if st.get('fair_selection') is not None:
+        md += [fairness_paragraph(spec, record), '']
     if overlap:
         md.append('**Selection and test seeds overlap:** ' + '; '.join(
             f'`{k}`: seed {", ".join(map(str, v))}' for k, v in
@@ -220,3 +236,25 @@ def preregistration_markdown(spec: dict, record: dict) -> str:
         md.append('Selection and test seeds are disjoint: no test seed took '
                   'part in choosing a learning rate.')
     return '\n'.join(md) + '\n'
+
+
+def fairness_paragraph(spec: dict, record: dict) -> str:
+    """What the freeze checked of the fair-baseline rules, in words."""
+    st = record['settings']
+    if not st['fair_selection']:
+        return ('**Fair-baseline rules waived** (`fair_selection = False`): '
+                'the freeze did not check that every declared method was '
+                'selected in this study on grids of one density with its best '
+                'inside the grid.')
+    steps = {grid_step(spec['methods'][m]['lrs']) for m in st['methods']}
+    step = f'factor-{steps.pop():g} ' if len(steps) == 1 else ''
+    again = sorted(m for m, sel in record['selection'].items()
+                   if len(sel['seeds'] or []) > 1)
+    return ('Fair-baseline rules (`fair_selection = True`), checked at this '
+            'freeze: every declared method was selected in this study on '
+            f"{step}grids of one density with seed {st['select_seed']}, its "
+            'best inside its grid (or the step beyond the edge diverged)'
+            + (', and ' + ', '.join(f'`{m}`' for m in again) +
+               ' collapsed on that seed and was re-selected on the mean over '
+               f"seeds {st['select_seed']} and {st['reselect_seed']}"
+               if again else '; no method collapsed') + '.')

@@ -5,9 +5,10 @@ import csv
 import os
 import os.path as osp
 from datetime import datetime
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from experiments.stats import interval_text, mean_std, paired_difference
+from experiments.stats import (COLLAPSE_BELOW, interval_text, mean_std,
+                               paired_difference)
 
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods)
@@ -15,7 +16,8 @@ from .comparisons import (comparisons_markdown, study_comparisons,
                           write_comparisons_csv)
 from .curves import plot_curves
 from .freeze import check_preregistration, read_preregistration
-from .selection import seed_overlap, selected_lrs, selection_seeds
+from .selection import (grid_selection, seed_overlap, selected_lrs,
+                        selection_seeds)
 
 
 def write_report(spec: dict, results: Dict[Tuple, dict],
@@ -80,19 +82,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     if record is not None or any(per_method.values()):
         md += [preregistration_sentence(spec, record), '']
     md += ['## Learning rate selection (val AP50 after the last epoch)', '']
-    for mname, m in spec['methods'].items():
-        if 'lrs' not in m or not any(
-                (mname, float(lr), spec['select_seed']) in results
-                for lr in m['lrs']):
-            continue  # not run (yet): no line of dashes
-        cells = []
-        for lr in m['lrs']:
-            res = results.get((mname, float(lr), spec['select_seed']))
-            text = '-' if res is None else f'{100 * res["val_ap50"]:.1f}'
-            if chosen.get(mname) == float(lr):
-                text = f'**{text}**'
-            cells.append(f'lr {lr:g}: {text}')
-        md.append(f'- {m["label"]} (`{mname}`): ' + ', '.join(cells))
+    md += selection_lines(spec, results, chosen)
     earlier = [(mname, m) for mname, m in spec['methods'].items()
                if 'lr' in m]
     for mname, m in earlier:  # chosen before this study: say where
@@ -185,6 +175,54 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     with open(paths['md'], 'w', encoding='utf-8') as f:
         f.write('\n'.join(md) + '\n')
     return paths
+
+
+def _val_text(res: Optional[dict]) -> str:
+    """A selection run's val AP50 in the grid line."""
+    if res is None:
+        return '-'
+    if res.get('val_ap50') is None:
+        return 'diverged'
+    text = f'{100 * res["val_ap50"]:.1f}'
+    return text + ' (diverged)' if res.get('diverged') else text
+
+
+def selection_lines(spec: dict, results: Dict[Tuple, dict],
+                    chosen: Dict[str, float]) -> List[str]:
+    """One line per grid run so far: val AP50 per lr on the selection seed,
+    the selected one bold; a re-selected method's second seed and mean
+    below it."""
+    md, first = [], spec['select_seed']
+    for mname, m in spec['methods'].items():
+        if 'lrs' not in m or not any(
+                (mname, float(lr), first) in results for lr in m['lrs']):
+            continue  # not run (yet): no line of dashes
+        sel = grid_selection(spec, results, mname)
+
+        def cells(texts, bold):
+            return ', '.join(
+                f'lr {lr:g}: ' + (f'**{text}**' if bold and chosen.get(
+                    mname) == float(lr) else text)
+                for lr, text in zip(m['lrs'], texts))
+
+        md.append(f'- {m["label"]} (`{mname}`): ' + cells(
+            [_val_text(results.get((mname, float(lr), first)))
+             for lr in m['lrs']], not sel['collapsed']))
+        if not sel['collapsed']:
+            continue
+        again = spec['reselect_seed']
+        line = (f'  collapsed on seed {first} (best below '
+                f'{100 * COLLAPSE_BELOW:g} %), re-selected with seed {again}: '
+                + cells([_val_text(results.get((mname, float(lr), again)))
+                         for lr in m['lrs']], False))
+        if sel['pending']:
+            md.append(line + ' (not finished)')
+            continue
+        means = [sel['scores'][float(lr)] for lr in m['lrs']]
+        md.append(line + f'; mean over seeds {first} and {again}: ' + cells(
+            ['diverged' if v == -float('inf') else f'{100 * v:.1f}'
+             for v in means], True))
+    return md
 
 
 def check_reportable(spec: dict, results: Dict[Tuple, dict],

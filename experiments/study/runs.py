@@ -1,8 +1,10 @@
 """The runs of a study: one run (``tools/train.py``, then ``tools/test.py``
 on val and test, scored for calibration), resumable from its work
 directory or its record; a plan of runs; the data and files they need."""
+import math
 import os
 import os.path as osp
+import re
 import subprocess
 import sys
 import time
@@ -110,6 +112,33 @@ def earlier_attempts_seconds(attempts: Sequence[dict]) -> float:
     return total
 
 
+#: What a failed training's log says when its loss or scores went NaN or
+#: inf (the rank losses raise on non-finite scores).
+NON_FINITE = re.compile(r'non-finite|not finite|\bnan\b|\binf\b',
+                        re.IGNORECASE)
+
+
+def non_finite_reason(message: str) -> Optional[str]:
+    """The last line of a failed command's log tail (``run_logged``'s error)
+    that names a non-finite value, or None: it failed for another reason.
+    The command lines of the log (``$ ...``) are not read."""
+    tail = message.split('\n', 2)[-1] if message.startswith(
+        'command failed') else message
+    for line in reversed(tail.splitlines()):
+        if not line.startswith('$ ') and NON_FINITE.search(line):
+            return line.strip()[:300]
+    return None
+
+
+def non_finite_loss(final_train: dict) -> Optional[str]:
+    """``'non-finite training loss (loss = nan)'`` where a logged loss of
+    the last training record is NaN or inf, else None."""
+    bad = [f'{k} = {v}' for k, v in sorted(final_train.items())
+           if k.startswith('loss') and isinstance(v, (int, float))
+           and not math.isfinite(v)]
+    return f"non-finite training loss ({', '.join(bad)})" if bad else None
+
+
 def execute_run(spec: dict, method: str, lr: float, seed: int,
                 evaluate_test: bool, work_dir: str,
                 preregistration: Optional[str] = None,
@@ -121,6 +150,11 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     the report checks. With ``records`` (a folder), each result is also
     written there (``record_path``), and a run whose record already holds
     what is asked is not run again, even without its work directory.
+
+    A training that fails on a non-finite loss or score
+    (:func:`non_finite_reason`) is a result: ``diverged`` (the reason) and
+    no val AP50; the selection ranks it below every run, a test run raises.
+    One that trains to its end on a NaN loss is marked ``diverged`` too.
     """
     m = spec['methods'][method]
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
@@ -152,23 +186,48 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         if last_checkpoint(directory):
             cmd.append('--resume')
         attempts = start_attempt(directory)
-        seconds = run_logged(cmd + ['--cfg-options'] + options, log_path)
-        curve = read_scalars(directory)
-        if not curve:
-            raise RuntimeError(f'{directory}: no {METRIC} logged')
-        result = dict(
-            study=spec['name'], method=method, lr=lr, seed=seed,
-            train_seconds=earlier_attempts_seconds(attempts) + seconds,
-            val_curve=[curve[k] for k in sorted(curve)],
-            val_ap50=curve[max(curve)],
-            final_train=last_train_record(directory),
-            machine=machine_name())
-        if len(attempts) > 1:
-            result['resumed'] = len(attempts) - 1
-        if attempts[0]['resumed_from'] is not None:
-            # resumed from an attempt that left no record of its start
-            result['train_seconds_partial'] = True
-        save(result)
+        start = time.perf_counter()
+        try:
+            seconds = run_logged(cmd + ['--cfg-options'] + options, log_path)
+        except RuntimeError as error:
+            reason = non_finite_reason(str(error))
+            if reason is None:  # failed for another reason: not a result
+                raise
+            curve = read_scalars(directory)
+            result = dict(
+                study=spec['name'], method=method, lr=lr, seed=seed,
+                diverged=reason, train_seconds=earlier_attempts_seconds(
+                    attempts) + time.perf_counter() - start,
+                val_curve=[curve[k] for k in sorted(curve)], val_ap50=None,
+                final_train=last_train_record(directory),
+                machine=machine_name())
+            save(result)
+        else:
+            curve = read_scalars(directory)
+            if not curve:
+                raise RuntimeError(f'{directory}: no {METRIC} logged')
+            result = dict(
+                study=spec['name'], method=method, lr=lr, seed=seed,
+                train_seconds=earlier_attempts_seconds(attempts) + seconds,
+                val_curve=[curve[k] for k in sorted(curve)],
+                val_ap50=curve[max(curve)],
+                final_train=last_train_record(directory),
+                machine=machine_name())
+            reason = non_finite_loss(result['final_train'])
+            if reason:  # trained to the end on a loss gone NaN or inf
+                result['diverged'] = reason
+            if len(attempts) > 1:
+                result['resumed'] = len(attempts) - 1
+            if attempts[0]['resumed_from'] is not None:
+                # resumed from an attempt that left no record of its start
+                result['train_seconds_partial'] = True
+            save(result)
+    if result.get('val_ap50') is None:  # diverged before its last epoch
+        if evaluate_test:
+            raise RuntimeError(
+                f"{directory}: the training diverged ({result['diverged']}): "
+                'there is no trained model to test')
+        return result
     if evaluate_test and 'test_ap50' not in result:
         ckpt = last_checkpoint(directory, required=True)
         result['test_started_at'] = _now()
@@ -261,6 +320,9 @@ def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
 
     def describe(item, res):
         method, lr, seed = item
+        if res.get('val_ap50') is None:
+            return (f'{method} lr={lr:g} seed={seed}: diverged '
+                    f"({res['diverged']})")
         test = (f', test AP50 {100 * res["test_ap50"]:.1f}'
                 if 'test_ap50' in res else '')
         return (f'{method} lr={lr:g} seed={seed}: val AP50 '

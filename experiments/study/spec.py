@@ -49,6 +49,7 @@ def load_spec(path: str) -> dict:
     # first test seed: that overlap is kept for them and said in reports.)
     cfg.setdefault('select_seed', min(set(range(len(seeds) + 1)) -
                                       set(seeds)))
+    _fair_selection_keys(cfg, path)
     cfg.setdefault('options', [])
     cfg.setdefault('test_split', 'test')
     cfg.setdefault('alpha', 0.05)
@@ -100,6 +101,28 @@ def load_spec(path: str) -> dict:
     cfg['exploratory_comparisons'] = _exploratory_comparisons(cfg, path)
     return cfg
 
+
+
+def _fair_selection_keys(cfg: dict, path: str) -> None:
+    """``fair_selection`` (True: ``--freeze`` checks the fair-baseline rules
+    of :mod:`experiments.study.fairness` and collapsed grids are re-selected;
+    False: waived; absent: the study cannot be frozen until it says) and
+    ``reselect_seed`` (default: the next seed after the selection seed that
+    is no test seed)."""
+    fair = cfg.setdefault('fair_selection', None)
+    if fair is not None and not isinstance(fair, bool):
+        raise ValueError(f'{path}: fair_selection must be True or False, got '
+                         f'{fair!r}')
+    seeds, select = cfg['seeds'], cfg['select_seed']
+    again = select + 1
+    while again in seeds:
+        again += 1
+    again = cfg.setdefault('reselect_seed', again)
+    if not (isinstance(again, int) and not isinstance(again, bool)) or \
+            again in seeds or again == select:
+        raise ValueError(f'{path}: reselect_seed must be an int that is '
+                         f'neither the selection seed ({select}) nor a test '
+                         f'seed {seeds}, got {again!r}')
 
 
 def _hypotheses(cfg: dict, path: str) -> List[dict]:

@@ -1,0 +1,332 @@
+"""The fair-baseline rules of the study tool: ``--freeze`` refuses a best at
+a grid edge (unless the step beyond diverged), a declared method whose lr
+was not selected in the study, grids of different densities, a collapsed
+method not re-selected, and a spec that does not say ``fair_selection``;
+re-selection runs a collapsed grid again and selects on the mean. Results
+are faked (no training)."""
+import json
+import os
+import os.path as osp
+
+import pytest
+
+CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
+RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
+SPEC = f"""
+seeds = [10, 11, 12]
+baseline = 'ce'
+preregistered = True
+fair_selection = True
+methods = dict(
+    ce=dict(config='{CE}', lrs=[0.01, 0.02, 0.04], label='CE'),
+    rambo=dict(config='{RAMBO}', lrs=[0.1, 0.2, 0.4], label='RaMBO'))
+"""
+# val AP50 on the selection seed (0): both bests inside their grids
+VAL = {('ce', 0.01): 0.50, ('ce', 0.02): 0.60, ('ce', 0.04): 0.55,
+       ('rambo', 0.1): 0.40, ('rambo', 0.2): 0.65, ('rambo', 0.4): 0.30}
+
+
+@pytest.fixture(scope='module')
+def study():
+    from experiments import study
+    return study
+
+
+def _setup(tmp_path, body=SPEC, val=VAL, seed=0):
+    """The spec's path, its results as records, the freeze's arguments."""
+    path = tmp_path / 'fair.py'
+    path.write_text(body)
+    records = str(tmp_path / 'runs')
+    for (method, lr), v in val.items():
+        _record(records, method, lr, seed, v)
+    return str(path), records
+
+
+def _record(records, method, lr, seed, val, **extra):
+    res = dict(study='fair', method=method, lr=lr, seed=seed, val_ap50=val,
+               val_curve=[val], train_seconds=1.0, machine='test machine')
+    res.update(extra)
+    path = osp.join(records, 'fair', f'{method}_lr{lr:g}_seed{seed}.json')
+    os.makedirs(osp.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        json.dump(res, f)
+
+
+def _freeze(study, tmp_path, path, records):
+    spec = study.load_spec(path)
+    return study.freeze(spec, path, str(tmp_path / 'work'),
+                        str(tmp_path / 'out'), records=records)
+
+
+def test_a_fair_study_freezes_and_says_so(study, tmp_path):
+    path, records = _setup(tmp_path)
+    paths = _freeze(study, tmp_path, path, records)
+    record = json.load(open(paths['json']))
+    assert record['settings']['fair_selection'] is True
+    assert record['settings']['reselect_seed'] == 1  # after 0, no test seed
+    assert {m: s['lr'] for m, s in record['selection'].items()} == {
+        'ce': 0.02, 'rambo': 0.2}
+    md = open(paths['md']).read()
+    assert ('Fair-baseline rules (`fair_selection = True`), checked at this '
+            'freeze: every declared method was selected in this study on '
+            'factor-2 grids') in md
+    assert 'no method collapsed' in md
+
+
+@pytest.mark.parametrize('lr, val, edge, add', [
+    (0.4, 0.9, 'upper edge (largest lr)', 'add lr 0.8'),
+    (0.1, 0.9, 'lower edge (smallest lr)', 'add lr 0.05'),
+])
+def test_a_best_at_a_grid_edge_is_refused(study, tmp_path, lr, val, edge,
+                                         add):
+    path, records = _setup(tmp_path, val={**VAL, ('rambo', lr): val})
+    with pytest.raises(study.PreregistrationError) as err:
+        _freeze(study, tmp_path, path, records)
+    message = str(err.value)
+    assert (f'rambo: its best val AP50 on seed 0 (90.0) is at lr {lr:g}, the '
+            f'{edge} of its grid {{0.1, 0.2, 0.4}}: {add} to its grid') \
+        in message
+    assert 'ce:' not in message  # ce's best is inside its grid
+    assert not (tmp_path / 'out').exists()
+
+
+def test_a_diverged_step_beyond_the_edge_lets_the_freeze_pass(study,
+                                                            tmp_path):
+    path, records = _setup(tmp_path, val={**VAL, ('rambo', 0.4): 0.9})
+    # a run beyond the edge that trained is no reason: it is not diverged
+    _record(records, 'rambo', 0.8, 0, 0.1)
+    with pytest.raises(study.PreregistrationError, match='add lr 0.8'):
+        _freeze(study, tmp_path, path, records)
+    # the same run, recorded as diverged: the grid cannot go further
+    _record(records, 'rambo', 0.8, 0, None,
+            diverged='ValueError: scores contain 3 non-finite value(s)')
+    paths = _freeze(study, tmp_path, path, records)
+    record = json.load(open(paths['json']))
+    assert record['selection']['rambo']['lr'] == 0.4
+
+
+def test_a_diverged_grid_point_is_never_selected(study, tmp_path):
+    """The step beyond the edge added to the grid: its diverged run counts
+    as finished, below every other, so the best is inside the grid."""
+    body = SPEC.replace('[0.1, 0.2, 0.4]', '[0.1, 0.2, 0.4, 0.8]')
+    path, records = _setup(tmp_path, body,
+                           val={**VAL, ('rambo', 0.4): 0.9})
+    spec = study.load_spec(path)
+    results = study.collect_results(spec, str(tmp_path / 'work'), records)
+    assert 'rambo' not in study.selected_lrs(spec, results)  # 0.8 not run
+    _record(records, 'rambo', 0.8, 0, None, diverged='loss is nan')
+    results = study.collect_results(spec, str(tmp_path / 'work'), records)
+    assert study.selected_lrs(spec, results)['rambo'] == 0.4
+    _freeze(study, tmp_path, path, records)
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'report'))['md']).read()
+    assert ('- RaMBO (`rambo`): lr 0.1: 40.0, lr 0.2: 65.0, lr 0.4: **90.0**, '
+            'lr 0.8: diverged') in md
+
+
+def test_an_lr_from_another_study_is_refused(study, tmp_path):
+    body = SPEC.replace(
+        "lrs=[0.01, 0.02, 0.04], label='CE'",
+        "lr=0.04, label='CE', selected_on=dict(study='older', seeds=[0])")
+    path, records = _setup(tmp_path, body)
+    with pytest.raises(study.PreregistrationError) as err:
+        _freeze(study, tmp_path, path, records)
+    assert ('ce: its lr 0.04 was selected in `older` with seed 0, not in '
+            'this study: give it its own grid (lrs)') in str(err.value)
+    # lr_from (another method's lr) is not a selection of its own either
+    body = SPEC.replace("lrs=[0.01, 0.02, 0.04], label='CE'",
+                        "lr_from='rambo', label='CE'")
+    path, records = _setup(tmp_path, body)
+    with pytest.raises(study.PreregistrationError,
+                       match=r'ce: it takes the lr of `rambo` \(lr_from\)'):
+        _freeze(study, tmp_path, path, records)
+
+
+def test_grids_of_other_densities_are_refused(study, tmp_path):
+    body = SPEC.replace('[0.1, 0.2, 0.4]', '[0.1, 0.15, 0.225]')
+    val = {k: v for k, v in VAL.items() if k[0] == 'ce'}
+    val.update({('rambo', 0.1): 0.4, ('rambo', 0.15): 0.65,
+                ('rambo', 0.225): 0.3})
+    path, records = _setup(tmp_path, body, val)
+    with pytest.raises(study.PreregistrationError) as err:
+        _freeze(study, tmp_path, path, records)
+    assert ('rambo: its grid {0.1, 0.15, 0.225} steps by a factor 1.5, the '
+            'grid of `ce` by 2: every declared method needs the same grid '
+            'density') in str(err.value)
+    body = SPEC.replace('[0.1, 0.2, 0.4]', '[0.1, 0.2, 0.5]')
+    val = dict(VAL)
+    val[('rambo', 0.5)] = val.pop(('rambo', 0.4))
+    path, records = _setup(tmp_path, body, val)
+    with pytest.raises(study.PreregistrationError,
+                       match=r'rambo: its grid \{0.1, 0.2, 0.5\} has uneven '
+                       r'steps \(ratios 2, 2.5\)'):
+        _freeze(study, tmp_path, path, records)
+
+
+def test_the_spec_must_say_fair_selection(study, tmp_path):
+    path, records = _setup(tmp_path,
+                           SPEC.replace('fair_selection = True\n', ''))
+    with pytest.raises(study.PreregistrationError,
+                       match='does not say fair_selection'):
+        _freeze(study, tmp_path, path, records)
+    # waived: a best at an edge and a borrowed lr freeze, and it is said
+    body = SPEC.replace('fair_selection = True', 'fair_selection = False')
+    path, records = _setup(tmp_path, body,
+                           val={**VAL, ('rambo', 0.4): 0.9})
+    paths = _freeze(study, tmp_path, path, records)
+    assert '**Fair-baseline rules waived** (`fair_selection = False`)' in \
+        open(paths['md']).read()
+    assert json.load(open(paths['json']))['settings'][
+        'fair_selection'] is False
+
+
+@pytest.mark.parametrize('line, match', [
+    ("fair_selection = 'yes'", 'fair_selection must be True or False'),
+    ('reselect_seed = 11', 'reselect_seed must be an int that is neither'),
+    ('reselect_seed = 0', 'reselect_seed must be an int that is neither'),
+])
+def test_bad_fairness_keys(study, tmp_path, line, match):
+    path, _ = _setup(tmp_path, SPEC + line + '\n', {})
+    with pytest.raises(ValueError, match=match):
+        study.load_spec(path)
+
+
+# rambo collapsed on seed 0 (best 0.4 % at 0.2); on seed 1 it trains at 0.1
+COLLAPSED = {**VAL, ('rambo', 0.1): 0.002, ('rambo', 0.2): 0.004,
+             ('rambo', 0.4): 0.0}
+AGAIN = {('rambo', 0.1): 0.30, ('rambo', 0.2): 0.10, ('rambo', 0.4): 0.0}
+
+
+def test_a_collapsed_method_is_reselected_on_the_mean(study, tmp_path):
+    path, records = _setup(tmp_path, val=COLLAPSED)
+    spec = study.load_spec(path)
+    work = str(tmp_path / 'work')
+    results = study.collect_results(spec, work, records)
+    # no selection until the grid ran again with the re-selection seed (1)
+    assert study.selected_lrs(spec, results) == {'ce': 0.02}
+    assert study.reselect_plan(spec, ['ce', 'rambo'], results) == [
+        ('rambo', 0.1, 1), ('rambo', 0.2, 1), ('rambo', 0.4, 1)]
+    with pytest.raises(study.PreregistrationError) as err:
+        _freeze(study, tmp_path, path, records)
+    assert ('rambo: collapsed on seed 0: its best val AP50 is 0.4 at lr 0.2, '
+            'below 1 %: run --phase select to re-select it (its grid again '
+            'with seed 1') in str(err.value)
+    for (method, lr), v in AGAIN.items():
+        _record(records, method, lr, 1, v)
+    results = study.collect_results(spec, work, records)
+    # the mean over seeds 0 and 1: 15.1, 5.2, 0.0 -> 0.1 (seed 0 alone: 0.2)
+    assert study.selected_lrs(spec, results) == {'ce': 0.02, 'rambo': 0.1}
+    assert study.selection_seeds(spec, 'rambo', results) == [0, 1]
+    assert study.selection_seeds(spec, 'ce', results) == [0]
+    # a method that trained on seed 0 is not run again
+    assert study.reselect_plan(spec, ['ce'], results) == []
+    # 0.1 is now the best and the lower edge: the rules still hold
+    with pytest.raises(study.PreregistrationError,
+                       match=r'rambo: its best mean val AP50 over seeds 0, 1 '
+                       r'\(15.1\) is at lr 0.1, the lower edge'):
+        _freeze(study, tmp_path, path, records)
+    body = SPEC.replace('[0.1, 0.2, 0.4]', '[0.05, 0.1, 0.2, 0.4]')
+    open(path, 'w').write(body)
+    for seed, v in ((0, 0.002), (1, 0.05)):
+        _record(records, 'rambo', 0.05, seed, v)
+    paths = _freeze(study, tmp_path, path, records)
+    record = json.load(open(paths['json']))
+    assert record['selection']['rambo']['seeds'] == [0, 1]
+    assert 're-selected: on seed 0 its best, 0.4 at lr 0.2, had collapsed' \
+        in record['selection']['rambo']['how']
+    assert ('`rambo` collapsed on that seed and was re-selected on the mean '
+            'over seeds 0 and 1') in open(paths['md']).read()
+    spec = study.load_spec(path)
+    md = open(study.write_report(
+        spec, study.collect_results(spec, work, records),
+        str(tmp_path / 'report'))['md']).read()
+    assert ('  collapsed on seed 0 (best below 1 %), re-selected with seed 1: '
+            'lr 0.05: 5.0, lr 0.1: 30.0, lr 0.2: 10.0, lr 0.4: 0.0; mean over '
+            'seeds 0 and 1: lr 0.05: 2.6, lr 0.1: **15.1**, lr 0.2: 5.2, '
+            'lr 0.4: 0.0') in md
+
+
+def test_the_selection_phase_runs_the_reselection(study, tmp_path, capsys,
+                                                  monkeypatch):
+    """``--phase select`` of a fair study: the grids, then the collapsed
+    method's grid with the re-selection seed; a dry run says so."""
+    path, _ = _setup(tmp_path, val={})
+    runs = []
+
+    def execute_run(spec, method, lr, seed, evaluate_test, work_dir,
+                    preregistration=None, records=None):
+        runs.append((method, lr, seed))
+        val = (COLLAPSED if seed == 0 else AGAIN)[(method, lr)]
+        res = dict(study='fair', method=method, lr=lr, seed=seed,
+                   val_ap50=val, val_curve=[val])
+        _record(records, method, lr, seed, val)
+        return res
+
+    monkeypatch.setattr(study, 'execute_run', execute_run)
+    monkeypatch.setattr(study, 'ensure_data', lambda spec: None)
+    args = [path, '--work-dir', str(tmp_path / 'work'), '--out-dir',
+            str(tmp_path / 'out')]
+    study.main(args + ['--phase', 'select', '--dry-run'])
+    out = capsys.readouterr().out
+    assert '[study] fair select: 6 runs' in out
+    assert ('[study] re-selection: a method whose best val AP50 on seed 0 is '
+            'below 1 % runs its grid again with seed 1 (none so far)') in out
+    assert not runs
+    study.main(args + ['--phase', 'select'])
+    assert runs == [(m, lr, 0) for m, lr in VAL] + [
+        ('rambo', 0.1, 1), ('rambo', 0.2, 1), ('rambo', 0.4, 1)]
+    runs.clear()
+    study.main(args + ['--phase', 'select'])
+    assert not runs  # everything is recorded: nothing runs again
+
+
+def test_a_training_that_diverges_is_recorded(study, tmp_path, monkeypatch):
+    path, _ = _setup(tmp_path, val={})
+    spec = study.load_spec(path)
+    work, records = str(tmp_path / 'work'), str(tmp_path / 'runs')
+    calls = []
+
+    def nan(cmd, log):
+        calls.append(cmd)
+        raise RuntimeError(
+            f"command failed (1): {' '.join(cmd)}\nlog {log}:\n"
+            '$ python tools/train.py x --cfg-options a=inf\n'
+            'Traceback (most recent call last):\n'
+            'ValueError: scores contain 12 non-finite value(s) (NaN or inf)'
+            '; ranks of non-finite scores are undefined\n')
+
+    monkeypatch.setattr(study, 'run_logged', nan)
+    monkeypatch.setattr(study, 'read_scalars', lambda d: {1: 0.1})
+    monkeypatch.setattr(study, 'last_train_record', lambda d: {})
+    res = study.execute_run(spec, 'rambo', 0.4, 0, False, work,
+                            records=records)
+    assert res['diverged'].startswith('ValueError: scores contain 12 '
+                                      'non-finite')
+    assert res['val_ap50'] is None and res['val_curve'] == [0.1]
+    assert json.load(open(study.record_path(records, spec, 'rambo', 0.4,
+                                            0))) == res
+    # recorded: not run again; a test run of it has nothing to test
+    assert study.execute_run(spec, 'rambo', 0.4, 0, False, work,
+                             records=records) == res
+    with pytest.raises(RuntimeError, match='the training diverged'):
+        study.execute_run(spec, 'rambo', 0.4, 0, True, work, records=records)
+    assert len(calls) == 1
+
+    # a failure for another reason is no result
+    def crash(cmd, log):
+        raise RuntimeError(f'command failed (1): x\nlog {log}:\n'
+                           'RuntimeError: CUDA out of memory\n')
+
+    monkeypatch.setattr(study, 'run_logged', crash)
+    with pytest.raises(RuntimeError, match='out of memory'):
+        study.execute_run(spec, 'rambo', 0.2, 0, False, work,
+                          records=records)
+    assert not osp.exists(study.record_path(records, spec, 'rambo', 0.2, 0))
+
+    # trained to the end on a loss gone NaN: measured, and marked diverged
+    monkeypatch.setattr(study, 'run_logged', lambda cmd, log: 5.0)
+    monkeypatch.setattr(study, 'last_train_record',
+                        lambda d: {'loss': float('nan'), 'loss_cls': 0.5})
+    res = study.execute_run(spec, 'rambo', 0.1, 0, False, work)
+    assert res['val_ap50'] == 0.1
+    assert res['diverged'] == 'non-finite training loss (loss = nan)'
