@@ -1,7 +1,12 @@
 """Distributed (2 CPU processes, gloo) training with global ranking through
 ``tools/dist_train.sh``, resumed: the checkpoint carries the score memory
 of both processes, equal under global ranking, and the resumed run trains
-to the end and evaluates."""
+to the end and evaluates.
+
+The gloo runs hide CUDA from the processes (``CUDA_VISIBLE_DEVICES=''``):
+with CUDA visible the launcher takes NCCL and ``cuda:LOCAL_RANK``, and a
+machine with one GPU has no ``cuda:1``. The NCCL variant runs on two GPUs
+or more and is skipped below (it has never run here: no GPU)."""
 import os
 import os.path as osp
 import socket
@@ -25,13 +30,23 @@ OPTIONS = [
 ]
 
 
-def dist_train(workspace, work_dir, epochs, global_ranking, *extra):
+BACKENDS = [
+    'gloo',
+    pytest.param('nccl', marks=pytest.mark.skipif(
+        torch.cuda.device_count() < 2, reason='NCCL needs two GPUs'))
+]
+
+
+def dist_train(workspace, work_dir, epochs, global_ranking, *extra,
+               backend='gloo'):
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
     env = dict(os.environ, PYTHON=sys.executable, PORT=str(port),
                OMP_NUM_THREADS='1')
     env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    if backend == 'gloo':
+        env['CUDA_VISIBLE_DEVICES'] = ''  # CPU processes (docstring)
     proc = subprocess.run(
         ['bash', osp.join(ROOT, 'tools', 'dist_train.sh'), CONFIG, '2',
          '--work-dir', str(work_dir), *extra, '--cfg-options',
@@ -59,11 +74,12 @@ def workspace(tmp_path_factory):
     return ws
 
 
+@pytest.mark.parametrize('backend', BACKENDS)
 @pytest.mark.parametrize('global_ranking', [True, False])
 def test_distributed_resume_keeps_every_process_memory(
-        workspace, global_ranking):
-    work = workspace / f'global_{global_ranking}'
-    out = dist_train(workspace, work, 1, global_ranking)
+        workspace, global_ranking, backend):
+    work = workspace / f'global_{global_ranking}_{backend}'
+    out = dist_train(workspace, work, 1, global_ranking, backend=backend)
     # auto_scale_lr: 2 processes x batch 2 against the config's 8
     assert 'Scaling the original LR by 0.5' in out
     saved = memory(work / 'epoch_1.pth')
@@ -78,7 +94,8 @@ def test_distributed_resume_keeps_every_process_memory(
     assert same == global_ranking
     if not global_ranking:
         return
-    out = dist_train(workspace, work, 2, global_ranking, '--resume')
+    out = dist_train(workspace, work, 2, global_ranking, '--resume',
+                     backend=backend)
     assert 'resumed epoch: 1, iter: 2' in out
     assert 'has no' not in out and 'starts from rank 0' not in out
     assert 'pascal_voc/AP50' in out

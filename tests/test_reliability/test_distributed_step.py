@@ -12,6 +12,12 @@ DDP's average gives the single-process gradient of the AP over the whole
 batch. What the worker fixes to make the runs comparable (sampling
 generator, no flip or shuffle, frozen BatchNorm statistics, constant lr) is
 listed in ``tests/dist_workers/ddp_step_worker.py``.
+
+Both runs are CPU subprocesses with CUDA hidden
+(``CUDA_VISIBLE_DEVICES=''``) and one intra-op thread: the tolerance below
+is measured for CPU float32, and with CUDA visible the two processes would
+take NCCL and ``cuda:1``, which a one-GPU machine lacks. The equivalence
+under NCCL is not tested.
 """
 import importlib.util
 import os
@@ -63,19 +69,37 @@ def setup(tmp_path_factory):
     return ws, data_root, init
 
 
+def cpu_env():
+    """One thread, no CUDA (module docstring)."""
+    env = dict(os.environ, OMP_NUM_THREADS='1', CUDA_VISIBLE_DEVICES='')
+    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    return env
+
+
+def single_step(setup, work_dir):
+    """The whole batch (2 images) on one process."""
+    ws, data_root, init = setup
+    proc = subprocess.run(
+        [sys.executable, WORKER, str(work_dir), data_root, init, '2'],
+        cwd=str(ws), env=cpu_env(), capture_output=True, text=True,
+        timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    return state(osp.join(work_dir, 'epoch_1.pth'))
+
+
 def dist_step(setup, work_dir, *extra):
     ws, data_root, init = setup
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, OMP_NUM_THREADS='1')
-    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
     proc = subprocess.run(
         [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2',
          '--master_addr=127.0.0.1', f'--master_port={port}', WORKER,
          str(work_dir), data_root, init, '1', '--launcher', 'pytorch',
          *extra],
-        cwd=str(ws), env=env, capture_output=True, text=True, timeout=600)
+        cwd=str(ws), env=cpu_env(), capture_output=True, text=True,
+        timeout=600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-6000:]
     return state(osp.join(work_dir, 'epoch_1.pth'))
@@ -83,15 +107,9 @@ def dist_step(setup, work_dir, *extra):
 
 def test_two_processes_update_like_one(setup):
     ws, data_root, init = setup
-    # one intra-op thread, as the workers have: with two, oneDNN sums the
+    # one intra-op thread in both runs (cpu_env): with two, oneDNN sums the
     # convolutions' gradients in another order (1.6 % of conv1's update)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        worker.main([str(ws / 'single'), data_root, init, '2'])
-    finally:
-        torch.set_num_threads(threads)
-    single = state(ws / 'single' / 'epoch_1.pth')
+    single = single_step(setup, str(ws / 'single'))
     dist = dist_step(setup, str(ws / 'dist'), '--global-ranking')
     before = state(init)
     assert single.keys() == dist.keys()

@@ -168,7 +168,21 @@ def test_quickstart_smoke(tmp_path, load_tool):
 
 def test_distributed_training_on_cpu(tmp_path, workspace):
     """Two CPU processes (gloo) started as users start them, through
-    ``tools/dist_train.sh``, with the AP loss ranking the global batch."""
+    ``tools/dist_train.sh``, with the AP loss ranking the global batch.
+    CUDA is hidden from them (``CUDA_VISIBLE_DEVICES=''``): with CUDA
+    visible the launcher takes NCCL and ``cuda:LOCAL_RANK``, and a one-GPU
+    machine has no ``cuda:1``."""
+    dist_train(tmp_path, workspace, 'gloo')
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2,
+                    reason='NCCL needs two GPUs')
+def test_distributed_training_on_two_gpus(tmp_path, workspace):
+    """The same with NCCL on two GPUs (never run here: no GPU)."""
+    dist_train(tmp_path, workspace, 'nccl')
+
+
+def dist_train(tmp_path, workspace, backend):
     import socket
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
@@ -177,6 +191,8 @@ def test_distributed_training_on_cpu(tmp_path, workspace):
     env = dict(os.environ, PYTHON=sys.executable, PORT=str(port),
                OMP_NUM_THREADS='1')
     env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    if backend == 'gloo':
+        env['CUDA_VISIBLE_DEVICES'] = ''
     proc = subprocess.run(
         ['bash', osp.join(ROOT, 'tools', 'dist_train.sh'), 'my_rambo.py', '2',
          '--work-dir', work_dir, '--cfg-options', 'train_cfg.max_epochs=1',
