@@ -34,5 +34,5 @@ def autocast_off(device) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
     try:
         return torch.autocast(device_type, enabled=False)
-    except RuntimeError:  # torch < 2.4: no is_autocast_available
+    except (RuntimeError, ValueError):  # torch < 2.4: no is_autocast_available
         return contextlib.nullcontext()
