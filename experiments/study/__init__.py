@@ -87,7 +87,10 @@ selects the lr with the best mean over both seeds. ``fair_selection =
 False`` waives the rules (the pre-registration says so); a spec that says
 neither cannot be frozen (the studies frozen before the rules keep their
 reports). A training that fails on a NaN or inf loss or score is recorded
-as ``diverged`` (no val AP50: never selected).
+as ``diverged`` (no val AP50: never selected). A report marks a method
+whose test values are bimodal (``experiments.stats.bimodal``: some seeds
+trained, some collapsed) with "k of n seeds trained" beside its mean and
+flags its comparisons.
 
 The package, one module per phase (``python -m experiments.study`` is
 ``tools/study.py``):
@@ -129,8 +132,8 @@ from .cli import main, parse_args, select_phase
 from .common import (METRIC, ROOT, SPEC_DIR, THRESHOLDS,
                      PreregistrationError, collect_results, declared_methods,
                      record_path)
-from .comparisons import (comparisons_markdown, study_comparisons,
-                          write_comparisons_csv)
+from .comparisons import (bimodal_sides, comparisons_markdown,
+                          study_comparisons, write_comparisons_csv)
 from .curves import plot_curves
 from .fairness import check_fair_selection, fairness_problems, grid_step
 from .freeze import (check_preregistration, fairness_paragraph, freeze,
@@ -166,7 +169,7 @@ __all__ = [
     'preregistration_sentence', 'plot_curves', 'parse_args', 'main',
     'reselect_plan', 'run_score', 'grid_scores', 'grid_selection',
     'non_finite_reason', 'non_finite_loss', 'grid_step', 'fairness_problems',
-    'check_fair_selection', 'selection_lines',
+    'check_fair_selection', 'bimodal_sides', 'selection_lines',
     'select_phase', 'fairness_paragraph'
 ]
 

@@ -4,8 +4,8 @@ Holm-adjusted p-values), as markdown and as ``<study>_comparisons.csv``."""
 import csv
 from typing import Dict, List, Optional
 
-from experiments.stats import (corrected_family, interval_text,
-                               paired_difference)
+from experiments.stats import (COLLAPSE_BELOW, bimodal, corrected_family,
+                               interval_text, paired_difference, trained_text)
 
 from .common import declared_methods
 from .selection import seed_overlap
@@ -18,7 +18,8 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
     Frozen study: the pre-registered hypotheses are one family (m = their
     number, measured or not); every other method against the baseline is
     exploratory, a second family. Otherwise every method against the
-    baseline, two-sided, is one exploratory family.
+    baseline, two-sided, is one exploratory family. Each comparison holds
+    ``bimodal`` (:func:`bimodal_sides`).
     """
     def pair(method, baseline):
         return paired_difference(per_method.get(method, {}),
@@ -50,6 +51,23 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
                                diff=diff))
     if family:
         out += corrected_family(family, spec['alpha'])
+    for c in out:
+        c['bimodal'] = bimodal_sides(c, per_method)
+    return out
+
+
+def bimodal_sides(c: dict, per_method: Dict[str, Dict[int, float]]
+                  ) -> Dict[str, str]:
+    """``{method: 'k of n seeds trained'}`` of the sides of a measured
+    comparison whose test values on its seeds are bimodal (some trained,
+    some collapsed): its mean and t interval mix two outcomes."""
+    if c.get('diff') is None:
+        return {}
+    out = {}
+    for name in (c['method'], c['baseline']):
+        values = [per_method[name][s] for s in c['diff']['seeds']]
+        if bimodal(values):
+            out[name] = trained_text(values)
     return out
 
 
@@ -84,6 +102,10 @@ def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
             name = (f"{c['id']}: " if c['id'] != '-' else '') + (
                 f"{labels[c['method']]['label']} vs "
                 f"{labels[c['baseline']]['label']}")
+            if c.get('bimodal'):
+                name += ' (bimodal: ' + '; '.join(
+                    f"{labels[k]['label']}: {v}"
+                    for k, v in c['bimodal'].items()) + ')'
             if 'p' not in c:
                 md.append(f"| {name} | {c['alternative']} | - | not measured "
                           '| - | - | - | - | - |')
@@ -96,6 +118,12 @@ def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
                 f"{c['p']:.4f} | {c['p_holm']:.4f} | "
                 f"{'yes' if c['significant'] else 'no'} |")
         md.append('')
+    if any(c.get('bimodal') for c in comparisons):
+        md += ['**Bimodal** (marked above): some seeds of a side trained and '
+               'some collapsed (test AP50 below '
+               f'{100 * COLLAPSE_BELOW:g} %): its mean and the t intervals '
+               'mix two outcomes and describe neither; read them with how '
+               'many seeds trained, not the interval alone.', '']
     return md[:-1]
 
 

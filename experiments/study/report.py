@@ -7,8 +7,8 @@ import os.path as osp
 from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from experiments.stats import (COLLAPSE_BELOW, interval_text, mean_std,
-                               paired_difference)
+from experiments.stats import (COLLAPSE_BELOW, bimodal, interval_text,
+                               mean_std, paired_difference, trained_text)
 
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods)
@@ -119,9 +119,12 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         label = spec['methods'][mname]['label']
         if mname in exploratory:
             label += ' *(exploratory)*'
+        spread = f'{100 * mean:.1f} ± {_pct(std)}'
+        if bimodal(list(values.values())):  # some seeds trained, some not
+            spread += f' ({trained_text(list(values.values()))})'
         table.append(
             f'| {label} | {chosen[mname]:g} | '
-            f'{len(values)} | {100 * mean:.1f} ± {_pct(std)} | '
+            f'{len(values)} | {spread} | '
             + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
             f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
     if table:

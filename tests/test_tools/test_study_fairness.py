@@ -330,3 +330,42 @@ def test_a_training_that_diverges_is_recorded(study, tmp_path, monkeypatch):
     res = study.execute_run(spec, 'rambo', 0.1, 0, False, work)
     assert res['val_ap50'] == 0.1
     assert res['diverged'] == 'non-finite training loss (loss = nan)'
+
+
+def _tested(method, lr, seed, test):
+    return dict(study='fair', method=method, lr=lr, seed=seed, val_ap50=0.5,
+                val_curve=[0.5], train_seconds=10.0, machine='test machine',
+                test_ap50=test)
+
+
+def test_bimodal_rows_say_how_many_seeds_trained(study, tmp_path):
+    """Some seeds trained, some collapsed: the row says k of n beside its
+    mean and its comparisons are flagged; all or none trained: as before."""
+    path, _ = _setup(tmp_path, SPEC.replace('preregistered = True', ''), {})
+    spec = study.load_spec(path)
+    results = {}
+    for (method, lr), v in VAL.items():
+        results[(method, lr, 0)] = dict(_tested(method, lr, 0, None),
+                                        val_ap50=v)
+        del results[(method, lr, 0)]['test_ap50']
+    ce = {10: 0.60, 11: 0.58, 12: 0.62}
+    rambo = {10: 0.09, 11: 0.001, 12: 0.093}  # 2 of 3 trained
+    for seed in ce:
+        results[('ce', 0.02, seed)] = _tested('ce', 0.02, seed, ce[seed])
+        results[('rambo', 0.2, seed)] = _tested('rambo', 0.2, seed,
+                                                rambo[seed])
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'out'))['md']).read()
+    assert '| CE | 0.02 | 3 | 60.0 ± 2.0 | 60.0, 58.0, 62.0 | - |' in md
+    assert ('| RaMBO | 0.2 | 3 | 6.1 ± 5.2 (2 of 3 seeds trained) | '
+            '9.0, 0.1, 9.3 |') in md
+    assert ('| RaMBO vs CE (bimodal: RaMBO: 2 of 3 seeds trained) | '
+            'two-sided | 3 |') in md
+    assert '**Bimodal** (marked above)' in md
+    # none trained: a collapsed row, not a bimodal one
+    for seed in rambo:
+        results[('rambo', 0.2, seed)]['test_ap50'] = 0.001
+    md = open(study.write_report(spec, results,
+                                 str(tmp_path / 'out2'))['md']).read()
+    assert '| RaMBO | 0.2 | 3 | 0.1 ± 0.0 | 0.1, 0.1, 0.1 |' in md
+    assert 'trained' not in md and 'bimodal' not in md.lower()
