@@ -6,13 +6,9 @@ one pooled estimate (:mod:`experiments.claims`).
     python tools/analysis_tools/pooled_claim.py mix_vs_ce
 """
 import argparse
-import os.path as osp
 import sys
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.dirname(
-    osp.abspath(__file__)))))
-
-from experiments import claims  # noqa: E402
+from experiments import claims
 
 
 def main(argv=None) -> int:
