@@ -12,6 +12,7 @@ import pytest
 
 CE = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SPEC = f"""
 seeds = [10, 11, 12]
 baseline = 'ce'
@@ -369,3 +370,28 @@ def test_bimodal_rows_say_how_many_seeds_trained(study, tmp_path):
                                  str(tmp_path / 'out2'))['md']).read()
     assert '| RaMBO | 0.2 | 3 | 0.1 ± 0.0 | 0.1, 0.1, 0.1 |' in md
     assert 'trained' not in md and 'bimodal' not in md.lower()
+
+
+def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
+    """The new dense study: 8 methods on one factor-2 grid of 6 lrs, each
+    selected in the study with seed 5 (re-selection seed 11), six
+    hypotheses against each detector's focal; its dry run plans 48
+    selection runs and 40 test runs."""
+    path = osp.join(ROOT, 'experiments', 'studies',
+                    'digitsvoc_dense_fixed_16e.py')
+    spec = study.load_spec(path)
+    assert spec['fair_selection'] is True and spec['preregistered']
+    assert (spec['select_seed'], spec['reselect_seed']) == (5, 11)
+    grids = {tuple(m['lrs']) for m in spec['methods'].values()}
+    assert grids == {(0.005, 0.01, 0.02, 0.04, 0.08, 0.16)}
+    assert len(spec['methods']) == 8
+    assert [(h['method'], h['baseline'], h['alternative'])
+            for h in spec['hypotheses']] == [
+        (f'{d}_{m}', f'{d}_focal', 'two-sided') for d in ('atss', 'retina')
+        for m in ('rank_sort', 'alrp', 'rambo_focal')]
+    assert study.fairness_problems(spec, {}) == []
+    study.main([path, '--dry-run', '--work-dir', '/nonexistent/work',
+                '--out-dir', '/nonexistent/out'])
+    out = capsys.readouterr().out
+    assert '[study] digitsvoc_dense_fixed_16e select: 48 runs' in out
+    assert '8 methods x 5 seeds = 40 runs' in out
