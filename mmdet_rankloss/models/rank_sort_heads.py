@@ -14,13 +14,24 @@ assignment and the box decoding are MMDetection's own.
 
 * **RS** (``RankSort*Head``): ``loss_rank_sort`` over all anchors with the
   IoU labels, and the box loss (the configured ``loss_bbox``, GIoU in the
-  configs, averaged over the positives) weighted by ``L_RS / L_box``
+  configs) averaged over the positives and weighted by ``L_RS / L_box``
   (detached): the paper's loss-value-based task balancing, so the box term
-  has the value of the RS term at every iteration.
+  has the value of the RS term at every iteration. The average over the
+  positives is set by ``box_weighting`` (see :func:`box_loss_weights`):
+  ``'score'`` (default, the authors' code) weights each positive's box loss
+  by its detached highest class score, ``max_c sigmoid(logit_c)``, and
+  divides by the sum of these weights (1 when that sum is below 1e-12), so
+  confident positives steer the box branch most; ``'uniform'`` (the
+  earlier behaviour) is the plain mean. Either way the value is ``L_RS``;
+  only how the box gradient is shared among the positives changes.
 * **aLRP** (``ALRP*Head``): ``loss_alrp_cls`` and ``loss_alrp_loc`` of
   :class:`~mmdet_rankloss.losses.ALRPLoss`; ``loss_bbox`` is not used (the
-  errors are GIoU's, computed here), its SB weight is set each epoch by
-  ``ALRPSelfBalanceHook``.
+  errors are GIoU's, computed here), its SB weight is set every ``period``
+  iterations after the warm-up by ``ALRPSelfBalanceHook``.
+* **RPN** (:class:`RankSortRPNHead`): MMDetection's ``RPNHead`` trained by
+  RS over all anchors of the batch (one class, objectness), the RS-R-CNN
+  paper's RPN; its losses keep the stock names ``loss_rpn_cls`` /
+  ``loss_rpn_bbox``.
 * **ATSS**: the RS paper trains ATSS without its centerness branch (the
   ranking by IoU labels takes its role); both ATSS heads here follow it:
   the branch is still built (checkpoints keep their shape) but its loss is
@@ -36,7 +47,8 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from mmdet.models.dense_heads import ATSSHead, RetinaHead
+from mmdet.models.dense_heads import (AnchorHead, ATSSHead, RetinaHead,
+                                     RPNHead)
 from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
 from mmdet.registry import MODELS
 from mmdet.structures.bbox import bbox_overlaps, get_box_tensor
@@ -44,12 +56,65 @@ from mmdet.structures.bbox import bbox_overlaps, get_box_tensor
 from ..losses.alrp_loss import ALRPLoss
 from ..losses.rank_sort_loss import RankSortLoss
 from ..losses.utils import zero_loss
+from ..ops.checks import check_choice
 from .dense_heads import RankLossDenseHeadMixin
 
 __all__ = [
     'ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead', 'RankSortATSSHead',
-    'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead'
+    'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead', 'RankSortRPNHead',
+    'BOX_WEIGHTINGS', 'box_loss_weights', 'weighted_box_loss'
 ]
+
+#: ``box_weighting`` of the RS heads: ``'score'`` (the authors' code) or
+#: ``'uniform'`` (the earlier behaviour)
+BOX_WEIGHTINGS = ('score', 'uniform')
+
+
+def box_loss_weights(cls_score: Tensor, num_classes: int,
+                     box_weighting: str) -> Tensor:
+    """The weight of each positive's box loss in an RS head.
+
+    Args:
+        cls_score (Tensor): (P, >= C) classification logits of the positives
+            (extra columns after the C classes, e.g. a background column,
+            are not read).
+        num_classes (int): C.
+        box_weighting (str): ``'score'``: ``max_c sigmoid(logit_c)`` over
+            the C class columns, detached (the authors' code); ``'uniform'``:
+            ones.
+
+    Returns:
+        Tensor: (P,) float32 (float64 for float64 logits), no graph.
+    """
+    dtype = torch.float64 if cls_score.dtype == torch.float64 \
+        else torch.float32
+    if box_weighting == 'uniform':
+        return torch.ones(cls_score.shape[0], dtype=dtype,
+                          device=cls_score.device)
+    with torch.no_grad():
+        return cls_score[:, :num_classes].to(dtype).sigmoid().amax(1)
+
+
+def weighted_box_loss(per_positive: Tensor, weights: Tensor) -> Tensor:
+    """``sum_i w_i L_i / sum_i w_i`` (the divisor is 1 when the weights sum
+    to less than 1e-12, as in the authors' code): the box loss of an RS head
+    before its value-based rescaling."""
+    weights = weights.to(per_positive.dtype)
+    total = weights.sum()
+    divisor = torch.where(total < 1e-12, torch.ones_like(total), total)
+    return (weights * per_positive).sum() / divisor
+
+
+class _BoxWeightingMixin:
+    """The ``box_weighting`` argument of the RS heads (see the module doc
+    and :func:`box_loss_weights`), checked when the head is built."""
+
+    def __init__(self, *args, box_weighting: str = 'score',
+                 **kwargs) -> None:
+        check_choice(type(self).__name__, 'box_weighting', box_weighting,
+                     BOX_WEIGHTINGS)
+        super().__init__(*args, **kwargs)
+        self.box_weighting = box_weighting
 
 
 class _PerLevelBoxes(nn.Module):
@@ -168,7 +233,10 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
                                             reduction_override='none')
             if box_loss.dim() > 1:
                 box_loss = box_loss.sum(-1)
-            box_loss = box_loss.mean()
+            box_weights = box_loss_weights(
+                scores[rows], self.num_classes,
+                getattr(self, 'box_weighting', 'uniform'))
+            box_loss = weighted_box_loss(box_loss, box_weights)
         out = self.loss_cls(scores, all_labels, weights,
                             avg_factor=avg_factor, quality=quality)
         out['loss_bbox'] = _value_weighted(box_loss, out['loss_rank_sort'])
@@ -198,18 +266,22 @@ class _NoCenternessPredictMixin:
 
 
 @MODELS.register_module()
-class RankSortRetinaHead(ErrorDrivenDenseHeadMixin, RetinaHead):
+class RankSortRetinaHead(_BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
+                         RetinaHead):
     """``RetinaHead`` trained by Rank & Sort Loss over all anchors with IoU
     labels and the value-weighted box loss. Arguments are ``RetinaHead``'s
-    (``loss_cls=dict(type='RankSortLoss')``, ``reg_decoded_bbox=True``)."""
+    (``loss_cls=dict(type='RankSortLoss')``, ``reg_decoded_bbox=True``) and
+    ``box_weighting`` (``'score'``, default, or ``'uniform'``; see the
+    module doc)."""
     loss_types = (RankSortLoss, )
 
 
 @MODELS.register_module()
-class RankSortATSSHead(_NoCenternessPredictMixin, ErrorDrivenDenseHeadMixin,
-                       ATSSHead):
+class RankSortATSSHead(_BoxWeightingMixin, _NoCenternessPredictMixin,
+                       ErrorDrivenDenseHeadMixin, ATSSHead):
     """``ATSSHead`` trained by Rank & Sort Loss, without centerness (as in
-    the paper). Arguments are ``ATSSHead``'s."""
+    the paper). Arguments are ``ATSSHead``'s and ``box_weighting``
+    (``'score'``, default, or ``'uniform'``; see the module doc)."""
     loss_types = (RankSortLoss, )
 
 
@@ -229,31 +301,100 @@ class ALRPATSSHead(_NoCenternessPredictMixin, ErrorDrivenDenseHeadMixin,
     loss_types = (ALRPLoss, )
 
 
+class _AnchorLossesRPNHead(RPNHead):
+    """``RPNHead`` whose ``loss_by_feat`` returns ``AnchorHead``'s keys
+    (``loss_cls`` / ``loss_bbox``), which the rank-loss mixins replace; the
+    RPN names are given back by :class:`RankSortRPNHead`."""
+
+    def loss_by_feat(self, *args, **kwargs) -> dict:
+        return AnchorHead.loss_by_feat(self, *args, **kwargs)
+
+
+@MODELS.register_module()
+class RankSortRPNHead(_BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
+                      _AnchorLossesRPNHead):
+    """The RPN of RS-R-CNN: MMDetection's ``RPNHead`` trained by Rank & Sort
+    Loss over all anchors of all levels and images of the batch (one class:
+    objectness), with the IoU of each positive anchor's predicted box as its
+    label, and the box loss (GIoU on decoded boxes) weighted as in the other
+    RS heads (``box_weighting``) and rescaled to the value of the RS term.
+
+    The RS paper weights the whole RPN loss by 0.2: give it as
+    ``loss_cls=dict(type='RankSortLoss', loss_weight=0.2)``; the box term is
+    rescaled to the weighted RS value, so it gets the same factor. Like the
+    paper, train it without anchor sampling (``train_cfg.rpn.sampler =
+    dict(type='PseudoSampler')``: every anchor that the assigner does not
+    ignore is ranked) and with ``reg_decoded_bbox=True``. Prediction
+    (proposals) is the stock ``RPNHead``'s, with sigmoid scores.
+
+    Losses: ``loss_rpn_cls`` (the RS value), ``loss_rpn_bbox`` and the
+    logged ``rpn_rs_ranking`` / ``rpn_rs_sorting``: the stock RPN names, so
+    a two-stage detector keeps them apart from the RoI head's.
+
+    Arguments are ``RPNHead``'s and ``box_weighting`` (``'score'``,
+    default, or ``'uniform'``).
+    """
+    loss_types = (RankSortLoss, )
+    #: the loss's keys under the RPN's names
+    rpn_keys = dict(loss_rank_sort='loss_rpn_cls', loss_bbox='loss_rpn_bbox')
+
+    def loss_by_feat(self, cls_scores: List[Tensor],
+                     bbox_preds: List[Tensor], batch_gt_instances,
+                     batch_img_metas, batch_gt_instances_ignore=None) -> dict:
+        losses = super().loss_by_feat(
+            cls_scores, bbox_preds, batch_gt_instances, batch_img_metas,
+            batch_gt_instances_ignore=batch_gt_instances_ignore)
+        return {
+            self.rpn_keys.get(key, key if 'rpn' in key else f'rpn_{key}'):
+            value
+            for key, value in losses.items()
+        }
+
+
 @MODELS.register_module()
 class RankSortBBoxHead(Shared2FCBBoxHead):
     """The bbox head of RS-R-CNN: classification by Rank & Sort Loss over
     all (RoI, class) scores with the IoU of each positive RoI's regressed
-    box as its label, and the stock box loss weighted by ``L_RS / L_box``
+    box as its label, and the box loss weighted by ``L_RS / L_box``
     (detached). The paper also drops the RoI sampler (every proposal is
     used): set ``train_cfg.rcnn.sampler`` accordingly (the configs do).
-    Arguments are ``Shared2FCBBoxHead``'s with
-    ``loss_cls=dict(type='RankSortLoss')``.
+
+    Args:
+        box_weighting (str): How the positives' box losses are averaged
+            before the rescaling: ``'score'`` (default, the authors' code):
+            weighted by each positive RoI's detached highest foreground
+            score, ``max_c sigmoid(logit_c)`` over the C foreground columns
+            of its (C + 1)-column logits (the background column, last, is
+            not read); ``'uniform'`` (the earlier behaviour): the plain
+            mean. Either way the value of ``loss_bbox`` is ``L_RS``.
+        *args, **kwargs: ``Shared2FCBBoxHead``'s, with
+            ``loss_cls=dict(type='RankSortLoss')``.
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, box_weighting: str = 'score',
+                 **kwargs) -> None:
+        check_choice(type(self).__name__, 'box_weighting', box_weighting,
+                     BOX_WEIGHTINGS)
         super().__init__(*args, **kwargs)
+        self.box_weighting = box_weighting
         if not isinstance(self.loss_cls, RankSortLoss):
             raise ValueError(
                 f'{type(self).__name__} needs loss_cls of type RankSortLoss, '
                 f'got {type(self.loss_cls).__name__}')
 
+    def _positive_deltas(self, bbox_pred: Tensor, labels: Tensor,
+                         pos: Tensor) -> Tensor:
+        """The regression output of each positive RoI for its class."""
+        if self.reg_class_agnostic:
+            return bbox_pred.view(bbox_pred.size(0), -1)[pos]
+        return bbox_pred.view(bbox_pred.size(0), self.num_classes,
+                              -1)[pos, labels[pos]]
+
     def _positive_iou(self, bbox_pred: Tensor, rois: Tensor, labels: Tensor,
                       bbox_targets: Tensor, pos: Tensor) -> Tensor:
         """IoU of each positive RoI's regressed box with its target."""
         with torch.no_grad():
-            deltas = bbox_pred.view(bbox_pred.size(0), -1)[pos] \
-                if self.reg_class_agnostic else bbox_pred.view(
-                    bbox_pred.size(0), self.num_classes, -1)[pos, labels[pos]]
+            deltas = self._positive_deltas(bbox_pred, labels, pos)
             boxes = get_box_tensor(
                 self.bbox_coder.decode(rois[pos, 1:], deltas))
             targets = bbox_targets[pos]
@@ -263,16 +404,41 @@ class RankSortBBoxHead(Shared2FCBBoxHead):
             return bbox_overlaps(boxes.float(), targets.float(),
                                  is_aligned=True).clamp(0, 1)
 
+    def _box_loss(self, cls_score: Optional[Tensor], bbox_pred: Tensor,
+                  rois: Tensor, labels: Tensor, bbox_targets: Tensor,
+                  bbox_weights: Tensor, pos: Tensor) -> Tensor:
+        """The configured ``loss_bbox`` of each positive (the stock
+        inputs: decoded boxes with ``reg_decoded_bbox``, else deltas, and
+        the stock box weights), averaged as ``box_weighting`` says."""
+        pred = self._positive_deltas(bbox_pred, labels, pos)
+        if self.reg_decoded_bbox:
+            pred = get_box_tensor(self.bbox_coder.decode(rois[pos, 1:], pred))
+        per_positive = self.loss_bbox(pred, bbox_targets[pos],
+                                      bbox_weights[pos],
+                                      reduction_override='none')
+        if per_positive.dim() == 0:  # mmdet's losses with all weights 0
+            return per_positive
+        if per_positive.dim() > 1:
+            per_positive = per_positive.sum(-1)
+        mode = self.box_weighting if cls_score is not None else 'uniform'
+        weights = box_loss_weights(
+            cls_score[pos] if cls_score is not None else pred,
+            self.num_classes, mode)
+        return weighted_box_loss(per_positive, weights)
+
     def loss(self, cls_score: Tensor, bbox_pred: Tensor, rois: Tensor,
              labels: Tensor, label_weights: Tensor, bbox_targets: Tensor,
              bbox_weights: Tensor,
              reduction_override: Optional[str] = None) -> dict:
-        # the stock box loss (the stock code skips loss_cls without scores)
-        losses = super().loss(None, bbox_pred, rois, labels, label_weights,
-                              bbox_targets, bbox_weights, reduction_override)
+        losses = dict()
+        pos = (labels >= 0) & (labels < self.num_classes)
+        if bbox_pred is not None:
+            losses['loss_bbox'] = self._box_loss(
+                cls_score, bbox_pred, rois, labels, bbox_targets,
+                bbox_weights, pos) if bool(pos.any()) else \
+                bbox_pred[pos].sum()
         if cls_score is None:
             return losses
-        pos = (labels >= 0) & (labels < self.num_classes)
         quality = cls_score.new_zeros(labels.shape[0], dtype=torch.float32)
         if bbox_pred is not None and bool(pos.any()):
             quality[pos] = self._positive_iou(bbox_pred, rois, labels,

@@ -5,6 +5,7 @@ import copy
 
 import pytest
 import torch
+import torch.nn as nn
 from mmengine.config import ConfigDict
 from mmengine.registry import init_default_scope
 from mmengine.structures import InstanceData
@@ -204,3 +205,345 @@ def test_rs_bbox_head_needs_rank_sort_loss():
         MODELS.build(dict(type='RankSortBBoxHead', in_channels=8,
                           fc_out_channels=16, roi_feat_size=7,
                           num_classes=NUM_CLASSES))
+
+
+# ------------------------------------------------------- box weighting
+class _KeepsOutputs(nn.Module):
+    """Wraps ``loss_bbox``: keeps each output (the per-positive box losses,
+    called with ``reduction_override='none'``) with its gradient."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.outputs = []
+
+    def forward(self, *args, **kwargs):
+        out = self.inner(*args, **kwargs)
+        if out.requires_grad:
+            out.retain_grad()
+        self.outputs.append(out)
+        return out
+
+
+def _expected_box_grad(losses, per_positive, weights):
+    """d loss_bbox / d L_i of ``L_RS * (sum w L / sum w) / (sum w L / sum
+    w)`` with the ratio detached: ``L_RS w_i / sum_j w_j L_j``."""
+    rs = losses['loss_rank_sort'].detach().double()
+    per_positive = per_positive.detach().double()
+    weights = weights.double()
+    return rs * weights / (weights * per_positive).sum()
+
+
+@pytest.mark.parametrize('mode', ['score', 'uniform'])
+@pytest.mark.parametrize('name', ['RankSortRetinaHead', 'RankSortATSSHead'])
+def test_dense_box_weighting_by_hand(name, mode):
+    """The box term has the RS value; its gradient per positive is
+    ``L_RS w_i / sum_j w_j L_j`` with ``w_i`` the positive's detached top
+    class score ('score') or 1 ('uniform')."""
+    head = build(name, box_weighting=mode)
+    assert head.box_weighting == mode
+    head.loss_bbox = _KeepsOutputs(head.loss_bbox)
+    seen = {}
+    forward = head.loss_cls.forward
+
+    def spy(cls_score, labels, *args, **kwargs):
+        seen.update(cls_score=cls_score.detach(), labels=labels)
+        return forward(cls_score, labels, *args, **kwargs)
+
+    head.loss_cls.forward = spy
+    feats, gts, metas = batch()
+    losses = head.loss_by_feat(*head(feats), gts, metas)
+    assert losses['loss_bbox'].item() == pytest.approx(
+        losses['loss_rank_sort'].item(), rel=1e-5)
+    [per_positive] = head.loss_bbox.outputs
+    losses['loss_bbox'].backward()
+    positive = seen['labels'] < NUM_CLASSES
+    assert int(positive.sum()) == per_positive.shape[0] > 2
+    top = seen['cls_score'][positive, :NUM_CLASSES].sigmoid().amax(1)
+    weights = top if mode == 'score' else torch.ones_like(top)
+    expected = _expected_box_grad(losses, per_positive, weights)
+    torch.testing.assert_close(per_positive.grad.double(), expected,
+                               rtol=1e-4, atol=1e-9)
+    ratio = per_positive.grad / weights
+    torch.testing.assert_close(ratio, ratio[:1].expand_as(ratio),
+                               rtol=1e-4, atol=0)
+    if mode == 'score':  # not uniform: the scores differ
+        assert per_positive.grad.std() > 0
+
+
+def test_box_weights_and_their_average():
+    from mmdet_rankloss.models.rank_sort_heads import (box_loss_weights,
+                                                       weighted_box_loss)
+    logits = torch.tensor([[0., 2., -1., 9.], [-3., -4., -2., 9.]],
+                          requires_grad=True)
+    weights = box_loss_weights(logits, 3, 'score')
+    torch.testing.assert_close(weights,
+                               torch.tensor([2., -2.]).sigmoid())
+    assert not weights.requires_grad  # detached; the 4th column unread
+    assert box_loss_weights(logits, 3, 'uniform').tolist() == [1., 1.]
+    per_positive = torch.tensor([1., 3.])
+    assert weighted_box_loss(per_positive, weights).item() == pytest.approx(
+        float((weights * per_positive).sum() / weights.sum()))
+    # weights summing to < 1e-12: divided by 1
+    tiny = torch.tensor([1e-14, 1e-14])
+    assert weighted_box_loss(per_positive, tiny).item() == pytest.approx(
+        4e-14)
+
+
+@pytest.mark.parametrize('name', ['RankSortRetinaHead', 'RankSortATSSHead',
+                                  'RankSortRPNHead', 'RankSortBBoxHead'])
+def test_box_weighting_is_checked(name):
+    if name == 'RankSortBBoxHead':
+        cfg = dict(type=name, in_channels=8, fc_out_channels=16,
+                   roi_feat_size=7, num_classes=NUM_CLASSES,
+                   loss_cls=dict(type='RankSortLoss'))
+    elif name == 'RankSortRPNHead':
+        cfg = rpn_cfg()
+    else:
+        cfg = head_cfg(name)
+    for good in ('score', 'uniform'):
+        assert MODELS.build(dict(cfg, box_weighting=good)).box_weighting \
+            == good
+    assert MODELS.build(cfg).box_weighting == 'score'  # the authors'
+    with pytest.raises(ValueError,
+                       match=f"{name}: box_weighting must be one of "
+                       r"\('score', 'uniform'\), got 'iou'"):
+        MODELS.build(dict(cfg, box_weighting='iou'))
+
+
+def rs_bbox_head_inputs(head, reg_decoded=True):
+    n = 40
+    g = torch.Generator().manual_seed(1)
+    xy = torch.rand(n, 2, generator=g) * 40
+    rois = torch.cat([torch.zeros(n, 1), xy, xy + 10 + torch.rand(
+        n, 2, generator=g) * 20], 1)
+    labels = torch.full((n, ), NUM_CLASSES)
+    labels[:12] = torch.randint(0, NUM_CLASSES, (12, ), generator=g)
+    gt = rois[:, 1:] + torch.randn(n, 4, generator=g)
+    targets = gt if reg_decoded else head.bbox_coder.encode(rois[:, 1:], gt)
+    targets[12:] = 0
+    weights = torch.zeros(n, 4)
+    weights[:12] = 1
+    cls_score = torch.randn(n, NUM_CLASSES + 1, generator=g,
+                            requires_grad=True)
+    bbox_pred = (torch.randn(n, 4 * NUM_CLASSES, generator=g) *
+                 0.1).requires_grad_(True)
+    return cls_score, bbox_pred, rois, labels, torch.ones(n), targets, \
+        weights
+
+
+@pytest.mark.parametrize('mode', ['score', 'uniform'])
+def test_rs_bbox_head_box_weighting_by_hand(mode):
+    """RS-R-CNN: the weights are the top sigmoid over the C foreground
+    columns (the background column, last, is not read)."""
+    head = MODELS.build(dict(
+        type='RankSortBBoxHead', in_channels=8, fc_out_channels=16,
+        roi_feat_size=7, num_classes=NUM_CLASSES, bbox_coder=dict(CODER),
+        reg_class_agnostic=False, reg_decoded_bbox=True,
+        loss_cls=dict(type='RankSortLoss'),
+        loss_bbox=dict(type='GIoULoss', loss_weight=1.0),
+        box_weighting=mode))
+    head.loss_bbox = _KeepsOutputs(head.loss_bbox)
+    inputs = rs_bbox_head_inputs(head)
+    cls_score, labels = inputs[0], inputs[3]
+    with torch.no_grad():  # a background logit that would win if read
+        cls_score[:, NUM_CLASSES] = 20
+    losses = head.loss(*inputs)
+    assert losses['loss_bbox'].item() == pytest.approx(
+        losses['loss_rank_sort'].item(), rel=1e-5)
+    [per_positive] = head.loss_bbox.outputs
+    losses['loss_bbox'].backward()
+    positive = labels < NUM_CLASSES
+    top = cls_score.detach()[positive, :NUM_CLASSES].sigmoid().amax(1)
+    weights = top if mode == 'score' else torch.ones_like(top)
+    torch.testing.assert_close(
+        per_positive.grad.double(),
+        _expected_box_grad(losses, per_positive, weights), rtol=1e-4,
+        atol=1e-9)
+
+
+def test_rs_bbox_head_uniform_is_the_stock_box_gradient():
+    """'uniform' trains the box branch as the stock box loss rescaled to
+    L_RS did before (same value, same gradient)."""
+    head = MODELS.build(dict(
+        type='RankSortBBoxHead', in_channels=8, fc_out_channels=16,
+        roi_feat_size=7, num_classes=NUM_CLASSES, bbox_coder=dict(CODER),
+        reg_decoded_bbox=True, loss_cls=dict(type='RankSortLoss'),
+        loss_bbox=dict(type='GIoULoss', loss_weight=1.0),
+        box_weighting='uniform'))
+    inputs = rs_bbox_head_inputs(head)
+    bbox_pred = inputs[1]
+    losses = head.loss(*inputs)
+    losses['loss_bbox'].backward()
+    ours = bbox_pred.grad.clone()
+    bbox_pred.grad = None
+    from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
+    from mmdet_rankloss.models.rank_sort_heads import _value_weighted
+    stock = Shared2FCBBoxHead.loss(head, None, *inputs[1:])['loss_bbox']
+    _value_weighted(stock, losses['loss_rank_sort']).backward()
+    torch.testing.assert_close(ours, bbox_pred.grad, rtol=1e-4, atol=1e-8)
+
+
+# ------------------------------------------------------------- RS RPN
+def rpn_cfg(**overrides):
+    cfg = dict(
+        type='RankSortRPNHead', in_channels=8, feat_channels=8,
+        anchor_generator=dict(type='AnchorGenerator', scales=[4],
+                              ratios=[0.5, 1.0, 2.0], strides=STRIDES),
+        bbox_coder=CODER, reg_decoded_bbox=True,
+        loss_cls=dict(type='RankSortLoss', loss_weight=0.2),
+        loss_bbox=dict(type='GIoULoss', loss_weight=1.0),
+        train_cfg=ConfigDict(
+            assigner=dict(type='MaxIoUAssigner', pos_iou_thr=0.7,
+                          neg_iou_thr=0.3, min_pos_iou=0.3,
+                          match_low_quality=True, ignore_iof_thr=-1),
+            sampler=dict(type='PseudoSampler'), allowed_border=-1,
+            pos_weight=-1, debug=False),
+        test_cfg=ConfigDict(nms_pre=200, max_per_img=50, min_bbox_size=0,
+                            nms=dict(type='nms', iou_threshold=0.7)))
+    cfg.update(overrides)
+    return cfg
+
+
+def rpn_gts():
+    _, gts, metas = batch()
+    for gt in gts:  # the two-stage detector gives the RPN one class
+        gt.labels = torch.zeros_like(gt.labels)
+    return gts, metas
+
+
+def build_rpn(**overrides):
+    torch.manual_seed(0)
+    head = MODELS.build(rpn_cfg(**overrides))
+    head.init_weights()
+    return head.train()
+
+
+def test_rs_rpn_loss_names_weight_and_gradients():
+    head = build_rpn()
+    feats = batch()[0]
+    gts, metas = rpn_gts()
+    losses = head.loss_by_feat(*head(feats), gts, metas)
+    assert set(losses) == {'loss_rpn_cls', 'loss_rpn_bbox', 'rpn_rs_ranking',
+                           'rpn_rs_sorting'}
+    assert losses['loss_rpn_cls'].item() > 0
+    # the box term has the (weighted) RS value
+    assert losses['loss_rpn_bbox'].item() == pytest.approx(
+        losses['loss_rpn_cls'].item(), rel=1e-5)
+    (losses['loss_rpn_cls'] + losses['loss_rpn_bbox']).backward()
+    assert head.rpn_cls.weight.grad.abs().sum() > 0
+    assert head.rpn_reg.weight.grad.abs().sum() > 0
+    # loss_weight 0.2 scales the RS value (and so the box term)
+    full = build_rpn(loss_cls=dict(type='RankSortLoss', loss_weight=1.0))
+    unweighted = full.loss_by_feat(*full(feats), gts, metas)
+    assert losses['loss_rpn_cls'].item() == pytest.approx(
+        0.2 * unweighted['loss_rpn_cls'].item(), rel=1e-5)
+    assert head.rpn_cls.out_channels == head.num_base_priors  # one class
+
+
+def test_rs_rpn_ranks_all_anchors_with_iou_labels():
+    head = build_rpn()
+    seen = {}
+    forward = head.loss_cls.forward
+
+    def spy(cls_score, labels, *args, **kwargs):
+        seen.update(kwargs, cls_score=cls_score, labels=labels, weight=args[0])
+        return forward(cls_score, labels, *args, **kwargs)
+
+    head.loss_cls.forward = spy
+    feats = batch()[0]
+    gts, metas = rpn_gts()
+    head.loss_by_feat(*head(feats), gts, metas)
+    anchors = sum(2 * 3 * (IMG // s)**2 for s in STRIDES)
+    assert seen['cls_score'].shape == (anchors, 2)  # objectness + unused bg
+    positive = seen['labels'] == 0
+    # no sampling: every anchor the assigner does not ignore (IoU in [0.3,
+    # 0.7) and not a ground truth's best) is ranked, positives included
+    ranked = seen['weight'] > 0
+    assert bool(ranked[positive].all())
+    assert int(ranked.sum()) > 0.5 * anchors
+    assert positive.any() and bool((seen['labels'][~positive] == 1).all())
+    quality = seen['quality']
+    assert ((quality[positive] > 0) & (quality[positive] <= 1)).all()
+    assert not quality[~positive].any()
+
+
+def test_rs_rpn_predicts_proposals():
+    head = build_rpn().eval()
+    feats, _, metas = batch()
+    with torch.no_grad():
+        results = head.predict_by_feat(*head(feats), batch_img_metas=metas,
+                                       cfg=head.test_cfg, rescale=False)
+    assert len(results) == 2
+    for proposals in results:
+        assert 0 < len(proposals) <= 50
+        assert bool(((proposals.scores >= 0) &
+                     (proposals.scores <= 1)).all())
+        boxes = proposals.bboxes
+        assert bool(torch.isfinite(boxes).all())
+        assert bool((boxes[:, 2:] >= boxes[:, :2]).all())
+
+
+def test_rs_rpn_needs_rank_sort_loss_and_decoded_boxes():
+    with pytest.raises(ValueError, match='RankSortRPNHead needs loss_cls'):
+        MODELS.build(rpn_cfg(loss_cls=dict(type='CrossEntropyLoss',
+                                           use_sigmoid=True)))
+    with pytest.raises(ValueError, match='reg_decoded_bbox=True'):
+        MODELS.build(rpn_cfg(reg_decoded_bbox=False))
+
+
+def _detection_batch(num_classes):
+    from mmdet.structures import DetDataSample
+    torch.manual_seed(0)
+    inputs, samples = [], []
+    for _ in range(2):
+        inputs.append(torch.randint(0, 256, (3, IMG, IMG), dtype=torch.uint8))
+        sample = DetDataSample(metainfo=dict(
+            img_shape=(IMG, IMG), ori_shape=(IMG, IMG), pad_shape=(IMG, IMG),
+            scale_factor=(1.0, 1.0), batch_input_shape=(IMG, IMG)))
+        sample.gt_instances = InstanceData(
+            bboxes=torch.tensor([[4., 6., 40., 30.], [20., 24., 60., 62.]]),
+            labels=torch.tensor([1, num_classes - 1]))
+        samples.append(sample)
+    return dict(inputs=inputs, data_samples=samples)
+
+
+def test_rs_rcnn_trains_with_the_rs_rpn_and_proposes():
+    """The DigitsVOC RS-R-CNN config: two training steps through the
+    two-stage detector (the RPN's losses keep their names), then the RPN's
+    proposals and the detector's predictions at test time."""
+    import os.path as osp
+    from mmengine.config import Config
+    from mmengine.optim import build_optim_wrapper
+    root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+    cfg = Config.fromfile(osp.join(
+        root, 'configs', 'digitsvoc',
+        'faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py'))
+    torch.manual_seed(0)
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    model.train()
+    assert type(model.rpn_head).__name__ == 'RankSortRPNHead'
+    assert model.rpn_head.loss_cls.loss_weight == 0.2
+    optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    num_classes = cfg.model.roi_head.bbox_head.num_classes
+    before = model.rpn_head.rpn_cls.weight.detach().clone()
+    for _ in range(2):
+        log_vars = model.train_step(_detection_batch(num_classes),
+                                    optim_wrapper)
+    assert {'loss_rpn_cls', 'loss_rpn_bbox', 'rpn_rs_ranking',
+            'loss_rank_sort', 'rs_ranking', 'loss_bbox'} <= set(log_vars)
+    for key in ('loss_rpn_cls', 'loss_rpn_bbox', 'loss', 'loss_rank_sort'):
+        assert torch.isfinite(log_vars[key]).item(), key
+    assert not torch.equal(before, model.rpn_head.rpn_cls.weight.detach())
+    model.eval()
+    with torch.no_grad():
+        data = model.data_preprocessor(_detection_batch(num_classes), False)
+        feats = model.extract_feat(data['inputs'])
+        proposals = model.rpn_head.predict(feats, data['data_samples'],
+                                           rescale=False)
+        results = model.predict(data['inputs'], data['data_samples'])
+    for props in proposals:
+        assert len(props) > 0 and bool(torch.isfinite(props.bboxes).all())
+    scores = results[0].pred_instances.scores
+    assert scores.numel() > 0 and bool(((scores >= 0) & (scores <= 1)).all())
