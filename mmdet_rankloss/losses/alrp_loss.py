@@ -18,24 +18,32 @@ Self-balance (SB, the paper's section on balancing): the localisation
 component is multiplied by ``w_sb``. The classification update of the
 positives sums to ``-L_aLRP`` (each positive gets ``-l_LRP(i) / |P|``)
 while the localisation gradient scales with ``L_loc``; SB sets ``w_sb =
-L_aLRP / L_loc`` with both averaged over the previous epoch, starting from
-50. Implemented as running sums in the loss (training mode, detached) and
-:class:`ALRPSelfBalanceHook`, which sets ``w_sb`` at the end of every
-training epoch (sums all-reduced under DDP). ``w_sb`` is a buffer: it is
-saved in checkpoints and restored on resume.
+L_aLRP / L_loc = (mean L_cls + mean L_loc) / mean L_loc`` (``L_loc``
+unweighted) over a period of training iterations, starting from 50. As in
+the authors' code, the period counts iterations that had positives (3,665
+in their COCO configs, about one COCO epoch at batch 32). Implemented as
+running sums in the loss (training mode, detached) and
+:class:`ALRPSelfBalanceHook`, which takes them after every training
+iteration from the end of the learning-rate warm-up on and sets ``w_sb``
+every ``period`` counted iterations (see there for the defaults;
+``period='epoch'`` is the earlier once-per-epoch update). ``w_sb`` is a
+buffer, saved in checkpoints; the hook's running sums and count are saved
+in the checkpoint too, so a resumed run updates at the same iterations.
 """
-from typing import Dict, Optional
+import logging
+from typing import Dict, List, Optional, Tuple, Union
 
 import torch
 from mmengine.dist import all_reduce, get_dist_info
 from mmengine.hooks import Hook
+from mmengine.logging import print_log
 from mmengine.model import is_model_wrapper
 from torch import Tensor
 
 from mmdet.registry import HOOKS, MODELS
 
-from ..ops.checks import check_choice, check_flag, check_number, \
-    check_positive
+from ..ops.checks import check_choice, check_flag, check_int, \
+    check_number, check_positive
 from .error_driven import LOC_ORDERS
 from .error_driven_head import ErrorDrivenDetectionLoss
 
@@ -107,7 +115,8 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
             'sb_weight',
             torch.tensor(check_positive(owner, 'sb_weight', sb_weight),
                          dtype=torch.float64))
-        # (sum of L_aLRP, sum of L_loc) over the epoch's iterations
+        # (sum of L_aLRP, sum of L_loc) of the training calls since
+        # ALRPSelfBalanceHook (or update_self_balance) last took them
         self.register_buffer('_sb_sums', torch.zeros(2, dtype=torch.float64),
                              persistent=False)
 
@@ -142,37 +151,317 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
                     loss_alrp_loc=self.loss_weight * sb * loc,
                     alrp_sb_weight=sb.detach())
 
-    def update_self_balance(self) -> Optional[float]:
-        """Set ``w_sb = mean L_aLRP / mean L_loc`` of the iterations since
-        the last call (summed over processes) and restart the sums.
+    def update_self_balance(self,
+                            sums: Optional[Tensor] = None) -> Optional[float]:
+        """Set ``w_sb = sum L_aLRP / sum L_loc``, i.e. ``(mean L_cls + mean
+        L_loc) / mean L_loc`` over the iterations the sums cover.
+
+        Args:
+            sums (Tensor, optional): ``(sum of L_aLRP, sum of L_loc)``
+                collected by the caller (:class:`ALRPSelfBalanceHook` passes
+                the sums of its period, already summed over processes).
+                Defaults to None: the loss's own sums since they were last
+                taken, summed over processes, which are then restarted.
 
         Returns:
             float, optional: The new weight; None when it was not changed
             (``self_balance=False``, or no localisation error seen).
         """
-        sums = self._sb_sums.clone()
-        if get_dist_info()[1] > 1:
-            all_reduce(sums, op='sum')
-        self._sb_sums.zero_()
+        if sums is None:
+            sums = self._sb_sums.clone()
+            if get_dist_info()[1] > 1:
+                all_reduce(sums, op='sum')
+            self._sb_sums.zero_()
+        sums = sums.detach().to(torch.float64)
         if not self.self_balance or float(sums[1]) <= 0:
             return None
         self.sb_weight.fill_(float(sums[0] / sums[1]))
         return float(self.sb_weight)
 
 
+#: the authors' SB period (their COCO configs: about one epoch at batch 32)
+AUTHORS_SB_PERIOD = 3665
+#: the checkpoint key of :class:`ALRPSelfBalanceHook`'s state
+SB_STATE_KEY = 'alrp_self_balance'
+
+
+def _warmup_schedulers():
+    """The scheduler classes that are a warm-up when their factor rises:
+    MMEngine's ``LinearLR`` and ``ConstantLR`` (and MMDetection's
+    ``QuadraticWarmupLR``, a warm-up by construction)."""
+    from mmengine.optim.scheduler import ConstantLR, LinearLR
+    try:
+        from mmdet.engine.schedulers import QuadraticWarmupLR
+    except ImportError:  # pragma: no cover - older MMDetection
+        QuadraticWarmupLR = ()
+    return LinearLR, ConstantLR, QuadraticWarmupLR
+
+
+def warmup_end(param_schedulers, max_iters: int,
+               epoch_length: Optional[int] = None) -> int:
+    """The iteration at which the learning-rate warm-up ends: the largest
+    ``end`` of a warm-up scheduler, in iterations, at most ``max_iters``;
+    0 when there is none.
+
+    A warm-up scheduler is a ``LinearLR`` whose factor rises
+    (``start_factor < end_factor``), a ``ConstantLR`` with ``factor < 1``
+    or a ``QuadraticWarmupLR``. An epoch-based one (``by_epoch=True``, not
+    converted to iterations) ends after ``end * epoch_length`` iterations.
+
+    Args:
+        param_schedulers: ``runner.param_schedulers``: None, a list of
+            schedulers, or a dict of such lists (one per optimizer).
+        max_iters (int): The run's training iterations.
+        epoch_length (int, optional): Iterations per epoch, needed for an
+            epoch-based warm-up.
+    """
+    if param_schedulers is None:
+        return 0
+    if isinstance(param_schedulers, dict):
+        schedulers = [s for group in param_schedulers.values() for s in group]
+    else:
+        schedulers = list(param_schedulers)
+    linear, constant, quadratic = _warmup_schedulers()
+    end = 0
+    for scheduler in schedulers:
+        if isinstance(scheduler, linear):
+            rising = scheduler.start_factor < scheduler.end_factor
+        elif isinstance(scheduler, constant):
+            rising = scheduler.factor < 1
+        else:
+            rising = bool(quadratic) and isinstance(scheduler, quadratic)
+        if not rising:
+            continue
+        stop = int(scheduler.end)
+        if scheduler.by_epoch:
+            if epoch_length is None:
+                raise ValueError(
+                    'ALRPSelfBalanceHook: an epoch-based warm-up '
+                    f'({type(scheduler).__name__}, end={stop} epochs) needs '
+                    'the epoch length; give the hook begin= (in iterations)')
+            stop *= epoch_length
+        end = max(end, min(stop, max_iters))
+    return end
+
+
+def default_sb_period(max_iters: int, begin: int) -> int:
+    """``min(3665, max(1, (max_iters - begin) // 8))``: the authors' period,
+    or an eighth of the training after the warm-up when that is shorter (a
+    short run still gets about eight updates)."""
+    return min(AUTHORS_SB_PERIOD, max(1, (max_iters - begin) // 8))
+
+
+def _alrp_losses(model) -> List[Tuple[str, ALRPLoss]]:
+    model = model.module if is_model_wrapper(model) else model
+    return [(name, module) for name, module in model.named_modules()
+            if isinstance(module, ALRPLoss)]
+
+
 @HOOKS.register_module()
 class ALRPSelfBalanceHook(Hook):
-    """Updates the SB weight of every :class:`ALRPLoss` of the model after
-    each training epoch (:meth:`ALRPLoss.update_self_balance`) and logs it.
-    Add it to ``custom_hooks`` of an aLRP config."""
-    priority = 'NORMAL'
+    """Sets the SB weight of every :class:`ALRPLoss` of the model on a
+    period of training iterations, as the authors' code does, and logs it.
+    Add it to ``custom_hooks`` of an aLRP config.
 
-    def after_train_epoch(self, runner) -> None:
-        model = runner.model.module if is_model_wrapper(runner.model) \
-            else runner.model
-        for name, module in model.named_modules():
-            if isinstance(module, ALRPLoss):
-                weight = module.update_self_balance()
+    From iteration ``begin`` on (0-based; earlier iterations are not
+    measured: during the learning-rate warm-up the ranks are poor, ``L_loc``
+    is tiny and the ratio huge), the hook takes each loss's sums of
+    ``L_aLRP`` and ``L_loc`` after every training iteration. An iteration
+    in which no process had a positive adds nothing and is not counted
+    (as in the authors' code). After ``period`` counted iterations it sets
+    ``w_sb = sum L_aLRP / sum L_loc`` (:meth:`ALRPLoss.update_self_balance`)
+    and starts a new period. With every iteration counted, the updates come
+    after iterations ``begin + period``, ``begin + 2 period``, ... (1-based
+    counts: ``runner.iter + 1``). Until the first update ``w_sb`` keeps its
+    initial value (``sb_weight``, 50).
+
+    Args:
+        period (int | str, optional): Counted iterations per update, >= 1.
+            Defaults to None: ``min(3665, max(1, (max_iters - begin) //
+            8))`` (:func:`default_sb_period`): the authors' 3,665, or an
+            eighth of the training after the warm-up when that is shorter.
+            E.g. DigitsVOC (16 epochs of 48 iterations, 100 warm-up
+            iterations): 83, eight updates; COCO at batch 16 (12 epochs of
+            7,330) with MMDetection's 500-iteration warm-up: 3,665.
+            ``'epoch'``: the earlier behaviour, an update after every
+            training epoch from every iteration of the epoch, warm-up
+            included (on a short epoch the first update falls inside the
+            warm-up and can set ``w_sb`` to thousands); ``begin`` must then
+            be None.
+        begin (int, optional): The first iteration (0-based) measured, >= 0.
+            Defaults to None: the end of the learning-rate warm-up read from
+            ``runner.param_schedulers`` (:func:`warmup_end`; 0 without one).
+
+    Under DDP the per-iteration sums and the "had positives" flags are
+    all-reduced after every measured iteration (one tiny all-reduce), so
+    every process counts the same iterations and sets the same weight.
+    Exact resume: ``w_sb`` is a buffer of the loss (in the state dict), and
+    the hook saves its running sums and count in the checkpoint
+    (``checkpoint['alrp_self_balance']``, plain tensors and ints) and
+    restores them on resume, so the resumed run updates at the same
+    iterations with the same values. (``period='epoch'`` keeps its sums in
+    the loss, which an epoch-end checkpoint finds empty.)
+    """
+    priority = 'NORMAL'  # before CheckpointHook (VERY_LOW)
+
+    def __init__(self, period: Union[int, str, None] = None,
+                 begin: Optional[int] = None) -> None:
+        owner = type(self).__name__
+        if period == 'epoch':
+            if begin is not None:
+                raise ValueError(
+                    f"{owner}: begin must be None with period='epoch' (the "
+                    f'earlier per-epoch update measures every iteration), '
+                    f'got {begin!r}')
+        elif period is not None:
+            period = check_int(owner, 'period', period, minimum=1)
+        if begin is not None:
+            begin = check_int(owner, 'begin', begin, minimum=0)
+        self.period = period
+        self.begin = begin
+        self.by_epoch = period == 'epoch'
+        #: resolved (begin, period) of the run, set before training
+        self.schedule: Optional[Tuple[int, int]] = None
+        #: per loss name: sums (2,) float64 on the CPU and the count
+        self._state: Dict[str, dict] = {}
+        self._pending: Optional[dict] = None
+        self._missing = False
+        #: (name, loss) of the model's ALRPLoss modules, found once
+        self._losses: Optional[List[Tuple[str, ALRPLoss]]] = None
+
+    # ------------------------------------------------------------ schedule
+    def resolve(self, runner) -> Tuple[int, int]:
+        """``(begin, period)`` of ``runner``'s training (see the class
+        doc)."""
+        max_iters = int(runner.max_iters)
+        begin = self.begin
+        if begin is None:
+            try:
+                epoch_length = len(runner.train_dataloader)
+            except Exception:  # no data loader (a test double) or no len
+                epoch_length = None
+            begin = warmup_end(
+                getattr(runner, 'param_schedulers', None), max_iters,
+                epoch_length)
+        period = self.period if self.period is not None else \
+            default_sb_period(max_iters, begin)
+        return begin, period
+
+    def _ensure_schedule(self, runner) -> Tuple[int, int]:
+        if self.schedule is None:
+            self.schedule = self.resolve(runner)
+        return self.schedule
+
+    def before_train(self, runner) -> None:
+        losses = self._losses = _alrp_losses(runner.model)
+        if not losses:
+            print_log(
+                'ALRPSelfBalanceHook: the model has no ALRPLoss; the hook '
+                'does nothing', logger='current', level=logging.WARNING)
+            return
+        if self.by_epoch:
+            runner.logger.info(
+                'aLRP self-balance: the SB weight is set after every '
+                "training epoch (period='epoch')")
+            return
+        begin, period = self._ensure_schedule(runner)
+        updates = max(0, int(runner.max_iters) - begin) // period
+        runner.logger.info(
+            f'aLRP self-balance: measured from iteration {begin}, the SB '
+            f'weight is set every {period} iterations with positives '
+            f'(at most {updates} updates in {runner.max_iters} iterations)')
+        self._restore(runner, losses, begin, period)
+
+    # -------------------------------------------------------------- update
+    def after_train_iter(self, runner, batch_idx: int, data_batch=None,
+                         outputs=None) -> None:
+        if self.by_epoch:
+            return
+        if self._losses is None:
+            self._losses = _alrp_losses(runner.model)
+        losses = self._losses
+        if not losses:
+            return
+        begin, period = self._ensure_schedule(runner)
+        # every process takes its sums of the iteration (and drops them
+        # before `begin`): the same branch everywhere, runner.iter agrees
+        local = torch.stack([loss._sb_sums.detach().clone()
+                             for _, loss in losses])
+        for _, loss in losses:
+            loss._sb_sums.zero_()
+        if runner.iter < begin:
+            return
+        # (sum of L_aLRP, sum of L_loc, had positives) per loss
+        taken = torch.cat([local, (local != 0).any(1, keepdim=True).to(
+            local.dtype)], 1)
+        if get_dist_info()[1] > 1:
+            all_reduce(taken, op='sum')
+        taken = taken.cpu()
+        for (name, loss), row in zip(losses, taken):
+            state = self._state.setdefault(
+                name, dict(sums=torch.zeros(2, dtype=torch.float64),
+                           count=0))
+            if row[2] <= 0:
+                continue  # no process had a positive: not counted
+            state['sums'] += row[:2]
+            state['count'] += 1
+            if state['count'] >= period:
+                weight = loss.update_self_balance(state['sums'])
+                state['sums'].zero_()
+                state['count'] = 0
                 if weight is not None:
                     runner.logger.info(
-                        f'aLRP self-balance: {name}.sb_weight = {weight:.4g}')
+                        f'aLRP self-balance (iteration {runner.iter + 1}): '
+                        f'{name}.sb_weight = {weight:.4g}')
+
+    def after_train_epoch(self, runner) -> None:
+        if not self.by_epoch:
+            return
+        for name, loss in _alrp_losses(runner.model):
+            weight = loss.update_self_balance()
+            if weight is not None:
+                runner.logger.info(
+                    f'aLRP self-balance: {name}.sb_weight = {weight:.4g}')
+
+    # -------------------------------------------------------------- resume
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        if self.by_epoch or self.schedule is None:
+            return
+        begin, period = self.schedule
+        checkpoint[SB_STATE_KEY] = dict(
+            begin=begin, period=period,
+            modules={name: dict(sums=state['sums'].clone(),
+                                count=int(state['count']))
+                     for name, state in self._state.items()})
+
+    def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        self._pending = checkpoint.get(SB_STATE_KEY)
+        self._missing = SB_STATE_KEY not in checkpoint
+
+    def _restore(self, runner, losses, begin: int, period: int) -> None:
+        pending, self._pending = self._pending, None
+        missing, self._missing = self._missing, False
+        if runner.iter == 0:
+            return  # a new run (load_from or none): a new period
+        if pending is None:
+            if missing and runner.iter > begin:
+                print_log(
+                    f'ALRPSelfBalanceHook: the resumed checkpoint has no '
+                    f"'{SB_STATE_KEY}' (written without this hook's "
+                    'iteration period); the current SB period restarts '
+                    'empty, so the updates come later than in an '
+                    'uninterrupted run', logger='current',
+                    level=logging.WARNING)
+            return
+        if (pending['begin'], pending['period']) != (begin, period):
+            print_log(
+                f'ALRPSelfBalanceHook: the checkpoint was written with begin='
+                f"{pending['begin']}, period={pending['period']}; this run "
+                f'has begin={begin}, period={period}', logger='current',
+                level=logging.WARNING)
+        names = {name for name, _ in losses}
+        self._state = {
+            name: dict(sums=state['sums'].detach().cpu().to(torch.float64),
+                       count=int(state['count']))
+            for name, state in pending['modules'].items() if name in names
+        }
