@@ -1,15 +1,20 @@
 # Rank & Sort Loss twin of `faster-rcnn_r50_fpn_ce_1x_voc0712.py` (RS-R-CNN):
 # `RankSortBBoxHead` (RS over every (RoI, class) logit with IoU labels, GIoU
-# box loss weighted by L_RS / L_box) and no RoI sampling (all proposals plus
-# the ground truths), from `../dense/_base_/rank-sort.py`. The RPN keeps its
-# stock losses; lr and schedule are the CE twin's, not the paper's. Not
-# trained: no VOC result was measured (on DigitsVOC from scratch RS-R-CNN
-# did not beat cross-entropy, docs/rank_sort.md).
+# box loss weighted by L_RS / L_box), no RoI sampling (all proposals plus
+# the ground truths) and the RS RPN of the authors' code (`RankSortRPNHead`:
+# RS over all anchors weighted by 0.2, GIoU box loss rescaled to it), from
+# `../dense/_base_/rank-sort.py` (stock RPN: delete the `rpn_head=` and
+# `rpn=` entries below). lr and schedule are the CE twin's, not the
+# paper's. Not trained: no VOC result was measured (on DigitsVOC from
+# scratch RS-R-CNN did not beat cross-entropy, docs/rank_sort.md).
 _base_ = [
     './faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../dense/_base_/rank-sort.py'
 ]
 
 model = dict(
+    rpn_head=_base_.rank_sort_rpn_head,
     roi_head=dict(bbox_head=_base_.rank_sort_rcnn_head),
-    train_cfg=dict(rcnn=dict(sampler=_base_.rank_sort_rcnn_sampler)),
+    train_cfg=dict(
+        rpn=dict(sampler=_base_.rank_sort_rpn_sampler),
+        rcnn=dict(sampler=_base_.rank_sort_rcnn_sampler)),
     test_cfg=dict(rcnn=_base_.rank_sort_test_cfg))

@@ -1,6 +1,9 @@
 # Rank & Sort Loss twin of `atss_r18-w32_fpn_focal_16e_digitsvoc.py`:
-# `RankSortATSSHead` (RS over all anchors with IoU labels, value-weighted
-# GIoU box loss, no centerness as in the RS paper; `../_base_/rank-sort.py`).
+# `RankSortATSSHead` (RS over all anchors with IoU labels, score-weighted
+# GIoU box loss rescaled to L_RS, no centerness as in the RS paper;
+# `../_base_/rank-sort.py`). The lr and the results below were measured
+# with uniform box weights (before the authors' score weighting); not
+# re-measured since.
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py']
 
 model = dict(

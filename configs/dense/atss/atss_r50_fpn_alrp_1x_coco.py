@@ -1,8 +1,9 @@
 # aLRP Loss twin of `atss_r50_fpn_focal_1x_coco.py` (`ALRPATSSHead`,
 # `../_base_/rank-sort.py`: delta 1.0, GIoU localisation errors, the
-# self-balance weight starting at 50, no centerness). lr and schedule: the
-# focal twin's (MMDetection's 1x), not the paper's longer schedule. Not
-# trained: no result on coco was measured.
+# self-balance weight starting at 50 and set on the authors' iteration period
+# after the warm-up, no centerness). lr and schedule: the focal twin's
+# (MMDetection's 1x), not the paper's longer schedule. Not trained: no result
+# on coco was measured.
 _base_ = ['./atss_r50_fpn_focal_1x_coco.py', '../_base_/rank-sort.py']
 
 model = dict(

@@ -1,8 +1,8 @@
 # Rank & Sort Loss twin of `atss_r50_fpn_focal_1x_voc0712.py`
 # (`RankSortATSSHead`, `../_base_/rank-sort.py`: delta 0.5, IoU labels,
-# value-weighted GIoU box loss, no centerness as in the RS paper). lr and
-# schedule: the focal twin's, not the paper's. Not trained: no result on
-# voc0712 was measured.
+# score-weighted GIoU box loss rescaled to L_RS, no centerness as in the RS
+# paper). lr and schedule: the focal twin's, not the paper's. Not trained: no
+# result on voc0712 was measured.
 _base_ = ['./atss_r50_fpn_focal_1x_voc0712.py', '../_base_/rank-sort.py']
 
 model = dict(
