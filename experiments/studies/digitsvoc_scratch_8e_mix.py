@@ -15,6 +15,7 @@ after 6; the quickstart's budget), batch 8, DigitsVOC train (384 images) / val
 select_seed = 5
 seeds = [6, 7, 8, 9, 10]
 preregistered = True  # no test run without the frozen file
+fair_selection = True  # every method selected here, one grid density
 _frcnn = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 # one grid for both: the 16-epoch and 8-epoch studies chose 0.04 for each
 _grid = [0.01, 0.02, 0.04, 0.08]
