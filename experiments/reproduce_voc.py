@@ -6,17 +6,18 @@
 
 For users who have Pascal VOC (``data/VOCdevkit/VOC2007`` and ``VOC2012``,
 MMDetection's layout) and GPUs. Each (row, loss) pair is trained with
-``tools/train.py`` (``tools/dist_train.sh`` with ``--gpus N > 1``) from the
-configs in ``configs/rambo/``, then its last checkpoint is evaluated on
-VOC2007 test with ``tools/test.py`` (``VOCMetric`` AP50, 11 points). The
-table is written to ``<work-dir>/table5.md`` in the paper's layout, our
-numbers beside the paper's (labelled as such). RaMBO trains with the
-configs' settings, which are the paper's (lr 0.1 at batch 8);
-``--rambo-lr 0.01`` trains it at twice CE's rate instead, the rate chosen on
-DigitsVOC val (the ``_rambo_lr0.01_`` configs). Finished pairs are skipped
-and an interrupted training resumes from its last checkpoint, so the
-command can be re-run until the table is complete. One seed per pair, as
-the paper reports; ``--seed`` changes it.
+``tools/train.py`` (``tools/dist_train.sh`` with ``--gpus N > 1``: the
+paper's total batch of 8 split over the N devices, RaMBO ranking the RoIs of
+all of them together) from the configs in ``configs/rambo/``, then its last
+checkpoint is evaluated on VOC2007 test with ``tools/test.py``
+(``VOCMetric`` AP50, 11 points). The table is written to
+``<work-dir>/table5.md`` in the paper's layout, our numbers beside the paper's
+(labelled as such). RaMBO trains with the configs' settings, which are the
+paper's (lr 0.1 at batch 8); ``--rambo-lr 0.01`` trains it at twice CE's
+rate instead, the rate chosen on DigitsVOC val (the ``_rambo_lr0.01_``
+configs). Finished pairs are skipped and an interrupted training resumes
+from its last checkpoint, so the command can be re-run until the table is
+complete. One seed per pair, as the paper reports; ``--seed`` changes it.
 """
 import argparse
 import os
@@ -26,6 +27,7 @@ import sys
 from experiments.run_logs import machine_name, read_scalars, run_logged
 from experiments.runner import (last_checkpoint, markdown_table, read_json,
                                 run_plan, write_json)
+from mmdet_rankloss.utils.batch import per_process_batch
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
@@ -42,6 +44,9 @@ ROWS = {
                      'faster-rcnn_x101-32x4d_fpn_{}_1x_voc0712.py'),
 }
 LOSSES = ('ce', 'rambo')
+#: The paper's batch: 8 images on one device (Sec. 5.2), the base_batch_size
+#: of the configs' auto_scale_lr.
+PAPER_TOTAL_BATCH = 8
 
 
 def parse_args(argv=None):
@@ -117,12 +122,15 @@ def main(argv=None) -> str:
     work_dir = osp.abspath(args.work_dir)
     options = [f'randomness.seed={args.seed}']
     if args.gpus > 1:
-        # the paper's total batch of 8, split over the devices, so that the
-        # configs' auto_scale_lr keeps the paper's lr
-        if 8 % args.gpus:
+        # the paper's total batch split over the devices, so that the
+        # configs' auto_scale_lr keeps the paper's lr (the same split as
+        # tools/dist_train.sh --total-batch, docs/multi_gpu.md)
+        try:
+            per = per_process_batch(PAPER_TOTAL_BATCH, args.gpus)
+        except ValueError as e:
             raise SystemExit(f'--gpus {args.gpus}: the paper trains with a '
-                             'total batch of 8; use 1, 2, 4 or 8 devices')
-        options.append(f'train_dataloader.batch_size={8 // args.gpus}')
+                             f'total batch of {PAPER_TOTAL_BATCH}: {e}')
+        options.append(f'train_dataloader.batch_size={per}')
     options += list(args.cfg_options)
     todo = [(row, loss) for row in args.rows for loss in LOSSES]
 
@@ -132,6 +140,11 @@ def main(argv=None) -> str:
         config = osp.join('configs', 'rambo', ROWS[row][4].format(loss))
         run_options = list(options)
         name = loss
+        if loss == 'rambo' and args.gpus > 1:
+            # rank the RoIs of all devices together, as the paper's one
+            # device ranked its whole batch
+            run_options.insert(
+                0, 'model.roi_head.bbox_head.loss_cls.global_ranking=True')
         if loss == 'rambo' and args.rambo_lr is not None:
             run_options.insert(0,
                                f'optim_wrapper.optimizer.lr={args.rambo_lr}')
