@@ -12,6 +12,8 @@
 # - the paper's schedule shape: 12 epochs, lr / 10 after 9.
 # Rendered glyphs are not ImageNet photographs; docs/evidence.md, "Pretrained
 # backbone", says how this differs from the paper's Table 5.
+# Batch: 8 images per process; lr 0.04 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 pretrained = 'checkpoints/r18-w32_glyphs.pth'

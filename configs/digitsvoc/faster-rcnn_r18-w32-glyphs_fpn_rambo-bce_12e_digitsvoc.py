@@ -2,6 +2,8 @@
 # on the glyph-pretrained backbone: the paper's regime, emulated
 # (`faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py` says how). The test
 # score is the sigmoid of each foreground logit; score threshold 0.
+# Batch: 8 images per process; lr 0.08 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py',
           '../_base_/rambo-bce.py']
 

@@ -10,6 +10,8 @@
 # one-stage DigitsVOC configs (`configs/dense/`) inherit it and change only
 # their data or detector. Sized to train in minutes on 2 CPU cores; not a
 # benchmark of the paper's setting.
+# Batch: 8 images per process; lr 0.04 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = 'mmdet::pascal_voc/faster-rcnn_r50_fpn_1x_voc0712.py'
 
 custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
@@ -108,7 +110,8 @@ param_scheduler = [
         gamma=0.1)
 ]
 # The lrs of this family are for a total batch of 8 (one process); with more
-# processes MMEngine scales them linearly to the total batch.
+# processes MMEngine scales them linearly to the total batch, unless
+# tools/dist_train.sh is given --total-batch 8 (docs/multi_gpu.md).
 auto_scale_lr = dict(enable=True, base_batch_size=8)
 
 default_hooks = dict(

@@ -5,6 +5,8 @@
 # reaches 2-7 % of them early on; docs/evidence.md). The test score stays the
 # rank loss's (sigmoid of each foreground logit), which is also the
 # cross-entropy's probability; score threshold 0 as for RaMBO.
+# Batch: 8 images per process; lr 0.04 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
           '../_base_/rambo-bce.py']
 

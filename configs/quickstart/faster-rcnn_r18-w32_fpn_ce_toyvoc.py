@@ -6,6 +6,8 @@
 # names in the real VOC2007 layout (trainval / test). Only the data and the
 # schedule change: 8 epochs of 32 iterations, lr / 10 after epoch 6, val once
 # at the end. Trains in a few minutes on 2 CPU cores.
+# Batch: 8 images per process; lr 0.04 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = '../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 data_root = 'data/toy_voc/VOCdevkit/'

@@ -6,6 +6,8 @@
 # margin 0 (the paper's 0.15 left most scores without a gradient and cost
 # 13.8 AP50 on test, 3 seeds), and each loss's own learning rate:
 # cross-entropy 0.04 (from 0.01-0.08), RaMBO 0.1 (from 0.04-0.2 at margin 0).
+# Batch: 8 images per process; lr 0.1 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_toyvoc.py'
 
 # Test-time score calibration (Platt, sigmoid(a * logit + b)): rank-trained

@@ -4,6 +4,8 @@
 # config in this directory inherits this one: the `_rambo_` configs swap the
 # classification loss and the learning rate, the others the backbone or the
 # training data.
+# Batch: 8 images per process; lr 0.005 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = 'mmdet::pascal_voc/faster-rcnn_r50_fpn_1x_voc0712.py'
 
 # Declared here so every child (and every project inheriting a child) gets it.
@@ -44,5 +46,7 @@ param_scheduler = [
 
 # The learning rates of this directory are given for a total batch of 8 (the
 # paper's one device). With more processes (tools/dist_train.sh CONFIG 8)
-# MMEngine scales them linearly to the total batch (8 x 8 = 64: x8).
+# MMEngine scales them linearly to the total batch (8 x 8 = 64: x8);
+# `tools/dist_train.sh CONFIG 8 --total-batch 8` keeps the paper's total batch
+# and lr (1 image per process; docs/multi_gpu.md).
 auto_scale_lr = dict(enable=True, base_batch_size=8)

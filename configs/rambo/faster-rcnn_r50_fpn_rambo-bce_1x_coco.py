@@ -3,6 +3,8 @@
 # cross-entropy on DigitsVOC (+2.3 AP50 [+1.0, +3.5], 5 seeds,
 # docs/evidence.md). Not trained on COCO in this project (no COCO, no GPU on
 # its machine). Scores are the cross-entropy's probabilities.
+# Batch: 2 images per process; lr 0.02 is for a total batch of 16,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_coco.py', '../_base_/rambo-bce.py']
 
 model = dict(

@@ -7,6 +7,8 @@
 # VOC in this project (no VOC, no GPU on its machine): that gain is untested
 # with an ImageNet-initialised backbone. Its scores are the cross-entropy's
 # probabilities: a normal threshold works, no calibration needed.
+# Batch: 8 images per process; lr 0.005 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../_base_/rambo-bce.py']
 
 model = dict(

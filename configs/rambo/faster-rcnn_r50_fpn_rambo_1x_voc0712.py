@@ -17,6 +17,8 @@
 #       --data-root data/VOCdevkit --classes voc --split val \
 #       --write-config MY_CONFIG.py --base CONFIG
 # (writes MY_CONFIG.py: this config plus `calibration=(a, b)` on the loss).
+# Batch: 8 images per process; lr 0.1 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../_base_/rambo.py']
 
 model = dict(

@@ -5,6 +5,8 @@
 # 5-9; test scenes fixed per image, new training scenes every epoch). It does
 # not learn yet (R@1 at the untrained network's level; docs/retrieval.md has
 # the diagnosis), so it is not the quickstart's default.
+# Batch: 60 images per process; lr 0.001 is for a total batch of 60,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './_base_/models/retrieval_r18-w16_digits.py',
     './_base_/datasets/digits.py', './_base_/schedules/adam_10e_digits.py',

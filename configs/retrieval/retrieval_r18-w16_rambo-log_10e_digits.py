@@ -1,6 +1,8 @@
 # Retrieval quickstart, `python tools/retrieval_quickstart.py` (under a
 # minute on 2 CPU cores): the RaMBO recall loss with Table 9's CUB values
 # trains a small ResNet-18 from scratch on digits 0-4; Recall@K on 5-9.
+# Batch: 60 images per process; lr 0.001 is for a total batch of 60,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './_base_/models/retrieval_r18-w16_digits.py',
     './_base_/datasets/digits.py', './_base_/schedules/adam_10e_digits.py',

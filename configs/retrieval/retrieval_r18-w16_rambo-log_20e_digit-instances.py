@@ -4,6 +4,8 @@
 # colours; `_base_/datasets/digit_instances.py`), where raw pixels and the
 # untrained network fail. Settings chosen on the val instances, reported on
 # the test instances (docs/retrieval.md).
+# Batch: 60 images per process; lr 0.001 is for a total batch of 60,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './_base_/models/retrieval_r18-w16_digits.py',
     './_base_/datasets/digit_instances.py',

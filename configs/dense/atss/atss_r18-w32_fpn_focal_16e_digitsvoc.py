@@ -6,6 +6,8 @@
 # is the RetinaNet of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed to
 # `mmdet::atss/atss_r50_fpn_1x_coco.py`'s, the same change from RetinaNet as
 # `atss_r50_fpn_focal_1x_voc0712.py` makes.
+# Batch: 8 images per process; lr 0.01 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
     '../_base_/retinanet_r18-w32_fpn_digitsvoc.py'

@@ -3,6 +3,8 @@
 # loss over all anchors plus the stock focal loss (`MixedRankLoss` of
 # `../_base_/rambo-ap.py`); the detector predicts with the stock sigmoid and
 # score threshold, which the focal term keeps meaningful.
+# Batch: 8 images per process; lr 0.01 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py']
 
 model = dict(

@@ -4,6 +4,8 @@
 # `../_base_/rambo-ap.py`). On DigitsVOC this mix beat focal alone by +2.1
 # AP50 [+0.7, +3.5] over 5 seeds at focal's own lr (docs/dense.md); lr here:
 # focal's (0.01 at batch 16), as there. Not trained at this scale (no GPU).
+# Batch: 2 images per process; lr 0.01 is for a total batch of 16,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r50_fpn_focal_1x_voc0712.py', '../_base_/rambo-ap.py']
 
 model = dict(

@@ -6,6 +6,8 @@
 # backbone (a ResNet-18 of 32 base channels trained from scratch) and
 # 64-channel FPN; the detector is MMDetection's RetinaNet with the narrowed
 # head of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`.
+# Batch: 8 images per process; lr 0.08 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
     '../_base_/retinanet_r18-w32_fpn_digitsvoc.py'

@@ -7,6 +7,8 @@
 #   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
 # (docs/faq.md).
+# Batch: 8 images per process; lr 0.02 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './retinanet_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py'
 ]

@@ -5,6 +5,8 @@
 # Evidence: ATSS on DigitsVOC (+3.7 AP50 [+1.7, +5.7] over focal, 5 seeds,
 # docs/dense.md); unresolved on the DigitsVOC RetinaNet. Not trained on COCO
 # in this project (no COCO, no GPU on its machine).
+# Batch: 2 images per process; lr 0.01 is for a total batch of 16,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_coco.py', '../_base_/rambo-ap.py']
 
 model = dict(

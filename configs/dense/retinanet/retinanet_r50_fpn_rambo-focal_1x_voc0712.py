@@ -9,6 +9,8 @@
 # difference resolved). Not trained at this scale in this project (no VOC,
 # no GPU on its machine). Scores keep focal's threshold: the focal term keeps
 # them probabilities.
+# Batch: 2 images per process; lr 0.01 is for a total batch of 16,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_voc0712.py', '../_base_/rambo-ap.py']
 
 model = dict(

@@ -1,3 +1,5 @@
+# Batch: 128 images per process; lr 0.0001 is for a total batch of 128,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['../_base_/losses/triplet-bh.py', '../_base_/datasets/sop.py']
 train_dataloader = dict(
     sampler=dict(
