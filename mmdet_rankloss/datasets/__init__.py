@@ -1,13 +1,16 @@
 """Retrieval datasets (CUB-200-2011, SOP, In-Shop, digits by class or by
 instance), packing, the AUC recipe's augmentations, digits on random scenes,
-a VOC dataset that checks its files, and the writers of the synthetic
-VOC-layout detection sets (the quickstart's toy VOC, DigitsVOC)."""
+VOC and COCO datasets that check their files, and the writers of the
+synthetic detection sets (the quickstart's toy VOC, DigitsVOC, the toy set
+in the COCO format)."""
 from .augmentations import AugmentLaterViews, RandomMotionBlur, RandomZoom
+from .coco import CheckedCocoDataset
 from .digit_scene import RandomDigitScene, render_digit_scene
 from .digits import DigitInstancesDataset, DigitsDataset
 from .digits_voc import DIGIT_CLASSES, make_digits_voc
 from .retrieval import (CUB200Dataset, InShopDataset, RetrievalDataset,
                         SOPDataset)
+from .toy_coco import TOY_CATEGORY_IDS, make_toy_coco
 from .toy_voc import TOY_CLASSES, make_toy_voc
 from .transforms import PackRetrievalInputs
 from .voc import CheckedVOCDataset
@@ -17,5 +20,6 @@ __all__ = [
     'DigitsDataset', 'DigitInstancesDataset', 'PackRetrievalInputs', 'RandomZoom', 'RandomMotionBlur',
     'AugmentLaterViews', 'CheckedVOCDataset', 'RandomDigitScene',
     'render_digit_scene', 'TOY_CLASSES', 'make_toy_voc', 'DIGIT_CLASSES',
-    'make_digits_voc'
+    'make_digits_voc', 'CheckedCocoDataset', 'TOY_CATEGORY_IDS',
+    'make_toy_coco'
 ]
