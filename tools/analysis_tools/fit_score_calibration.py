@@ -2,29 +2,53 @@
 """Fits a monotone score calibration on validation detections.
 
     python tools/test.py CONFIG CKPT --out val.pkl \
-        --cfg-options test_dataloader.dataset.ann_file=.../val.txt
+        --cfg-options test_dataloader=... (the held-out split, see below)
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
-        --data-root data/digits_voc/VOCdevkit [--split val] [--classes voc]
+        --config CONFIG [--cfg-options KEY=VALUE ...]
         [--write-config OUT.py [--base CONFIG]]
 
-Matches the detections to the VOC ground truth as VOC AP50 does, fits
-``p' = sigmoid(a * logit(p) + b)`` (Platt) and prints D-ECE (detection
-expected calibration error) and precision / recall at 0.05, 0.3 and 0.5
-before and after. The fit is stored with a RaMBO model as
-``RaMBOAPLoss(calibration=(a, b))`` and applied at test time; rankings and
-AP do not change. ``--write-config`` writes it:
+With ``--config``, the ground truth is the config's ``val_dataloader``
+dataset (after ``--cfg-options``), whatever its format: VOC
+(``VOCDataset``, ``CheckedVOCDataset``), COCO (``CocoDataset``,
+``CheckedCocoDataset``) or any MMDetection detection dataset; the class
+names are its metainfo. Detections are matched to images by ``img_id``
+(``tools/test.py --out`` stores it). The images must be held out: the tool
+stops if any of them is a training image of the config (its
+``train_dataloader``) or one of the images it reports on (its
+``test_dataloader``), because a calibration fitted there is fitted on what
+the model learnt, or on the numbers you report. ``docs/own_data.md`` says
+which split to hold out for VOC, COCO and your own data.
+
+The VOC-only form of earlier versions still works::
+
+    python tools/analysis_tools/fit_score_calibration.py val.pkl \
+        --data-root data/digits_voc/VOCdevkit [--split val] [--classes voc]
+
+(``VOC2007/ImageSets/Main/<split>.txt`` under ``--data-root``, the digits or
+the 20 VOC classes; no held-out check).
+
+Matches the detections to the ground truth as VOC AP50 does (crowd and
+difficult boxes neither true nor false), fits ``p' = sigmoid(a * logit(p) +
+b)`` (Platt) and prints D-ECE (detection expected calibration error) and
+precision / recall at 0.05, 0.3 and 0.5 before and after. The fit is stored
+with a RaMBO model as ``RaMBOAPLoss(calibration=(a, b))`` and applied at test
+time; rankings and AP do not change. ``--write-config`` writes it:
 
 * into an existing config that holds a ``score_calibration = ...`` line
   (the quickstart's RaMBO config), replacing that line;
-* or, with ``--base CONFIG``, into a new config that inherits ``CONFIG`` and
-  sets the calibration of its RaMBO loss.
+* or, with ``--base CONFIG`` (default: ``--config``), into a new config that
+  inherits ``CONFIG`` and sets the calibration of its RaMBO loss.
 
-Fit on val, never on the split you report.
+Fit on held-out images, never on the training images or the split you
+report.
 """
 import argparse
 import os.path as osp
+import pickle
 import re
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -80,30 +104,157 @@ def write_config(path: str, a: float, b: float,
             inner = f'dict({key}={inner})'
         rel = osp.relpath(osp.abspath(base), osp.dirname(osp.abspath(path)))
         text = (f"_base_ = '{rel}'\n\n"
-                '# Platt calibration of the test scores, fitted on val by '
-                'tools/analysis_tools/fit_score_calibration.py\n'
+                '# Platt calibration of the test scores, fitted on held-out '
+                'images by\n# tools/analysis_tools/fit_score_calibration.py\n'
                 f'{value}\nmodel = {inner}\n')
     with open(path, 'w', encoding='utf-8') as f:
         f.write(text)
     return path
 
 
-def main(argv=None) -> Tuple[float, float]:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('detections', help='tools/test.py --out file')
-    parser.add_argument('--data-root', required=True)
-    parser.add_argument('--split', default='val')
-    parser.add_argument('--classes', choices=('digits', 'voc'),
-                        default='digits')
-    parser.add_argument(
-        '--write-config', metavar='OUT.py',
-        help='write the fit into this config (see the description)')
-    parser.add_argument(
-        '--base', metavar='CONFIG',
-        help='with --write-config: the config OUT.py inherits')
-    args = parser.parse_args(argv)
-    if args.base and not args.write_config:
-        parser.error('--base needs --write-config')
+# --- ground truth and images of a config's datasets -----------------------
+
+
+def _without_pipelines(cfg):
+    """A dataset config with every ``pipeline`` emptied (wrappers too): the
+    annotations are read, no image is loaded."""
+    if isinstance(cfg, dict):
+        out = {k: _without_pipelines(v) for k, v in cfg.items()}
+        if 'pipeline' in out:
+            out['pipeline'] = []
+        return out
+    if isinstance(cfg, (list, tuple)):
+        return type(cfg)(_without_pipelines(v) for v in cfg)
+    return cfg
+
+
+def build_dataset(dataset_cfg):
+    """The dataset of a dataloader config, built without its pipeline."""
+    from mmdet.registry import DATASETS
+    cfg = dataset_cfg.to_dict() if hasattr(dataset_cfg, 'to_dict') else \
+        dict(dataset_cfg)
+    return DATASETS.build(_without_pipelines(cfg))
+
+
+def _norm(path: str) -> str:
+    return osp.normpath(osp.abspath(path))
+
+
+def dataset_ground_truth(dataset) -> Tuple[list, List[dict], List[str]]:
+    """``(img_ids, ground truths, img_paths)`` of a built detection dataset,
+    in the dict form of :func:`match_detections` (crowd / difficult boxes,
+    ``ignore_flag`` 1, as ``difficult``)."""
+    ids, gts, paths = [], [], []
+    for i in range(len(dataset)):
+        info = dataset.get_data_info(i)
+        instances = info.get('instances', [])
+        ids.append(info['img_id'])
+        paths.append(info['img_path'])
+        gts.append(dict(
+            bboxes=np.array([x['bbox'] for x in instances],
+                            dtype=np.float64).reshape(-1, 4),
+            labels=np.array([x['bbox_label'] for x in instances], dtype=int),
+            difficult=np.array([bool(x.get('ignore_flag', 0))
+                                for x in instances], dtype=bool)))
+    return ids, gts, paths
+
+
+def dataset_images(dataset_cfg) -> set:
+    """The image paths a dataloader's dataset reads (wrappers included)."""
+    dataset = build_dataset(dataset_cfg)
+    return {_norm(dataset.get_data_info(i)['img_path'])
+            for i in range(len(dataset))}
+
+
+def check_held_out(cfg, config: str, paths: Sequence[str]) -> None:
+    """Stops if a calibration image is a training image or a test image of
+    the config.
+
+    Raises:
+        SystemExit: Naming how many images overlap, one of them, and what
+            to do.
+    """
+    mine = {_norm(p) for p in paths}
+    for loader, why in (
+            ('train_dataloader',
+             'the model trained on them, so their scores are better than '
+             'on new images'),
+            ('test_dataloader',
+             'that is the split you report: fit on other images')):
+        if not cfg.get(loader):
+            continue
+        overlap = sorted(mine & dataset_images(cfg[loader]['dataset']))
+        if overlap:
+            raise SystemExit(
+                f'{len(overlap)} of the {len(mine)} calibration images '
+                f'(val_dataloader of {config}) are also read by its '
+                f'{loader}, e.g. {overlap[0]}: {why}. Hold out a split '
+                '(docs/own_data.md, "Thresholds and calibration"), or point '
+                'val_dataloader at one with --cfg-options')
+
+
+def load_results(pkl_path: str) -> List[dict]:
+    """``tools/test.py --out`` results as dicts of ``img_id``, ``img_path``
+    and numpy ``bboxes``, ``scores``, ``labels``."""
+    with open(pkl_path, 'rb') as f:
+        results = pickle.load(f)
+    out = []
+    for item in results:
+        pred = item['pred_instances']
+        out.append(dict(
+            img_id=item.get('img_id'), img_path=item.get('img_path'),
+            **{k: np.asarray(pred[k].cpu() if hasattr(pred[k], 'cpu') else
+                             pred[k]) for k in ('bboxes', 'scores',
+                                                'labels')}))
+    return out
+
+
+def _stem(path: Optional[str]) -> Optional[str]:
+    return None if path is None else osp.splitext(osp.basename(path))[0]
+
+
+def detections_for(results: List[dict], ids: list,
+                   paths: List[str]) -> Tuple[List[Optional[dict]], str]:
+    """Each image's detections (None when the results lack it), matched by
+    ``img_id``, or by file name when the results have no ids."""
+    if all(r['img_id'] is not None for r in results):
+        by_key = {r['img_id']: r for r in results}
+        return [by_key.get(i) for i in ids], 'img_id'
+    by_key = {_stem(r['img_path']): r for r in results}
+    return [by_key.get(_stem(p)) for p in paths], 'file name'
+
+
+def config_ground_truth(args) -> Tuple[list, List[dict], str]:
+    """``(detections, ground truths, description)`` of ``--config``'s
+    val split."""
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+
+    import mmdet_rankloss  # noqa: F401  (datasets, mmdet_rankloss:: bases)
+    cfg = Config.fromfile(args.config)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
+    init_default_scope(cfg.get('default_scope', 'mmdet'))
+    if not cfg.get('val_dataloader'):
+        raise SystemExit(f'{args.config} has no val_dataloader')
+    dataset = build_dataset(cfg.val_dataloader.dataset)
+    ids, gts, paths = dataset_ground_truth(dataset)
+    if not ids:
+        raise SystemExit(f'the val_dataloader of {args.config} has no images')
+    check_held_out(cfg, args.config, paths)
+    dets, key = detections_for(load_results(args.detections), ids, paths)
+    missing = [p for p, d in zip(paths, dets) if d is None]
+    if missing:
+        raise SystemExit(
+            f'{args.detections}: no detections for {len(missing)} of the '
+            f'{len(ids)} val images (matched by {key}), e.g. {missing[0]}: '
+            'run tools/test.py on the same split')
+    ann = cfg.val_dataloader.dataset.get('ann_file', '')
+    return dets, gts, f'{type(dataset).__name__} {ann}'.strip()
+
+
+def voc_ground_truth(args) -> Tuple[list, List[dict], str]:
+    """The VOC-only form: ``--data-root`` / ``--split`` / ``--classes``."""
     if args.classes == 'voc':
         from mmdet.datasets import VOCDataset
         classes = VOCDataset.METAINFO['classes']
@@ -117,26 +268,86 @@ def main(argv=None) -> Tuple[float, float]:
         raise SystemExit(f'{args.detections}: no detections for '
                          f'{len(missing)} {args.split} images, e.g. '
                          f'{missing[0]}: evaluate the same split')
-    scores, is_tp, num_gt = match_detections([dets[i] for i in ids], gts)
+    return [dets[i] for i in ids], gts, args.split
+
+
+def parse_args(argv=None):
+    from mmengine.config import DictAction
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('detections', help='tools/test.py --out file')
+    parser.add_argument(
+        '--config',
+        help='read the ground truth and classes from this config\'s '
+        'val_dataloader (VOC, COCO or any detection dataset)')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='with --config: overrides, as in tools/test.py')
+    parser.add_argument('--data-root',
+                        help='VOC-only form: the VOCdevkit directory')
+    parser.add_argument('--split', default='val',
+                        help='VOC-only form: ImageSets/Main/<split>.txt')
+    parser.add_argument('--classes', choices=('digits', 'voc'),
+                        default='digits', help='VOC-only form: class names')
+    parser.add_argument(
+        '--write-config', metavar='OUT.py',
+        help='write the fit into this config (see the description)')
+    parser.add_argument(
+        '--base', metavar='CONFIG',
+        help='with --write-config: the config OUT.py inherits (default: '
+        '--config)')
+    args = parser.parse_args(argv)
+    if (args.config is None) == (args.data_root is None):
+        parser.error('give --config CONFIG (any dataset) or --data-root ROOT '
+                     '(the VOC-only form), not both')
+    if args.cfg_options and not args.config:
+        parser.error('--cfg-options needs --config')
+    if args.base and not args.write_config:
+        parser.error('--base needs --write-config')
+    return args
+
+
+def main(argv=None) -> Tuple[float, float]:
+    args = parse_args(argv)
+    if args.config:
+        dets, gts, what = config_ground_truth(args)
+    else:
+        dets, gts, what = voc_ground_truth(args)
+    scores, is_tp, num_gt = match_detections(dets, gts)
     a, b = fit_platt(scores, is_tp)
     fixed = apply_platt(scores, a, b)
     print(f'{len(scores)} detections, {int(is_tp.sum())} true positives, '
-          f'{num_gt} objects ({args.split})')
+          f'{num_gt} objects ({what})')
     for name, s in (('as trained', scores), ('Platt', fixed)):
         at = precision_recall_at(s, is_tp, num_gt, REPORTED_THRESHOLDS)
         cells = ', '.join(f'P/R@{t:g} {100 * v["precision"]:.1f}/'
                           f'{100 * v["recall"]:.1f}' for t, v in at.items())
         print(f'{name:>10}: D-ECE {expected_calibration_error(s, is_tp):.3f}'
               f', {cells}')
+    base = args.base
+    if args.write_config and base is None and args.config and \
+            not osp.isfile(args.write_config):
+        base = args.config
     if args.write_config:
-        write_config(args.write_config, a, b, args.base)
+        write_config(args.write_config, a, b, base)
         print(f'calibration ({a:.4f}, {b:.4f}) written to '
               f'{args.write_config}')
     else:
+        keys = _loss_keys(args.config)
         print('store it with the model (RaMBOAPLoss):\n  --cfg-options '
-              f'model.roi_head.bbox_head.loss_cls.calibration="({a:.4f}, '
-              f'{b:.4f})"\n  or --write-config OUT.py --base CONFIG')
+              f'model.{keys}.calibration="({a:.4f}, {b:.4f})"\n  or '
+              '--write-config OUT.py' + ('' if args.config else
+                                         ' --base CONFIG'))
     return a, b
+
+
+def _loss_keys(config: Optional[str]) -> str:
+    """Where the config's RaMBO loss sits (the two-stage place if unknown
+    or if the config has none)."""
+    if config:
+        try:
+            return '.'.join(calibration_path(config))
+        except ValueError:
+            pass
+    return 'roi_head.bbox_head.loss_cls'
 
 
 if __name__ == '__main__':
