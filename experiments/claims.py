@@ -6,7 +6,7 @@ estimate, its method declared before it is computed.
 
 A claim (:data:`CLAIMS`) names the pre-registered hypotheses that tested it
 (a study and a hypothesis id of its pre-registration). ``--freeze`` writes
-``docs/evidence/pooled_<name>_preregistration.json``: the tests, the pooling
+``docs/evidence/pooled_<name>_declaration.json``: the tests, the pooling
 method (:data:`METHODS`) and the time, before any pooled number exists; it
 refuses when the record exists. The computation refuses without that
 record, or when the claim's tests or method differ from the record's, and
@@ -63,7 +63,7 @@ class ClaimError(RuntimeError):
 
 
 def _record_path(name: str, evidence: str = EVIDENCE) -> str:
-    return osp.join(evidence, f'pooled_{name}_preregistration.json')
+    return osp.join(evidence, f'pooled_{name}_declaration.json')
 
 
 def _claim(name: str) -> dict:
@@ -196,7 +196,7 @@ def claim_markdown(result: dict) -> str:
     lines = [
         f'# Pooled claim `{result["claim"]}`', '',
         f'Claim: {result["statement"]}.', '',
-        f'Method declared in `pooled_{result["claim"]}_preregistration.json`'
+        f'Method declared in `pooled_{result["claim"]}_declaration.json`'
         f', frozen {result["frozen_at"]}, before this estimate was computed:'
         f' {result["method_text"]}', '',
         '| study | hypothesis | alternative | seeds | paired diff. [95 % CI] '

@@ -143,7 +143,7 @@ def test_pooled_claim_refuses_without_or_against_its_declaration(tmp_path):
     claims.freeze_claim('mix_vs_ce', str(tmp_path), now='2000-01-01')
     with pytest.raises(claims.ClaimError, match='declared once'):
         claims.freeze_claim('mix_vs_ce', str(tmp_path))
-    path = tmp_path / 'pooled_mix_vs_ce_preregistration.json'
+    path = tmp_path / 'pooled_mix_vs_ce_declaration.json'
     record = json.loads(path.read_text())
     record['tests'] = record['tests'][:2]  # a test left out afterwards
     path.write_text(json.dumps(record))
@@ -152,7 +152,7 @@ def test_pooled_claim_refuses_without_or_against_its_declaration(tmp_path):
 
 
 def test_pooled_declaration_precedes_its_report():
-    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce_preregistration.json'),
+    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce_declaration.json'),
               encoding='utf-8') as f:
         record = json.load(f)
     with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce.md'),

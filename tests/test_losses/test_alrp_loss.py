@@ -79,7 +79,8 @@ def test_self_balance_is_the_epoch_mean_ratio(rpn_batch):
         locs.append(loc)
     runner = SimpleNamespace(model=torch.nn.Sequential(loss),
                              logger=logging.getLogger('test'))
-    HOOKS.build(dict(type='ALRPSelfBalanceHook')).after_train_epoch(runner)
+    HOOKS.build(dict(type='ALRPSelfBalanceHook',
+                     period='epoch')).after_train_epoch(runner)
     assert float(loss.sb_weight) == pytest.approx(sum(totals) / sum(locs))
     assert not loss._sb_sums.any()  # a new epoch starts from zero
     # eval calls and self_balance=False leave the weight alone

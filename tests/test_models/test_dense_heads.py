@@ -518,8 +518,11 @@ def test_paper_scale_configs_are_mmdetections(name):
             if '_rambo_' in name:
                 m['test_cfg'].pop('score_thr')
     if '_rank-sort_' in name or '_alrp_' in name:  # configs/dense/_base_/
-        for m in (model, expected):  # rank-sort.py: head, losses, no thr
-            for key in ('type', 'loss_cls', 'loss_bbox', 'reg_decoded_bbox'):
+        # rank-sort.py: head, losses, no thr, the authors' box-coder stds
+        # (asserted in tests/test_configs/test_rank_sort_configs.py)
+        for m in (model, expected):
+            for key in ('type', 'loss_cls', 'loss_bbox', 'reg_decoded_bbox',
+                        'bbox_coder'):
                 m['bbox_head'].pop(key, None)
             m['test_cfg'].pop('score_thr')
     assert model == expected
