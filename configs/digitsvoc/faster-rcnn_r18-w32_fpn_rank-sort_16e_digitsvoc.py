@@ -10,6 +10,8 @@
 # Stock RPN instead (cross-entropy + L1 on 256 sampled anchors per image,
 # the CE twin's, as this config trained before): delete the `rpn_head=`
 # entry and the `rpn=` entry of `train_cfg` below.
+# Batch: 8 images per process; lr 0.02 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
     '../dense/_base_/rank-sort.py'

@@ -7,6 +7,8 @@
 # (stock RPN: delete the `rpn_head=` and `rpn=` entries below). lr and
 # schedule are MMDetection's, not the paper's. Not trained: no COCO result
 # was measured.
+# Batch: 2 images per process; lr 0.02 is for a total batch of 16,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     'mmdet::faster_rcnn/faster-rcnn_r50_fpn_1x_coco.py',
     '../dense/_base_/rank-sort.py'

@@ -7,6 +7,8 @@
 # `rpn=` entries below). lr and schedule are the CE twin's, not the
 # paper's. Not trained: no VOC result was measured (on DigitsVOC from
 # scratch RS-R-CNN did not beat cross-entropy, docs/rank_sort.md).
+# Batch: 8 images per process; lr 0.005 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../dense/_base_/rank-sort.py'
 ]

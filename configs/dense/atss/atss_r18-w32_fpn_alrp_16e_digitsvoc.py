@@ -4,6 +4,8 @@
 # warm-up; `../_base_/rank-sort.py`). The lr and the results below were
 # measured with the earlier once-per-epoch self-balance update (the first
 # inside the warm-up); not re-measured since.
+# Batch: 8 images per process; lr 0.0025 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py']
 
 model = dict(

@@ -6,6 +6,8 @@
 # MMDetection's RetinaNet [1, 1, 1, 1]) and the self-balance period (then
 # once per 48-iteration epoch, the first update inside the warm-up: SB 7,032
 # then 979) followed the authors' code; not re-measured since.
+# Batch: 8 images per process; lr 0.02 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './retinanet_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py'
 ]

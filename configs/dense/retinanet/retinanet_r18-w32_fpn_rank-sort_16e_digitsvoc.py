@@ -5,6 +5,8 @@
 # below were measured before the box coder stds (then MMDetection's
 # RetinaNet [1, 1, 1, 1]) and the box weighting (then uniform) followed the
 # authors' code; not re-measured since.
+# Batch: 8 images per process; lr 0.04 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
     './retinanet_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py'
 ]
