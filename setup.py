@@ -60,8 +60,8 @@ def mim_files():
 setup(
     name=PACKAGE,
     version=version(),
-    description='Rank-based losses (RaMBO, FastAP, SRT, SoDeep, AUC) for '
-    'MMDetection 3.x',
+    description='Rank-based losses (RaMBO, Rank & Sort, aLRP, AP-Loss, '
+    'FastAP, SRT, SoDeep, AUC) for MMDetection 3.x',
     long_description=open(
         osp.join(HERE, 'README.md'), encoding='utf-8').read(),
     long_description_content_type='text/markdown',
