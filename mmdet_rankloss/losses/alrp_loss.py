@@ -91,6 +91,9 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
             authors, ties by index: the lower index ranks higher) or the
             smoothed relations (``'smoothed'``, the earlier behaviour).
             Defaults to ``'hard'``.
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``
+            (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
+            Defaults to ``'float64'``.
     """
     mode = 'alrp'
     per_anchor_input = 'loc_error'
@@ -99,8 +102,9 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
                  loss_weight: float = 1.0, sb_weight: float = 50.0,
                  self_balance: bool = True, tau: float = 0.5,
                  own_loc_in_update: bool = False,
-                 loc_order: str = 'hard') -> None:
-        super().__init__(delta, score_space, loss_weight)
+                 loc_order: str = 'hard',
+                 precision: str = 'float64') -> None:
+        super().__init__(delta, score_space, loss_weight, precision)
         owner = type(self).__name__
         self.self_balance = check_flag(owner, 'self_balance', self_balance)
         self.tau = check_number(owner, 'tau', tau, low=0)

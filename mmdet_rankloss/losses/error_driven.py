@@ -61,7 +61,11 @@ loses it distributes. The gates only decide, per positive, whether its
 error is distributed at all (a positive below the gate keeps its error in
 the value but neither loses nor distributes it). The negatives' side is
 :class:`~.error_driven_negatives.SortedNegatives` (one sort, O(n log n));
-the ``P x P`` relations are explicit.
+the ``P x P`` relations are explicit. Every sum is deterministic on CUDA
+(no floating-point ``cumsum``, no atomic adds: see there). ``precision``
+(:data:`PRECISIONS`) is the dtype of all this arithmetic, float64 by default
+(float32's speed and errors, measured: ``docs/reliability.md``); the matrix
+products run with autocast off.
 """
 from typing import NamedTuple, Optional
 
@@ -70,16 +74,20 @@ from torch import Tensor
 
 from ..ops.checks import check_choice, check_flag, check_number, \
     check_positive
+from ..ops.precision import autocast_off
 from .error_driven_modes import alrp_errors, ap_errors, rank_sort_errors
 from .error_driven_negatives import SortedNegatives
 
-__all__ = ['MODES', 'LOC_ORDERS', 'ErrorDrivenTerms', 'smoothed_step',
-           'error_driven_terms', 'error_driven_loss',
-           'ErrorDrivenLossFunction', 'check_self_relation']
+__all__ = ['MODES', 'LOC_ORDERS', 'PRECISIONS', 'ErrorDrivenTerms',
+           'smoothed_step', 'error_driven_terms', 'error_driven_loss',
+           'ErrorDrivenLossFunction', 'check_self_relation',
+           'check_precision']
 
 MODES = ('ap', 'rs', 'alrp')
 #: ``loc_order`` of 'alrp': the authors' hard order, the earlier smoothed one
 LOC_ORDERS = ('hard', 'smoothed')
+#: ``precision``: the dtype the core computes in
+PRECISIONS = {'float64': torch.float64, 'float32': torch.float32}
 
 
 def smoothed_step(x: Tensor, delta: float) -> Tensor:
@@ -93,8 +101,14 @@ def check_self_relation(owner: str, value) -> float:
                         low_open=True)
 
 
+def check_precision(owner: str, value) -> str:
+    """``precision`` checked: ``'float64'`` or ``'float32'``."""
+    return check_choice(owner, 'precision', value, tuple(PRECISIONS))
+
+
 class ErrorDrivenTerms(NamedTuple):
-    """What :func:`error_driven_terms` returns (float64 unless noted).
+    """What :func:`error_driven_terms` returns (in the working precision,
+    ``precision``, unless noted).
 
     Attributes:
         loss (Tensor): The value (scalar): ``1 - AP`` ('ap'), ``L_RS``
@@ -128,7 +142,8 @@ def error_driven_terms(scores: Tensor,
                        with_grad: bool = True,
                        self_relation: float = 0.5,
                        own_loc_in_update: bool = False,
-                       loc_order: str = 'hard') -> ErrorDrivenTerms:
+                       loc_order: str = 'hard',
+                       precision: str = 'float64') -> ErrorDrivenTerms:
     """Value and error-driven update of one ranking (see the module doc).
 
     Args:
@@ -152,6 +167,8 @@ def error_driven_terms(scores: Tensor,
             update. Defaults to False (authors).
         loc_order (str): 'alrp': :data:`LOC_ORDERS`. Defaults to 'hard'
             (authors).
+        precision (str): The dtype of the computation, 'float64' or
+            'float32' (:data:`PRECISIONS`). Defaults to 'float64'.
 
     Returns:
         ErrorDrivenTerms: see there.
@@ -163,8 +180,19 @@ def error_driven_terms(scores: Tensor,
     own_loc_in_update = check_flag(owner, 'own_loc_in_update',
                                    own_loc_in_update)
     check_choice(owner, 'loc_order', loc_order, LOC_ORDERS)
-    f64 = dict(dtype=torch.float64, device=scores.device)
-    zero = torch.zeros((), **f64)
+    dtype = PRECISIONS[check_precision(owner, precision)]
+    with autocast_off(scores.device):  # float32 products stay float32
+        return _terms(scores, positives, delta, mode, negatives, quality,
+                      loc_error, with_grad, self_relation, own_loc_in_update,
+                      loc_order, dtype)
+
+
+def _terms(scores, positives, delta, mode, negatives, quality, loc_error,
+           with_grad, self_relation, own_loc_in_update, loc_order,
+           dtype) -> ErrorDrivenTerms:
+    """:func:`error_driven_terms` after its checks, in ``dtype``."""
+    work = dict(dtype=dtype, device=scores.device)
+    zero = torch.zeros((), **work)
     scores = scores.detach()
     if negatives is None:
         negatives = ~positives
@@ -173,19 +201,19 @@ def error_driven_terms(scores: Tensor,
     grad = scores.new_zeros(scores.shape[0]) if with_grad else None
     if num_pos == 0:
         return ErrorDrivenTerms(zero, zero, zero, zero, grad,
-                                torch.zeros(0, **f64), 0)
-    u = scores[pos_idx].to(torch.float64)  # (P,)
+                                torch.zeros(0, **work), 0)
+    u = scores[pos_idx].to(dtype)  # (P,)
     negs = SortedNegatives(scores, negatives, u, delta)
     # explicit P x P relations, h_pp[i, k] = H(s_k - s_i), k != i
     h_pp = smoothed_step(u[None, :] - u[:, None], delta)
     h_pp.fill_diagonal_(0)
     if mode == 'rs':
         y = torch.ones_like(u) if quality is None else \
-            quality.detach().to(torch.float64)
+            quality.detach().to(dtype)
         errors = rank_sort_errors(h_pp, negs.nfp, y, self_relation)
     elif mode == 'alrp':
         e = torch.zeros_like(u) if loc_error is None else \
-            loc_error.detach().to(torch.float64)
+            loc_error.detach().to(dtype)
         errors = alrp_errors(u, h_pp, negs.nfp, e, own_loc_in_update,
                              loc_order)
     else:
@@ -215,13 +243,13 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
                 negatives: Optional[Tensor], delta: float, mode: str,
                 quality: Optional[Tensor], loc_error: Optional[Tensor],
                 self_relation: float = 0.5, own_loc_in_update: bool = False,
-                loc_order: str = 'hard'):
+                loc_order: str = 'hard', precision: str = 'float64'):
         terms = error_driven_terms(scores, positives, delta, mode, negatives,
                                    quality, loc_error,
                                    with_grad=ctx.needs_input_grad[0],
                                    self_relation=self_relation,
                                    own_loc_in_update=own_loc_in_update,
-                                   loc_order=loc_order)
+                                   loc_order=loc_order, precision=precision)
         ctx.save_for_backward(terms.grad)
         parts = torch.stack([terms.ranking, terms.sorting, terms.loc])
         out_dtype = torch.float64 if scores.dtype == torch.float64 \
@@ -235,8 +263,8 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
     def backward(ctx, grad_loss, grad_parts, grad_loc_weight):
         grad, = ctx.saved_tensors
         if grad is None:
-            return (None, ) * 10
-        return (grad * grad_loss.to(grad.dtype), ) + (None, ) * 9
+            return (None, ) * 11
+        return (grad * grad_loss.to(grad.dtype), ) + (None, ) * 10
 
 
 def error_driven_loss(scores: Tensor, positives: Tensor, delta: float,
@@ -245,7 +273,7 @@ def error_driven_loss(scores: Tensor, positives: Tensor, delta: float,
                       loc_error: Optional[Tensor] = None,
                       self_relation: float = 0.5,
                       own_loc_in_update: bool = False,
-                      loc_order: str = 'hard'):
+                      loc_order: str = 'hard', precision: str = 'float64'):
     """:class:`ErrorDrivenLossFunction` applied: ``(loss, parts,
     loc_weight)`` with the error-driven update as the loss's backward.
 
@@ -259,4 +287,4 @@ def error_driven_loss(scores: Tensor, positives: Tensor, delta: float,
     return ErrorDrivenLossFunction.apply(scores, positives, negatives, delta,
                                          mode, quality, loc_error,
                                          self_relation, own_loc_in_update,
-                                         loc_order)
+                                         loc_order, precision)

@@ -4,8 +4,10 @@ Each function takes the positives' relations ``h_pp[i, k] = H(x_ik)``
 (``P x P``, zero diagonal: the self relation is added explicitly) and
 ``N_FP(i)`` (from :class:`~.error_driven_negatives.SortedNegatives`) and
 returns :class:`PositiveErrors`, per positive and not yet divided by
-``|P|``. The formulas, the options and their measured effect are in
-:mod:`.error_driven`; the gates below are the authors'.
+``|P|``, in the dtype of its inputs (the working precision). The formulas,
+the options and their measured effect are in :mod:`.error_driven`; the
+gates below are the authors'. The hard order's sums are
+:func:`~.error_driven_negatives.prefix_sums` (deterministic on CUDA).
 """
 from typing import NamedTuple
 
@@ -13,6 +15,7 @@ import torch
 from torch import Tensor
 
 from ..ops.stable_order import descending_order
+from .error_driven_negatives import prefix_sums
 
 __all__ = ['PositiveErrors', 'RS_GATE', 'ALRP_GATE', 'ap_errors',
            'rank_sort_errors', 'alrp_errors']
@@ -25,7 +28,7 @@ ALRP_GATE = 1e-5
 
 
 class PositiveErrors(NamedTuple):
-    """Per-positive terms of one ranking, float64, shapes (P,).
+    """Per-positive terms of one ranking, working precision, shapes (P,).
 
     Attributes:
         ranking (Tensor): ``N_FP(i) / rank(i)``.
@@ -114,7 +117,7 @@ def alrp_errors(u: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
     sum_{k != i} H(x_ik) e_k``, ``'smoothed'``; ranks fixed.
 
     Args:
-        u (Tensor): (P,) the positives' scores, float64.
+        u (Tensor): (P,) the positives' scores, working precision.
         h_pp (Tensor): (P, P) relations, zero diagonal.
         nfp (Tensor): (P,) ``N_FP``.
         e (Tensor): (P,) localisation errors, >= 0.
@@ -128,9 +131,9 @@ def alrp_errors(u: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
     if loc_order == 'hard':
         order = descending_order(u)[1]
         loc = torch.empty_like(e)
-        loc[order] = torch.cumsum(e[order], 0) * inv_rank[order]
+        loc[order] = prefix_sums(e[order]) * inv_rank[order]
         loc_weight = torch.empty_like(e)
-        loc_weight[order] = inv_rank[order].flip(0).cumsum(0).flip(0)
+        loc_weight[order] = prefix_sums(inv_rank[order].flip(0)).flip(0)
     else:
         loc = (e + others) * inv_rank
         loc_weight = inv_rank + h_pp.t() @ inv_rank

@@ -42,6 +42,9 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
             units, > 0. Defaults to None: 0.5 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``
+            (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
+            Defaults to ``'float64'``.
         self_relation (float): A positive's relation to itself in its ranks
             and sorting errors, in (0, 1]. Defaults to 0.5 (authors: ``H(0)``);
             1.0 counts it once (the earlier behaviour: smaller ranking
@@ -64,8 +67,9 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
     def __init__(self, delta: Optional[float] = None,
                  score_space: str = 'logits', loss_weight: float = 1.0,
                  self_relation: float = 0.5,
-                 zero_quality_as_negative: bool = True) -> None:
-        super().__init__(delta, score_space, loss_weight)
+                 zero_quality_as_negative: bool = True,
+                 precision: str = 'float64') -> None:
+        super().__init__(delta, score_space, loss_weight, precision)
         owner = type(self).__name__
         self.self_relation = check_self_relation(owner, self_relation)
         self.zero_quality_as_negative = check_flag(
@@ -109,6 +113,9 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
             Defaults to None: 1.0 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``
+            (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
+            Defaults to ``'float64'``.
     """
     mode = 'ap'
     default_delta = 1.0

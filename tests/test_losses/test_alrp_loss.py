@@ -236,3 +236,50 @@ def test_options_default_to_the_authors():
     assert loss.tau == 0.5 and not loss.own_loc_in_update
     assert loss.loc_order == 'hard'
     assert "loc_order='hard'" in repr(loss)
+
+
+#: float32 core against the float64 reference: values and updates are at
+#: most a few units here (test_rank_sort_loss.py measures long rankings)
+FLOAT32_ATOL = 1e-5
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('options', OPTIONS)
+def test_float32_module_matches_authors_algorithm(case, options, rpn_batch):
+    """``precision='float32'`` on float32 scores and errors against the
+    authors' algorithm in float64, at :data:`FLOAT32_ATOL`."""
+    cls_score, labels, weight, loc_error = module_case(rpn_batch, case)
+    cls_score = cls_score.detach().float().requires_grad_(True)
+    loc_error = loc_error.detach().float().requires_grad_(True)
+    loss = ALRPLoss(sb_weight=3.0, precision='float32', **options)
+    assert loss.precision == 'float32' and "precision='float32'" in repr(
+        loss)
+    out = loss(cls_score, labels, weight, loc_error=loc_error)
+    (out['loss_alrp_cls'] + out['loss_alrp_loc']).backward()
+    scores = cls_score.detach()[:, :3].double()
+    rows = ((labels < 3) & (weight > 0)).nonzero().squeeze(1)
+    pos = torch.zeros_like(scores, dtype=torch.bool)
+    pos[rows, labels[rows]] = True
+    neg = ~pos & (weight > 0)[:, None]
+    ref, update = alrp_reference(scores.reshape(-1), pos.reshape(-1),
+                                 loc_error[rows].detach().double(), 1.0,
+                                 tau=0.5, negatives=neg.reshape(-1),
+                                 **options)
+    assert out['loss_alrp_cls'].dtype == torch.float32
+    assert out['loss_alrp_cls'].item() == pytest.approx(ref['cls'],
+                                                        abs=FLOAT32_ATOL)
+    assert out['loss_alrp_loc'].item() == pytest.approx(3 * ref['loc'],
+                                                        abs=FLOAT32_ATOL)
+    torch.testing.assert_close(cls_score.grad[:, :3].reshape(-1).double(),
+                               update, atol=FLOAT32_ATOL, rtol=0)
+    expected = torch.zeros(14, dtype=torch.float64)
+    expected[rows] = 3 * ref['loc_weight']
+    torch.testing.assert_close(loc_error.grad.double(), expected,
+                               atol=FLOAT32_ATOL, rtol=0)
+
+
+def test_precision_defaults_to_float64_and_is_checked():
+    assert ALRPLoss().precision == 'float64'
+    for bad in ('float16', 'fp32', 64):
+        with pytest.raises(ValueError, match='ALRPLoss: precision'):
+            ALRPLoss(precision=bad)

@@ -313,13 +313,9 @@ HOST_READS = {
     'RankSortLoss': 5, 'ErrorDrivenAPLoss': 5, 'ALRPLoss': 5,
 }
 #: Ops that raise in deterministic mode on CUDA, in files of other owners:
-#: the losses that call them, and where.
-_PREFIX_SUMS = ('float64 cumsum of the negatives\' scores in '
-                'losses/error_driven_negatives.py (and of the errors in '
-                'error_driven_modes.py); other owners')
-DETERMINISM_OWNED_ELSEWHERE = {
-    'RankSortLoss': _PREFIX_SUMS, 'ErrorDrivenAPLoss': _PREFIX_SUMS,
-    'ALRPLoss': _PREFIX_SUMS}
+#: the losses that call them, and where (none left: the error-driven
+#: losses' prefix sums are now block sums, ``prefix_sums``).
+DETERMINISM_OWNED_ELSEWHERE = {}
 
 
 def _on_meta(meta, loss, x, rest):
