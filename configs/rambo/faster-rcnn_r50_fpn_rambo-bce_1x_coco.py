@@ -1,7 +1,8 @@
 # Faster R-CNN R50-FPN on COCO with RaMBO + sigmoid CE (`MixedRankLoss`,
 # `../_base_/rambo-bce.py`) at the CE twin's lr, the recipe that beat
 # cross-entropy on DigitsVOC (+2.3 AP50 [+1.0, +3.5], 5 seeds,
-# docs/evidence.md). Not trained on COCO in this project (no COCO, no GPU on
+# docs/evidence/digitsvoc_scratch_16e.md, docs/evidence.md). Not trained on
+# COCO in this project (no COCO, no GPU on
 # its machine). Scores are the cross-entropy's probabilities.
 # Batch: 2 images per process; lr 0.02 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).

@@ -14,17 +14,17 @@ _base_ = [
 model = dict(
     data_preprocessor=dict(mean=[127.5] * 3, std=[127.5] * 3),
     # MMDetection's zero-initialised last BatchNorm of each residual block
-    # left the network untrainable here (a probe: test R@1 0.2 after 600
-    # steps with it, 12.8 without; docs/retrieval.md)
+    # left the network untrainable here (a 600-step probe with and without
+    # it: docs/retrieval.md)
     backbone=dict(in_channels=3, zero_init_residual=False),
     # lambda and memory chosen on val (seed 0, R@1 at the last evaluation, lr
-    # 1e-3): lambda 0.2 / 1 / 4 with memory 0: 22.4 / 29.8 / 28.8; memory 3
-    # (Table 9's) at lambda 0.2 / 1: 3.8 / 3.3. lr on val over seeds 0-2 (seed
-    # 0 alone had preferred 3e-3, which then failed on seed 1): 1e-3: 29.8 /
-    # 20.7 / 30.4, 3e-3: 30.8 / 3.9 / 15.9; 3e-4 (seed 0): 17.7; mean val R@1
-    # over the 3 seeds, 3e-4 / 1e-3 / 3e-3: 12.7 / 27.0 / 16.9
-    # (experiments/studies/digit_instances_losses.py, which also trains FastAP
-    # and batch-hard triplet here, each at its own lr: docs/retrieval.md)
+    # 1e-3) among lambda 0.2 / 1 / 4 with memory 0 and memory 3 (Table 9's)
+    # at lambda 0.2 / 1; lr on val over seeds 0-2 (seed 0 alone had
+    # preferred 3e-3, which then failed on seed 1): the val R@1 of each in
+    # docs/retrieval.md. Mean val R@1 over the 3 seeds, 3e-4 / 1e-3 / 3e-3:
+    # 12.7 / 27.0 / 16.9 (experiments/studies/digit_instances_losses.py,
+    # which also trains FastAP and batch-hard triplet here, each at its own
+    # lr: docs/evidence/digit_instances_losses.md, docs/retrieval.md)
     loss=dict(type='RaMBORecallLoss', weighting='log', lambda_val=1.0,
               margin=0.02, memory=0))
 # Adam lr 1e-3 (embedding x 10), weight decay 4e-4 (the schedule's);

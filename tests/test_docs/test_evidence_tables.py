@@ -4,7 +4,9 @@
 ``<!-- evidence-table: NAME -->`` markers from the study reports in
 ``docs/evidence/``. These tests fail when a marked table differs from what
 the tool writes now (run it with ``--write``), and check the tool's numbers
-against a hand computation from the CSV.
+against a hand computation from the CSV. Its other outputs (the metafiles'
+``Results``, the results plot) are tested in ``test_one_home.py``; here,
+that ``--check`` covers them.
 """
 import csv
 import importlib.util
@@ -71,13 +73,38 @@ def test_marked_table_is_up_to_date(rel, name):
 
 
 def test_check_mode_agrees(capsys):
-    """``--check`` exits 0 exactly when no marked table is stale."""
+    """``--check`` exits 0 exactly when no marked table, no metafile's
+    Results and not the results plot is stale."""
     files, _ = ET.update(ROOT)
+    files.update(ET.metafile_updates(ROOT))
     stale = [rel for rel, (old, new) in files.items() if old != new]
-    assert ET.main(['--check']) == (1 if stale else 0)
+    old_json, new_json, png_current = ET.plot_status(ROOT)
+    plot_stale = old_json != new_json or not png_current
+    assert ET.main(['--check']) == (1 if stale or plot_stale else 0)
     out = capsys.readouterr().out
     for rel in stale:
         assert f'{rel} (generated)' in out
+
+
+def test_check_mode_fails_on_a_stale_metafile_or_plot(capsys, monkeypatch):
+    """A metafile whose Results differ from the reports, or a plot whose
+    data differ, makes ``--check`` fail (and writes nothing)."""
+    real = ET.metafile_updates
+
+    def stale_metafile(root=ROOT):
+        out = real(root)
+        rel = next(iter(out))
+        out[rel] = (out[rel][0] + '# hand edit\n', out[rel][1])
+        return out
+
+    monkeypatch.setattr(ET, 'metafile_updates', stale_metafile)
+    assert ET.main(['--check']) == 1
+    assert '# hand edit' in capsys.readouterr().out
+    monkeypatch.setattr(ET, 'metafile_updates', real)
+    real_plot = ET.plot_status
+    monkeypatch.setattr(ET, 'plot_status', lambda root=ROOT: (
+        real_plot(root)[0], real_plot(root)[1] + ' ', True))
+    assert ET.main(['--check']) == 1
 
 
 def _csv_rows(study):

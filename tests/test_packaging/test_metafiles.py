@@ -3,7 +3,11 @@
 The format is MMDetection's: Collections (Name, Metadata, Paper with URL and
 Title, README) and Models (Name, In Collection, Config, Metadata, Results).
 ``Results`` hold numbers measured in this project only; numbers quoted from
-a paper go to ``Paper Results`` with their ``Source``.
+a paper go to ``Paper Results`` with their ``Source``. A ``Results`` entry
+is Task, Dataset, Metrics (numbers) and the ``Report`` it copies, with
+``Notes`` where needed; those of configs a study trained are generated from
+its report (``tools/analysis_tools/evidence_tables.py --write``; checked in
+``tests/test_docs/test_one_home.py``).
 """
 import filecmp
 import os.path as osp
@@ -97,9 +101,20 @@ def test_results_are_numbers_with_a_source(key):
             assert result['Metrics'] and all(
                 isinstance(v, Real) and 0 <= v <= 100
                 for v in result['Metrics'].values()), model['Name']
-            # Paper numbers say where they come from.
+            # Paper numbers say where they come from; measured numbers
+            # name the report they copy.
             assert ('Source' in result) == (key == 'Paper Results'), (
                 model['Name'])
+            allowed = {'Task', 'Dataset', 'Metrics'} | (
+                {'Source'} if key == 'Paper Results' else
+                {'Report', 'Notes'})
+            assert set(result) <= allowed, (model['Name'], set(result))
+            if key == 'Results':
+                assert osp.isfile(osp.join(ROOT, result['Report'])), (
+                    model['Name'], result['Report'])
+                assert all(isinstance(result[k], str)
+                           for k in ('Task', 'Dataset', 'Report')
+                           ), model['Name']
 
 
 def test_mmengine_finds_every_listed_config():

@@ -2,7 +2,8 @@
 """Markdown tables of the study reports, kept in the docs between markers.
 
     python tools/analysis_tools/evidence_tables.py            # print every table
-    python tools/analysis_tools/evidence_tables.py --write    # rewrite the docs
+    python tools/analysis_tools/evidence_tables.py --write    # rewrite the docs,
+                                                             # metafiles, plot
     python tools/analysis_tools/evidence_tables.py --check    # diff, exit 1 if stale
 
 A table lives in ``README.md`` or ``docs/*.md`` between two markers::
@@ -33,18 +34,33 @@ The tables (``TABLES``):
   skipped with a message and its markers are left as they are.
 
 Numbers are in percent with one decimal, as in the study reports.
+
+Beside the tables, ``--write`` writes (and ``--check`` compares):
+
+* the ``Results`` of ``configs/**/metafile.yml``: one entry per study that
+  trained the config as it ships, labelled by study and seeds, between
+  marker comments (:mod:`experiments.metafile_results` says how and why);
+* ``docs/images/results_ap50.png``: each method's per-seed test AP50 and its
+  mean, one panel per detection block of ``RESULTS``, baseline first, and
+  beside it ``docs/images/results_ap50.json``, the plotted numbers. The PNG
+  carries the SHA-256 of that JSON in its ``Comment`` text chunk; ``--check``
+  compares the JSON with the reports and the PNG's digest with the JSON (not
+  the PNG's bytes, which depend on the matplotlib and font versions), and
+  ``--write`` redraws the PNG only when that digest differs.
 """
 import argparse
 import csv
 import difflib
 import glob
+import hashlib
 import json
+import os
 import os.path as osp
 import re
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from experiments import stats, verdict
+from experiments import metafile_results, stats, verdict
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -310,13 +326,181 @@ def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
     return out, sorted(set(skipped))
 
 
+# --- metafile Results --------------------------------------------------------
+
+INDEX = 'model-index.yml'
+
+
+def metafile_paths(root: str = ROOT) -> List[str]:
+    """The metafiles ``model-index.yml`` imports, relative to ``root``."""
+    import yaml
+    with open(osp.join(root, INDEX), encoding='utf-8') as f:
+        return list(yaml.safe_load(f)['Import'])
+
+
+def metafile_entries(root: str = ROOT) -> List[dict]:
+    """Every generated metafile result (:mod:`experiments.metafile_results`):
+    the unchanged rows of ``RESULTS`` and of ``metafile_results.EXTRA``,
+    then the quickstart's."""
+    def rows_of(study):
+        return read_csv(osp.join(root, EVIDENCE, f'{study}.csv'))
+
+    return metafile_results.results(
+        RESULTS + metafile_results.EXTRA, rows_of, test_values,
+        lambda study: metafile_results.declared_methods(root, study)) + \
+        metafile_results.quickstart_results(osp.join(root, QUICKSTART_JSON))
+
+
+def metafile_updates(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
+    """``{metafile: (old, new)}`` for every metafile of the index."""
+    entries = metafile_entries(root)
+    by_config = metafile_results.results_by_config(entries)
+    out, seen = {}, set()
+    for rel in metafile_paths(root):
+        with open(osp.join(root, rel), encoding='utf-8') as f:
+            old = f.read()
+        new = metafile_results.render_metafile(old, by_config)
+        seen |= {c for c in by_config if f'    Config: {c}\n' in new}
+        out[rel] = (old, new)
+    missing = set(by_config) - seen
+    if missing:
+        raise KeyError(f'measured configs in no metafile: {sorted(missing)}')
+    return out
+
+
+# --- results plot ------------------------------------------------------------
+
+PLOT_PNG = 'docs/images/results_ap50.png'
+PLOT_JSON = 'docs/images/results_ap50.json'
+_DIGEST = 'plotted data sha256 '
+
+
+def _plain(label: str) -> str:
+    return label.replace('**', '').replace('`', '')
+
+
+def plot_data(root: str = ROOT) -> dict:
+    """What the results plot shows: per detection block of ``RESULTS``, each
+    row's per-seed test AP50 (percent) and mean, baseline first."""
+    studies = []
+    for block in RESULTS:
+        if block['metric'] != 'test_ap50':
+            continue
+        rows = read_csv(osp.join(root, EVIDENCE, f'{block["study"]}.csv'))
+        ordered = sorted(block['rows'],
+                         key=lambda r: r[0] != block['baseline'])
+        methods = []
+        for method, label, config, change in ordered:
+            values = test_values(rows, method, block['metric'])
+            seeds = sorted(values)
+            label = _plain(label) + (f' ({_plain(change)})' if change else '')
+            if (block['study'], method) in \
+                    metafile_results.LOSS_VERSION_NOTES:
+                label += ' [0.2.0 loss]'
+            methods.append(dict(
+                method=method, label=label, config=config,
+                baseline=method == block['baseline'], seeds=seeds,
+                ap50=[round(100 * values[s], 2) for s in seeds],
+                mean=round(100 * stats.mean_std(
+                    [values[s] for s in seeds])[0], 2)))
+        studies.append(dict(study=block['study'],
+                            title=f'{block["protocol"]}',
+                            report=f'{EVIDENCE}/{block["study"]}.md',
+                            methods=methods))
+    return dict(metric='test AP50 (%)', source=EVIDENCE, studies=studies)
+
+
+def plot_json(root: str = ROOT) -> str:
+    """``plot_data`` as JSON, lists of numbers on one line."""
+    text = json.dumps(plot_data(root), indent=1, ensure_ascii=False)
+    return re.sub(r'\[\s+([^\[\]{}"]*?)\s+\]',
+                  lambda m: '[' + ' '.join(m.group(1).split()) + ']',
+                  text) + '\n'
+
+
+def png_digest(path: str) -> Optional[str]:
+    """The data digest stored in a results plot, or None."""
+    if not osp.isfile(path):
+        return None
+    from PIL import Image
+    with Image.open(path) as im:
+        comment = getattr(im, 'text', {}).get('Comment', '')
+    return comment[len(_DIGEST):] if comment.startswith(_DIGEST) else None
+
+
+def draw_plot(data: dict, path: str, digest: str) -> None:
+    """Draws ``plot_data``'s dict into ``path`` (PNG, Agg, fixed size, no
+    timestamp); ``digest`` goes into its ``Comment`` text chunk."""
+    import textwrap
+
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    studies = data['studies']
+    heights = [len(s['methods']) + 1.2 for s in studies]
+    fig, axes = plt.subplots(
+        len(studies), 1, figsize=(9, 0.42 * sum(heights) + 0.6), dpi=100,
+        sharex=True, gridspec_kw=dict(height_ratios=heights))
+    axes = list(axes) if len(studies) > 1 else [axes]
+    top = max(v for s in studies for m in s['methods'] for v in m['ap50'])
+    for ax, study in zip(axes, studies):
+        n = len(study['methods'])
+        for i, m in enumerate(study['methods']):
+            y = n - 1 - i
+            color = '0.45' if m['baseline'] else f'C{i}'
+            k = len(m['ap50'])
+            jitter = [0.0] if k == 1 else [
+                -0.18 + 0.36 * j / (k - 1) for j in range(k)]
+            ax.scatter(m['ap50'], [y + d for d in jitter], s=18,
+                       color=color, alpha=0.8, zorder=3, linewidths=0)
+            ax.plot([m['mean'], m['mean']], [y - 0.32, y + 0.32],
+                    color=color, lw=2.2, zorder=4)
+            ax.text(m['mean'], y + 0.36, f'{m["mean"]:.1f}', fontsize=7,
+                    ha='center', va='bottom', color=color)
+        ax.set_yticks(range(n))
+        ax.set_yticklabels([
+            textwrap.fill(m['label'] + (' [baseline]' if m['baseline']
+                                        else ''), 42)
+            for m in reversed(study['methods'])], fontsize=7.5)
+        ax.set_ylim(-0.6, n - 0.1)
+        ax.set_title(f'{study["title"]}  ({study["study"]})', fontsize=8.5,
+                     loc='left')
+        ax.grid(axis='x', color='0.9', zorder=0)
+        ax.set_xlim(-1, 5 * (int(top) // 5 + 1) + 1)
+    axes[-1].set_xlabel(
+        'test AP50 (%) on DigitsVOC: dots are seeds, bars are means '
+        '(from docs/evidence/); [0.2.0 loss]: measured with 0.2.0\'s '
+        'RS / aLRP', fontsize=8)
+    fig.tight_layout()
+    os.makedirs(osp.dirname(path), exist_ok=True)
+    fig.savefig(path, format='png', metadata={
+        'Software': None, 'Comment': _DIGEST + digest})
+    plt.close(fig)
+
+
+def plot_status(root: str = ROOT) -> Tuple[Optional[str], str, bool]:
+    """(the JSON in the repository or None, the JSON generated now, whether
+    the PNG was drawn from the generated JSON)."""
+    new = plot_json(root)
+    path = osp.join(root, PLOT_JSON)
+    old = None
+    if osp.isfile(path):
+        with open(path, encoding='utf-8') as f:
+            old = f.read()
+    digest = hashlib.sha256(new.encode('utf-8')).hexdigest()
+    return old, new, png_digest(osp.join(root, PLOT_PNG)) == digest
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument('--write', action='store_true',
-                      help='rewrite the marked tables in place')
+                      help='rewrite the marked tables, the metafile Results '
+                      'and the results plot in place')
     mode.add_argument('--check', action='store_true',
-                      help='print a diff and exit 1 if a table is stale')
+                      help='print a diff and exit 1 if a table, a metafile '
+                      'or the results plot is stale')
     args = parser.parse_args(argv)
     if not (args.write or args.check):
         for name, make in TABLES.items():
@@ -330,7 +514,8 @@ def main(argv=None) -> int:
         print(f'evidence_tables: skipped table {name!r}: its input '
               f'({QUICKSTART_JSON}) does not exist yet')
     stale = 0
-    for rel, (old, new) in files.items():
+    metafiles = metafile_updates()
+    for rel, (old, new) in list(files.items()) + list(metafiles.items()):
         if old == new:
             continue
         if args.write:
@@ -343,11 +528,32 @@ def main(argv=None) -> int:
                 difflib.unified_diff(
                     old.splitlines(True), new.splitlines(True),
                     f'{rel} (in the repository)', f'{rel} (generated)'))
+    old_json, new_json, png_current = plot_status()
+    plot_stale = old_json != new_json or not png_current
+    if args.write and plot_stale:
+        with open(osp.join(ROOT, PLOT_JSON), 'w', encoding='utf-8') as f:
+            f.write(new_json)
+        draw_plot(json.loads(new_json), osp.join(ROOT, PLOT_PNG),
+                  hashlib.sha256(new_json.encode('utf-8')).hexdigest())
+        print(f'evidence_tables: rewrote {PLOT_JSON} and {PLOT_PNG}')
+    elif args.check and plot_stale:
+        stale += 1
+        if old_json != new_json:
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    (old_json or '').splitlines(True),
+                    new_json.splitlines(True),
+                    f'{PLOT_JSON} (in the repository)',
+                    f'{PLOT_JSON} (generated)'))
+        if not png_current:
+            print(f'{PLOT_PNG}: not drawn from the generated {PLOT_JSON} '
+                  '(its Comment digest differs)')
     if args.check:
-        print(f'evidence_tables: {stale} stale file(s) of {len(files)} '
-              'with tables' + ('; run with --write' if stale else ''))
+        print(f'evidence_tables: {stale} stale file(s) of '
+              f'{len(files) + len(metafiles) + 1} (docs with tables, '
+              'metafiles, results plot)' +
+              ('; run with --write' if stale else ''))
     return 1 if stale else 0
-
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -35,9 +35,9 @@ rambo_dense_loss = dict(
 # rank all anchors as above; the focal term gets every anchor's score, label,
 # weight and the stock head's avg_factor, so it is exactly the focal twin's
 # loss (tested). Used by the `_rambo-focal_` configs. RaMBO ranks the logits
-# here: on ATSS that mix led the sigmoid one on val over 5 seeds (27.5
-# against 26.5 AP50) and beat focal by +3.7 [+1.7, +5.7] on test
-# (docs/dense.md).
+# here: on ATSS that mix led the sigmoid one in mean val AP50 over 5 seeds
+# and beat focal by +3.7 [+1.7, +5.7] on test
+# (docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md).
 rambo_focal_dense_loss = dict(
     _delete_=True,
     type='MixedRankLoss',

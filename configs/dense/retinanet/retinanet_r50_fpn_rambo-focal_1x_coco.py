@@ -3,7 +3,8 @@
 # logits, plus the stock focal loss (`rambo_focal_dense_loss` of
 # `../_base_/rambo-ap.py`), at focal's lr (0.01 for a total batch of 16).
 # Evidence: ATSS on DigitsVOC (+3.7 AP50 [+1.7, +5.7] over focal, 5 seeds,
-# docs/dense.md); unresolved on the DigitsVOC RetinaNet. Not trained on COCO
+# docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md); unresolved on
+# the DigitsVOC RetinaNet. Not trained on COCO
 # in this project (no COCO, no GPU on its machine).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
