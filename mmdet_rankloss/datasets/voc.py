@@ -18,6 +18,7 @@ from mmengine.logging import print_log
 from mmdet.datasets import VOCDataset
 from mmdet.registry import DATASETS
 
+from .checked import check_options
 from ..utils.voc_check import VOCCheckError, check_voc_item
 
 __all__ = ['CheckedVOCDataset']
@@ -60,14 +61,8 @@ class CheckedVOCDataset(VOCDataset):
                  unknown_class: str = 'error',
                  check_images: bool = True,
                  **kwargs) -> None:
-        if unknown_class not in ('error', 'skip'):
-            raise ValueError("unknown_class must be 'error' or 'skip', got "
-                             f'{unknown_class!r}')
-        if not isinstance(check_images, bool):
-            raise ValueError(
-                f'check_images must be True or False, got {check_images!r}')
-        self.unknown_class = unknown_class
-        self.check_images = check_images
+        self.unknown_class, self.check_images = check_options(
+            unknown_class, check_images)
         super().__init__(**kwargs)
 
     def load_data_list(self) -> List[dict]:

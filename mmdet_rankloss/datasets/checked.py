@@ -1,0 +1,17 @@
+"""The options every checked dataset takes (:class:`CheckedVOCDataset`,
+:class:`CheckedCocoDataset`), validated in one place."""
+from typing import Tuple
+
+__all__ = ['check_options']
+
+
+def check_options(unknown_class: str, check_images: bool) -> Tuple[str, bool]:
+    """``(unknown_class, check_images)`` checked: ``unknown_class`` is
+    ``'error'`` or ``'skip'``, ``check_images`` a bool."""
+    if unknown_class not in ('error', 'skip'):
+        raise ValueError("unknown_class must be 'error' or 'skip', got "
+                         f'{unknown_class!r}')
+    if not isinstance(check_images, bool):
+        raise ValueError(
+            f'check_images must be True or False, got {check_images!r}')
+    return unknown_class, check_images
