@@ -223,7 +223,7 @@ def check_host_syncs(report, cuda, args):
         return
     for name, kind in rank_losses(args.only):
         x, labels = make_inputs(name, kind, 'cuda', args.fast)
-        loss = build(name).cuda()
+        loss = build(name).to(x.device)
         scalar(loss(x, labels)).backward()  # warm-up
         x.grad = None
         torch.cuda.synchronize()
