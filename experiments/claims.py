@@ -27,7 +27,7 @@ from . import stats
 
 __all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim',
            'read_claim_record', 'pooled_claim', 'claim_markdown',
-           'test_outcomes']
+           'test_outcomes', 'read_csv', 'test_values']
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -110,26 +110,31 @@ def read_claim_record(name: str, evidence: str = EVIDENCE) -> dict:
     return record
 
 
-def _read_csv(path: str) -> List[dict]:
+def read_csv(path: str) -> List[dict]:
+    """The rows of a study's CSV."""
     with open(path, newline='', encoding='utf-8') as f:
         return list(csv.DictReader(f))
 
 
+def test_values(rows: List[dict], method: str) -> Dict[int, float]:
+    """``{seed: value}`` of ``method``'s test rows at its selected lr
+    (``test_r1`` in a retrieval report, else ``test_ap50``)."""
+    metric = 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
+    return {int(r['seed']): float(r[metric]) for r in rows
+            if r['method'] == method and r['selected_lr'] == 'True'
+            and r.get(metric, '') != ''}
+
+
 def _hypothesis_row(study: str, hypothesis: str, evidence: str) -> dict:
     path = osp.join(evidence, f'{study}_comparisons.csv')
-    for row in _read_csv(path):
+    for row in read_csv(path):
         if row['family'] == 'pre-registered' and row['id'] == hypothesis:
             return row
     raise ClaimError(f'{path}: no pre-registered hypothesis {hypothesis}')
 
 
 def _test_values(study: str, method: str, evidence: str) -> Dict[int, float]:
-    out = {}
-    for row in _read_csv(osp.join(evidence, f'{study}.csv')):
-        if row['method'] == method and row['selected_lr'] == 'True' and \
-                row.get('test_ap50', '') != '':
-            out[int(row['seed'])] = float(row['test_ap50'])
-    return out
+    return test_values(read_csv(osp.join(evidence, f'{study}.csv')), method)
 
 
 def test_outcomes(tests: List[dict], evidence: str = EVIDENCE,

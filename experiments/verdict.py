@@ -22,12 +22,12 @@ epochs: :data:`SCOPES`) and ends with a one-line gloss for a reader without
 statistics, generated from its first evidence item. Rendered by
 ``tools/analysis_tools/evidence_tables.py`` (table ``verdict``).
 """
-import csv
 import json
 import os.path as osp
 from typing import Dict, List
 
 from . import stats
+from .claims import read_csv, test_values
 
 __all__ = ['SCOPES', 'VERDICT', 'hyp', 'expl', 'pooled', 'row',
            'evidence', 'verdict_markdown']
@@ -148,21 +148,8 @@ VERDICT: List[dict] = [
 ]
 
 
-def _read_csv(path: str) -> List[dict]:
-    with open(path, newline='', encoding='utf-8') as f:
-        return list(csv.DictReader(f))
-
-
-def _metric(rows: List[dict]) -> str:
-    return 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
-
-
 def _values(rows: List[dict], method: str) -> Dict[int, float]:
-    metric, out = _metric(rows), {}
-    for r in rows:
-        if r['method'] == method and r['selected_lr'] == 'True' and \
-                r.get(metric, '') != '':
-            out[int(r['seed'])] = float(r[metric])
+    out = test_values(rows, method)
     if not out:
         raise ValueError(f'no test rows for {method!r}')
     return out
@@ -192,7 +179,7 @@ def evidence(item: dict, root: str = ROOT) -> dict:
             f'pooled_{item["name"]}.md'), k=res['confirmed'],
             n=res['n_tests'], positive=p['positive'], seeds=p['n'],
             mean=p['mean'], low=p['low'], high=p['high'])
-    rows = _read_csv(osp.join(ev, f'{item["study"]}.csv'))
+    rows = read_csv(osp.join(ev, f'{item["study"]}.csv'))
     report = f'{item["study"]}.md'
     if item['kind'] == 'row':
         values = list(_values(rows, item['method']).values())
@@ -204,7 +191,7 @@ def evidence(item: dict, root: str = ROOT) -> dict:
                     n=n)
     if item['kind'] == 'hyp':
         path = osp.join(ev, f'{item["study"]}_comparisons.csv')
-        found = [r for r in _read_csv(path)
+        found = [r for r in read_csv(path)
                  if r['family'] == 'pre-registered' and r['id'] == item['id']]
         if not found:
             raise ValueError(f'{path}: no pre-registered {item["id"]}')
