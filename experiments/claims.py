@@ -21,7 +21,7 @@ import datetime
 import json
 import math
 import os.path as osp
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from . import stats
 
@@ -116,13 +116,25 @@ def read_csv(path: str) -> List[dict]:
         return list(csv.DictReader(f))
 
 
-def test_values(rows: List[dict], method: str) -> Dict[int, float]:
-    """``{seed: value}`` of ``method``'s test rows at its selected lr
-    (``test_r1`` in a retrieval report, else ``test_ap50``)."""
-    metric = 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
-    return {int(r['seed']): float(r[metric]) for r in rows
-            if r['method'] == method and r['selected_lr'] == 'True'
-            and r.get(metric, '') != ''}
+def test_values(rows: Sequence[dict], method: str,
+                metric: Optional[str] = None) -> Dict[int, float]:
+    """``{seed: value}`` of ``method``'s test rows at its selected lr.
+
+    ``metric`` is the CSV column (default ``test_r1`` in a retrieval report,
+    else ``test_ap50``). Two test rows of one seed are an error: a report
+    holds each seed's test run once.
+    """
+    if metric is None:
+        metric = 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
+    out: Dict[int, float] = {}
+    for r in rows:
+        if (r['method'] == method and r['selected_lr'] == 'True'
+                and r.get(metric, '') != ''):
+            seed = int(r['seed'])
+            if seed in out:
+                raise ValueError(f'{method}: two test rows for seed {seed}')
+            out[seed] = float(r[metric])
+    return out
 
 
 def _hypothesis_row(study: str, hypothesis: str, evidence: str) -> dict:

@@ -178,7 +178,16 @@ def test_numbers_match_a_hand_computation(study, method, baseline, metric,
 
     table = _body(_read('README.md'), 'results')
     cells = _row_of(table, config, change, study)
-    assert cells[3] == str(len(values))
+    # the count and the seeds themselves: rows of one config from two
+    # studies differ by their seeds
+    count, _, seeds_cell = cells[3].partition(' ')
+    assert count == str(len(values))
+    listed = seeds_cell.strip('()').replace('seeds ', '').replace('seed ', '')
+    named = set()
+    for part in listed.split(', '):
+        lo, _, hi = part.partition('-')
+        named |= set(range(int(lo), int(hi or lo) + 1))
+    assert named == set(values)
     assert cells[4] == expected_pm
     assert cells[5].startswith(expected_diff + ' vs ')
 

@@ -49,7 +49,6 @@ Beside the tables, ``--write`` writes (and ``--check`` compares):
   ``--write`` redraws the PNG only when that digest differs.
 """
 import argparse
-import csv
 import difflib
 import glob
 import hashlib
@@ -61,6 +60,7 @@ import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from experiments import metafile_results, stats, verdict
+from experiments.claims import read_csv, test_values
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -159,25 +159,6 @@ RESULTS = [
 ]
 
 
-def read_csv(path: str) -> List[dict]:
-    with open(path, newline='', encoding='utf-8') as f:
-        return list(csv.DictReader(f))
-
-
-def test_values(rows: Sequence[dict], method: str,
-                metric: str) -> Dict[int, float]:
-    """``{seed: value}`` of ``method``'s test rows at its selected lr."""
-    out = {}
-    for r in rows:
-        if (r['method'] == method and r['selected_lr'] == 'True'
-                and r.get(metric, '') != ''):
-            seed = int(r['seed'])
-            if seed in out:
-                raise ValueError(f'{method}: two test rows for seed {seed}')
-            out[seed] = float(r[metric])
-    return out
-
-
 def _interval(pair: Optional[dict]) -> str:
     if pair is None:
         return '-'
@@ -225,7 +206,7 @@ def results_table(doc_dir: str = '.') -> str:
             lines.append(
                 f'| {cell} | {block["data"]} | {block["protocol"]} '
                 f'([report]({report})) | '
-                f'{len(values)} | '
+                f'{len(values)} ({metafile_results.seeds_text(values)}) | '
                 f'{stats.mean_std_text(list(values.values()))} | {diff} |')
     return '\n'.join(lines) + '\n'
 
