@@ -8,7 +8,10 @@ A claim (:data:`CLAIMS`) names the pre-registered hypotheses that tested it
 (a study and a hypothesis id of its pre-registration). ``--freeze`` writes
 ``docs/evidence/pooled_<name>_declaration.json``: the tests, the pooling
 method (:data:`METHODS`) and the time, before any pooled number exists; it
-refuses when the record exists. The computation refuses without that
+refuses when the record exists. A claim pre-registered again later is added
+with ``--amend NAME --why TEXT``: the record keeps its tests, method and time
+and lists the added tests with the time and the reason; only tests can be
+added, never removed, and the method cannot change. The computation refuses without that
 record, or when the claim's tests or method differ from the record's, and
 writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each test's
 outcome (confirmed: Holm-adjusted p <= alpha in the declared direction, as
@@ -25,7 +28,7 @@ from typing import Dict, List, Optional, Sequence
 
 from . import stats
 
-__all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim',
+__all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim', 'amend_claim',
            'read_claim_record', 'pooled_claim', 'claim_markdown',
            'test_outcomes', 'read_csv', 'test_values']
 
@@ -53,6 +56,8 @@ CLAIMS = {
             dict(study='confirm_digitsvoc', hypothesis='H1'),
             dict(study='digitsvoc_rank_sort_frcnn_16e', hypothesis='H2'),
             dict(study='digitsvoc_pretrained_12e', hypothesis='H1'),
+            # added by an amendment (the record says when and why)
+            dict(study='digitsvoc_scratch_8e_mix', hypothesis='H1'),
         ],
         method='seed_pooled_t'),
 }
@@ -86,8 +91,48 @@ def freeze_claim(name: str, evidence: str = EVIDENCE,
     record = dict(
         claim=name, statement=claim['claim'], tests=claim['tests'],
         method=claim['method'], method_text=METHODS[claim['method']],
-        frozen_at=now or datetime.datetime.now(
-            datetime.timezone.utc).isoformat(timespec='seconds'))
+        frozen_at=_now(now))
+    with open(path, 'w', encoding='utf-8') as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write('\n')
+    return path
+
+
+def _now(now: Optional[str]) -> str:
+    return now or datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec='seconds')
+
+
+def amend_claim(name: str, why: str, evidence: str = EVIDENCE,
+                now: Optional[str] = None) -> str:
+    """Add the claim's tests that its record lacks (a later pre-registered
+    test of the same claim), with the time and ``why``. Refuses when the
+    record lacks nothing, when a recorded test is no longer in the claim
+    (tests are never removed) or when the method differs."""
+    claim = _claim(name)
+    path = _record_path(name, evidence)
+    if not osp.isfile(path):
+        raise ClaimError(f'{path} does not exist: declare it first '
+                         f'(--freeze {name})')
+    if not why.strip():
+        raise ClaimError('an amendment says why (--why)')
+    with open(path, encoding='utf-8') as f:
+        record = json.load(f)
+    if record['method'] != claim['method']:
+        raise ClaimError(f'{path}: method {record["method"]!r} differs from '
+                         f'the claim\'s {claim["method"]!r}; a method is '
+                         'declared once')
+    dropped = [t for t in record['tests'] if t not in claim['tests']]
+    if dropped:
+        raise ClaimError(f'{path}: recorded tests {dropped} are not in the '
+                         'claim: tests are never removed')
+    added = [t for t in claim['tests'] if t not in record['tests']]
+    if not added:
+        raise ClaimError(f'{path}: the record already lists every test of '
+                         f'claim {name!r}')
+    record['tests'] = list(claim['tests'])
+    record.setdefault('amendments', []).append(
+        dict(at=_now(now), added=added, why=why.strip()))
     with open(path, 'w', encoding='utf-8') as f:
         json.dump(record, f, indent=1, sort_keys=True)
         f.write('\n')
@@ -197,6 +242,7 @@ def pooled_claim(name: str, evidence: str = EVIDENCE) -> dict:
         claim=name, statement=record['statement'],
         frozen_at=record['frozen_at'], method=record['method'],
         method_text=record['method_text'], tests=tests,
+        amendments=record.get('amendments', []),
         confirmed=sum(t['confirmed'] for t in tests), n_tests=len(tests),
         pooled=dict(n=len(diffs), mean=mean, low=mean - half,
                     high=mean + half, positive=sum(d > 0 for d in diffs),
@@ -216,6 +262,12 @@ def claim_markdown(result: dict) -> str:
         f'Method declared in `pooled_{result["claim"]}_declaration.json`'
         f', frozen {result["frozen_at"]}, before this estimate was computed:'
         f' {result["method_text"]}', '',
+    ]
+    for a in result.get('amendments', []):
+        added = ', '.join(f'{t["study"]} {t["hypothesis"]}'
+                          for t in a['added'])
+        lines += [f'Amended {a["at"]}: added {added}. {a["why"]}', '']
+    lines += [
         '| study | hypothesis | alternative | seeds | paired diff. [95 % CI] '
         '| Holm p | confirmed |', '|---|---|---|---|---|---|---|'
     ]

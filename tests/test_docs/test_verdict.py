@@ -125,7 +125,8 @@ def test_pooled_claim_matches_a_hand_computation():
                                                        row['baseline'])
         diffs += [m[int(s)] - b[int(s)] for s in row['seeds'].split()]
     d = np.array(diffs)
-    assert result['pooled']['n'] == len(d) == 15
+    assert result['pooled']['n'] == len(d) == 5 * len(
+        claims.CLAIMS['mix_vs_ce']['tests'])
     assert result['pooled']['mean'] == pytest.approx(d.mean())
     half = sps.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
     assert result['pooled']['high'] == pytest.approx(d.mean() + half)
@@ -151,6 +152,37 @@ def test_pooled_claim_refuses_without_or_against_its_declaration(tmp_path):
         claims.read_claim_record('mix_vs_ce', str(tmp_path))
 
 
+def test_an_amendment_only_adds_tests_and_says_why(tmp_path, monkeypatch):
+    first = [dict(study='a', hypothesis='H1')]
+    claim = dict(claim='x', tests=list(first), method='seed_pooled_t')
+    monkeypatch.setitem(claims.CLAIMS, 'c', claim)
+    ev = str(tmp_path)
+    with pytest.raises(claims.ClaimError, match='--freeze c'):
+        claims.amend_claim('c', 'why', ev)
+    claims.freeze_claim('c', ev, now='2000-01-01')
+    with pytest.raises(claims.ClaimError, match='already lists'):
+        claims.amend_claim('c', 'why', ev)
+    claim['tests'] = first + [dict(study='b', hypothesis='H2')]
+    with pytest.raises(claims.ClaimError, match='why'):
+        claims.amend_claim('c', ' ', ev)
+    claims.amend_claim('c', 'b tested it too', ev, now='2000-01-02')
+    record = claims.read_claim_record('c', ev)
+    assert record['frozen_at'] == '2000-01-01'
+    assert record['tests'] == claim['tests']
+    assert record['amendments'] == [dict(
+        at='2000-01-02', added=[dict(study='b', hypothesis='H2')],
+        why='b tested it too')]
+    claim['tests'] = [dict(study='b', hypothesis='H2')]  # 'a' dropped
+    with pytest.raises(claims.ClaimError, match='never removed'):
+        claims.amend_claim('c', 'why', ev)
+    claim['tests'] = first + [dict(study='b', hypothesis='H2'),
+                              dict(study='d', hypothesis='H1')]
+    claim['method'] = 'other'
+    monkeypatch.setitem(claims.METHODS, 'other', 'another pooling')
+    with pytest.raises(claims.ClaimError, match='declared once'):
+        claims.amend_claim('c', 'why', ev)
+
+
 def test_pooled_declaration_precedes_its_report():
     with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce_declaration.json'),
               encoding='utf-8') as f:
@@ -160,3 +192,5 @@ def test_pooled_declaration_precedes_its_report():
         report = f.read()
     assert record['frozen_at'] in report
     assert record['method_text'] in report
+    for a in record.get('amendments', []):
+        assert f'Amended {a["at"]}' in report and a['why'] in report

@@ -3,6 +3,7 @@
 one pooled estimate (:mod:`experiments.claims`).
 
     python tools/analysis_tools/pooled_claim.py --freeze mix_vs_ce
+    python tools/analysis_tools/pooled_claim.py --amend mix_vs_ce --why TEXT
     python tools/analysis_tools/pooled_claim.py mix_vs_ce
 """
 import argparse
@@ -17,8 +18,17 @@ def main(argv=None) -> int:
     parser.add_argument('--freeze', action='store_true',
                         help='declare the pooling method (once, before '
                         'computing)')
+    parser.add_argument('--amend', action='store_true',
+                        help='add the tests of the claim that its record '
+                        'lacks (a later pre-registered test)')
+    parser.add_argument('--why', default='',
+                        help='with --amend: why the test is added')
     args = parser.parse_args(argv)
     try:
+        if args.amend:
+            path = claims.amend_claim(args.claim, args.why)
+            print(f'pooled_claim: amended {path}')
+            return 0
         if args.freeze:
             print(f'pooled_claim: wrote {claims.freeze_claim(args.claim)}')
             return 0
