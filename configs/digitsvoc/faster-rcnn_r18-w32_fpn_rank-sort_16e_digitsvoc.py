@@ -28,7 +28,8 @@ model = dict(
 # selected on val by experiments/studies/digitsvoc_rank_sort_frcnn_16e.py
 # (seed 5) from {0.01, 0.02, 0.04, 0.08} (val AP50 31.3 / 35.3 / 25.3 / 0.1);
 # test AP50 38.5 +- 1.1 against cross-entropy's 41.6 +- 3.2, -3.1 [-6.9,
-# +0.6] paired over seeds 6-10: not resolved, and no gain (docs/rank_sort.md).
+# +0.6] paired over seeds 6-10: not resolved, and no gain
+# (docs/evidence/digitsvoc_rank_sort_frcnn_16e.md).
 # Its raw scores sit high (precision 3 % at 0.3): calibrate before you
 # threshold them.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

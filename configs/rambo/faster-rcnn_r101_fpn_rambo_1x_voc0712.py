@@ -6,7 +6,7 @@
 # store it with the model:
 #   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/faq.md).
+# (docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r101_fpn_ce_1x_voc0712.py', '../_base_/rambo.py']

@@ -10,7 +10,7 @@
 # not probabilities and a display threshold such as DetInferencer's 0.3 keeps
 # far too many boxes. Fit a calibration on images the model did not train on
 # (for VOC: train without VOC2007 val, fit on it) and store it with the
-# model (docs/faq.md):
+# model (docs/thresholds.md):
 #   python tools/test.py CONFIG CKPT --out val.pkl --cfg-options \
 #       test_dataloader.dataset.ann_file=VOC2007/ImageSets/Main/val.txt
 #   python tools/analysis_tools/fit_score_calibration.py val.pkl \

@@ -6,7 +6,8 @@
 # `../dense/_base_/rank-sort.py` (stock RPN: delete the `rpn_head=` and
 # `rpn=` entries below). lr and schedule are the CE twin's, not the
 # paper's. Not trained: no VOC result was measured (on DigitsVOC from
-# scratch RS-R-CNN did not beat cross-entropy, docs/rank_sort.md).
+# scratch RS-R-CNN did not beat cross-entropy,
+# docs/evidence/digitsvoc_rank_sort_frcnn_16e.md).
 # Batch: 8 images per process; lr 0.005 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

@@ -14,7 +14,7 @@
 # and no margin: at the stock heads' initialisation (logits -4.6 with std
 # 0.003) the paper's margin of 0.15 leaves no score within reach of
 # Algorithm 1, so the classifier would get no gradient at all; without it the
-# sigmoid space gave the densest gradient (measured in docs/dense.md). No
+# sigmoid space gave the densest gradient (docs/dense.md). No
 # score memory: the batch already holds thousands of anchors per class
 # (tau = 7 was for 512-RoI batches) and memory would multiply the ranked
 # length by 8.

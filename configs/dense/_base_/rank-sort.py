@@ -1,6 +1,6 @@
 # The losses and head settings of every Rank & Sort (RS) and aLRP config,
 # written from the papers (Oksuz et al., ICCV 2021 and NeurIPS 2020;
-# docs/rank_sort.md) and set as in the authors' code. A config pairs them
+# docs/losses.md) and set as in the authors' code. A config pairs them
 # with its focal / cross-entropy twin and swaps the stock head for the
 # RS / aLRP one:
 #   _base_ = ['./<focal twin>.py', '../_base_/rank-sort.py']

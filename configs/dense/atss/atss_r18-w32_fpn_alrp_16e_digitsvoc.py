@@ -15,5 +15,6 @@ custom_hooks = _base_.alrp_hooks
 # lr: selected on val by experiments/studies/digitsvoc_dense_atss_rank_sort_16e.py
 # (seed 5) from {0.00125, 0.0025, 0.005, 0.01, 0.02} (val AP50 19.0 / 23.7 /
 # 21.3 / 18.8 / 18.3); test AP50 19.5 +- 2.0 against focal's 23.4 +- 1.4, -3.9
-# [-5.4, -2.4] paired over seeds 6-10 (docs/rank_sort.md).
+# [-5.4, -2.4] paired over seeds 6-10
+# (docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.0025))

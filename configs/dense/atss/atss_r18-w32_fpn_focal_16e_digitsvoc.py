@@ -42,5 +42,6 @@ model = dict(
         _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
 # lr: selected on val by experiments/studies/digitsvoc_dense_atss_16e.py from
 # {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 21.2 / 24.7 / 22.6 / 18.9 /
-# 11.9); test AP50 23.1 +- 1.4 over 5 seeds (docs/dense.md).
+# 11.9); test AP50 23.1 +- 1.4 over 5 seeds
+# (docs/evidence/digitsvoc_dense_atss_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.01))

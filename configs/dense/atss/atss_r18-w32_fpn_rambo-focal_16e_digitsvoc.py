@@ -15,6 +15,7 @@ model = dict(
 # AP50 24.4 / 28.4 / 24.3, the sigmoid mix), and again for the logits mix by
 # digitsvoc_dense_atss_16e_mix_logits_lr.py (25.0 / 29.5 / 25.4). The recipe's
 # mix ranks the logits, chosen on val over the sigmoid mix (mean val AP50 over
-# 5 seeds, docs/dense.md); test AP50 26.8 +- 2.1 against focal's 23.1 +-
+# 5 seeds); test AP50 26.8 +- 2.1 against focal's 23.1 +-
 # 1.4, +3.7 [+1.7, +5.7] paired over 5 seeds, ahead with every seed
-# (docs/dense.md): the recommended loss for this head.
+# (docs/evidence/digitsvoc_dense_atss_16e.md): the recommended loss for this
+# head (docs/dense.md).

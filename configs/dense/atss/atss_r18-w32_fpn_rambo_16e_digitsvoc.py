@@ -5,7 +5,7 @@
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
 #   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
 #       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/faq.md).
+# (docs/thresholds.md).
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py']
@@ -15,5 +15,6 @@ model = dict(
     test_cfg=dict(score_thr=0.0))
 # lr: selected on val by experiments/studies/digitsvoc_dense_atss_16e.py from
 # {0.01, 0.02, 0.04, 0.1, 0.2} (val AP50 9.3 / 9.4 / 8.6 / 8.3 / 8.4); test
-# AP50 7.5 +- 0.4 over 3 seeds against focal's 23.1 +- 1.4 (docs/dense.md).
+# AP50 7.5 +- 0.4 over 3 seeds against focal's 23.1 +- 1.4
+# (docs/evidence/digitsvoc_dense_atss_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.02))

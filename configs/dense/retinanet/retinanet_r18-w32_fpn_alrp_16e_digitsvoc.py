@@ -22,5 +22,6 @@ custom_hooks = _base_.alrp_hooks
 # 7.1 / 9.9 / 6.3); its test against focal is pre-registered
 # (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md):
 # test AP50 8.6 +- 2.5 over seeds 6-10 (4.1-10.0), where focal at its
-# selected 0.08 stayed at 0.0 with all five (docs/rank_sort.md).
+# selected 0.08 stayed at 0.0 with all five
+# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.02))

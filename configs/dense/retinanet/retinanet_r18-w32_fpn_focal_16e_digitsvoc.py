@@ -25,8 +25,9 @@ model = dict(
 # lr: selected on val by experiments/studies/digitsvoc_dense_retinanet_16e.py
 # from {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 0.5 / 4.2 / 4.1 / 9.3 / 11.0).
 # This from-scratch RetinaNet is a weak, fragile baseline: test AP50 10.9, 8.6
-# and 0.0 for seeds 0, 1, 2 (docs/dense.md), and 0.0 with each of the seeds
+# and 0.0 for seeds 0, 1, 2 (docs/evidence/digitsvoc_dense_retinanet_16e.md),
+# and 0.0 with each of the seeds
 # 6-10 of digitsvoc_dense_retinanet_rank_sort_16e, where Rank & Sort
 # (`retinanet_r18-w32_fpn_rank-sort_16e_digitsvoc.py`) trained it with all
-# five (docs/rank_sort.md).
+# five (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.08))

@@ -20,5 +20,6 @@ model = dict(
 # 10.7 / 16.1 / 14.9); its test against focal is pre-registered
 # (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md):
 # test AP50 16.6 +- 0.9 over seeds 6-10 (15.4-17.6 with every seed), where focal at its
-# selected 0.08 stayed at 0.0 with all five (docs/rank_sort.md).
+# selected 0.08 stayed at 0.0 with all five
+# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

@@ -1,4 +1,4 @@
-# The AUC paper's pipelines (Sec. 4.2; docs/peers.md), variables only: 224 x
+# The AUC paper's pipelines (Sec. 4.2; docs/losses.md), variables only: 224 x
 # 224 (test images too: the paper gives no test pipeline); AugmentLaterViews
 # augments the second image of each class in a batch only. Probabilities and
 # strengths are ours (the paper gives none).
