@@ -3,7 +3,7 @@
 ``pip install .`` (or a built wheel) into an environment that already has
 torch, mmcv with compiled ops and mmdet; ``tools/install.sh`` builds such an
 environment and installs this package editable, without dependencies. See
-``docs/install.md``.
+``docs/get_started.md``.
 """
 import os
 import os.path as osp

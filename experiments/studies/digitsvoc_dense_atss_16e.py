@@ -32,7 +32,7 @@ methods['mix'] = dict(
 # logit space trained RaMBO alone to 16.0 AP50 on this head where the sigmoid
 # space gave 7.5 (the `space_logits` row), so it was tried in the mix too, at
 # the mix's lr; whether it replaces the shipped mix was decided on val over
-# 5 seeds (digitsvoc_dense_atss_16e_5seeds.py): it did (docs/dense.md).
+# 5 seeds (digitsvoc_dense_atss_16e_5seeds.py): it did (docs/evidence.md).
 methods['mix_logits'] = dict(
     label='RaMBO (logits) + focal', config=methods['mix']['config'],
     lr_from='mix',

@@ -4,7 +4,7 @@
 # own grid, on val with the selection seed, as every other row did:
 #   python tools/study.py experiments/studies/digitsvoc_dense_atss_16e_mix_logits_lr.py \
 #       --phase select --jobs 2
-# Results: docs/dense.md (the selection grid), docs/evidence/.
+# Results: docs/evidence/digitsvoc_dense_atss_16e_mix_logits_lr.md.
 _base_ = './digitsvoc_dense_atss_16e.py'
 name = 'digitsvoc_dense_atss_16e_mix_logits_lr'
 seeds = [0]  # selection only: its test seeds are in the ATSS study

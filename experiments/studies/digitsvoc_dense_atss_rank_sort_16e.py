@@ -1,7 +1,7 @@
 # Study: the rank losses built for dense detectors, Rank & Sort (RS, Oksuz et
 # al., ICCV 2021) and aLRP (Oksuz et al., NeurIPS 2020), against focal loss
 # and RaMBO (logits) + focal on DigitsVOC, ATSS R18-w32 FPN trained from
-# scratch for 16 epochs (docs/rank_sort.md, docs/dense.md).
+# scratch for 16 epochs (docs/losses.md, docs/dense.md).
 #   python tools/study.py experiments/studies/digitsvoc_dense_atss_rank_sort_16e.py
 # The data and protocol of the ATSS study (`digitsvoc_dense_atss_16e.py`).
 # Focal's and the mix's learning rates were selected on val there; RS and aLRP

@@ -1,7 +1,7 @@
 # Study: the dense rank-loss comparison with fair baselines. Focal loss,
 # RaMBO (logits) + focal, Rank & Sort and aLRP on ATSS and on RetinaNet
 # R18-w32 FPN, from scratch, 16 epochs, DigitsVOC: 8 methods, each with its
-# lr selected here, on one grid, with one seed (docs/rank_sort.md,
+# lr selected here, on one grid, with one seed (docs/losses.md,
 # docs/dense.md).
 #   python tools/study.py experiments/studies/digitsvoc_dense_fixed_16e.py --dry-run
 #   python tools/study.py experiments/studies/digitsvoc_dense_fixed_16e.py --phase select --jobs 2

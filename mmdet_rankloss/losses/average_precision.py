@@ -313,7 +313,7 @@ def average_precision_loss(scores: Tensor,
             is the same (precision is a ratio of ranks), but Algorithm 1
             then acts as ``lambda * n`` on integer ranks: without it a
             ranking of thousands of elements gets almost no gradient at
-            lambda = 0.5 (``docs/score_space.md``). Defaults to True.
+            lambda = 0.5 (``docs/detection.md``). Defaults to True.
         reduction (str): ``'mean'`` or ``'sum'`` of ``1 - AP`` over the rows
             that have a positive. Defaults to ``'mean'``.
         positive_rank_grad (bool): Also differentiate the rank among the
@@ -321,7 +321,8 @@ def average_precision_loss(scores: Tensor,
             same. Off by default: AP does not change when two positives
             swap, but the two rankers are perturbed in opposite directions
             and the second pushes the best-ranked positives down (measured
-            in ``docs/score_space.md``). Defaults to False.
+            by ``tools/analysis_tools/score_space_density.py``;
+            ``docs/detection.md``). Defaults to False.
 
     Returns:
         Tensor: Scalar loss (fp32, fp64 for fp64 scores).

@@ -20,7 +20,7 @@ the negatives with the positives:
   increments placed at the same binary-search positions.
 
 So a call costs one sort of the relevant negatives plus O(n) passes and
-O(P log n); measured in ``docs/rank_sort.md``.
+O(P log n); measured in ``docs/losses.md``.
 
 Every sum here is deterministic on every device, so that
 ``randomness.deterministic=True`` (``torch.use_deterministic_algorithms``)

@@ -6,7 +6,7 @@ ranks every positive above every negative (ranking error ``N_FP(i) /
 rank(i)``) and sorts the positives by their continuous labels (the IoU of
 their predicted box, sorting error minus its target); ``'ap'`` is the
 ranking error alone, ``1 - AP`` with the smoothed step. Values, updates and
-the cost are documented in :mod:`.error_driven` and ``docs/rank_sort.md``.
+the cost are documented in :mod:`.error_driven` and ``docs/losses.md``.
 """
 from typing import Dict, Optional, Tuple
 

@@ -210,7 +210,7 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     by the gallery length N, as in the public prototype, so a query's
     ranking is perturbed with about ``lambda * (1 + memory)`` on integer
     ranks with a full memory and PK batches; the paper's Table 9 values are
-    taken in this scale (``docs/retrieval.md``).
+    taken in this scale (``docs/losses.md``).
 
     Logged diagnostics (keys without ``loss``, so MMEngine only logs them,
     computed from the Algorithm-1 gradient that backward applies, so they

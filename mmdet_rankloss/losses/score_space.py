@@ -8,7 +8,7 @@ owns that choice and derives from it the three custom-classifier hooks of
 mmdet's ``BBoxHead`` (``get_cls_channels``, ``get_activation``,
 ``get_accuracy``) and the head-side input checks; :class:`ClsHooksMixin`
 gives a loss module those hooks from its score space (or from a wrapped
-loss). Measurements behind the choices: ``docs/score_space.md``.
+loss). The choices and why: ``docs/detection.md``.
 """
 from typing import Dict, Optional, Sequence
 

@@ -327,7 +327,7 @@ def blackbox_rank_loss(scores: Tensor,
     incoming gradient. So multiplying the loss by ``c`` (a ``loss_weight``,
     an AMP ``GradScaler``) multiplies its gradient by ``c`` and changes
     nothing else, unlike ``loss_fn(blackbox_rank(...))``, where ``c`` acts
-    as ``c * lambda`` (``docs/ops_and_scaling.md``, on the public prototype).
+    as ``c * lambda`` (``docs/losses.md``, on the public prototype).
 
     The perturbed ranking of Algorithm 1 is computed in the forward pass
     (when a gradient will be needed), so backward costs no sort.

@@ -14,7 +14,7 @@ NumPy's sort of one 64-bit key per element (:func:`order_keys`): the
 value's bits (mapped so that integer order is descending value order)
 above its index. All keys are distinct, so any sort gives the
 index-ordered result. Timings of both CPU paths against ``torch.sort``:
-``docs/ops_and_scaling.md``.
+``docs/losses.md``.
 
 The orders of the columns of a matrix follow from the order of its
 flattening (:func:`column_orders`): a stable partition of the flat order by

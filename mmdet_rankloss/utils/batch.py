@@ -42,7 +42,7 @@ if __name__ == '__main__' and sys.path and osp.abspath(
     sys.path.pop(0)
 
 #: Types whose ``global_ranking=True`` ranks the batch of all processes
-#: together (``docs/ops_and_scaling.md``).
+#: together (``docs/multi_gpu.md``).
 GLOBAL_RANKING = ('RaMBOAPLoss', 'RetrievalModel')
 
 __all__ = [

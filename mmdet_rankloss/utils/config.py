@@ -10,7 +10,7 @@ the name ``mmdet_rankloss`` only once it is registered in its
 be in place before ``Config.fromfile`` parses a config: ``custom_imports``
 are imported only after the ``_base_`` files are merged, too late for a
 ``_base_`` that names this package (MMDetection's own scripts need the
-import first, see ``docs/detection.md``).
+import first, see ``docs/get_started.md``).
 """
 import os
 import os.path as osp

@@ -385,7 +385,7 @@ def _head_and_rois(space, num_classes=4, seed=0, ranker=None):
                 target_stds=[0.1, 0.1, 0.2, 0.2]),
             reg_class_agnostic=False,
             # a large lambda: at initialisation the probability spaces get
-            # no gradient from the paper's lambda (docs/score_space.md)
+            # no gradient from the paper's lambda (docs/detection.md)
             loss_cls=dict(type='RaMBOAPLoss', score_space=space, memory=2,
                           lambda_val=50.0) if ranker is None else dict(
                               type='RaMBOAPLoss', score_space=space,

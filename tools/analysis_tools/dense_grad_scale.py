@@ -1,7 +1,8 @@
 """How large is the RaMBO AP loss's gradient on a dense head, next to focal's?
 
-The dense study (docs/dense.md) found that RaMBO alone does not train a
-from-scratch RetinaNet although most scores get a gradient. This tool
+The dense study (docs/evidence/digitsvoc_dense_retinanet_16e.md) found that
+RaMBO alone does not train a from-scratch RetinaNet although most scores
+get a gradient. This tool
 measures the size of that gradient on the logits, for the loss as the dense
 configs use it and for mmdet's ``FocalLoss`` (averaged over the positives,
 as RetinaHead does), on synthetic batches of a dense head's scale:

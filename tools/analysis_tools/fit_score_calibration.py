@@ -16,7 +16,7 @@ names are its metainfo. Detections are matched to images by ``img_id``
 stops if any of them is a training image of the config (its
 ``train_dataloader``) or one of the images it reports on (its
 ``test_dataloader``), because a calibration fitted there is fitted on what
-the model learnt, or on the numbers you report. ``docs/own_data.md`` says
+the model learnt, or on the numbers you report. ``docs/thresholds.md`` says
 which split to hold out for VOC, COCO and your own data.
 
 The VOC-only form of earlier versions still works::
@@ -189,7 +189,7 @@ def check_held_out(cfg, config: str, paths: Sequence[str]) -> None:
                 f'{len(overlap)} of the {len(mine)} calibration images '
                 f'(val_dataloader of {config}) are also read by its '
                 f'{loader}, e.g. {overlap[0]}: {why}. Hold out a split '
-                '(docs/own_data.md, "Thresholds and calibration"), or point '
+                '(docs/thresholds.md, "Which split to hold out"), or point '
                 'val_dataloader at one with --cfg-options')
 
 
