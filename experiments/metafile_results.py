@@ -103,7 +103,7 @@ EXTRA = [
 ]
 
 _V020 = ("measured with 0.2.0's RS / aLRP, before 0.3.0 changed them to the "
-         "authors' algorithms (docs/rank_sort.md); not re-measured")
+         "authors' algorithms (docs/losses.md); not re-measured")
 #: (study, method): the loss version a row was measured with, where the
 #: loss has changed since.
 LOSS_VERSION_NOTES = {
