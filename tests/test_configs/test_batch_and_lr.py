@@ -204,7 +204,13 @@ def documented_commands():
     for rel in DOCS:
         with open(osp.join(ROOT, rel), encoding='utf-8') as f:
             text = f.read()
-        for block in re.findall(r'```(?:bash|sh)?\n(.*?)```', text, re.S):
+        # fenced blocks, each from its opening fence (at the start of a line,
+        # with its language) to its closing one, so that a block of another
+        # language cannot shift the pairing of the fences
+        for lang, block in re.findall(r'^[ \t]*```(\w*)\n(.*?)^[ \t]*```',
+                                      text, re.S | re.M):
+            if lang not in ('', 'bash', 'sh'):
+                continue
             joined = re.sub(r'\\\n\s*', ' ', block)
             for line in joined.splitlines():
                 line = line.split('  #')[0].strip()
