@@ -1,7 +1,7 @@
 # Faster R-CNN R50-FPN on COCO with RaMBO + sigmoid CE (`MixedRankLoss`,
-# `../_base_/rambo-bce.py`) at the CE twin's lr, the recipe that beat
-# cross-entropy on DigitsVOC (+2.3 AP50 [+1.0, +3.5], 5 seeds,
-# docs/evidence/digitsvoc_scratch_16e.md, docs/evidence.md). Not trained on
+# `../_base_/rambo-bce.py`) at the CE twin's lr, the two-stage recipe (its
+# DigitsVOC tests against cross-entropy: docs/evidence/pooled_mix_vs_ce.md).
+# Not trained on
 # COCO in this project (no COCO, no GPU on
 # its machine). Scores are the cross-entropy's probabilities.
 # Batch: 2 images per process; lr 0.02 is for a total batch of 16,

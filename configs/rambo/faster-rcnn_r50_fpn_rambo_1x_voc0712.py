@@ -29,7 +29,8 @@ model = dict(
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 
 # The paper's learning rate: 0.1 at batch 8, divided by 10 after epoch 9
-# (20x the CE twin's 0.005). On DigitsVOC each loss's rate was chosen on val
-# and RaMBO's best was 2x CE's, not 20x (docs/evidence.md): that choice is
+# (20x the CE twin's 0.005). Fine-tuning on DigitsVOC, each loss's rate chosen
+# on val, RaMBO's best was 2x CE's, not 20x
+# (docs/evidence/digitsvoc_finetune_4e.md): that choice is
 # `faster-rcnn_r50_fpn_rambo_lr0.01_1x_voc0712.py`.
 optim_wrapper = dict(optimizer=dict(lr=0.1))

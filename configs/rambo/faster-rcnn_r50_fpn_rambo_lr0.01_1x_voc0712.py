@@ -1,8 +1,8 @@
 # `faster-rcnn_r50_fpn_rambo_1x_voc0712.py` (the paper's settings) at lr 0.01
 # instead of the paper's 0.1: twice the CE twin's rate. Chosen on DigitsVOC
 # val when fine-tuning a trained detector, the protocol closest to an
-# ImageNet-initialised VOC run (docs/evidence.md: RaMBO's best rate was 2x
-# CE's; at 5x it lost 14-30 AP50 and at 10x it collapsed). Untested on VOC:
+# ImageNet-initialised VOC run (docs/evidence/digitsvoc_finetune_4e.md: RaMBO's
+# best rate was 2x CE's; at 5x and 10x its val AP50 fell). Untested on VOC:
 # not trained in this project (no VOC, no GPU on its machine).
 # Scores: rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:

@@ -30,14 +30,15 @@ rambo_dense_loss = dict(
     margin=0.0,
     memory=0)
 
-# RaMBO plus the stock focal loss (`MixedRankLoss`), the combination that beat
-# cross-entropy in the two-stage evidence (docs/evidence.md): the RaMBO terms
+# RaMBO plus the stock focal loss (`MixedRankLoss`), the dense twin of the
+# two-stage recipe (docs/evidence/pooled_mix_vs_ce.md): the RaMBO terms
 # rank all anchors as above; the focal term gets every anchor's score, label,
 # weight and the stock head's avg_factor, so it is exactly the focal twin's
 # loss (tested). Used by the `_rambo-focal_` configs. RaMBO ranks the logits
-# here: on ATSS that mix led the sigmoid one in mean val AP50 over 5 seeds
-# and beat focal by +3.7 [+1.7, +5.7] on test
-# (docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md).
+# here, the score space chosen on val
+# (docs/evidence/digitsvoc_dense_atss_16e.md); its planned
+# tests against focal: docs/evidence/confirm_digitsvoc.md and
+# docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md.
 rambo_focal_dense_loss = dict(
     _delete_=True,
     type='MixedRankLoss',
