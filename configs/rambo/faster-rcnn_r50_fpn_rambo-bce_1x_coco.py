@@ -9,5 +9,4 @@
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_coco.py', '../_base_/rambo-bce.py']
 
 model = dict(
-    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)),
-    test_cfg=dict(rcnn=dict(score_thr=0.0)))
+    roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)))
