@@ -45,6 +45,7 @@ import json
 import os
 import os.path as osp
 import sys
+import threading
 import time
 from typing import Dict, List, Optional
 
@@ -153,10 +154,24 @@ def run(cmd: List[str], log_path: str) -> float:
     return run_logged(cmd, log_path, cwd=ROOT, append=False)
 
 
+# MMEngine resolves an ``mmdet::`` base with ``importlib.reload(pkg_resources)``
+# (``mmengine.utils.is_installed``): two threads loading such a config at once
+# see two ``Distribution`` classes and one fails with a TypeError. The runs
+# of this tool are threads, so every in-process config load takes this lock.
+_CONFIG_LOCK = threading.Lock()
+
+
+def load_config(path: str):
+    """``Config.fromfile(path)``, one thread at a time."""
+    from mmengine.config import Config
+    with _CONFIG_LOCK:
+        return Config.fromfile(path)
+
+
 def write_untrained_checkpoint(config: str, path: str,
                                options: List[str]) -> None:
     """Saves the randomly initialised model of ``config`` (its seed)."""
-    from mmengine.config import Config, DictAction
+    from mmengine.config import DictAction
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
     from mmengine.runner import set_random_seed
@@ -164,7 +179,7 @@ def write_untrained_checkpoint(config: str, path: str,
     # Keep the per-parameter initialisation report out of the console.
     MMLogger.get_instance('quickstart_untrained', log_level='WARNING')
 
-    cfg = Config.fromfile(config)
+    cfg = load_config(config)
     parser = argparse.ArgumentParser()
     parser.add_argument('--o', nargs='+', action=DictAction, default={})
     cfg.merge_from_dict(parser.parse_args(['--o'] + options).o)
@@ -201,11 +216,10 @@ def boxes_per_image(detections_pkl: str,
 
 
 def config_lr(config: str, options: List[str]) -> float:
-    from mmengine.config import Config
     for option in options:
         if option.startswith('optim_wrapper.optimizer.lr='):
             return float(option.split('=', 1)[1])
-    return float(Config.fromfile(osp.join(ROOT, config)).optim_wrapper
+    return float(load_config(osp.join(ROOT, config)).optim_wrapper
                  .optimizer.lr)
 
 

@@ -65,3 +65,41 @@ def test_box_count_and_lr_helpers(load_tool, tmp_path):
     assert tool.config_lr(tool.CONFIGS['rambo-bce'], []) == 0.04
     assert tool.config_lr(tool.CONFIGS['ce'],
                           ['optim_wrapper.optimizer.lr=0.5']) == 0.5
+
+
+def test_config_loads_from_its_threads_do_not_overlap(load_tool,
+                                                      monkeypatch):
+    """The quickstart's runs are threads, and MMEngine reloads
+    ``pkg_resources`` while it resolves an ``mmdet::`` base: two loads at
+    once failed with a TypeError. Every in-process load goes through
+    ``load_config``, which lets one thread in at a time."""
+    import threading
+    import time
+
+    from mmengine.config import Config
+    tool = load_tool('tools/quickstart.py')
+    inside, most = [0], [0]
+    count = threading.Lock()
+    real = Config.fromfile
+
+    def slow_fromfile(path, *args, **kwargs):
+        with count:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.05)
+        try:
+            return real(path, *args, **kwargs)
+        finally:
+            with count:
+                inside[0] -= 1
+
+    monkeypatch.setattr(Config, 'fromfile', slow_fromfile)
+    config = tool.CONFIGS['ce']
+    threads = [threading.Thread(target=tool.config_lr, args=(config, []))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    assert tool.config_lr(config, []) == pytest.approx(0.04)
