@@ -92,10 +92,14 @@ def freeze_claim(name: str, evidence: str = EVIDENCE,
         claim=name, statement=claim['claim'], tests=claim['tests'],
         method=claim['method'], method_text=METHODS[claim['method']],
         frozen_at=_now(now))
+    _write_record(path, record)
+    return path
+
+
+def _write_record(path: str, record: dict) -> None:
     with open(path, 'w', encoding='utf-8') as f:
         json.dump(record, f, indent=1, sort_keys=True)
         f.write('\n')
-    return path
 
 
 def _now(now: Optional[str]) -> str:
@@ -133,9 +137,7 @@ def amend_claim(name: str, why: str, evidence: str = EVIDENCE,
     record['tests'] = list(claim['tests'])
     record.setdefault('amendments', []).append(
         dict(at=_now(now), added=added, why=why.strip()))
-    with open(path, 'w', encoding='utf-8') as f:
-        json.dump(record, f, indent=1, sort_keys=True)
-        f.write('\n')
+    _write_record(path, record)
     return path
 
 
