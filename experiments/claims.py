@@ -12,8 +12,8 @@ refuses when the record exists. A claim pre-registered again later is added
 with ``--amend NAME --why TEXT``: the record keeps its tests, method and time
 and lists the added tests with the time and the reason; only tests can be
 added, never removed, and the method cannot change. The computation refuses
-without that record, or when the claim's tests or method differ from the record's, and
-writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each test's
+without that record, or when the claim's tests or method differ from the
+record's, and writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each test's
 outcome (confirmed: Holm-adjusted p <= alpha in the declared direction, as
 its study's report) and the pooled estimate over every pre-registered test
 seed. The numbers come from the studies' own CSVs (``docs/evidence/<study>
