@@ -14,6 +14,6 @@ model = dict(
 # lr: selected on val by experiments/studies/digitsvoc_dense_atss_rank_sort_16e.py
 # (seed 5) from {0.0025, 0.005, 0.01, 0.02} (val AP50 22.9 / 23.8 / 23.0 /
 # 18.6); test AP50 22.7 +- 1.8 against focal's 23.4 +- 1.4, -0.7 [-2.9, +1.5]
-# paired over seeds 6-10: a tie
+# paired over seeds 6-10: no difference detected
 # (docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.005))
