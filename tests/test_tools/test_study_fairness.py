@@ -373,17 +373,21 @@ def test_bimodal_rows_say_how_many_seeds_trained(study, tmp_path):
 
 
 def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
-    """The new dense study: 8 methods on one factor-2 grid of 6 lrs, each
-    selected in the study with seed 5 (re-selection seed 11), six
-    hypotheses against each detector's focal; its dry run plans 48
-    selection runs and 40 test runs."""
+    """The new dense study: 8 methods on one factor-2 grid of 6 lrs (ATSS
+    aLRP's widened by one step below), each selected in the study with seed
+    5 (re-selection seed 11), six hypotheses against each detector's focal;
+    its dry run plans 49 selection runs and 40 test runs."""
     path = osp.join(ROOT, 'experiments', 'studies',
                     'digitsvoc_dense_fixed_16e.py')
     spec = study.load_spec(path)
     assert spec['fair_selection'] is True and spec['preregistered']
     assert (spec['select_seed'], spec['reselect_seed']) == (5, 11)
-    grids = {tuple(m['lrs']) for m in spec['methods'].values()}
-    assert grids == {(0.005, 0.01, 0.02, 0.04, 0.08, 0.16)}
+    # one factor-2 grid, widened where a best sat at its edge
+    common = [0.005, 0.01, 0.02, 0.04, 0.08, 0.16]
+    for name, m in spec['methods'].items():
+        assert study.grid_step(m['lrs']) == pytest.approx(2.0), name
+        assert set(common) <= set(m['lrs']), name
+    assert spec['methods']['atss_alrp']['lrs'] == [0.0025] + common
     assert len(spec['methods']) == 8
     assert [(h['method'], h['baseline'], h['alternative'])
             for h in spec['hypotheses']] == [
@@ -393,5 +397,5 @@ def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
     study.main([path, '--dry-run', '--work-dir', '/nonexistent/work',
                 '--out-dir', '/nonexistent/out'])
     out = capsys.readouterr().out
-    assert '[study] digitsvoc_dense_fixed_16e select: 48 runs' in out
+    assert '[study] digitsvoc_dense_fixed_16e select: 49 runs' in out
     assert '8 methods x 5 seeds = 40 runs' in out
