@@ -14,7 +14,7 @@ __all__ = [
     'paired_difference',
     't_interval', 'paired_t_pvalue', 'holm', 'corrected_family',
     'interval_text', 'COLLAPSE_BELOW', 'trained', 'trained_count',
-    'bimodal', 'trained_text'
+    'bimodal', 'trained_text', 'mean_std_trained_text', 'bimodal_texts'
 ]
 
 ALTERNATIVES = ('greater', 'less', 'two-sided')
@@ -47,6 +47,21 @@ def trained_text(values: Sequence[float]) -> str:
     """``'k of n seeds trained'``."""
     k, n = trained_count(values)
     return f'{k} of {n} seeds trained'
+
+
+def bimodal_texts(sides: Dict[str, Sequence[float]]) -> Dict[str, str]:
+    """``{name: 'k of n seeds trained'}`` of the sides (name: its values)
+    that are :func:`bimodal`, in the order given."""
+    return {name: trained_text(values) for name, values in sides.items()
+            if bimodal(values)}
+
+
+def mean_std_trained_text(values: Sequence[float]) -> str:
+    """:func:`mean_std_text`, with :func:`trained_text` beside it where
+    some or all runs collapsed."""
+    k, n = trained_count(values)
+    text = mean_std_text(values)
+    return text if k == n else f'{text}, {trained_text(values)}'
 
 
 def t_quantile(df: int, q: float = 0.975) -> float:

@@ -187,11 +187,9 @@ def evidence(item: dict, root: str = ROOT) -> dict:
     if item['kind'] == 'row':
         values = list(_values(rows, item['method']).values())
         k, n = stats.trained_count(values)
-        text = stats.mean_std_text(values)
-        if k < n:
-            text += f', {stats.trained_text(values)}'
-        return dict(item, strength='row', text=text, report=report, k=k,
-                    n=n)
+        return dict(item, strength='row',
+                    text=stats.mean_std_trained_text(values), report=report,
+                    k=k, n=n)
     if item['kind'] == 'hyp':
         path = osp.join(ev, f'{item["study"]}_comparisons.csv')
         found = [r for r in read_csv(path)

@@ -4,8 +4,9 @@ Holm-adjusted p-values), as markdown and as ``<study>_comparisons.csv``."""
 import csv
 from typing import Dict, List, Optional
 
-from experiments.stats import (COLLAPSE_BELOW, bimodal, corrected_family,
-                               interval_text, paired_difference, trained_text)
+from experiments.stats import (COLLAPSE_BELOW, bimodal_texts,
+                               corrected_family, interval_text,
+                               paired_difference)
 
 from .common import declared_methods
 from .selection import seed_overlap
@@ -63,12 +64,9 @@ def bimodal_sides(c: dict, per_method: Dict[str, Dict[int, float]]
     some collapsed): its mean and t interval mix two outcomes."""
     if c.get('diff') is None:
         return {}
-    out = {}
-    for name in (c['method'], c['baseline']):
-        values = [per_method[name][s] for s in c['diff']['seeds']]
-        if bimodal(values):
-            out[name] = trained_text(values)
-    return out
+    return bimodal_texts({
+        name: [per_method[name][s] for s in c['diff']['seeds']]
+        for name in (c['method'], c['baseline'])})
 
 
 def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:

@@ -159,13 +159,6 @@ RESULTS = [
 ]
 
 
-def _mean_std_trained(values: List[float]) -> str:
-    """Mean ± sd, with how many seeds trained where some collapsed."""
-    text = stats.mean_std_text(values)
-    k, n = stats.trained_count(values)
-    return text if k == n else f'{text}, {stats.trained_text(values)}'
-
-
 def _interval(pair: Optional[dict]) -> str:
     if pair is None:
         return '-'
@@ -202,20 +195,24 @@ def results_table(doc_dir: str = '.') -> str:
             values = test_values(rows, method, block['metric'])
             if not values:
                 raise ValueError(f'{path}: no test rows for {method!r}')
-            mixed = [f'{name}: {stats.trained_text(list(v.values()))}'
-                     for name, v in ((label, values),
-                                     (block['baseline_label'], base))
-                     if stats.bimodal(list(v.values()))]
             if method == block['baseline']:
                 diff = 'baseline'
-            elif mixed:  # an interval over zeros and tens is not a result
-                pair = stats.paired_difference(values, base)
-                diff = (f'{100 * pair["mean"]:+.1f} vs '
-                        f'{block["baseline_label"]}, no interval: bimodal '
-                        f'({"; ".join(mixed)})')
             else:
-                diff = (_interval(stats.paired_difference(values, base)) +
-                        f' vs {block["baseline_label"]}')
+                pair = stats.paired_difference(values, base)
+                seeds = pair['seeds'] if pair else []
+                mixed = stats.bimodal_texts({
+                    0: [values[s] for s in seeds],
+                    1: [base[s] for s in seeds]})
+                if mixed:  # an interval over zeros and tens is no result
+                    names = (label, block['baseline_label'])
+                    diff = (f'{100 * pair["mean"]:+.1f} vs '
+                            f'{block["baseline_label"]}, no interval: '
+                            'bimodal (' + '; '.join(
+                                f'{names[side]}: {text}'
+                                for side, text in mixed.items()) + ')')
+                else:
+                    diff = (_interval(pair) +
+                            f' vs {block["baseline_label"]}')
             cell = f'{label}: {_link(config, doc_dir)}'
             if change:
                 cell += f' with {change}'
@@ -223,7 +220,8 @@ def results_table(doc_dir: str = '.') -> str:
                 f'| {cell} | {block["data"]} | {block["protocol"]} '
                 f'([report]({report})) | '
                 f'{len(values)} ({metafile_results.seeds_text(values)}) | '
-                f'{_mean_std_trained(list(values.values()))} | {diff} |')
+                f'{stats.mean_std_trained_text(list(values.values()))} | '
+                f'{diff} |')
     return '\n'.join(lines) + '\n'
 
 
