@@ -150,7 +150,8 @@ def test_env_var_selects_patches():
 
 
 def test_env_var_with_an_unknown_name_fails_the_import():
-    full = dict(os.environ, PYTHONPATH=ROOT, **{patches.ENV_VAR: 'nope'})
+    full = dict(os.environ, **{patches.ENV_VAR: 'nope'})
+    full['PYTHONPATH'] = ROOT + os.pathsep + full.get('PYTHONPATH', '')
     proc = subprocess.run([sys.executable, '-c', 'import mmdet_rankloss'],
                           env=full, capture_output=True, text=True)
     assert proc.returncode != 0 and "no patch 'nope'" in proc.stderr

@@ -67,9 +67,32 @@ class ScoreMemory:
         self._relocate = False
 
     def append(self, values: Tensor, targets: Tensor) -> None:
-        """Store one batch (detached); the oldest drops out when full."""
+        """Store one batch (detached); the oldest drops out when full.
+
+        Stored batches that do not match it (as in :meth:`read`) are
+        forgotten first, so the memory never mixes devices or shapes.
+        """
         if self.size:
+            self._match(values)
             self._entries.append((values.detach(), targets.detach()))
+
+    def _match(self, like: Tensor) -> None:
+        """Move loaded entries to ``like``'s device (once, after
+        :meth:`load_state_dict`), then forget them all if their trailing
+        shape, device or dtype differ from ``like``'s."""
+        if not self._entries:
+            return
+        old = self._entries[0][0]
+        if self._relocate and old.shape[1:] == like.shape[1:] \
+                and old.dtype == like.dtype:
+            self._entries = deque(
+                ((v.to(like.device), t.to(like.device))
+                 for v, t in self._entries), maxlen=self.size)
+            old = self._entries[0][0]
+        self._relocate = False
+        if (old.shape[1:] != like.shape[1:] or old.device != like.device
+                or old.dtype != like.dtype):
+            self.reset()
 
     def read(self, like: Tensor) -> Optional[Entry]:
         """Stored values and targets, concatenated along dim 0.
@@ -83,18 +106,7 @@ class ScoreMemory:
             tuple[Tensor, Tensor] | None: ``(values, targets)`` or None
             when nothing is stored.
         """
-        if self._entries:
-            old = self._entries[0][0]
-            if self._relocate and old.shape[1:] == like.shape[1:] \
-                    and old.dtype == like.dtype:
-                self._entries = deque(
-                    ((v.to(like.device), t.to(like.device))
-                     for v, t in self._entries), maxlen=self.size)
-                old = self._entries[0][0]
-            self._relocate = False
-            if (old.shape[1:] != like.shape[1:] or old.device != like.device
-                    or old.dtype != like.dtype):
-                self.reset()
+        self._match(like)
         if not self._entries:
             return None
         return (torch.cat([v for v, _ in self._entries]),

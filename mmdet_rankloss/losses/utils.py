@@ -129,9 +129,12 @@ def zero_loss(inputs: Tensor) -> Tensor:
     graph of ``inputs`` (DDP does not wait for grads that never come), in
     fp32 like every loss value of the package (fp64 input stays fp64).
     Zeros are summed, not the inputs: a dense head's 400k fp16 logits sum
-    past fp16's range, and inf * 0 would make the loss NaN."""
-    zero = (inputs * 0).sum()
-    return zero if zero.dtype == torch.float64 else zero.float()
+    past fp16's range, and inf * 0 would make the loss NaN. The product is
+    taken after the cast to fp32, so that its gradient is the one cast
+    back to fp16: a GradScaler's scale (2**16 at the start) is past fp16's
+    range, and cast first, inf * 0 would make every gradient NaN."""
+    dtype = torch.float64 if inputs.dtype == torch.float64 else torch.float32
+    return (inputs.to(dtype) * 0).sum()
 
 
 def sq_distance_from_scores(scores: Tensor) -> Tensor:

@@ -20,7 +20,7 @@ from _device_modes import cuda_autocast
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses.pairwise import retrieval_pairs
 from test_loss_contract import inputs  # noqa: F401 (the fixture)
-from test_loss_contract import REGISTERED, build, kind_of, run
+from test_loss_contract import REGISTERED, build, kind_of, run, total
 
 pytestmark = pytest.mark.usefixtures('one_torch_thread')
 
@@ -36,6 +36,9 @@ NETWORK_LOSSES = {'SoDeepAPLoss', 'SoDeepRecallLoss', 'SoDeepSpearmanLoss',
                   'SorterRanker'}
 #: Random chunks: value and gradient differ between any two calls.
 RANDOM = {'SorterRanker'}
+#: ``torch.amp.GradScaler``'s first scale: past fp16's largest finite value
+#: (65504), so a loss term left in fp16 gets an infinite gradient.
+GRAD_SCALE = 2.0**16
 
 
 def _cosine(a, b):
@@ -64,6 +67,30 @@ def test_forward_and_backward_under_emulated_cuda_autocast(name, inputs):
     assert abs(value.item() - ref.item()) <= VALUE_ATOL
     minimum = MIN_COSINE_NETWORK if name in NETWORK_LOSSES else MIN_COSINE
     assert _cosine(x16.grad, x32.grad) >= minimum
+
+
+@pytest.mark.parametrize('name', REGISTERED)
+@pytest.mark.parametrize('case', ['plain', 'empty', 'no_positives'])
+def test_gradients_survive_a_grad_scalers_first_step(name, case, inputs):
+    """A GradScaler backpropagates the summed loss times 2**16 into the fp16
+    head output: every gradient stays finite and, unscaled, points where
+    the unscaled step's does (a zero term kept in fp16 once made them all
+    NaN: inf * 0)."""
+    grads = []
+    for scale in (GRAD_SCALE, 1.0):
+        x16, rest = inputs(name, case, dtype=torch.float16)
+        torch.manual_seed(0)
+        with cuda_autocast():
+            value, _ = total(build(name)(x16, *rest))
+        assert value.dtype != torch.float16
+        if not value.requires_grad:
+            return
+        (value * scale).backward()
+        assert torch.isfinite(x16.grad).all(), \
+            f'{int((~torch.isfinite(x16.grad)).sum())} non-finite gradients'
+        grads.append(x16.grad.double() / scale)
+    if name not in RANDOM:
+        assert _cosine(*grads) >= MIN_COSINE
 
 
 def test_every_kind_is_covered():

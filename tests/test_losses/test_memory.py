@@ -62,15 +62,28 @@ def test_state_dict_round_trip_with_weights_only_load():
         restored.load_state_dict({'values': []})
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a GPU')
-def test_loaded_state_moves_to_the_batch_device():
+@pytest.mark.parametrize(
+    'device', ['meta'] + (['cuda'] if torch.cuda.is_available() else []))
+def test_loaded_state_moves_to_the_batch_device(device):
     memory = ScoreMemory(2)
     memory.load_state_dict(dict(values=[torch.ones(2, 3)],
                                 targets=[torch.zeros(2)]))
-    values, _ = memory.read(torch.zeros(1, 3, device='cuda'))
-    assert values.device.type == 'cuda' and len(memory) == 1
-    memory.append(torch.zeros(1, 3), torch.zeros(1))  # a CPU batch again
-    assert memory.read(torch.zeros(1, 3)) is not None
+    values, _ = memory.read(torch.zeros(1, 3, device=device))
+    assert values.device.type == device and len(memory) == 1
+    # a CPU batch again: the other device's entries go, the batch stays
+    memory.append(torch.full((1, 3), 2.), torch.zeros(1))
+    assert len(memory) == 1
+    values, _ = memory.read(torch.zeros(1, 3))
+    assert torch.equal(values, torch.full((1, 3), 2.))
+
+
+def test_loaded_state_moves_on_append_before_any_read():
+    memory = ScoreMemory(2)
+    memory.load_state_dict(dict(values=[torch.ones(2, 3)],
+                                targets=[torch.zeros(2)]))
+    memory.append(torch.zeros(1, 3, device='meta'), torch.zeros(1))
+    assert len(memory) == 2
+    assert all(v.device.type == 'meta' for v, _ in memory)
 
 
 def test_device_change_without_load_resets():

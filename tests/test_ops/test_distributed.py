@@ -34,7 +34,8 @@ def _free_port():
 
 def test_two_gloo_processes_match_single_process(tmp_path):
     out = tmp_path / 'report.json'
-    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=str(ROOT))
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    env['PYTHONPATH'] = str(ROOT) + os.pathsep + env.get('PYTHONPATH', '')
     cmd = [
         sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2',
         '--master_addr=127.0.0.1', f'--master_port={_free_port()}',
