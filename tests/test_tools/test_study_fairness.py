@@ -374,9 +374,9 @@ def test_bimodal_rows_say_how_many_seeds_trained(study, tmp_path):
 
 def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
     """The new dense study: 8 methods on one factor-2 grid of 6 lrs (ATSS
-    aLRP's widened by one step below), each selected in the study with seed
+    aLRP's widened by two steps below), each selected in the study with seed
     5 (re-selection seed 11), six hypotheses against each detector's focal;
-    its dry run plans 49 selection runs and 40 test runs."""
+    its dry run plans 50 selection runs and 40 test runs."""
     path = osp.join(ROOT, 'experiments', 'studies',
                     'digitsvoc_dense_fixed_16e.py')
     spec = study.load_spec(path)
@@ -387,7 +387,7 @@ def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
     for name, m in spec['methods'].items():
         assert study.grid_step(m['lrs']) == pytest.approx(2.0), name
         assert set(common) <= set(m['lrs']), name
-    assert spec['methods']['atss_alrp']['lrs'] == [0.0025] + common
+    assert spec['methods']['atss_alrp']['lrs'] == [0.00125, 0.0025] + common
     assert len(spec['methods']) == 8
     assert [(h['method'], h['baseline'], h['alternative'])
             for h in spec['hypotheses']] == [
@@ -397,5 +397,5 @@ def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
     study.main([path, '--dry-run', '--work-dir', '/nonexistent/work',
                 '--out-dir', '/nonexistent/out'])
     out = capsys.readouterr().out
-    assert '[study] digitsvoc_dense_fixed_16e select: 49 runs' in out
+    assert '[study] digitsvoc_dense_fixed_16e select: 50 runs' in out
     assert '8 methods x 5 seeds = 40 runs' in out
