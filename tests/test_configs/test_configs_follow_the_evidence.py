@@ -1,9 +1,11 @@
 """A shipped config trains at the learning rate its pre-registered study
 chose on val: a user who runs the config gets the setting the evidence is
 about. Where several pre-registered studies trained a config as it ships,
-the latest (its freeze time) decides. The one exception is stated with its
-reason."""
+the latest (its freeze time) whose test runs of that config are all in
+decides: while a study's test phase runs, the config keeps the lr whose
+results the README shows. The one exception is stated with its reason."""
 import argparse
+import csv
 import glob
 import json
 import os.path as osp
@@ -53,13 +55,29 @@ def trained_as_shipped(config, options) -> bool:
     return shipped == run
 
 
+def has_test_runs(study, method, seeds) -> bool:
+    """Whether the study's report has a test value of ``method`` at its
+    selected lr for each of ``seeds``."""
+    path = osp.join(ROOT, 'docs', 'evidence', f'{study}.csv')
+    if not osp.isfile(path):
+        return False
+    with open(path, newline='', encoding='utf-8') as f:
+        done = {int(r['seed']) for r in csv.DictReader(f)
+                if r['method'] == method and r['selected_lr'] == 'True'
+                and r.get('test_ap50', r.get('test_r1', ''))}
+    return set(seeds) <= done
+
+
 def governing_studies():
     """Per config, the frozen (study, method, lr) that decides its lr: the
-    latest pre-registered study that trained it as it ships."""
+    latest pre-registered study that trained and tested it as it ships."""
     by_config = defaultdict(list)
     for record in _records():
         settings = record['settings']
         for method, m in sorted(settings['methods'].items()):
+            if not has_test_runs(record['study'], method,
+                                 settings['test_seeds']):
+                continue
             options = list(settings.get('options') or []) + list(
                 m['options'] or [])
             by_config[m['config']].append(
@@ -80,6 +98,14 @@ def test_the_studies_are_found():
     studies = {r['study'] for r in _records()}
     assert {'digitsvoc_dense_atss_rank_sort_16e',
             'digitsvoc_rank_sort_frcnn_16e'} <= studies
+
+
+def test_a_study_counts_once_its_test_runs_are_in():
+    assert has_test_runs('digitsvoc_dense_atss_rank_sort_16e', 'focal',
+                  [6, 7, 8, 9, 10])
+    assert not has_test_runs('digitsvoc_dense_atss_rank_sort_16e', 'focal',
+                             [99])
+    assert not has_test_runs('no_such_study', 'focal', [6])
 
 
 def test_options_that_only_evaluate_keep_the_config_as_shipped():
