@@ -5,7 +5,6 @@ the latest (its freeze time) whose test runs of that config are all in
 decides: while a study's test phase runs, the config keeps the lr whose
 results the README shows. The one exception is stated with its reason."""
 import argparse
-import csv
 import glob
 import json
 import os.path as osp
@@ -58,14 +57,11 @@ def trained_as_shipped(config, options) -> bool:
 def has_test_runs(study, method, seeds) -> bool:
     """Whether the study's report has a test value of ``method`` at its
     selected lr for each of ``seeds``."""
+    from experiments.claims import read_csv, test_values
     path = osp.join(ROOT, 'docs', 'evidence', f'{study}.csv')
     if not osp.isfile(path):
         return False
-    with open(path, newline='', encoding='utf-8') as f:
-        done = {int(r['seed']) for r in csv.DictReader(f)
-                if r['method'] == method and r['selected_lr'] == 'True'
-                and r.get('test_ap50', r.get('test_r1', ''))}
-    return set(seeds) <= done
+    return set(seeds) <= set(test_values(read_csv(path), method))
 
 
 def governing_studies():
@@ -102,7 +98,7 @@ def test_the_studies_are_found():
 
 def test_a_study_counts_once_its_test_runs_are_in():
     assert has_test_runs('digitsvoc_dense_atss_rank_sort_16e', 'focal',
-                  [6, 7, 8, 9, 10])
+                         [6, 7, 8, 9, 10])
     assert not has_test_runs('digitsvoc_dense_atss_rank_sort_16e', 'focal',
                              [99])
     assert not has_test_runs('no_such_study', 'focal', [6])
