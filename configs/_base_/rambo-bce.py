@@ -24,4 +24,10 @@ rambo_bce_loss = dict(
 # The rank loss remembers the last 7 batches' scores: these hooks put that
 # memory and the random state into every checkpoint, so `--resume` continues
 # exactly (docs/reliability.md).
-custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
+# Under --amp the classifier's logits stay fp32: fp16 rounding ties RaMBO's
+# scores (engine/precision.py); without autocast nothing changes.
+custom_hooks = [
+    dict(type='RankLossMemoryHook'),
+    dict(type='RandomStateHook'),
+    dict(type='RankLogitsFp32Hook')
+]

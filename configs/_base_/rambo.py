@@ -19,4 +19,10 @@ rambo_loss = dict(
 
 # Exact --resume: the score memory (tau = 7 batches) and the random state go
 # into every checkpoint and come back on resume (docs/reliability.md).
-custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
+# Under --amp the classifier's logits stay fp32: fp16 rounding ties RaMBO's
+# scores (engine/precision.py); without autocast nothing changes.
+custom_hooks = [
+    dict(type='RankLossMemoryHook'),
+    dict(type='RandomStateHook'),
+    dict(type='RankLogitsFp32Hook')
+]

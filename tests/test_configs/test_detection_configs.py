@@ -163,7 +163,8 @@ def test_mix_twin_changes_only_loss_and_hooks(name):
                       loss_weight=1.0))
     assert cfg.pop('rambo_bce_loss') == dict(loss, _delete_=True)
     assert cfg.pop('custom_hooks') == [
-        dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
+        dict(type='RankLossMemoryHook'), dict(type='RandomStateHook'),
+        dict(type='RankLogitsFp32Hook')]
     # the CE twin's score threshold: the mix's scores are probabilities, and
     # a comparison evaluates both with one threshold
     assert cfg['model']['test_cfg']['rcnn']['score_thr'] == twin['model'][
@@ -188,12 +189,14 @@ def test_mix_twin_changes_only_loss_and_hooks(name):
 def test_rambo_twin_changes_only_loss_and_lr(ce_name):
     """A `_rambo_` config equals its `_ce_` twin up to loss_cls, lr, the
     test-time score threshold (0: rank-trained scores have no scale), its
-    calibration variable and the hooks that save the loss's score memory
-    for an exact resume."""
+    calibration variable, the hooks that save the loss's score memory
+    for an exact resume and the one that keeps its logits fp32 under
+    autocast."""
     ce = load(ce_name).to_dict()
     rambo = load(ce_name.replace('_ce_', '_rambo_')).to_dict()
     assert rambo.pop('custom_hooks') == [
-        dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')
+        dict(type='RankLossMemoryHook'), dict(type='RandomStateHook'),
+        dict(type='RankLogitsFp32Hook')
     ]
     rambo.pop('score_calibration', None)
     # the paper's loss, stated once (configs/_base_/rambo.py)

@@ -86,6 +86,31 @@ def test_memory_configs_carry_the_resume_hooks(name):
                 f'lacks {hook["type"]} (custom_hooks: {hooks})')
 
 
+def _roi_rambo(model: dict) -> bool:
+    loss = model.get('roi_head', {}).get('bbox_head', {}).get('loss_cls', {})
+    return 'RaMBOAPLoss' in (loss.get('type'),
+                             loss.get('rank_loss', {}).get('type'))
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_roi_rambo_configs_keep_logits_fp32_under_amp(name):
+    """RaMBO alone diverged under --amp with fp16 logits on a GPU
+    (docs/reliability.md): every RoI head that ranks with it carries the
+    hook that keeps its classifier in fp32."""
+    cfg = load(name)
+    if not _roi_rambo(cfg.model.to_dict()):
+        return
+    hooks = [dict(h) for h in cfg.get('custom_hooks', [])]
+    assert dict(type='RankLogitsFp32Hook') in hooks, (name, hooks)
+
+
+def test_roi_rambo_detection_can_fail():
+    assert _roi_rambo(dict(roi_head=dict(bbox_head=dict(loss_cls=dict(
+        type='MixedRankLoss', rank_loss=dict(type='RaMBOAPLoss'))))))
+    assert not _roi_rambo(dict(roi_head=dict(bbox_head=dict(loss_cls=dict(
+        type='CrossEntropyLoss')))))
+
+
 @pytest.mark.parametrize('name', CONFIGS)
 def test_auto_scale_lr_is_on(name):
     cfg = load(name)

@@ -32,9 +32,20 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _failure(proc) -> str:
+    """Each rank's own lines first (torchrun prefixes them with [rankN]:):
+    the rank that failed first is usually not the one whose error closes
+    the log."""
+    text = proc.stdout + proc.stderr
+    ranks = [line for line in text.splitlines() if line.startswith('[rank')]
+    return '\n'.join(ranks)[-8000:] + '\n--- tail ---\n' + text[-2000:]
+
+
 def test_two_gloo_processes_match_single_process(tmp_path):
     out = tmp_path / 'report.json'
-    env = dict(os.environ, OMP_NUM_THREADS='1')
+    # CPU processes by design: with CUDA visible, MMEngine's logger maps
+    # LOCAL_RANK 1 to a second GPU a one-GPU machine lacks (IndexError)
+    env = dict(os.environ, OMP_NUM_THREADS='1', CUDA_VISIBLE_DEVICES='')
     env['PYTHONPATH'] = str(ROOT) + os.pathsep + env.get('PYTHONPATH', '')
     cmd = [
         sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2',
@@ -43,7 +54,7 @@ def test_two_gloo_processes_match_single_process(tmp_path):
     ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                           timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, _failure(proc)
     report = json.loads(out.read_text())
     assert report['world'] == 2
     offsets = [r[0]['offset'] for r in report['reports']]

@@ -26,3 +26,20 @@ def test_benchmark_smoke(tmp_path, load_tool):
     for ranker in ('blackbox', 'sigmoid', 'sorter'):
         assert ranker in detection
     assert '| length | torch.sort |' in (tmp_path / 'bench.md').read_text()
+
+
+def test_benchmark_times_only_the_devices_asked_for(tmp_path, load_tool):
+    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
+    result = bench.main(['--smoke', '--skip-others', '--devices', 'cpu-1',
+                         '--out', str(tmp_path / 'bench')])
+    assert list(result['ap']) == ['CPU, 1 thread']
+
+
+def test_benchmark_refuses_cuda_alone_without_cuda(tmp_path, load_tool,
+                                                    monkeypatch, capsys):
+    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
+    monkeypatch.setattr(bench.torch.cuda, 'is_available', lambda: False)
+    with pytest.raises(SystemExit):
+        bench.main(['--smoke', '--devices', 'cuda',
+                    '--out', str(tmp_path / 'bench')])
+    assert 'torch.cuda.is_available() is False' in capsys.readouterr().err

@@ -489,6 +489,12 @@ def main(argv: Optional[List[str]] = None) -> dict:
                         'table, e.g. 1000000 3650000 (1 CPU thread)')
     parser.add_argument('--only-error-driven', action='store_true',
                         help='only the error-driven table')
+    parser.add_argument('--devices', nargs='+',
+                        choices=['cpu-1', 'cpu-all', 'cuda'],
+                        default=['cpu-1', 'cpu-all', 'cuda'],
+                        help='which AP-loss settings to time (cuda is '
+                        'skipped when absent); e.g. --devices cuda for the '
+                        'CUDA rows alone')
     parser.add_argument('--out', default='work_dirs/benchmark/rank_losses')
     args = parser.parse_args(argv)
     if args.smoke:
@@ -507,12 +513,19 @@ def main(argv: Optional[List[str]] = None) -> dict:
 
     all_threads = torch.get_num_threads()
     result = dict(machine=machine_name(), ap={}, threads_other=all_threads)
-    settings = [('CPU, 1 thread', torch.device('cpu'), 1),
-                (f'CPU, {all_threads} threads', torch.device('cpu'),
-                 all_threads)]
-    if torch.cuda.is_available():
-        settings.append((f'CUDA, {torch.cuda.get_device_name()}',
-                         torch.device('cuda'), all_threads))
+    settings = []
+    if 'cpu-1' in args.devices:
+        settings.append(('CPU, 1 thread', torch.device('cpu'), 1))
+    if 'cpu-all' in args.devices:
+        settings.append((f'CPU, {all_threads} threads', torch.device('cpu'),
+                         all_threads))
+    if 'cuda' in args.devices:
+        if torch.cuda.is_available():
+            settings.append((f'CUDA, {torch.cuda.get_device_name()}',
+                             torch.device('cuda'), all_threads))
+        elif args.devices == ['cuda']:
+            parser.error('--devices cuda: torch.cuda.is_available() is '
+                         'False on this machine')
     weights = [n / 100_000 for n in args.lengths] * len(settings)
     if not args.skip_others:
         weights += [1.0] * (len(DETECTION_RANKERS) +

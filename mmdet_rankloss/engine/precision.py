@@ -1,0 +1,102 @@
+"""Classifier logits in fp32 under mixed precision, for the RaMBO AP loss.
+
+Under ``--amp`` (MMEngine's ``AmpOptimWrapper``, CUDA autocast) a
+detector's classification layer returns fp16 logits. RaMBO's gradient is
+piecewise constant in the scores: rounding them to fp16 turns near-ties
+into exact ties and changes its direction (cosine 0.65 against the
+unrounded scores' gradient for ``RaMBOAPLoss`` on 512 x 21 standard normal
+logits, ``tools/misc/check_gpu_install.py``), and from-scratch training
+with RaMBO alone diverged under ``--amp`` on a GPU (``docs/reliability.md``,
+"CUDA, AMP and NCCL"). :class:`RankLogitsFp32Hook` makes the classification
+layer of every head whose ``loss_cls`` ranks with RaMBO compute in fp32
+while the rest of the model stays in autocast.
+
+The layer keeps its class, parameters and state-dict keys (checkpoints load
+either way); only its ``forward`` is rebound. Without autocast the rebound
+``forward`` computes exactly what the layer did (the input is already in
+the weight's dtype), so fp32 training is bitwise unchanged.
+"""
+import types
+from typing import List, Sequence
+
+import torch
+import torch.nn as nn
+from mmengine.hooks import Hook
+from mmengine.logging import print_log
+
+from mmdet.registry import HOOKS
+from ..models.head_checks import _classifier
+from .hooks import _unwrap
+
+__all__ = ['RankLogitsFp32Hook', 'run_in_weight_dtype']
+
+
+def _forward_in_weight_dtype(self, x: torch.Tensor) -> torch.Tensor:
+    """The layer's own ``forward`` outside autocast, on the input cast to
+    the weight's dtype (fp32 master weights under AMP)."""
+    with torch.autocast(x.device.type, enabled=False):
+        return type(self).forward(self, x.to(self.weight.dtype))
+
+
+def run_in_weight_dtype(layer: nn.Module) -> None:
+    """Rebinds ``layer.forward`` to run outside autocast in the dtype of its
+    weights. Idempotent; ``copy.deepcopy`` (e.g. an EMA model) rebinds the
+    copy's ``forward`` to the copy."""
+    if getattr(layer, 'weight', None) is None:
+        raise TypeError(f'{type(layer).__name__} has no weight: only a '
+                        'Linear or Conv layer can be run in its weight dtype')
+    layer.forward = types.MethodType(_forward_in_weight_dtype, layer)
+
+
+def _rambo_loss(loss: nn.Module, names: Sequence[str]) -> bool:
+    return any(
+        type(module).__name__ in names
+        for module in (loss, getattr(loss, 'rank_loss', None)))
+
+
+@HOOKS.register_module()
+class RankLogitsFp32Hook(Hook):
+    """Computes the logits that a RaMBO loss ranks in fp32 under autocast.
+
+    Before the run, finds every head with a ``loss_cls`` of one of
+    ``losses`` (also as the ``rank_loss`` of a ``MixedRankLoss``) and runs
+    its classification layer (the ``*_cls`` ``Linear`` / ``Conv2d``, e.g.
+    ``fc_cls`` of a ``Shared2FCBBoxHead``) through
+    :func:`run_in_weight_dtype`. Put it in ``custom_hooks``; the RaMBO
+    recipes ``configs/_base_/rambo.py`` and ``rambo-bce.py`` do.
+
+    Args:
+        losses (Sequence[str]): Loss types whose scores stay in fp32.
+            Default: ``('RaMBOAPLoss',)``.
+    """
+
+    priority = 'VERY_HIGH'
+
+    def __init__(self, losses: Sequence[str] = ('RaMBOAPLoss', )) -> None:
+        self.losses = tuple(losses)
+        self.layers: List[str] = []
+
+    def before_run(self, runner) -> None:
+        model = _unwrap(runner.model)
+        self.layers = []
+        for name, head in model.named_modules():
+            loss = getattr(head, 'loss_cls', None)
+            if not isinstance(loss, nn.Module) or not _rambo_loss(
+                    loss, self.losses):
+                continue
+            attr, _ = _classifier(head)
+            if not attr:
+                raise TypeError(
+                    f'RankLogitsFp32Hook: {name} ({type(head).__name__}) '
+                    f'has a {type(loss).__name__} but no *_cls Linear or '
+                    'Conv2d layer to run in fp32')
+            run_in_weight_dtype(getattr(head, attr))
+            self.layers.append(f'{name}.{attr}' if name else attr)
+        if not self.layers:
+            raise ValueError(
+                'RankLogitsFp32Hook: no head in the model has a loss_cls of '
+                f'{self.losses}; remove the hook from custom_hooks or name '
+                'the loss types it should serve (losses=...)')
+        print_log(
+            'RankLogitsFp32Hook: fp32 logits under autocast for '
+            + ', '.join(self.layers), logger='current')
