@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn as nn
 from mmengine.config import Config
+from mmengine.registry import init_default_scope
 
 import mmdet_rankloss  # noqa: F401
 from mmdet.registry import HOOKS, MODELS
@@ -73,6 +74,7 @@ def test_a_layer_without_weight_is_refused():
 
 
 def _model(config):
+    init_default_scope('mmdet')
     cfg = Config.fromfile(osp.join(ROOT, 'configs', config))
     return MODELS.build(cfg.model)
 
@@ -93,6 +95,23 @@ def test_hook_finds_the_roi_classifier_and_keeps_the_keys(config):
     with torch.autocast('cpu', dtype=torch.bfloat16):
         assert head.fc_cls(x).dtype == torch.float32
         assert head.fc_reg(x).dtype == torch.bfloat16  # the rest stays
+
+
+@pytest.mark.parametrize('config, layer', [
+    ('dense/atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py',
+     'bbox_head.atss_cls'),
+    ('dense/retinanet/retinanet_r18-w32_fpn_rambo-focal_16e_digitsvoc.py',
+     'bbox_head.retina_cls'),
+])
+def test_hook_finds_a_dense_heads_classifier(config, layer):
+    model = _model(config)
+    hook = RankLogitsFp32Hook()
+    hook.before_run(SimpleNamespace(model=model))
+    assert hook.layers == [layer]
+    conv = model.get_submodule(layer)
+    x = torch.randn(1, conv.in_channels, 4, 4)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        assert conv(x).dtype == torch.float32
 
 
 def test_hook_refuses_a_model_without_a_rambo_head():
