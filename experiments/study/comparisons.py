@@ -145,11 +145,11 @@ def write_comparisons_csv(spec: dict, comparisons: List[dict],
                  c['baseline'], c['alternative']] + (
                      ['', '', '', '', ''] if d is None else
                      [d['n'], ' '.join(map(str, d['seeds'])),
-                      f"{d['mean']:.4f}", f"{c['low']:.4f}",
-                      f"{c['high']:.4f}"]) +
+                      f"{d['mean']:.6f}", f"{c['low']:.6f}",
+                      f"{c['high']:.6f}"]) +
                 [c['m'], f"{c['bonf_level']:.6g}"] + (
                     ['', '', '', '', ''] if d is None else
-                    [f"{c['bonf_low']:.4f}", f"{c['bonf_high']:.4f}",
+                    [f"{c['bonf_low']:.6f}", f"{c['bonf_high']:.6f}",
                      f"{c['p']:.6g}", f"{c['p_holm']:.6g}",
                      c['significant']]) +
                 [' '.join(map(str, both))])

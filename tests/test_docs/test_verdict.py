@@ -43,8 +43,9 @@ def test_every_number_of_the_verdict_is_in_a_report():
 
 
 def test_the_number_check_fails_on_a_number_no_report_shows():
-    assert verdict.check_numbers('RS gained +97.3 [+91.1, +99.9]',
-                                 ROOT) == ['+97.3', '+91.1', '+99.9']
+    # above 100: no AP50 difference, no report shows them
+    assert verdict.check_numbers('RS gained +197.3 [+191.1, +199.9]',
+                                 ROOT) == ['+197.3', '+191.1', '+199.9']
 
 
 def test_every_bullet_has_scope_strength_and_gloss():
