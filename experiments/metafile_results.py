@@ -21,7 +21,9 @@ written by ``tools/quickstart.py``). The metafiles copy them, and
   of seeds and the run's learning rate (``Metrics``: numbers only, the
   OpenMMLab model-index format); ``Notes:`` says what a reader must know
   beside the numbers: the loss version it was measured with
-  (:data:`LOSS_VERSION_NOTES`), how many seeds trained where some collapsed,
+  (:data:`LOSS_VERSION_NOTES`), what the block says of a row (its optional
+  ``notes``, e.g. a test-time setting other than the config's), how many
+  seeds trained where some collapsed,
   whether the row is exploratory (not declared by the study's
   pre-registration).
 
@@ -69,14 +71,16 @@ _ATSS = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
 _RETINA = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
 
 #: Studies whose rows are not in the README's results table but measured
-#: shipped configs (the first dense studies, and the pre-registered
-#: confirmation on a fresh test split). Same shape as
-#: ``evidence_tables.RESULTS``; ``split``: the test split, if not ``test``.
+#: shipped configs (the first dense studies, the dense studies of 0.2.0's
+#: RS / aLRP, and the pre-registered confirmation on a fresh test split).
+#: Same shape as ``evidence_tables.RESULTS``; ``split``: the test split, if
+#: not ``test``. ``change``: how the row differs from the config as it
+#: ships now (an lr the config no longer ships).
 EXTRA = [
     dict(study='digitsvoc_dense_atss_16e', metric='test_ap50',
          data='DigitsVOC',
          rows=[
-             ('focal', 'focal loss', _ATSS.format('focal'), ''),
+             ('focal', 'focal loss', _ATSS.format('focal'), '`lr=0.01`'),
              ('rambo', 'RaMBO over all anchors', _ATSS.format('rambo'), ''),
              ('mix_logits', 'RaMBO (logits) + focal',
               _ATSS.format('rambo-focal'), ''),
@@ -84,11 +88,34 @@ EXTRA = [
     dict(study='digitsvoc_dense_retinanet_16e', metric='test_ap50',
          data='DigitsVOC',
          rows=[
-             ('focal', 'focal loss', _RETINA.format('focal'), ''),
+             ('focal', 'focal loss', _RETINA.format('focal'), '`lr=0.08`'),
              ('rambo', 'RaMBO over all anchors', _RETINA.format('rambo'),
               ''),
              ('mix', 'RaMBO (sigmoid) + focal', _RETINA.format('rambo-focal'),
               ''),
+         ]),
+    dict(study='digitsvoc_dense_atss_rank_sort_16e', metric='test_ap50',
+         data='DigitsVOC',
+         rows=[
+             ('focal', 'focal loss', _ATSS.format('focal'), '`lr=0.01`'),
+             ('rambo_focal', 'RaMBO (logits) + focal',
+              _ATSS.format('rambo-focal'), ''),
+             ('rank_sort', 'Rank & Sort', _ATSS.format('rank-sort'),
+              '`lr=0.005`'),
+             ('alrp', 'aLRP', _ATSS.format('alrp'), ''),
+         ]),
+    dict(study='digitsvoc_dense_retinanet_rank_sort_16e', metric='test_ap50',
+         data='DigitsVOC',
+         rows=[
+             ('focal', 'focal loss', _RETINA.format('focal'), '`lr=0.08`'),
+             ('focal_lr004', 'focal loss, lr 0.04 (exploratory)',
+              _RETINA.format('focal'), ''),
+             ('rambo_focal', 'RaMBO (logits) + focal',
+              _RETINA.format('rambo-focal'),
+              "`score_space='logits'`, `lr=0.08`"),
+             ('rank_sort', 'Rank & Sort', _RETINA.format('rank-sort'),
+              '`lr=0.04`'),
+             ('alrp', 'aLRP', _RETINA.format('alrp'), ''),
          ]),
     dict(study='confirm_digitsvoc', metric='test_ap50', data='DigitsVOC',
          split='confirm',
@@ -96,7 +123,7 @@ EXTRA = [
              ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
              ('rambo_bce', 'RaMBO + sigmoid CE', _FRCNN.format('rambo-bce'),
               ''),
-             ('focal', 'focal loss', _ATSS.format('focal'), ''),
+             ('focal', 'focal loss', _ATSS.format('focal'), '`lr=0.01`'),
              ('rambo_focal', 'RaMBO (logits) + focal',
               _ATSS.format('rambo-focal'), ''),
          ]),
@@ -192,6 +219,8 @@ def results(blocks: Sequence[dict], rows_of: Callable[[str], List[dict]],
                              'the study did not declare')
             if (block['study'], method) in LOSS_VERSION_NOTES:
                 notes.append(LOSS_VERSION_NOTES[block['study'], method])
+            if method in block.get('notes', {}):
+                notes.append(block['notes'][method])
             trained, n = stats.trained_count(list(values.values()))
             if trained < n:
                 notes.append(stats.trained_text(list(values.values())) +

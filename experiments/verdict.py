@@ -58,6 +58,9 @@ SCOPES: Dict[str, str] = dict(
     'scratch, 16 epochs; ' + _DENSE_CAVEAT,
     digitsvoc_dense_retinanet_rank_sort_16e='DigitsVOC; RetinaNet R18-w32 '
     'FPN from scratch, 16 epochs; ' + _DENSE_CAVEAT,
+    digitsvoc_dense_fixed_16e='DigitsVOC; ATSS and RetinaNet R18-w32 FPN '
+    'from scratch, 16 epochs; RS and aLRP as their authors run them, every '
+    'lr selected on one grid',
     digit_instances_losses='digit instances (retrieval); ResNet-18 (16 ch.) '
     'from scratch, 20 epochs, R@1',
 )
@@ -91,33 +94,24 @@ VERDICT: List[dict] = [
              hyp('digitsvoc_rank_sort_frcnn_16e', 'H1',
                  'Rank & Sort (RS-R-CNN) vs cross-entropy'),
          ]),
-    dict(advice='**ATSS: RaMBO (logits) + focal.**',
+    dict(advice='**ATSS: RaMBO (logits) + focal.** Confirmed on a fresh '
+         'split; in the rerun against focal at its own tuned lr it led '
+         'again, not beyond the correction for six tests. Rank & Sort and '
+         'aLRP, as their authors run them: no difference from focal '
+         'detected.',
          items=[
              hyp('confirm_digitsvoc', 'H2', 'logits mix vs focal'),
-             hyp('digitsvoc_dense_atss_rank_sort_16e', 'H3',
-                 'logits mix vs focal'),
-             hyp('digitsvoc_dense_atss_rank_sort_16e', 'H1',
-                 'Rank & Sort vs focal'),
-             hyp('digitsvoc_dense_atss_rank_sort_16e', 'H2',
-                 'aLRP vs focal'),
+             hyp('digitsvoc_dense_fixed_16e', 'H3', 'logits mix vs focal'),
+             hyp('digitsvoc_dense_fixed_16e', 'H1', 'Rank & Sort vs focal'),
+             hyp('digitsvoc_dense_fixed_16e', 'H2', 'aLRP vs focal'),
          ]),
-    dict(advice='**RetinaNet from scratch: Rank & Sort trained where focal '
-         'loss did not;** focal\'s learning rate came from an earlier study '
-         'and it collapsed, so this is not a comparison with a working focal '
-         'RetinaNet.',
+    dict(advice='**RetinaNet from scratch: Rank & Sort,** ahead of focal '
+         'loss at focal\'s own tuned lr after the correction for six '
+         'tests; for aLRP and the logits mix no difference was detected.',
          items=[
-             hyp('digitsvoc_dense_retinanet_rank_sort_16e', 'H1',
-                 'Rank & Sort vs focal'),
-             row('digitsvoc_dense_retinanet_rank_sort_16e', 'focal',
-                 'focal at its selected lr'),
-             row('digitsvoc_dense_retinanet_rank_sort_16e', 'focal_lr004',
-                 'focal at 0.04 (exploratory)'),
-             expl('digitsvoc_dense_retinanet_rank_sort_16e', 'rank_sort',
-                  'focal_lr004', 'Rank & Sort vs focal at 0.04'),
-             hyp('digitsvoc_dense_retinanet_rank_sort_16e', 'H2',
-                 'aLRP vs focal'),
-             hyp('digitsvoc_dense_retinanet_rank_sort_16e', 'H3',
-                 'logits mix vs focal'),
+             hyp('digitsvoc_dense_fixed_16e', 'H4', 'Rank & Sort vs focal'),
+             hyp('digitsvoc_dense_fixed_16e', 'H5', 'aLRP vs focal'),
+             hyp('digitsvoc_dense_fixed_16e', 'H6', 'logits mix vs focal'),
          ]),
     dict(advice='**Not RaMBO alone with the paper\'s settings;** its raw '
          'scores need a calibration before a threshold.',

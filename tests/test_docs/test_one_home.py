@@ -96,13 +96,13 @@ def test_a_metafile_result_matches_a_hand_computation():
         osp.join(EVIDENCE, 'digitsvoc_dense_atss_16e.csv'),
         newline='', encoding='utf-8')))
     values = [float(r['test_ap50']) for r in rows
-              if r['method'] == 'focal' and r['selected_lr'] == 'True'
+              if r['method'] == 'mix_logits' and r['selected_lr'] == 'True'
               and r['test_ap50'] != '']
     mean = 100 * sum(values) / len(values)
     sd = (sum((100 * v - mean)**2 for v in values) / (len(values) - 1))**.5
     models = {m['Config']: m for _, m in _models()}
     (r, ) = [r for r in models[
-        'configs/dense/atss/atss_r18-w32_fpn_focal_16e_digitsvoc.py']
+        'configs/dense/atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py']
         ['Results'] if 'digitsvoc_dense_atss_16e,' in r['Dataset']]
     assert r['Dataset'] == ('DigitsVOC test (study digitsvoc_dense_atss_16e,'
                             ' seeds 0-4)')
