@@ -35,9 +35,6 @@ __all__ = ['SCOPES', 'VERDICT', 'hyp', 'expl', 'pooled', 'row',
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 EVIDENCE = 'docs/evidence'
 
-_DENSE_CAVEAT = ('RS and aLRP as before 0.3.0: self relation 1, uniform box '
-                 'weights, RetinaNet box stds 1, aLRP self-balance per '
-                 'epoch')
 #: What each study measured: data, detector, initialisation, budget.
 SCOPES: Dict[str, str] = dict(
     confirm_digitsvoc='DigitsVOC, fresh test split; Faster R-CNN and ATSS '
@@ -51,13 +48,9 @@ SCOPES: Dict[str, str] = dict(
     digitsvoc_pretrained_12e='DigitsVOC; Faster R-CNN R18-w32 FPN, '
     'glyph-pretrained backbone, 12 epochs',
     digitsvoc_rank_sort_frcnn_16e='DigitsVOC; Faster R-CNN R18-w32 FPN from '
-    'scratch, 16 epochs; ' + _DENSE_CAVEAT.split(':')[0],
+    'scratch, 16 epochs; RS and aLRP as before 0.3.0',
     digitsvoc_dense_atss_16e='DigitsVOC; ATSS R18-w32 FPN from scratch, 16 '
     'epochs',
-    digitsvoc_dense_atss_rank_sort_16e='DigitsVOC; ATSS R18-w32 FPN from '
-    'scratch, 16 epochs; ' + _DENSE_CAVEAT,
-    digitsvoc_dense_retinanet_rank_sort_16e='DigitsVOC; RetinaNet R18-w32 '
-    'FPN from scratch, 16 epochs; ' + _DENSE_CAVEAT,
     digitsvoc_dense_fixed_16e='DigitsVOC; ATSS and RetinaNet R18-w32 FPN '
     'from scratch, 16 epochs; RS and aLRP as their authors run them, every '
     'lr selected on one grid',
