@@ -156,6 +156,14 @@ _SYNC_OPS = frozenset({
 })
 
 
+#: Ops that allocate or re-describe memory without launching a kernel.
+_NOT_KERNELS = frozenset({
+    'aten::empty', 'aten::empty_strided', 'aten::empty_like',
+    'aten::new_empty', 'aten::new_empty_strided', 'aten::lift_fresh',
+    'aten::_to_copy_meta', 'aten::set_', 'aten::resize_'
+})
+
+
 def _is_bool_index(indices) -> bool:
     return any(isinstance(i, Tensor) and i.dtype in (torch.bool, torch.uint8)
                for i in indices or ())
@@ -199,6 +207,10 @@ class ShadowMeta(TorchDispatchMode):
     :meth:`value`. ``syncs`` counts the waits per kind, ``trace`` lists
     them with the package line that caused them; ``no_meta_kernel`` lists
     ops that have no meta kernel (answered from the shadows, not syncs).
+    ``ops`` counts the kernel ops run on meta tensors by name (views and
+    allocations without a kernel excluded: :data:`_NOT_KERNELS`),
+    ``op_sites`` the same ops by the package line that ran them: what a
+    CUDA step launches, and where the launches come from.
     """
 
     def __init__(self) -> None:
@@ -207,6 +219,8 @@ class ShadowMeta(TorchDispatchMode):
         self.syncs: Dict[str, int] = collections.Counter()
         self.trace = []
         self.no_meta_kernel = set()
+        self.ops: Dict[str, int] = collections.Counter()
+        self.op_sites: Dict[str, int] = collections.Counter()
         self._factories = _ShadowFactories()
 
     def __enter__(self):
@@ -223,9 +237,24 @@ class ShadowMeta(TorchDispatchMode):
     def total(self) -> int:
         return sum(self.syncs.values())
 
+    @property
+    def num_ops(self) -> int:
+        """Kernel ops counted since the last :meth:`reset_counts`."""
+        return sum(self.ops.values())
+
     def reset_counts(self) -> None:
         self.syncs.clear()
         self.trace.clear()
+        self.ops.clear()
+        self.op_sites.clear()
+
+    def op_report(self, top: int = 15) -> str:
+        """The package lines that ran the most kernel ops, for a failing
+        budget's message."""
+        lines = [f'{count:5d}  {site}'
+                 for site, count in self.op_sites.most_common(top)]
+        return (f'{self.num_ops} kernel ops, {self.total} host reads '
+                f'{dict(self.syncs)}; ops by line:\n' + '\n'.join(lines))
 
     def to_meta(self, tensor: Tensor) -> Tensor:
         """A meta copy of a CPU tensor (a leaf keeps ``requires_grad``)."""
@@ -295,6 +324,9 @@ class ShadowMeta(TorchDispatchMode):
             and kwargs.get('output_size') is None)
         if sync:
             self._record(name.split('::')[1])
+        if not (func.is_view or name in _NOT_KERNELS):
+            self.ops[name] += 1
+            self.op_sites[_caller()] += 1
         try:
             out = func(*args, **kwargs)
         except NotImplementedError:
