@@ -6,7 +6,9 @@
 # this study selects nothing. Its test seeds (10-14) took part in no
 # selection (those used seeds 0-4), and its test split `confirm` holds new
 # images (synthesis seed 1) of digit images that neither train, val nor test
-# draws (tools/make_digits_voc.py --fresh-test). The frozen hypotheses:
+# draws (tools/dataset_converters/make_digits_voc.py --fresh-test; frozen
+# under its former path tools/make_digits_voc.py, the same script). The
+# frozen hypotheses:
 # docs/evidence/confirm_digitsvoc_preregistration.md; the protocol:
 # docs/evidence.md, "Confirmation".
 description = """Confirmation of two pre-registered hypotheses, from scratch, 16
@@ -17,11 +19,11 @@ RaMBO + sigmoid CE > cross-entropy. H2: ATSS R18-w32, RaMBO (logits) + focal
 > focal. One-sided, Holm over the two."""
 data = dict(
     root='data/digits_voc/VOCdevkit',
-    make=['tools/make_digits_voc.py', '{root}'],
+    make=['tools/dataset_converters/make_digits_voc.py', '{root}'],
     # the fresh split, beside the others (their files are not touched)
-    make_test=['tools/make_digits_voc.py', '{root}', '--fresh-test',
-               'confirm', '--fresh-test-images', '320', '--fresh-test-seed',
-               '1'])
+    make_test=['tools/dataset_converters/make_digits_voc.py', '{root}',
+               '--fresh-test', 'confirm', '--fresh-test-images', '320',
+               '--fresh-test-seed', '1'])
 test_split = 'confirm'
 seeds = [10, 11, 12, 13, 14]
 preregistered = True  # no test run without the frozen file

@@ -22,7 +22,8 @@ data. The protocol is the one a reviewer asks for:
    Platt fit on val (``mmdet_rankloss.evaluation.calibration``).
    ``test_split`` (default ``test``) names the VOC split list evaluated;
    the spec's ``data.make_test`` command writes it when it is missing
-   (e.g. ``tools/make_digits_voc.py {root} --fresh-test confirm``).
+   (e.g. ``tools/dataset_converters/make_digits_voc.py {root}
+   --fresh-test confirm``).
    ``prepare`` (a list of ``dict(path=..., make=[script, args...])``) names
    other files the runs need (e.g. a pretrained backbone); a missing one is
    written by its command before the first run.
@@ -136,8 +137,8 @@ from .comparisons import (bimodal_sides, comparisons_markdown,
                           study_comparisons, write_comparisons_csv)
 from .curves import plot_curves
 from .fairness import check_fair_selection, fairness_problems, grid_step
-from .freeze import (check_preregistration, fairness_paragraph, freeze,
-                     preregistration_markdown, preregistration_paths,
+from .freeze import (check_preregistration, current_paths,
+                     fairness_paragraph, freeze, preregistration_markdown, preregistration_paths,
                      read_preregistration, settings_differences,
                      settings_hash, study_settings)
 from .report import (check_reportable, preregistration_sentence,
@@ -162,7 +163,8 @@ __all__ = [
     'start_attempt', 'earlier_attempts_seconds', 'execute_run',
     'pretrained_checkpoint', 'record_path', 'collect_results', 'ensure_data',
     'run_plan', 'declared_methods', 'preregistration_paths', 'study_settings',
-    'settings_hash', 'settings_differences', 'read_preregistration',
+    'settings_hash', 'settings_differences', 'current_paths',
+    'read_preregistration',
     'check_preregistration', 'freeze', 'preregistration_markdown',
     'write_report', 'check_reportable', 'study_comparisons',
     'comparisons_markdown', 'write_comparisons_csv', 'seeds_sentence',

@@ -50,6 +50,22 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
     return _plain(settings)
 
 
+#: Scripts that moved after a study was frozen: a frozen command naming the
+#: old path runs the same script (the frozen file itself cannot change).
+MOVED_SCRIPTS = {
+    'tools/make_digits_voc.py': 'tools/dataset_converters/make_digits_voc.py',
+}
+
+
+def current_paths(settings):
+    """``settings`` with every moved script named by its present path."""
+    if isinstance(settings, dict):
+        return {k: current_paths(v) for k, v in settings.items()}
+    if isinstance(settings, list):
+        return [current_paths(v) for v in settings]
+    return MOVED_SCRIPTS.get(settings, settings)
+
+
 def settings_hash(settings: dict) -> str:
     text = json.dumps(settings, sort_keys=True, separators=(',', ':'))
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
@@ -100,7 +116,7 @@ def check_preregistration(spec: dict, chosen: Dict[str, float],
                           record: dict) -> None:
     """Raises unless the spec's settings (and the selected lrs) are the
     frozen ones; the message names each field and both values."""
-    diffs = settings_differences(record['settings'],
+    diffs = settings_differences(current_paths(record['settings']),
                                  study_settings(spec, chosen))
     if diffs:
         raise PreregistrationError(
@@ -151,13 +167,15 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
     paths = dict(json=json_path, md=md_path)
     if osp.isfile(json_path):
         old = read_preregistration(spec, out_dir, required=True)
-        if old['settings_sha256'] == digest:
+        if old['settings_sha256'] == digest or not settings_differences(
+                current_paths(old['settings']), settings):
             print(f'[study] {spec["name"]} is frozen already '
                   f'({old["frozen_at"]}, {json_path}); unchanged', flush=True)
             return paths
         raise PreregistrationError(
             f'{json_path} froze other settings on {old["frozen_at"]}: '
-            + '; '.join(settings_differences(old['settings'], settings)) +
+            + '; '.join(settings_differences(current_paths(old['settings']),
+                                             settings)) +
             '. A study is frozen once; a changed study is a new study (a '
             'new name and a new freeze).')
     rel = osp.relpath(osp.abspath(find_spec(spec_path)), ROOT)

@@ -164,15 +164,3 @@ def test_model_warns_about_training_batchnorm_and_validates():
     with pytest.raises(ValueError, match='chunk_size'):
         LargeBatchRetrievalModel(chunk_size=0, **model_cfg())
 
-
-def test_old_engine_import_path_still_works():
-    """The wrapper moved to models/; old imports and the type name work."""
-    import importlib
-    import sys
-    from mmdet_rankloss import engine
-    sys.modules.pop('mmdet_rankloss.engine.large_batch', None)
-    with pytest.warns(DeprecationWarning, match='models.large_batch'):
-        old = importlib.import_module('mmdet_rankloss.engine.large_batch')
-    assert old.LargeBatchRetrievalModel is LargeBatchRetrievalModel
-    assert engine.LargeBatchRetrievalModel is LargeBatchRetrievalModel
-    assert MODELS.get('LargeBatchRetrievalModel') is LargeBatchRetrievalModel

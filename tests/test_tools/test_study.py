@@ -336,7 +336,7 @@ def test_one_real_run_through_the_runner(study, tmp_path, capsys):
     score calibration, report; a second call runs nothing."""
     data = tmp_path / 'data' / 'VOCdevkit'
     body = f"""
-data = dict(root='{data}', make=['tools/make_digits_voc.py', '{{root}}',
+data = dict(root='{data}', make=['tools/dataset_converters/make_digits_voc.py', '{{root}}',
             '--train', '8', '--val', '4', '--test', '4'])
 seeds = [0]
 select_seed = 0  # one training: the selection run is the test run
