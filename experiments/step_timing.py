@@ -1,6 +1,6 @@
-"""Synthetic training steps of a detector, timed by the overhead tools
-(``tools/analysis_tools/rambo_step_share.py``, ``dense_step_share.py`` and
-``input_checks_cost.py``).
+"""Synthetic training steps of a detector, timed by the overhead measures
+(:mod:`experiments.analysis.rambo_step_share`, ``dense_step_share`` and
+``input_checks_cost``).
 """
 import statistics
 import time

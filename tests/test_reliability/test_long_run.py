@@ -1,15 +1,9 @@
-"""tools/analysis_tools/long_run.py: the slopes it reports, and a short run."""
-import importlib.util
+"""experiments/analysis/long_run.py: the slopes it reports, and a short run."""
 import json
-import os.path as osp
 
 import numpy as np
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-spec = importlib.util.spec_from_file_location(
-    'long_run', osp.join(ROOT, 'tools', 'analysis_tools', 'long_run.py'))
-long_run = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(long_run)
+from experiments.analysis import long_run
 
 
 def test_block_median_slope_ignores_step_peaks():

@@ -1,4 +1,4 @@
-"""tools/analysis_tools/dense_step_share.py and the shared step timing: the
+"""experiments/analysis/dense_step_share.py and the shared step timing: the
 loss is timed on the scores a real forward pass hands it, the share is the
 ratio of the two measured times, and the shipped R50 configs it names
 exist for every loss."""
@@ -12,8 +12,9 @@ SMALL = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
 
 
 @pytest.fixture(scope='module')
-def tool(load_tool):
-    return load_tool('tools/analysis_tools/dense_step_share.py')
+def tool():
+    from experiments.analysis import dense_step_share
+    return dense_step_share
 
 
 def test_the_r50_configs_exist(tool):

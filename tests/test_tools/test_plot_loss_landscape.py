@@ -7,8 +7,9 @@ from PIL import Image
 
 
 @pytest.fixture
-def tool(load_tool):
-    return load_tool('tools/analysis_tools/plot_loss_landscape.py')
+def tool():
+    from experiments.analysis import plot_loss_landscape
+    return plot_loss_landscape
 
 
 def ranks(w):

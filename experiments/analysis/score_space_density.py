@@ -24,7 +24,7 @@ the loss train at all with the paper's margin and lambda?
 
 Run (CPU, about ten minutes on a busy two-core VM)::
 
-    python tools/analysis_tools/score_space_density.py [--seed 0] [--lambda-val 0.5]
+    python -m experiments.analysis.score_space_density [--seed 0] [--lambda-val 0.5]
 """
 import argparse
 import copy

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """RaMBO's loss landscape: the true ``1 - AP`` and its blackbox interpolation.
 
-    python tools/analysis_tools/plot_loss_landscape.py \
+    python -m experiments.analysis.plot_loss_landscape \
         [--out docs/images/rambo_loss_landscape.png] [--lambdas 0.1 0.5 2.5] \
         [--num-scores 8] [--num-positives 3] [--seed 0] [--extent 2.0] \
         [--steps 801] [--grid 161]
@@ -11,7 +11,7 @@ of a fixed example (``--num-scores`` scores, ``--num-positives`` of them
 relevant) is piecewise constant in the scores, so its true gradient is zero
 almost everywhere. Blackbox differentiation (Vlastelica et al., ICLR 2020,
 RaMBO section 3.2) returns instead the gradient of a piecewise-linear
-interpolation ``f_lambda``, which this tool evaluates along the line
+interpolation ``f_lambda``, which this script evaluates along the line
 ``s0 + t * d`` (top panel) and on the plane ``s0 + t * d + u * e`` (bottom
 panels) for each ``--lambdas`` value.
 

@@ -14,13 +14,13 @@ The step ratio to focal loss is reported too; on a CPU shared with other
 work it is noisier than the in-step share, which is measured in the same
 process moments apart.
 
-    python tools/analysis_tools/dense_step_share.py --steps 2 --out work_dirs/dense_step_share.json
+    python -m experiments.analysis.dense_step_share --steps 2 --out work_dirs/dense_step_share.json
 
 ``--config`` takes another family (a ``{}`` where the loss goes), e.g. the
 DigitsVOC ATSS configs at their own input and batch, for the training time
 per loss that the study's wall times (taken on a shared machine) blur::
 
-    python tools/analysis_tools/dense_step_share.py --steps 20 \
+    python -m experiments.analysis.dense_step_share --steps 20 \
         --config configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py \
         --size 128 128 --batch 8 --losses focal rambo-focal rank-sort alrp
 """

@@ -13,7 +13,7 @@ The step difference CE vs RaMBO is reported too, but on a CPU it is within
 the run-to-run noise of a multi-second step; the in-step loss time is the
 precise number.
 
-    python tools/analysis_tools/rambo_step_share.py --steps 3 --out work_dirs/rambo_step_share.json
+    python -m experiments.analysis.rambo_step_share --steps 3 --out work_dirs/rambo_step_share.json
 """
 import argparse
 import json

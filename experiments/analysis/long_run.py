@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Does a long run hold steady? Resident memory and step time per iteration.
 
-    python tools/analysis_tools/long_run.py [--config CONFIG] [--iters 2000]
+    python -m experiments.analysis.long_run [--config CONFIG] [--iters 2000]
         [--data-root DIR] [--out result.json]
 
 Trains the detection quickstart with the RaMBO AP loss (its score memory

@@ -8,7 +8,7 @@ range, binary masks, embedding shapes) are these functions:
 * ``check_embeddings_labels`` (the retrieval losses);
 * ``ops.ranking._validate`` (the blackbox rank ops called directly).
 
-The tool builds a detector config (default: the RaMBO quickstart), makes
+The script builds a detector config (default: the RaMBO quickstart), makes
 one synthetic batch of the config's size and runs full training steps
 (forward, backward, SGD) two ways, alternating step by step so that a
 change in the machine's load hits both alike:
@@ -22,7 +22,7 @@ It prints the machine, the median step time of each mode, the median of
 the paired differences (on - off) with a bootstrap 95 % interval, and the
 median time inside the checks as a share of the step.
 
-    python tools/analysis_tools/input_checks_cost.py --pairs 40 --out work_dirs/input_checks_cost.json
+    python -m experiments.analysis.input_checks_cost --pairs 40 --out work_dirs/input_checks_cost.json
 
 On a CPU a host read (``.tolist()``) costs no device synchronisation; on a
 GPU each check's single read waits for the queued kernels, which the

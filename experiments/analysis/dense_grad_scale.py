@@ -2,7 +2,7 @@
 
 The dense study (docs/evidence/digitsvoc_dense_retinanet_16e.md) found that
 RaMBO alone does not train a from-scratch RetinaNet although most scores
-get a gradient. This tool
+get a gradient. This script
 measures the size of that gradient on the logits, for the loss as the dense
 configs use it and for mmdet's ``FocalLoss`` (averaged over the positives,
 as RetinaHead does), on synthetic batches of a dense head's scale:
@@ -17,7 +17,7 @@ and the share of entries with a non-zero gradient.
 
 Run (CPU, about a minute)::
 
-    python tools/analysis_tools/dense_grad_scale.py [--anchors 200000]
+    python -m experiments.analysis.dense_grad_scale [--anchors 200000]
         [--classes 10] [--positives 300] [--lambdas 0.5 50 5000]
 """
 import argparse
