@@ -107,6 +107,7 @@ def head_fit_keys(changed):
     return [k for k in changed if k.startswith('build_func:')]
 
 
+@pytest.mark.slow
 def test_import_changes_exactly_the_default_patches():
     report = run(IMPORT)
     changed = report['changed']
@@ -132,12 +133,14 @@ def test_import_changes_exactly_the_default_patches():
         head_fit_check=True, atomic_checkpoints=False)
 
 
+@pytest.mark.slow
 def test_import_with_no_patches_changes_nothing():
     report = run(IMPORT, env={patches.ENV_VAR: 'none'})
     assert report['changed'] == [] and report['added'] == []
     assert not any(report['enabled'].values())
 
 
+@pytest.mark.slow
 def test_env_var_selects_patches():
     report = run(IMPORT, env={patches.ENV_VAR: 'atomic_checkpoints'})
     assert report['changed'] == [
@@ -149,6 +152,7 @@ def test_env_var_selects_patches():
     ]
 
 
+@pytest.mark.slow
 def test_env_var_with_an_unknown_name_fails_the_import():
     full = dict(os.environ, **{patches.ENV_VAR: 'nope'})
     full['PYTHONPATH'] = ROOT + os.pathsep + full.get('PYTHONPATH', '')
@@ -182,6 +186,7 @@ SWITCHES = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_each_switch_restores_mmengines_own_objects():
     # MMDET_RANKLOSS_PATCHES=none: start from MMEngine's own state
     report = run(SWITCHES, env={patches.ENV_VAR: 'none'})
@@ -239,6 +244,7 @@ ATOMIC = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_atomic_checkpoints_cover_checkpoints_only(tmp_path):
     """A checkpoint goes through a temporary file renamed into place; any
     other local write (``LocalBackend.put``) and, once disabled, the

@@ -279,6 +279,7 @@ def cfg_options(train_args):
     return args.config, args.cfg_options
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('page, command', documented_commands())
 def test_a_documented_command_trains_the_setting_it_names(
         page, command, stand_in):
@@ -303,6 +304,7 @@ def test_a_documented_command_trains_the_setting_it_names(
         assert 'ranks each process' not in log
 
 
+@pytest.mark.slow
 def test_dist_train_refuses_an_uneven_split(stand_in):
     script, _ = stand_in
     proc = subprocess.run(
@@ -315,6 +317,7 @@ def test_dist_train_refuses_an_uneven_split(stand_in):
     assert 'does not split evenly over 3 processes' in proc.stderr
 
 
+@pytest.mark.slow
 def test_dist_train_counts_every_node_and_notes_local_ranking(stand_in):
     """With NNODES machines the total is split over GPUS x NNODES
     processes; a rank loss that ranks per process is pointed out."""

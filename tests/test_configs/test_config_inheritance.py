@@ -4,6 +4,7 @@ import os.path as osp
 import subprocess
 import sys
 
+import pytest
 import torch
 from mmengine.config import Config
 
@@ -89,6 +90,7 @@ def test_package_scope_builds_model(tmp_path):
     assert type(model.roi_head.bbox_head.loss_cls).__name__ == 'RaMBOAPLoss'
 
 
+@pytest.mark.slow
 def test_package_base_needs_the_import(tmp_path):
     """Without ``import mmdet_rankloss`` MMEngine refuses the package name,
     which is why MMDetection's own tools need the import first."""

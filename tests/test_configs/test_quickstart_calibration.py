@@ -21,6 +21,8 @@ from mmengine.config import Config
 from mmdet_rankloss.evaluation.voc_files import load_voc_ground_truth
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
+pytestmark = pytest.mark.slow
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')

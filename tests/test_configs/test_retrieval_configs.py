@@ -250,6 +250,7 @@ def check_digit_instances(cfg):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name', CONFIGS)
 def test_config_trains_a_step_and_evaluates(name, tmp_path):
     cfg = Config.fromfile(osp.join(CONFIG_DIR, name))

@@ -84,6 +84,7 @@ def check_page_settings(cfg):
         plan.config_lr * 8 / cfg.auto_scale_lr.base_batch_size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('recipe', ['faster-rcnn', 'atss'])
 def test_the_page_config_trains_and_evaluates_with_coco_metric(
         recipe, my_dataset, tmp_path):

@@ -589,6 +589,7 @@ def test_model_builds_and_trains_one_step(name):
         assert scores.numel() > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('arch', ['retinanet', 'atss'])
 def test_digitsvoc_config_trains_through_the_runner(arch, digits_root,
                                                     tmp_path):

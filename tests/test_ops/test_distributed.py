@@ -41,6 +41,7 @@ def _failure(proc) -> str:
     return '\n'.join(ranks)[-8000:] + '\n--- tail ---\n' + text[-2000:]
 
 
+@pytest.mark.slow
 def test_two_gloo_processes_match_single_process(tmp_path):
     out = tmp_path / 'report.json'
     # CPU processes by design: with CUDA visible, MMEngine's logger maps

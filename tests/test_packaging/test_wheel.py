@@ -23,6 +23,8 @@ import pytest
 
 from mmdet_rankloss.utils.config import config_files
 
+pytestmark = pytest.mark.slow
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIGS = osp.join(ROOT, 'configs')
 # What setup.py reads; `mmdet_rankloss/.mim` links into `configs/` and to

@@ -100,6 +100,7 @@ def killed(tmp_path_factory):
     return proc, listing, last, resumed, work
 
 
+@pytest.mark.slow
 def test_kill_during_write_leaves_previous_checkpoint(killed):
     proc, listing, last, _, _ = killed
     assert proc.returncode == -9, proc.stderr[-3000:]
@@ -108,6 +109,7 @@ def test_kill_during_write_leaves_previous_checkpoint(killed):
     assert last.endswith('epoch_1.pth')
 
 
+@pytest.mark.slow
 def test_resume_after_kill_uses_previous_checkpoint(killed):
     _, _, _, resumed, work = killed
     out = resumed.stdout + resumed.stderr
@@ -117,6 +119,7 @@ def test_resume_after_kill_uses_previous_checkpoint(killed):
     assert osp.isfile(work / 'epoch_2.pth')
 
 
+@pytest.mark.slow
 def test_keeping_one_checkpoint_loses_it_to_a_kill(tmp_path):
     """max_keep_ckpts=1: MMEngine's CheckpointHook deletes epoch_1.pth
     *before* it writes epoch_2.pth, so a kill during that write leaves no
@@ -143,6 +146,7 @@ def checkpoint(killed):
     return killed[-1] / 'epoch_1.pth'
 
 
+@pytest.mark.slow
 def test_our_checkpoints_load_weights_only(checkpoint):
     with torch.serialization.safe_globals(checkpoint_globals()):
         ckpt = torch.load(str(checkpoint), weights_only=True)
@@ -159,6 +163,7 @@ def cut(checkpoint, tmp_path, keep):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('keep', [0, 1, 64, 1000, -1000, -1],
                          ids=lambda k: f'keep{k}')
 def test_truncated_checkpoint_names_the_file(checkpoint, tmp_path, keep):
@@ -196,6 +201,7 @@ class Payload:
         return (open, (self.marker, 'w'))
 
 
+@pytest.mark.slow
 def test_pickled_code_is_refused_not_run(checkpoint, tmp_path):
     marker = tmp_path / 'EXECUTED'
     ckpt = torch.load(str(checkpoint), weights_only=False)
@@ -210,6 +216,7 @@ def test_pickled_code_is_refused_not_run(checkpoint, tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_resume_from_truncated_checkpoint_fails_clearly(checkpoint, tmp_path):
     path = cut(checkpoint, tmp_path, len(checkpoint.read_bytes()) // 2)
     work = tmp_path / 'work'

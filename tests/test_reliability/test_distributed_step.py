@@ -34,6 +34,8 @@ from mmdet.registry import MODELS
 from mmdet_rankloss.utils import checkpoint_globals
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
+pytestmark = pytest.mark.slow
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 WORKER = osp.join(ROOT, 'tests', 'dist_workers', 'ddp_step_worker.py')
 spec = importlib.util.spec_from_file_location('ddp_step_worker', WORKER)

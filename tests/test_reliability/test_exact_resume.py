@@ -39,6 +39,8 @@ import signal
 from mmengine.hooks import Hook
 from mmdet.registry import HOOKS
 
+pytestmark = pytest.mark.slow
+
 
 @HOOKS.register_module()
 class KillAfterEpochHook(Hook):

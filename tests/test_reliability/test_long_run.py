@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from experiments.analysis import long_run
 
@@ -15,6 +16,7 @@ def test_block_median_slope_ignores_step_peaks():
     assert long_run.slope_per_1000(rss, 1000) > 5  # 7.5
 
 
+@pytest.mark.slow
 def test_short_run_and_analyse(tmp_path):
     out = tmp_path / 'run.json'
     result = long_run.main([

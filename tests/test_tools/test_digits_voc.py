@@ -109,6 +109,7 @@ def test_bad_arguments(tmp_path, kwargs, match):
         make_digits_voc(str(tmp_path), **kwargs)
 
 
+@pytest.mark.slow
 def test_cli(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     out = subprocess.run([

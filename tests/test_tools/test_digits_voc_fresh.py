@@ -123,6 +123,7 @@ def test_fresh_split_needs_a_new_name(tmp_path, name):
         D.make_fresh_test_split(str(tmp_path), name, 2, splits=SMALL)
 
 
+@pytest.mark.slow
 def test_cli_writes_the_fresh_split(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     tool = osp.join(ROOT, 'tools', 'make_digits_voc.py')

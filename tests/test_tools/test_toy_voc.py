@@ -56,6 +56,7 @@ def test_bad_arguments(tmp_path, kwargs):
         make_toy_voc(str(tmp_path), **kwargs)
 
 
+@pytest.mark.slow
 def test_cli_writes_voc2012(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     out = subprocess.run([

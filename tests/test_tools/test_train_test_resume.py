@@ -14,6 +14,8 @@ import torch
 from mmdet_rankloss.utils import mmdet_tool_path
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
+pytestmark = pytest.mark.slow
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 QUICK = osp.join(ROOT, 'configs', 'quickstart')
 # Two iterations per epoch (4 images, batch 2), evaluation after each epoch.
