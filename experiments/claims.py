@@ -19,7 +19,6 @@ its study's report) and the pooled estimate over every pre-registered test
 seed. The numbers come from the studies' own CSVs (``docs/evidence/<study>
 .csv`` and ``<study>_comparisons.csv``).
 """
-import csv
 import datetime
 import json
 import math
@@ -27,10 +26,11 @@ import os.path as osp
 from typing import Dict, List, Optional, Sequence
 
 from . import stats
+from .results import read_csv, test_values
 
 __all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim', 'amend_claim',
            'read_claim_record', 'pooled_claim', 'claim_markdown',
-           'test_outcomes', 'read_csv', 'test_values']
+           'test_outcomes']
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -155,33 +155,6 @@ def read_claim_record(name: str, evidence: str = EVIDENCE) -> dict:
             raise ClaimError(f'{path}: {key} {record.get(key)!r} differs '
                              f'from the claim\'s {claim[key]!r}')
     return record
-
-
-def read_csv(path: str) -> List[dict]:
-    """The rows of a study's CSV."""
-    with open(path, newline='', encoding='utf-8') as f:
-        return list(csv.DictReader(f))
-
-
-def test_values(rows: Sequence[dict], method: str,
-                metric: Optional[str] = None) -> Dict[int, float]:
-    """``{seed: value}`` of ``method``'s test rows at its selected lr.
-
-    ``metric`` is the CSV column (default ``test_r1`` in a retrieval report,
-    else ``test_ap50``). Two test rows of one seed are an error: a report
-    holds each seed's test run once.
-    """
-    if metric is None:
-        metric = 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
-    out: Dict[int, float] = {}
-    for r in rows:
-        if (r['method'] == method and r['selected_lr'] == 'True'
-                and r.get(metric, '') != ''):
-            seed = int(r['seed'])
-            if seed in out:
-                raise ValueError(f'{method}: two test rows for seed {seed}')
-            out[seed] = float(r[metric])
-    return out
 
 
 def _hypothesis_row(study: str, hypothesis: str, evidence: str) -> dict:

@@ -27,7 +27,7 @@ import os.path as osp
 from typing import Dict, List
 
 from . import stats
-from .claims import read_csv, test_values
+from .results import read_csv, test_values
 
 __all__ = ['SCOPES', 'VERDICT', 'hyp', 'expl', 'pooled', 'row',
            'evidence', 'verdict_markdown']

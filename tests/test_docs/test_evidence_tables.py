@@ -9,38 +9,37 @@ against a hand computation from the CSV. Its other outputs (the metafiles'
 that ``--check`` covers them.
 """
 import csv
-import importlib.util
+import glob
 import json
 import os.path as osp
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-TOOL = osp.join(ROOT, 'tools', 'analysis_tools', 'evidence_tables.py')
-
-
-def _load_tool():
-    spec = importlib.util.spec_from_file_location('evidence_tables', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ET = _load_tool()
+MARK = re.compile(r'<!-- evidence-table: ([\w-]+) -->')
+BODY = re.compile(r'<!-- evidence-table: (?P<name>[\w-]+) -->\n(?P<body>.*?)'
+                  r'<!-- /evidence-table -->', re.S)
 
 
 def _marked():
     """(file, table name) for every marker in README.md and docs/*.md."""
     out = []
-    for rel in ET.doc_files(ROOT):
+    for rel in ['README.md'] + sorted(osp.relpath(p, ROOT) for p in glob.glob(
+            osp.join(ROOT, 'docs', '*.md'))):
         with open(osp.join(ROOT, rel), encoding='utf-8') as f:
-            out += [(rel, name) for name in ET.markers(f.read())]
+            out += [(rel, name) for name in MARK.findall(f.read())]
     return out
 
 
 MARKED = _marked()
+
+
+@pytest.fixture(scope='module', name='ET')
+def evidence_tables(load_tool):
+    return load_tool('tools/analysis_tools/evidence_tables.py')
 
 
 def _read(rel):
@@ -49,7 +48,8 @@ def _read(rel):
 
 
 def _body(text, name):
-    for m in ET.MARKER.finditer(text):
+    """What lies between the markers of table ``name`` in ``text``."""
+    for m in BODY.finditer(text):
         if m.group('name') == name:
             return m.group('body')
     raise KeyError(name)
@@ -62,7 +62,7 @@ def test_readme_has_the_results_and_quickstart_tables():
 
 @pytest.mark.parametrize('rel,name', MARKED,
                          ids=[f'{r}:{n}' for r, n in MARKED])
-def test_marked_table_is_up_to_date(rel, name):
+def test_marked_table_is_up_to_date(ET, rel, name):
     assert name in ET.TABLES, f'{rel}: unknown table {name!r}'
     table = ET.TABLES[name](osp.dirname(rel) or '.')
     if table is None:
@@ -72,11 +72,11 @@ def test_marked_table_is_up_to_date(rel, name):
         '`python tools/analysis_tools/evidence_tables.py --write`')
 
 
-def test_check_mode_agrees(capsys):
+def test_check_mode_agrees(ET, capsys):
     """``--check`` exits 0 exactly when no marked table, no metafile's
     Results and not the results plot is stale."""
     files, _ = ET.update(ROOT)
-    files.update(ET.metafile_updates(ROOT))
+    files.update(ET.metafile_results.metafile_updates(ROOT))
     stale = [rel for rel, (old, new) in files.items() if old != new]
     old_json, new_json, png_current = ET.plot_status(ROOT)
     plot_stale = old_json != new_json or not png_current
@@ -86,10 +86,11 @@ def test_check_mode_agrees(capsys):
         assert f'{rel} (generated)' in out
 
 
-def test_check_mode_fails_on_a_stale_metafile_or_plot(capsys, monkeypatch):
+def test_check_mode_fails_on_a_stale_metafile_or_plot(ET, capsys,
+                                                      monkeypatch):
     """A metafile whose Results differ from the reports, or a plot whose
     data differ, makes ``--check`` fail (and writes nothing)."""
-    real = ET.metafile_updates
+    real = ET.metafile_results.metafile_updates
 
     def stale_metafile(root=ROOT):
         out = real(root)
@@ -97,10 +98,11 @@ def test_check_mode_fails_on_a_stale_metafile_or_plot(capsys, monkeypatch):
         out[rel] = (out[rel][0] + '# hand edit\n', out[rel][1])
         return out
 
-    monkeypatch.setattr(ET, 'metafile_updates', stale_metafile)
+    monkeypatch.setattr(ET.metafile_results, 'metafile_updates',
+                        stale_metafile)
     assert ET.main(['--check']) == 1
     assert '# hand edit' in capsys.readouterr().out
-    monkeypatch.setattr(ET, 'metafile_updates', real)
+    monkeypatch.setattr(ET.metafile_results, 'metafile_updates', real)
     real_plot = ET.plot_status
     monkeypatch.setattr(ET, 'plot_status', lambda root=ROOT: (
         real_plot(root)[0], real_plot(root)[1] + ' ', True))
@@ -205,7 +207,7 @@ def test_numbers_match_a_hand_computation(study, method, baseline, metric,
         assert cells[5].startswith(expected_diff + ' vs ')
 
 
-def test_baseline_rows_say_baseline():
+def test_baseline_rows_say_baseline(ET):
     table = ET.results_table('.')
     for block in ET.RESULTS:
         base = [row for row in block['rows'] if row[0] == block['baseline']]
@@ -213,7 +215,7 @@ def test_baseline_rows_say_baseline():
     assert table.count('| baseline |') == len(ET.RESULTS)
 
 
-def test_only_test_rows_at_the_selected_lr_count():
+def test_only_test_rows_at_the_selected_lr_count(ET):
     rows = [
         dict(method='a', seed='0', selected_lr='True', test_ap50='0.5'),
         dict(method='a', seed='1', selected_lr='True', test_ap50=''),
@@ -238,7 +240,7 @@ QUICKSTART = dict(
     ])
 
 
-def test_quickstart_table_from_its_json(tmp_path):
+def test_quickstart_table_from_its_json(ET, tmp_path):
     path = tmp_path / 'quickstart_results.json'
     path.write_text(json.dumps(QUICKSTART))
     table = ET.quickstart_table('docs', str(path))
@@ -254,7 +256,7 @@ def test_quickstart_table_from_its_json(tmp_path):
     assert '2026-11-25' in table and '6.7 min' in table
 
 
-def test_quickstart_table_is_skipped_without_its_json(tmp_path):
+def test_quickstart_table_is_skipped_without_its_json(ET, tmp_path):
     assert ET.quickstart_table('.', str(tmp_path / 'missing.json')) is None
     text = ('a\n<!-- evidence-table: quickstart -->\nold\n'
             '<!-- /evidence-table -->\nb\n')
@@ -268,7 +270,7 @@ def test_quickstart_table_is_skipped_without_its_json(tmp_path):
     assert skipped == ['quickstart']
 
 
-def test_render_replaces_only_the_marked_body():
+def test_render_replaces_only_the_marked_body(ET):
     text = ('before\n<!-- evidence-table: results -->\nstale\n'
             '<!-- /evidence-table -->\nafter\n')
     out = ET.render(text, '.')

@@ -22,7 +22,6 @@ Fast: text and CSV only (no config is built, no matplotlib is imported).
 import csv
 import glob
 import hashlib
-import importlib.util
 import os.path as osp
 import re
 
@@ -30,23 +29,13 @@ import pytest
 import yaml
 
 from experiments import metafile_results as MR
+from experiments import results as R
 from experiments import verdict
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
-TOOL = osp.join(ROOT, 'tools', 'analysis_tools', 'evidence_tables.py')
-
-
-def _load_tool():
-    spec = importlib.util.spec_from_file_location('evidence_tables', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ET = _load_tool()
-ENTRIES = ET.metafile_entries(ROOT)
-METAFILES = ET.metafile_paths(ROOT)
+ENTRIES = MR.metafile_entries(ROOT)
+METAFILES = MR.metafile_paths(ROOT)
 
 
 def _read(rel):
@@ -65,7 +54,7 @@ def _models():
 
 @pytest.mark.parametrize('rel', METAFILES)
 def test_metafile_results_are_the_generated_ones(rel):
-    old, new = ET.metafile_updates(ROOT)[rel]
+    old, new = MR.metafile_updates(ROOT)[rel]
     assert old == new, (
         f'{rel}: its Results differ from the reports; run '
         '`python tools/analysis_tools/evidence_tables.py --write`')
@@ -73,7 +62,7 @@ def test_metafile_results_are_the_generated_ones(rel):
 
 def test_every_config_of_a_results_block_has_labelled_results():
     models = {m['Config']: m for _, m in _models()}
-    for block in ET.RESULTS + MR.EXTRA:
+    for block in R.RESULTS + R.EXTRA:
         for method, _, config, change in block['rows']:
             results = models[config].get('Results', [])
             studies = [r['Dataset'] for r in results
@@ -86,7 +75,7 @@ def test_every_config_of_a_results_block_has_labelled_results():
             assert osp.isfile(osp.join(ROOT, r['Report']))
             assert set(r['Metrics']) >= {'Seeds', 'lr'}, r
     # every config of the README's table got at least one result
-    for block in ET.RESULTS:
+    for block in R.RESULTS:
         for _, _, config, _ in block['rows']:
             assert models[config].get('Results'), config
 
@@ -300,7 +289,12 @@ def test_the_comment_check_catches_a_wrong_or_homeless_number():
 # --- the results plot --------------------------------------------------------
 
 
-def test_results_plot_is_drawn_from_the_reports():
+@pytest.fixture(scope='module', name='ET')
+def evidence_tables(load_tool):
+    return load_tool('tools/analysis_tools/evidence_tables.py')
+
+
+def test_results_plot_is_drawn_from_the_reports(ET):
     old, new, png_current = ET.plot_status(ROOT)
     assert old == new, (f'{ET.PLOT_JSON} differs from the reports; run '
                         'evidence_tables.py --write')
@@ -310,9 +304,9 @@ def test_results_plot_is_drawn_from_the_reports():
         new.encode('utf-8')).hexdigest()
 
 
-def test_plotted_numbers_are_the_report_rows():
+def test_plotted_numbers_are_the_report_rows(ET):
     data = yaml.safe_load(_read(ET.PLOT_JSON))  # JSON is YAML
-    blocks = [b for b in ET.RESULTS if b['metric'] == 'test_ap50']
+    blocks = [b for b in R.RESULTS if b['metric'] == 'test_ap50']
     assert [s['study'] for s in data['studies']] == [b['study']
                                                      for b in blocks]
     for study, block in zip(data['studies'], blocks):

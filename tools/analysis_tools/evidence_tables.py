@@ -41,7 +41,8 @@ Beside the tables, ``--write`` writes (and ``--check`` compares):
   trained the config as it ships, labelled by study and seeds, between
   marker comments (:mod:`experiments.metafile_results` says how and why);
 * ``docs/images/results_ap50.png``: each method's per-seed test AP50 and its
-  mean, one panel per detection block of ``RESULTS``, baseline first, and
+  mean, one panel per detection block of ``RESULTS``
+  (:mod:`experiments.results`), baseline first, and
   beside it ``docs/images/results_ap50.json``, the plotted numbers. The PNG
   carries the SHA-256 of that JSON in its ``Comment`` text chunk; ``--check``
   compares the JSON with the reports and the PNG's digest with the JSON (not
@@ -59,110 +60,18 @@ import re
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from experiments import metafile_results, stats, verdict
-from experiments.claims import read_csv, test_values
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
+from experiments import metafile_results, stats, verdict
+from experiments.results import (EVIDENCE, RESULTS, read_csv, study_rows,
+                                 test_values)
 
-EVIDENCE = 'docs/evidence'
-QUICKSTART_JSON = f'{EVIDENCE}/quickstart_results.json'
+QUICKSTART_JSON = metafile_results.QUICKSTART_JSON
 MARKER = re.compile(
     r'(<!-- evidence-table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)'
     r'(<!-- /evidence-table -->)', re.S)
-
-_FRCNN = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
-_ATSS = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
-_RETINA = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
-_GLYPHS = ('configs/digitsvoc/'
-           'faster-rcnn_r18-w32-glyphs_fpn_{}_12e_digitsvoc.py')
-_DIGITS = ('configs/retrieval/'
-           'retrieval_r18-w16_rambo-log_20e_digit-instances.py')
-
-_THR0 = ('tested at score_thr 0, as every method of the study; the config '
-         'ships 0.05')
-
-# One block per study report: its rows are (method in the CSV, label, config
-# file, what the study changed in that config, or '').
-RESULTS = [
-    dict(study='digitsvoc_scratch_16e', metric='test_ap50', baseline='ce',
-         baseline_label='CE', data='DigitsVOC',
-         protocol='Faster R-CNN R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
-             ('rambo', 'RaMBO, paper settings', _FRCNN.format('rambo'),
-              '`margin=0.15`'),
-             ('margin0', 'RaMBO, margin 0', _FRCNN.format('rambo'), ''),
-             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
-              _FRCNN.format('rambo-bce'), ''),
-         ]),
-    # Against CE at 0.04 (exploratory, labelled): CE at its val-selected
-    # 0.08 diverged with 2 of 5 seeds, which says nothing of the other rows
-    dict(study='digitsvoc_pretrained_12e', metric='test_ap50',
-         baseline='ce_lr004', baseline_label='CE at 0.04 (exploratory)',
-         data='DigitsVOC',
-         protocol='Faster R-CNN R18-w32 FPN, glyph-pretrained backbone, '
-         '12 epochs',
-         rows=[
-             ('ce_lr004', 'cross-entropy', _GLYPHS.format('ce'), ''),
-             ('ce', 'cross-entropy, lr selected on val', _GLYPHS.format('ce'),
-              '`lr=0.08`'),
-             ('rambo', 'RaMBO, paper settings', _GLYPHS.format('rambo'), ''),
-             ('margin0', 'RaMBO, margin 0', _GLYPHS.format('rambo'),
-              '`margin=0`'),
-             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
-              _GLYPHS.format('rambo-bce'), ''),
-         ]),
-    # one study, both detectors, every method's lr selected on one grid;
-    # every run evaluated with score_thr 0 (an evaluation setting: the focal
-    # and mix configs ship MMDetection's 0.05, their metafile results say so)
-    dict(study='digitsvoc_dense_fixed_16e', metric='test_ap50',
-         baseline='atss_focal', baseline_label='focal', data='DigitsVOC',
-         protocol='ATSS R18-w32 FPN, from scratch, 16 epochs, tested at '
-         'score_thr 0',
-         rows=[
-             ('atss_focal', 'focal loss', _ATSS.format('focal'), ''),
-             ('atss_rambo_focal', '**RaMBO (logits) + focal**',
-              _ATSS.format('rambo-focal'), ''),
-             ('atss_rank_sort', 'Rank & Sort', _ATSS.format('rank-sort'), ''),
-             ('atss_alrp', 'aLRP', _ATSS.format('alrp'), ''),
-         ],
-         notes=dict(atss_focal=_THR0, atss_rambo_focal=_THR0)),
-    dict(study='digitsvoc_dense_fixed_16e', metric='test_ap50',
-         baseline='retina_focal', baseline_label='focal', data='DigitsVOC',
-         protocol='RetinaNet R18-w32 FPN, from scratch, 16 epochs, tested at '
-         'score_thr 0',
-         rows=[
-             ('retina_focal', 'focal loss', _RETINA.format('focal'), ''),
-             ('retina_rambo_focal', 'RaMBO (logits) + focal',
-              _RETINA.format('rambo-focal'),
-              "`score_space='logits'`, `lr=0.08`"),
-             ('retina_rank_sort', '**Rank & Sort**',
-              _RETINA.format('rank-sort'), ''),
-             ('retina_alrp', 'aLRP', _RETINA.format('alrp'), ''),
-         ],
-         notes=dict(retina_focal=_THR0)),
-    dict(study='digitsvoc_rank_sort_frcnn_16e', metric='test_ap50',
-         baseline='ce', baseline_label='CE', data='DigitsVOC',
-         protocol='Faster R-CNN R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
-             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
-              _FRCNN.format('rambo-bce'), ''),
-             ('rank_sort', 'Rank & Sort (RS-R-CNN)',
-              _FRCNN.format('rank-sort'), ''),
-         ]),
-    dict(study='digit_instances_losses', metric='test_r1', baseline='rambo',
-         baseline_label='RaMBO', data='digit instances',
-         protocol='retrieval, ResNet-18 (16 ch.), from scratch, 20 epochs; '
-         'R@1',
-         rows=[
-             ('rambo', '**RaMBO recall loss (log)**', _DIGITS, ''),
-             ('fastap', 'FastAP', _DIGITS,
-              '`tools/retrieval_quickstart.py --loss fastap`'),
-             ('triplet', 'batch-hard triplet', _DIGITS,
-              '`tools/retrieval_quickstart.py --loss triplet-bh`'),
-         ]),
-]
 
 
 def _interval(pair: Optional[dict]) -> str:
@@ -327,48 +236,6 @@ def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
     return out, sorted(set(skipped))
 
 
-# --- metafile Results --------------------------------------------------------
-
-INDEX = 'model-index.yml'
-
-
-def metafile_paths(root: str = ROOT) -> List[str]:
-    """The metafiles ``model-index.yml`` imports, relative to ``root``."""
-    import yaml
-    with open(osp.join(root, INDEX), encoding='utf-8') as f:
-        return list(yaml.safe_load(f)['Import'])
-
-
-def metafile_entries(root: str = ROOT) -> List[dict]:
-    """Every generated metafile result (:mod:`experiments.metafile_results`):
-    the unchanged rows of ``RESULTS`` and of ``metafile_results.EXTRA``,
-    then the quickstart's."""
-    def rows_of(study):
-        return read_csv(osp.join(root, EVIDENCE, f'{study}.csv'))
-
-    return metafile_results.results(
-        RESULTS + metafile_results.EXTRA, rows_of, test_values,
-        lambda study: metafile_results.declared_methods(root, study)) + \
-        metafile_results.quickstart_results(osp.join(root, QUICKSTART_JSON))
-
-
-def metafile_updates(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
-    """``{metafile: (old, new)}`` for every metafile of the index."""
-    entries = metafile_entries(root)
-    by_config = metafile_results.results_by_config(entries)
-    out, seen = {}, set()
-    for rel in metafile_paths(root):
-        with open(osp.join(root, rel), encoding='utf-8') as f:
-            old = f.read()
-        new = metafile_results.render_metafile(old, by_config)
-        seen |= {c for c in by_config if f'    Config: {c}\n' in new}
-        out[rel] = (old, new)
-    missing = set(by_config) - seen
-    if missing:
-        raise KeyError(f'measured configs in no metafile: {sorted(missing)}')
-    return out
-
-
 # --- results plot ------------------------------------------------------------
 
 PLOT_PNG = 'docs/images/results_ap50.png'
@@ -387,7 +254,7 @@ def plot_data(root: str = ROOT) -> dict:
     for block in RESULTS:
         if block['metric'] != 'test_ap50':
             continue
-        rows = read_csv(osp.join(root, EVIDENCE, f'{block["study"]}.csv'))
+        rows = study_rows(block['study'], root)
         ordered = sorted(block['rows'],
                          key=lambda r: r[0] != block['baseline'])
         methods = []
@@ -515,7 +382,7 @@ def main(argv=None) -> int:
         print(f'evidence_tables: skipped table {name!r}: its input '
               f'({QUICKSTART_JSON}) does not exist yet')
     stale = 0
-    metafiles = metafile_updates()
+    metafiles = metafile_results.metafile_updates()
     for rel, (old, new) in list(files.items()) + list(metafiles.items()):
         if old == new:
             continue
