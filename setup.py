@@ -7,20 +7,15 @@ environment and installs this package editable, without dependencies. See
 """
 import os
 import os.path as osp
-import sys
 
 from setuptools import find_packages, setup
 
 HERE = osp.dirname(osp.abspath(__file__))
 PACKAGE = 'mmdet_rankloss'
-# `experiments/` (the study drivers, their specs and the runner the tools
-# share) is installed by an editable install of a checkout only, which is
-# where the tools run (`pip install -e .`, as tools/install.sh does). A wheel
-# or an sdist carries the library alone: no top-level `experiments` package
-# in site-packages.
-EDITABLE = bool({'editable_wheel', 'develop'} & set(sys.argv))
-PACKAGES = [PACKAGE, PACKAGE + '.*'] + (
-    ['experiments', 'experiments.*'] if EDITABLE else [])
+# The library only: `experiments/` (the study drivers, their study files and
+# the code the tools share) is not a package of the distribution, in no kind
+# of install; the tools import it from the checkout they belong to.
+PACKAGES = [PACKAGE, PACKAGE + '.*']
 
 
 def version() -> str:

@@ -12,7 +12,13 @@
   retrieval-loss studies; :mod:`experiments.reproduce_voc`
   (``tools/reproduce_voc.py``): the RaMBO paper's VOC table.
 
-Not part of the ``mmdet_rankloss`` library and not in its wheel: the
-package is importable from a checkout installed in editable mode
-(``pip install -e .``, as ``tools/install.sh`` does), where the tools run.
+* :mod:`experiments.results`: the one reader of a report's CSV and the
+  results rows the docs quote; :mod:`experiments.metafile_results`,
+  :mod:`experiments.claims`, :mod:`experiments.verdict` build on it.
+* :mod:`experiments.analysis`: the project's own measurement scripts.
+
+Not part of the ``mmdet_rankloss`` library and in no install (``setup.py``
+lists the library alone): the tools import it from their checkout, which
+they put first on ``sys.path``; tests and ``python -m experiments...`` find
+it in the current directory, the checkout's root.
 """

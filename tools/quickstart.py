@@ -51,10 +51,12 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
 from experiments.run_logs import last_record, machine_name, run_logged
 from experiments.runner import Progress, clock, markdown_table, run_each
-
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
 _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
 CONFIGS = {

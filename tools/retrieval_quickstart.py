@@ -39,12 +39,18 @@ import copy
 import json
 import os
 import os.path as osp
+import sys
 import time
 
 import numpy as np
 import torch
 
 import mmdet_rankloss  # noqa: F401
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
 from experiments.run_logs import machine_name
 from experiments.runner import run_plan
 from mmdet_rankloss.evaluation import retrieval_metrics

@@ -35,6 +35,7 @@ import json
 import os
 import os.path as osp
 import resource
+import sys
 import time
 
 import numpy as np
@@ -42,6 +43,11 @@ import torch
 
 from mmdet_rankloss.evaluation import functional  # noqa
 from mmdet_rankloss.evaluation.functional import retrieval_metrics  # noqa
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
 from experiments.runner import Progress  # noqa
 
 KS = (1, 10, 100, 1000)

@@ -16,10 +16,14 @@ compare each curve's shape, not the heights across methods.
 """
 import argparse
 import os.path as osp
+import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
 from experiments.run_logs import plot_mean_band, read_records, save_figure
 
 

@@ -7,8 +7,13 @@ one pooled estimate (:mod:`experiments.claims`).
     python tools/analysis_tools/pooled_claim.py mix_vs_ce
 """
 import argparse
+import os.path as osp
 import sys
 
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
 from experiments import claims
 
 

@@ -28,12 +28,17 @@ import json
 import math
 import os
 import os.path as osp
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
 from experiments.runner import clock
 from mmdet_rankloss.datasets.glyphs import GLYPH_CLASSES, make_glyph_set
 
