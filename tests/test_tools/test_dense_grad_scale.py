@@ -20,6 +20,7 @@ def test_focal_matches_the_formula():
     assert got['nonzero'] == 1.0
 
 
+@pytest.mark.slow
 def test_rambo_gradient_collapses_when_scores_spread():
     from experiments.analysis import dense_grad_scale as tool
     rows = tool.main(['--anchors', '20000', '--classes', '3',

@@ -34,6 +34,7 @@ def test_modes_switch_the_real_checks():
         loss(scores, labels)
 
 
+@pytest.mark.slow
 def test_tool_runs(tmp_path):
     from experiments.analysis import input_checks_cost as tool
     out = tmp_path / 'overhead.json'

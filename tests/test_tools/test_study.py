@@ -331,6 +331,7 @@ def test_a_resumed_run_counts_the_time_of_every_attempt(
     assert res['train_seconds'] == 250.0 and res['train_seconds_partial']
 
 
+@pytest.mark.slow
 def test_one_real_run_through_the_runner(study, tmp_path, capsys):
     """A one-epoch study on a tiny DigitsVOC: train, evaluate val and test,
     score calibration, report; a second call runs nothing."""
