@@ -27,7 +27,8 @@ __all__ = [
 
 def check_embeddings_labels(embeddings: Tensor,
                             labels: Tensor,
-                            name: str = 'embeddings') -> None:
+                            name: str = 'embeddings',
+                            check_values: bool = True) -> None:
     """Validates the ``(embeddings, labels)`` contract of retrieval losses.
 
     Args:
@@ -35,6 +36,10 @@ def check_embeddings_labels(embeddings: Tensor,
         labels (Tensor): Integer tensor of shape (B,).
         name (str): Name used in the error messages. Defaults to
             ``'embeddings'``.
+        check_values (bool): Also check that the embeddings are finite,
+            which reads the data back (a wait for the device on a GPU).
+            False leaves that check to the caller, e.g. one that runs on
+            the device. Defaults to True.
 
     Raises:
         ValueError: Naming the argument, its shape or dtype, when the
@@ -65,7 +70,7 @@ def check_embeddings_labels(embeddings: Tensor,
     if labels.device != embeddings.device:
         raise ValueError(f'labels are on {labels.device} but {name} on '
                          f'{embeddings.device}')
-    if n and not bool(torch.isfinite(embeddings).all()):
+    if check_values and n and not bool(torch.isfinite(embeddings).all()):
         raise ValueError(f'{name} contain NaN or inf')
 
 
@@ -84,7 +89,8 @@ class RetrievalPairs(NamedTuple):
 def retrieval_pairs(embeddings: Tensor,
                     labels: Tensor,
                     ref_embeddings: Optional[Tensor] = None,
-                    ref_labels: Optional[Tensor] = None) -> RetrievalPairs:
+                    ref_labels: Optional[Tensor] = None,
+                    check_values: bool = True) -> RetrievalPairs:
     """Scores and ground truth of every (query, gallery item) pair.
 
     The score is the inner product, i.e. the cosine similarity for
@@ -105,20 +111,23 @@ def retrieval_pairs(embeddings: Tensor,
             a memory of earlier batches. Defaults to None (M = 0).
         ref_labels (Tensor, optional): Their labels (M,). Required with
             ``ref_embeddings``.
+        check_values (bool): See :func:`check_embeddings_labels`. Defaults
+            to True.
 
     Returns:
         RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape
         (B, B + M). ``valid`` excludes each query's own column (by index:
         duplicates of a query in the batch stay valid positives).
     """
-    check_embeddings_labels(embeddings, labels)
+    check_embeddings_labels(embeddings, labels, check_values=check_values)
     work = rank_dtype(embeddings.dtype)
     gallery, gallery_labels = embeddings.to(work), labels
     if (ref_embeddings is None) != (ref_labels is None):
         raise ValueError('ref_embeddings and ref_labels must be given '
                          'together')
     if ref_embeddings is not None:
-        check_embeddings_labels(ref_embeddings, ref_labels, 'ref_embeddings')
+        check_embeddings_labels(ref_embeddings, ref_labels, 'ref_embeddings',
+                                check_values)
         if ref_embeddings.shape[1] != embeddings.shape[1]:
             raise ValueError(
                 f'ref_embeddings have dimension {ref_embeddings.shape[1]} '
