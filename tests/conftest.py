@@ -11,6 +11,11 @@
   inputs on a small, shared CPU: with 2 threads on 2 busy cores a step took
   several times longer); a module asks for it with ``pytestmark =
   pytest.mark.usefixtures('one_torch_thread')``.
+* ``detection_batch``: a factory of detector inputs, ``detection_batch(
+  num_classes, size=64)`` -> ``dict(inputs, data_samples)`` as a detector's
+  ``train_step`` / ``data_preprocessor`` takes them: two uint8 images, each
+  with two boxes of labels 1 and ``num_classes - 1`` and no ignored boxes
+  (seeded: the same images every call).
 * ``digits_root``: a tiny DigitsVOC (4 train, 2 val, 2 test images), written
   once per test run; its ``VOCdevkit/`` path, with a trailing slash.
 * ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
@@ -70,6 +75,36 @@ def digits_root(tmp_path_factory):
     root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
     make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
     return root
+
+
+def make_detection_batch(num_classes, size=64):
+    """Two images with two boxes each, as a detector takes them."""
+    from mmdet.structures import DetDataSample
+    from mmengine.structures import InstanceData
+    gen = torch.Generator().manual_seed(0)
+    inputs, samples = [], []
+    for _ in range(2):
+        inputs.append(torch.randint(0, 256, (3, size, size),
+                                    dtype=torch.uint8, generator=gen))
+        sample = DetDataSample(metainfo=dict(
+            img_shape=(size, size), ori_shape=(size, size),
+            pad_shape=(size, size), scale_factor=(1.0, 1.0),
+            batch_input_shape=(size, size)))
+        scale = size / 64
+        sample.gt_instances = InstanceData(
+            bboxes=torch.tensor([[4., 6., 40., 30.], [20., 24., 60., 62.]]) *
+            scale,
+            labels=torch.tensor([1, num_classes - 1]))
+        sample.ignored_instances = InstanceData(
+            bboxes=torch.zeros(0, 4), labels=torch.zeros(0, dtype=torch.long))
+        samples.append(sample)
+    return dict(inputs=inputs, data_samples=samples)
+
+
+@pytest.fixture
+def detection_batch():
+    """Factory of detector inputs (see the module docstring)."""
+    return make_detection_batch
 
 
 @pytest.fixture(name='rpn_batch')
