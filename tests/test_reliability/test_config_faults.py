@@ -3,7 +3,6 @@ cannot serve fails when the model is built (``MODELS.build``, and so
 ``Runner.from_cfg``), with the config field, its value and the fix; and
 ``tools/misc/check_dataset.py``'s ``check_model`` names the same misfits on a
 model built without the registry."""
-import importlib.util
 import os.path as osp
 
 import pytest
@@ -23,14 +22,16 @@ CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
 RETINANET = osp.join(ROOT, 'configs', 'dense', 'retinanet',
                      'retinanet_r18-w32_fpn_focal_16e_digitsvoc.py')
-spec = importlib.util.spec_from_file_location(
-    'check_dataset', osp.join(ROOT, 'tools', 'misc', 'check_dataset.py'))
-check_dataset = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(check_dataset)
 init_default_scope('mmdet')
 CODER = dict(type='DeltaXYWHBBoxCoder', target_means=[0.0] * 4,
              target_stds=[0.1, 0.1, 0.2, 0.2])
 EMBEDDING_LOSSES = ['FastAPLoss', 'RaMBORecallLoss', 'BatchHardTripletLoss']
+
+
+@pytest.fixture(scope='module')
+def check_dataset(load_tool):
+    """``tools/misc/check_dataset.py`` as a module."""
+    return load_tool('tools/misc/check_dataset.py')
 
 
 def quickstart_cfg(loss_cls=None):
@@ -66,7 +67,7 @@ def unchecked(head_cfg):
     dict(type='MixedRankLoss', rank_loss=dict(type='RaMBOAPLoss')),
     dict(type='CrossEntropyLoss', use_sigmoid=False, loss_weight=1.0),
 ], ids=['quickstart', 'sigmoid', 'softmax', 'mixed', 'cross-entropy'])
-def test_fitting_losses_build(loss_cls):
+def test_fitting_losses_build(loss_cls, check_dataset):
     model = MODELS.build(quickstart_cfg(loss_cls).model)
     assert head_fit_faults(model) == []
     assert check_dataset.check_model(model) == []
@@ -147,7 +148,7 @@ def test_runner_fails_when_it_builds_the_model(tmp_path):
 
 
 @pytest.mark.parametrize('loss', EMBEDDING_LOSSES)
-def test_check_dataset_names_embedding_loss(loss):
+def test_check_dataset_names_embedding_loss(loss, check_dataset):
     head = dict(type='Shared2FCBBoxHead', in_channels=16, fc_out_channels=16,
                 roi_feat_size=7, num_classes=4, bbox_coder=CODER,
                 loss_cls=dict(type=loss))
@@ -158,7 +159,7 @@ def test_check_dataset_names_embedding_loss(loss):
     assert faults == head_fit_faults(unchecked(head))
 
 
-def test_check_dataset_names_head_ignoring_custom_channels():
+def test_check_dataset_names_head_ignoring_custom_channels(check_dataset):
     faults = check_dataset.check_model(unchecked(double_head('sigmoid')))
     assert faults == [
         'bbox_head.loss_cls (RaMBOAPLoss in DoubleConvFCBBoxHead): the loss '

@@ -19,7 +19,6 @@ is measured for CPU float32, and with CUDA visible the two processes would
 take NCCL and ``cuda:1``, which a one-GPU machine lacks. The equivalence
 under NCCL is not tested.
 """
-import importlib.util
 import os
 import os.path as osp
 import socket
@@ -38,9 +37,6 @@ pytestmark = pytest.mark.slow
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 WORKER = osp.join(ROOT, 'tests', 'dist_workers', 'ddp_step_worker.py')
-spec = importlib.util.spec_from_file_location('ddp_step_worker', WORKER)
-worker = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(worker)
 
 # float32 sums in another order (DDP's all-reduce, per-image vs batched
 # convolutions): the update of each tensor may differ by RTOL of its largest
@@ -58,7 +54,8 @@ def state(path):
 
 
 @pytest.fixture(scope='module')
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, load_tool):
+    worker = load_tool('tests/dist_workers/ddp_step_worker.py')
     ws = tmp_path_factory.mktemp('ddp_step')
     data_root = str(ws / 'VOCdevkit') + '/'
     # images of one size: the batch of 2 is padded as each image alone

@@ -7,7 +7,6 @@ the quickstart configs build ``VOCDataset``, and through
 ``tools/misc/check_dataset.py``, which lists every fault of a config's
 datasets.
 """
-import importlib.util
 import os
 import os.path as osp
 import re
@@ -218,13 +217,10 @@ def test_checked_dataset_arguments(voc, bad):
         build(voc, **bad)
 
 
-def run_check(config, capsys):
+def run_check(load_tool, config, capsys):
     """``tools/misc/check_dataset.py CONFIG`` in this process: (exit code,
     printed output)."""
-    spec = importlib.util.spec_from_file_location(
-        'check_dataset', osp.join(ROOT, 'tools', 'misc', 'check_dataset.py'))
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_tool('tools/misc/check_dataset.py')
     code = tool.main([config])
     return code, capsys.readouterr().out
 
@@ -242,11 +238,12 @@ def quickstart_on(voc, tmp_path, extra=''):
     return str(config)
 
 
-def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
+def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys,
+                                              load_tool):
     """Three faults in three items of a config's train and test sets:
     the tool names all three and fails; the clean copy passes."""
     config = quickstart_on(voc, tmp_path)
-    code, out = run_check(config, capsys)
+    code, out = run_check(load_tool, config, capsys)
     assert code == 0, out
     assert 'no faults in 2 datasets (4 items) and the model' in out
     set_field('xmin', '30')(voc)  # 000001, trainval
@@ -254,7 +251,7 @@ def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
          '<name>dinosaur</name>')
     test_id = (voc / 'VOC2007/ImageSets/Main/test.txt').read_text().split()[0]
     (voc / f'VOC2007/JPEGImages/{test_id}.jpg').write_bytes(b'nope')
-    code, out = run_check(config, capsys)
+    code, out = run_check(load_tool, config, capsys)
     assert code == 1, out
     assert 'empty box, xmin (30) >= xmax (14)' in out
     assert "000002.xml object 0 ('dinosaur'): unknown class" in out
@@ -263,14 +260,14 @@ def test_check_dataset_tool_lists_every_fault(voc, tmp_path, capsys):
 
 
 def test_check_dataset_tool_lists_a_misfit_loss_with_the_data(
-        voc, tmp_path, capsys):
+        voc, tmp_path, capsys, load_tool):
     """A loss its head cannot serve fails the model build with HeadFitError;
     the tool lists it as a fault beside the data's instead of a traceback."""
     config = quickstart_on(
         voc, tmp_path, 'model = dict(roi_head=dict(bbox_head=dict(loss_cls='
         "dict(_delete_=True, type='FastAPLoss'))))\n")
     set_field('xmin', '30')(voc)
-    code, out = run_check(config, capsys)
+    code, out = run_check(load_tool, config, capsys)
     assert code == 1, out
     assert 'model: 1 faults' in out
     assert 'FAULT model.roi_head.bbox_head.loss_cls (FastAPLoss in ' \
