@@ -306,7 +306,7 @@ def test_zero_is_refused_by_name_or_accepted(name):
 HOST_READS = {
     'RaMBOAPLoss': 4, 'MixedRankLoss': 5, 'BlackboxRanker': 2,
     'SigmoidRanker': 2, 'SorterRanker': 11,
-    'RaMBORecallLoss': 19, 'FastAPLoss': 4, 'AUCLoss': 5,
+    'RaMBORecallLoss': 0, 'FastAPLoss': 4, 'AUCLoss': 5,
     'BatchHardTripletLoss': 6, 'WilcoxonLoss': 6, 'SoftRankThresholdLoss': 9,
     'SoDeepAPLoss': 10, 'SoDeepRecallLoss': 12, 'SoDeepSpearmanLoss': 1,
     # error_driven*.py, rank_sort_loss.py, alrp_loss.py (other owners)
