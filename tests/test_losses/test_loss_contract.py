@@ -310,7 +310,7 @@ HOST_READS = {
     'BatchHardTripletLoss': 6, 'WilcoxonLoss': 6, 'SoftRankThresholdLoss': 9,
     'SoDeepAPLoss': 10, 'SoDeepRecallLoss': 12, 'SoDeepSpearmanLoss': 1,
     # error_driven*.py, rank_sort_loss.py, alrp_loss.py (other owners)
-    'RankSortLoss': 5, 'ErrorDrivenAPLoss': 5, 'ALRPLoss': 5,
+    'RankSortLoss': 1, 'ErrorDrivenAPLoss': 1, 'ALRPLoss': 1,
 }
 #: Ops that raise in deterministic mode on CUDA, in files of other owners:
 #: the losses that call them, and where (none left: the error-driven
