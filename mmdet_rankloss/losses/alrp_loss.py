@@ -133,25 +133,25 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         return dict(own_loc_in_update=self.own_loc_in_update,
                     loc_order=self.loc_order)
 
-    def _positive_inputs(self, rows, quality, loc_error):
+    def _positive_inputs(self, quality, loc_error):
         """The checked errors (in [0, 1]) divided by ``1 - tau``."""
         if loc_error is not None and self.tau:
             loc_error = loc_error / (1 - self.tau)
-        return rows, quality, loc_error
+        return quality, loc_error
 
-    def _outputs(self, loss, parts, loc_weight, loc_error,
-                 zero) -> Dict[str, Tensor]:
+    def _outputs(self, loss, parts, loc_weight,
+                 loc_error) -> Dict[str, Tensor]:
         # loc_error: divided by 1 - tau; parts[2] = L_loc unweighted
         if loc_error is None or not loc_error.numel():
-            loc = zero
+            loc = loss * 0  # a zero in the graph
         else:
             loc = (loc_weight.to(loc_error.dtype) * loc_error).sum().to(
-                zero.dtype) + zero
+                loss.dtype)
         if self.training and torch.is_grad_enabled():
             self._sb_sums += torch.stack([loss.detach() + parts[2],
                                           parts[2]]).to(self._sb_sums)
-        sb = self.sb_weight.to(zero.dtype)
-        return dict(loss_alrp_cls=self.loss_weight * (loss + zero),
+        sb = self.sb_weight.to(loss.dtype)
+        return dict(loss_alrp_cls=self.loss_weight * loss,
                     loss_alrp_loc=self.loss_weight * sb * loc,
                     alrp_sb_weight=sb.detach())
 

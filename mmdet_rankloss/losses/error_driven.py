@@ -42,8 +42,7 @@ versions of this package made is an option:
   ``1/|P| sum_i E(i) / rank(i)`` (ranks fixed) is returned with its
   weights ``v = dL_loc/de``: ``loc_order='hard'`` (authors) sums ``e_k``
   over the positives at or above ``i`` in the score order (ties by index,
-  lower index above: the authors' unstable sort has no rule; by
-  :func:`~mmdet_rankloss.ops.stable_order.descending_order`),
+  lower index above: the authors' unstable sort has no rule),
   ``'smoothed'`` (earlier) uses ``E(i) = e_i + sum_{k != i} H(x_ik) e_k``.
 
 Measured effect of each option against the default, on 2,000 N(0, 1)
@@ -62,7 +61,14 @@ error is distributed at all (a positive below the gate keeps its error in
 the value but neither loses nor distributes it). The negatives' side is
 :class:`~.error_driven_negatives.SortedNegatives` (one sort, O(n log n));
 the ``P x P`` relations are explicit. Every sum is deterministic on CUDA
-(no floating-point ``cumsum``, no atomic adds: see there). ``precision``
+(no floating-point ``cumsum``, no atomic adds: see there).
+
+On a device the core is launch-bound: it runs a fixed number of kernels
+(about 80 for a forward and backward, whatever ``n``, ``P`` or the number
+of classes) on fixed-size tensors (the scores that are not negatives are
+masked, not removed), and reads the data back once, the positives'
+``nonzero`` that sizes the ``P x P`` relations (none when the caller gives
+their indices). ``precision``
 (:data:`PRECISIONS`) is the dtype of all this arithmetic, float64 by default
 (float32's speed and errors, measured: ``docs/reliability.md``); the matrix
 products run with autocast off.
@@ -113,10 +119,8 @@ class ErrorDrivenTerms(NamedTuple):
     Attributes:
         loss (Tensor): The value (scalar): ``1 - AP`` ('ap'), ``L_RS``
             ('rs') or the classification component of aLRP ('alrp').
-        ranking (Tensor): ``1/|P| sum_i N_FP(i) / rank(i)`` (scalar).
-        sorting (Tensor): 'rs': ``1/|P| sum_i (l_S(i) - l*_S(i))``; else 0.
-        loc (Tensor): 'alrp': the localisation component with the given
-            errors; else 0.
+        parts (Tensor): (3,) ``(ranking, sorting, loc)``, also read as the
+            properties :attr:`ranking`, :attr:`sorting` and :attr:`loc`.
         grad (Tensor, optional): The update dL/ds (n,) in the scores'
             dtype at unit upstream scale; None without ``with_grad``.
         loc_weight (Tensor): 'alrp': ``v`` (P,), ``d loc / d e`` with the
@@ -124,12 +128,26 @@ class ErrorDrivenTerms(NamedTuple):
         num_pos (int): ``|P|``.
     """
     loss: Tensor
-    ranking: Tensor
-    sorting: Tensor
-    loc: Tensor
+    parts: Tensor
     grad: Optional[Tensor]
     loc_weight: Tensor
     num_pos: int
+
+    @property
+    def ranking(self) -> Tensor:
+        """``1/|P| sum_i N_FP(i) / rank(i)`` (scalar)."""
+        return self.parts[0]
+
+    @property
+    def sorting(self) -> Tensor:
+        """'rs': ``1/|P| sum_i (l_S(i) - l*_S(i))``; else 0."""
+        return self.parts[1]
+
+    @property
+    def loc(self) -> Tensor:
+        """'alrp': the localisation component with the given errors; else
+        0."""
+        return self.parts[2]
 
 
 def error_driven_terms(scores: Tensor,
@@ -146,14 +164,18 @@ def error_driven_terms(scores: Tensor,
                        precision: str = 'float64') -> ErrorDrivenTerms:
     """Value and error-driven update of one ranking (see the module doc).
 
+    Fixed shapes given ``|P|``: the only read of the data back to the host
+    is ``positives.nonzero()`` for a mask (none for indices).
+
     Args:
-        scores (Tensor): Scores (n,), float, no NaN (not checked here).
-        positives (Tensor): Bool (n,).
+        scores (Tensor): Scores (n,), float, finite (not checked here).
+        positives (Tensor): Bool (n,), or the indices (P,) of the positives
+            (int64, ascending, distinct), which saves the one read.
         delta (float): Half-width of the smoothed step, > 0.
         mode (str): One of :data:`MODES`.
         negatives (Tensor, optional): Bool (n,), disjoint from
             ``positives``; scores in neither take no part and get no
-            update. Defaults to ``~positives``.
+            update. Defaults to every score that is not a positive.
         quality (Tensor, optional): 'rs': labels ``y`` (P,) of the
             positives in index order, in [0, 1]. Defaults to ones (then the
             sorting error is 0).
@@ -181,52 +203,66 @@ def error_driven_terms(scores: Tensor,
                                    own_loc_in_update)
     check_choice(owner, 'loc_order', loc_order, LOC_ORDERS)
     dtype = PRECISIONS[check_precision(owner, precision)]
+    if positives.dtype == torch.bool:
+        positives = positives.nonzero().squeeze(1)  # the one read
     with autocast_off(scores.device):  # float32 products stay float32
         return _terms(scores, positives, delta, mode, negatives, quality,
                       loc_error, with_grad, self_relation, own_loc_in_update,
                       loc_order, dtype)
 
 
-def _terms(scores, positives, delta, mode, negatives, quality, loc_error,
+def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
            with_grad, self_relation, own_loc_in_update, loc_order,
            dtype) -> ErrorDrivenTerms:
-    """:func:`error_driven_terms` after its checks, in ``dtype``."""
+    """:func:`error_driven_terms` after its checks, with the positives'
+    indices, in ``dtype``."""
     work = dict(dtype=dtype, device=scores.device)
-    zero = torch.zeros((), **work)
     scores = scores.detach()
-    if negatives is None:
-        negatives = ~positives
-    pos_idx = positives.nonzero().squeeze(1)
-    num_pos = pos_idx.numel()
-    grad = scores.new_zeros(scores.shape[0]) if with_grad else None
+    n, num_pos = scores.shape[0], pos_idx.shape[0]
     if num_pos == 0:
-        return ErrorDrivenTerms(zero, zero, zero, zero, grad,
+        grad = scores.new_zeros(n) if with_grad else None
+        return ErrorDrivenTerms(torch.zeros((), **work),
+                                torch.zeros(3, **work), grad,
                                 torch.zeros(0, **work), 0)
+    if negatives is None:
+        negatives = torch.ones(n, dtype=torch.bool, device=scores.device)
+        negatives[pos_idx] = False
     u = scores[pos_idx].to(dtype)  # (P,)
     negs = SortedNegatives(scores, negatives, u, delta)
-    # explicit P x P relations, h_pp[i, k] = H(s_k - s_i), k != i
+    # explicit P x P relations h_pp[i, k] = H(s_k - s_i), self relation
+    # on the diagonal
     h_pp = smoothed_step(u[None, :] - u[:, None], delta)
-    h_pp.fill_diagonal_(0)
     if mode == 'rs':
+        h_pp.fill_diagonal_(self_relation)
         y = torch.ones_like(u) if quality is None else \
             quality.detach().to(dtype)
-        errors = rank_sort_errors(h_pp, negs.nfp, y, self_relation)
+        errors = rank_sort_errors(h_pp, negs.nfp, y)
     elif mode == 'alrp':
+        h_pp.fill_diagonal_(1)
         e = torch.zeros_like(u) if loc_error is None else \
             loc_error.detach().to(dtype)
         errors = alrp_errors(u, h_pp, negs.nfp, e, own_loc_in_update,
                              loc_order)
     else:
+        h_pp.fill_diagonal_(1)
         errors = ap_errors(h_pp, negs.nfp)
-    ranking = errors.ranking.sum() / num_pos
-    sorting = errors.sorting.sum() / num_pos if mode == 'rs' else zero
-    loc = errors.loc.sum() / num_pos if mode == 'alrp' else zero
+    absent = torch.zeros_like(u)  # of the parts a mode does not have
+    parts = torch.stack([
+        errors.ranking, absent if errors.sorting is None else errors.sorting,
+        absent if errors.loc is None else errors.loc
+    ]).sum(1) / num_pos
+    loss = parts[0] + parts[1] if mode == 'rs' else parts[0]
+    loc_weight = u.new_empty(0) if errors.loc_weight is None else \
+        errors.loc_weight / num_pos
+    grad = None
     if with_grad:
-        grad[pos_idx] = (errors.pos_update / num_pos).to(grad.dtype)
-        grad[negs.index] = negs.update(errors.to_negatives /
-                                       num_pos).to(grad.dtype)
-    return ErrorDrivenTerms(ranking + sorting, ranking, sorting, loc, grad,
-                            errors.loc_weight / num_pos, num_pos)
+        # every score gets its negative's update (0 if it is none), then
+        # the positives theirs
+        grad = u.new_empty(n).index_put_(
+            (negs.index, ), negs.update(errors.to_negatives / num_pos))
+        grad = grad.index_put_((pos_idx, ), errors.pos_update / num_pos
+                               ).to(scores.dtype)
+    return ErrorDrivenTerms(loss, parts, grad, loc_weight, num_pos)
 
 
 class ErrorDrivenLossFunction(torch.autograd.Function):
@@ -251,10 +287,9 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
                                    own_loc_in_update=own_loc_in_update,
                                    loc_order=loc_order, precision=precision)
         ctx.save_for_backward(terms.grad)
-        parts = torch.stack([terms.ranking, terms.sorting, terms.loc])
         out_dtype = torch.float64 if scores.dtype == torch.float64 \
             else torch.float32
-        parts = parts.to(out_dtype)
+        parts = terms.parts.to(out_dtype)
         loc_weight = terms.loc_weight.to(out_dtype)
         ctx.mark_non_differentiable(parts, loc_weight)
         return terms.loss.to(out_dtype), parts, loc_weight
@@ -282,7 +317,7 @@ def error_driven_loss(scores: Tensor, positives: Tensor, delta: float,
     Returns:
         tuple[Tensor, Tensor, Tensor]: The value (scalar, float32 or
         float64 like the scores), ``(ranking, sorting, loc)`` (3,) and the
-        'alrp' localisation weights (P,).
+        'alrp' localisation weights (P,) (else empty).
     """
     return ErrorDrivenLossFunction.apply(scores, positives, negatives, delta,
                                          mode, quality, loc_error,

@@ -12,10 +12,10 @@ from typing import Dict, Optional, Tuple
 import torch
 from torch import Tensor, nn
 
-from ..ops.checks import check_number, check_positive
+from ..ops.checks import check_data, check_number, check_positive
 from .error_driven import check_precision, error_driven_loss
 from .score_space import ClsHooksMixin, ScoreSpace
-from .utils import check_reduction, zero_loss
+from .utils import check_reduction
 
 __all__ = ['ErrorDrivenDetectionLoss']
 
@@ -33,7 +33,13 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     the positives. Subclasses set :attr:`mode`, :attr:`default_delta` and
     :attr:`per_anchor_input`, build the output dict (``_outputs``) and may
     pass options to the core (``_core_options``) or change the positives
-    and their extras (``_positive_inputs``).
+    (``_positive_rows``) and their extras (``_positive_inputs``).
+
+    On a device a call reads the data back once (the positive rows'
+    ``nonzero``, which sizes the positives) and runs a fixed number of
+    kernels on fixed-size tensors; the checks of the data (finite scores,
+    labels in range, the per-anchor input in [0, 1] at the positives) are
+    device-side assertions there (a ``ValueError`` on the CPU).
 
     Args:
         delta (float, optional): Half-width of the smoothed step, > 0.
@@ -84,28 +90,40 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                 f'loss_weight={self.loss_weight}, '
                 f'precision={self.precision!r}')
 
-    def _per_positive(self, name: str, values: Optional[Tensor], n: int,
-                      rows: Tensor, high: Optional[float]
-                      ) -> Optional[Tensor]:
-        """``values`` (N,) checked and read at the positive ``rows``."""
+    def _check_per_anchor(self, name: str, values: Optional[Tensor],
+                          n: int, rows: Tensor) -> None:
+        """``values`` (N,) checked: a float tensor, in [0, 1] at the
+        ``rows`` (bool (N,)) of the positives (one read on the CPU, a
+        device-side assertion elsewhere:
+        :func:`~mmdet_rankloss.ops.checks.check_data`)."""
         if values is None:
-            return None
+            return
         owner = type(self).__name__
         if not isinstance(values, Tensor) or values.shape != (n, ) or \
                 not values.is_floating_point():
             raise ValueError(
                 f'{owner}: {name} must be a float tensor of shape ({n},), '
                 f'got {getattr(values, "shape", values)}')
-        picked = values[rows]
-        if picked.numel():
-            bad = ~torch.isfinite(picked) | (picked < 0)
-            if high is not None:
-                bad |= picked > high
-            if bool(bad.any()):
-                bound = f'[0, {high:g}]' if high is not None else '[0, inf)'
-                raise ValueError(f'{owner}: {name} must be finite and in '
-                                 f'{bound} at the positives')
-        return picked
+        if n:
+            # NaN and inf fail the comparison with their clamped value
+            picked = torch.where(rows, values.detach(), 0)
+            check_data(owner, [((picked.clamp(0, 1) == picked).all(),
+                                f'{name} must be finite and in [0, 1] at '
+                                'the positives')])
+
+    def _positive_rows(self, rows: Tensor,
+                       quality: Optional[Tensor]) -> Tensor:
+        """The rows whose label's score is a positive, bool (N,).
+
+        Args:
+            rows (Tensor): Bool (N,), label < C and weight > 0.
+            quality (Tensor, optional): (N,) checked labels.
+
+        Returns:
+            Tensor: Bool (N,); a row left out becomes a negative of its
+            label's score. Here ``rows``.
+        """
+        return rows
 
     def _core_options(self) -> dict:
         """Keyword options of :func:`~.error_driven.error_driven_loss`
@@ -113,22 +131,18 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
         return {}
 
     def _positive_inputs(
-        self, rows: Tensor, quality: Optional[Tensor],
-        loc_error: Optional[Tensor]
-    ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
-        """The positive rows and their extras as the core gets them.
+        self, quality: Optional[Tensor], loc_error: Optional[Tensor]
+    ) -> Tuple[Optional[Tensor], Optional[Tensor]]:
+        """The positives' extras (P,) as the core gets them (here
+        unchanged).
 
         Args:
-            rows (Tensor): (P,) rows of the positives (label < C, weight >
-                0), ascending.
-            quality (Tensor, optional): (P,) checked labels at ``rows``.
-            loc_error (Tensor, optional): (P,) checked errors at ``rows``.
-
-        Returns:
-            tuple: ``(rows, quality, loc_error)``; a row left out becomes a
-            negative of its label's score. Here unchanged.
+            quality (Tensor, optional): (P,) checked labels of the
+                positives.
+            loc_error (Tensor, optional): (P,) checked errors of the
+                positives.
         """
-        return rows, quality, loc_error
+        return quality, loc_error
 
     def forward(self, cls_score: Tensor, labels: Tensor,
                 weight: Optional[Tensor] = None,
@@ -161,9 +175,10 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                                          reduction_override, **per_anchor))
 
     def _outputs(self, loss: Tensor, parts: Tensor, loc_weight: Tensor,
-                 loc_error: Optional[Tensor],
-                 zero: Tensor) -> Dict[str, Tensor]:
-        """The output dict from what :meth:`_rank` returns."""
+                 loc_error: Optional[Tensor]) -> Dict[str, Tensor]:
+        """The output dict from what :meth:`_rank` returns (``loss`` is in
+        the graph of ``cls_score`` even without positives: the core's
+        autograd Function gives it a zero update then)."""
         raise NotImplementedError(
             f'{type(self).__name__} subclasses ErrorDrivenDetectionLoss but '
             'does not define _outputs(), which names its returned losses')
@@ -172,29 +187,35 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
               weight: Optional[Tensor], reduction_override: Optional[str],
               quality: Optional[Tensor] = None,
               loc_error: Optional[Tensor] = None):
-        """(loss, parts, loc_weight, positive rows, zero) of the batch."""
+        """(loss, parts, loc_weight, the positives' loc_error) of the
+        batch."""
         owner = type(self).__name__
         if reduction_override is not None:
             # one ranking of the whole batch: 'mean' and 'sum' agree
             check_reduction(owner, reduction_override, 'reduction_override')
         num_classes = self.space.check_inputs(cls_score, labels, weight)
         n = cls_score.shape[0]
-        scores = self.space.ranked(cls_score, num_classes)
-        valid = torch.ones(n, dtype=torch.bool, device=cls_score.device) \
-            if weight is None else weight > 0
-        rows = ((labels < num_classes) & valid).nonzero().squeeze(1)
-        quality = self._per_positive('quality', quality, n, rows, 1.0)
-        loc_error = self._per_positive('loc_error', loc_error, n, rows, 1.0)
-        rows, quality, loc_error = self._positive_inputs(rows, quality,
-                                                         loc_error)
-        positives = torch.zeros_like(scores, dtype=torch.bool)
-        positives[rows, labels[rows]] = True
-        negatives = ~positives
+        # contiguous: its flattening below is a view
+        scores = self.space.ranked(cls_score, num_classes).contiguous()
+        rows = labels < num_classes
         if weight is not None:
-            negatives &= valid[:, None]
+            valid = weight > 0
+            rows = rows & valid
+        self._check_per_anchor('quality', quality, n, rows)
+        self._check_per_anchor('loc_error', loc_error, n, rows)
+        rows = self._positive_rows(rows, quality).nonzero().squeeze(1)
+        # the one read of the data (it sizes the positives); the rest has
+        # fixed shapes. Row-major flat index of each positive score:
+        pos_idx = rows * num_classes + labels[rows]
+        quality, loc_error = self._positive_inputs(
+            None if quality is None else quality[rows],
+            None if loc_error is None else loc_error[rows])
+        negatives = torch.ones(n * num_classes, dtype=torch.bool,
+                               device=scores.device) if weight is None \
+            else valid[:, None].repeat(1, num_classes).view(-1)
+        negatives[pos_idx] = False
         loss, parts, loc_weight = error_driven_loss(
-            scores.reshape(-1), positives.reshape(-1), self.delta,
-            self.mode, negatives.reshape(-1), quality,
-            None if loc_error is None else loc_error.detach(),
+            scores.view(-1), pos_idx, self.delta, self.mode, negatives,
+            quality, None if loc_error is None else loc_error.detach(),
             precision=self.precision, **self._core_options())
-        return loss, parts, loc_weight, loc_error, zero_loss(cls_score)
+        return loss, parts, loc_weight, loc_error

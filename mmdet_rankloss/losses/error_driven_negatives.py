@@ -7,168 +7,174 @@ update ``sum_i w_i H(s_j - u_i)``, with ``H`` the smoothed step of
 half-width ``delta`` (:func:`~.error_driven.smoothed_step`). Neither pairs
 the negatives with the positives:
 
-* only the negatives with ``s_j >= min(u) - delta`` can have ``H > 0``
-  (the authors' ``relevant_bg``; the others get ``H = 0`` from every
-  positive, hence a zero update); they are sorted once
-  (:func:`~mmdet_rankloss.ops.stable_order.descending_order`);
+* the negatives are sorted once, highest first, ties by index
+  (:func:`~mmdet_rankloss.ops.stable_order.descending_order`), in a tensor
+  of all ``n`` scores whose other entries (positives, scores in neither
+  set) get the key ``-inf`` and so come last: fixed shapes, no read of the
+  data (only the negatives with ``s_j >= min(u) - delta``, the authors'
+  ``relevant_bg``, can have ``H > 0``; the others get ``H = 0`` from every
+  positive, hence exactly a zero update);
 * ``N_FP(i)`` is the count of negatives above ``u_i + delta`` plus the
   linear part over the window ``[u_i - delta, u_i + delta]``, from two
   binary searches of ``u_i +- delta`` and prefix sums of the sorted scores;
 * the update of a negative is piecewise linear in ``s_j`` with breakpoints
-  ``u_i +- delta``: along the sorted negatives it is ``F_p + a_p s_p +
-  b_p``, where ``F``, ``a`` and ``b`` are cumulative sums of ``P``
-  increments placed at the same binary-search positions.
+  ``u_i +- delta``: along the sorted negatives it is ``C_p + A_p s_p``,
+  where ``C`` and ``A`` are sums of ``2 P`` increments placed at the
+  binary-search positions.
 
-So a call costs one sort of the relevant negatives plus O(n) passes and
-O(P log n); measured in ``docs/losses.md``.
+So a call costs one sort of the ``n`` scores, O(n) passes and O(P log n),
+and a number of kernels that does not depend on ``n`` or ``P``.
 
-Every sum here is deterministic on every device, so that
-``randomness.deterministic=True`` (``torch.use_deterministic_algorithms``)
-accepts it on CUDA in torch 2.0 to 2.13, and two runs agree bit for bit
-without it: no floating-point ``cumsum`` (no deterministic CUDA kernel
-before torch 2.6) but :func:`prefix_sums`, block sums as triangular matrix
-products; no ``index_add_`` (atomic adds on CUDA) but the ``P`` increments
-sorted by position, their prefix sums read back at each negative's
-position (``searchsorted``). Counts are integers.
+Every sum here is exact up to one rounding of each summand and of the
+result, hence deterministic on every device (``randomness.deterministic``
+accepts it on CUDA in torch 2.0 to 2.13, and two runs agree bit for bit):
+the prefix sums are integer ``cumsum`` of the values in fixed point
+(:func:`fixed_point`, :func:`prefix_sums`), no floating-point ``cumsum``
+(no deterministic CUDA kernel before torch 2.6) and no ``index_add_``
+(atomic adds on CUDA).
 """
+from typing import Tuple
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..ops.device import reads_are_free
 from ..ops.stable_order import descending_order
 
-__all__ = ['SortedNegatives', 'prefix_sums', 'SCAN_BLOCK']
+__all__ = ['SortedNegatives', 'fixed_point', 'prefix_sums', 'FIXED_BITS']
 
-#: Block length of :func:`prefix_sums`: each element costs ``2 B`` flops
-#: (on the 2-core CPU here, 2e5 to 2e6 elements: 8 to 64 equally fast
-#: within the noise, 256 and 1024 slower)
-SCAN_BLOCK = 32
+#: The fixed-point sums of :func:`fixed_point` stay below ``2 ** 62``
+FIXED_BITS = 61
+
+
+def fixed_point(x: Tensor) -> Tuple[Tensor, Tensor]:
+    """``x`` in fixed point along the last dimension, for exact sums.
+
+    Each row is divided by its ``unit``, ``2 ** -61`` times the row's sum
+    of ``|x|``, and truncated to int64: any sum of entries of a row is then
+    an exact integer sum below ``2 ** 62`` (no overflow, no order
+    dependence), which ``sum * unit`` turns back into ``x``'s units. Each
+    entry is off by less than one ``unit`` plus the rounding of the
+    division (``|x|`` times the dtype's epsilon); the truncation is odd
+    (``-x`` gives exactly ``-q``), so sums that cancel give exactly 0.
+
+    Args:
+        x (Tensor): (..., n) floating point, finite.
+
+    Returns:
+        tuple[Tensor, Tensor]: The int64 entries (..., n) and ``unit``
+        (..., 1), positive, of ``x``'s dtype.
+    """
+    mass = torch.linalg.vector_norm(x, 1, -1, keepdim=True)
+    # a normal float even when x is all zeros
+    unit = mass.clamp(min=torch.finfo(x.dtype).tiny * 2.0**(FIXED_BITS + 1)
+                      ) * 2.0**-FIXED_BITS
+    return (x / unit).to(torch.int64), unit
 
 
 def prefix_sums(x: Tensor) -> Tensor:
     """Inclusive prefix sums along the last dimension, deterministically.
 
-    The same as ``torch.cumsum(x, -1)`` up to rounding (relative to the
-    running sum of ``|x|``: at most about ``SCAN_BLOCK`` ulps per level,
-    measured 4e-14 in float64 at 2e6 elements) but with no ``cumsum``
-    kernel: ``x`` is cut into blocks of :data:`SCAN_BLOCK`, each block's
-    sums are one product with a triangular matrix of ones, and the block
-    totals are summed the same way, recursively (``log_B n`` levels). Memory
-    O(n); a matrix product of the inputs' dtype (autocast must be off for
-    float32 on CUDA: the callers leave it).
+    The same as ``torch.cumsum(x, -1)`` up to rounding, but with an integer
+    ``cumsum`` of :func:`fixed_point` values: the error of ``out[..., k]``
+    is below ``(k + 1) 2 ** -61`` times the row's sum of ``|x|``, plus
+    ``eps`` times the running sum of ``|x|`` and one rounding of the
+    result. A fixed number of kernels, any length.
 
     Args:
-        x (Tensor): (..., n) floating point.
+        x (Tensor): (..., n) floating point, finite.
 
     Returns:
         Tensor: (..., n), ``out[..., k] = sum_{j <= k} x[..., j]``.
     """
-    n, lead = x.shape[-1], x.shape[:-1]
-    block = min(n, SCAN_BLOCK)
-    if block == 0:
+    if x.shape[-1] == 0:
         return x.clone()
-    # tri[j, k] = 1 for j <= k: (row of a block) @ tri = its prefix sums
-    tri = torch.ones(block, block, dtype=x.dtype, device=x.device).triu_()
-    if n <= block:
-        return x @ tri
-    num_blocks = -(-n // block)
-    blocks = x.new_zeros(lead + (num_blocks, block))
-    blocks.view(lead + (-1, ))[..., :n] = x
-    blocks = blocks @ tri
-    offsets = torch.zeros_like(blocks[..., 0])  # sums before each block
-    offsets[..., 1:] = prefix_sums(blocks[..., :-1, -1])
-    blocks += offsets[..., None]
-    return blocks.view(lead + (-1, ))[..., :n]
+    q, unit = fixed_point(x)
+    return q.cumsum(-1).to(x.dtype) * unit
 
 
 class SortedNegatives:
-    """The negatives within reach of the positives, sorted, with
-    ``N_FP`` of each positive and the update of each negative.
+    """The negatives sorted, with ``N_FP`` of each positive and the update
+    of each negative; fixed shapes (``n``, ``P``), no read of the data.
 
     Args:
-        scores (Tensor): All scores (n,), detached, no NaN.
+        scores (Tensor): All scores (n,), detached, finite.
         negatives (Tensor): Bool (n,), the negatives.
         u (Tensor): The positives' scores (P,) in the working precision
             (float64 or float32: every sum is computed in it), P >= 1.
         delta (float): Half-width of the smoothed step, > 0.
 
     Attributes:
-        index (Tensor): (m,) indices into ``scores`` of the kept negatives,
-            highest score first (ties by index).
+        index (Tensor): (n,) a permutation of the scores: the negatives,
+            highest score first (ties by index), then every other score.
         nfp (Tensor): ``N_FP(i)`` (P,), in the working precision, >= 0.
     """
 
     def __init__(self, scores: Tensor, negatives: Tensor, u: Tensor,
                  delta: float) -> None:
         dtype = u.dtype  # the working precision
-        threshold = float(u.min()) - delta
-        # lowered by a few ulps: the comparison runs in the scores' dtype,
-        # and a negative kept needlessly gets H = 0 anyway
-        slack = 1e-6 * (1.0 + abs(threshold))
-        kept = (negatives & (scores > threshold - slack)).nonzero().squeeze(1)
-        neg_sorted, order = descending_order(scores[kept])
-        self.index = kept[order]
-        self._sorted = neg_sorted.to(dtype)  # -s, ascending
-        self._u = u
+        key = torch.where(negatives, scores, float('-inf'))
+        if reads_are_free(key):  # the CPU's faster stable order
+            neg_sorted, self.index = descending_order(key)
+        else:  # its device path (no NumPy: torch.compile traces it)
+            neg_sorted, self.index = torch.sort(-key, stable=True)
+        # -s ascending, +inf for the others (last): the binary searches
+        neg_sorted = neg_sorted.to(dtype)
+        # -s, 0 for the others: the values summed and updated
+        self._values = neg_sorted.nan_to_num(posinf=0.0)
         self._two_delta = 2.0 * delta
-        prefix = self._sorted.new_zeros(self._sorted.numel() + 1)
-        prefix[1:] = prefix_sums(-self._sorted)  # sums of s
-        # hi(i) = #(s > u_i + delta), lo(i) = #(s >= u_i - delta)
-        self._hi = torch.searchsorted(self._sorted, -(u + delta),
-                                      side='left')
-        self._lo = torch.searchsorted(self._sorted, -(u - delta),
-                                      side='right')
-        width = (self._lo - self._hi).to(dtype)
-        nfp = self._hi.to(dtype) + (
-            (prefix[self._lo] - prefix[self._hi]) - width * u
-        ) / self._two_delta + 0.5 * width
-        self.nfp = torch.where(self._lo > 0, nfp.clamp(min=0),
-                               torch.zeros_like(nfp))
+        # inside the window of i, H(s - u_i) = s / (2 delta) + factor_i
+        self._factor = 0.5 - u / self._two_delta
+        # bounds[0, i] = hi(i) = #(s > u_i + delta), bounds[1, i] = lo(i)
+        # = #(s > u_i - delta): the window of i is [hi(i), lo(i)); a
+        # negative at s = u_i - delta has H = 0 in or out of it
+        self._bounds = torch.searchsorted(
+            neg_sorted, u.new_tensor([[-delta], [delta]]) - u)
+        # sums of s over the windows: differences of exact integer sums
+        q, unit = fixed_point(self._values)
+        sums = F.pad(q.cumsum(0), (1, 0))[self._bounds]
+        hi, lo = self._bounds.to(dtype)
+        nfp = torch.addcmul(hi, lo - hi, self._factor)
+        nfp = torch.addcmul(nfp, (sums[0] - sums[1]).to(dtype), unit,
+                            value=1 / self._two_delta)
+        self.nfp = nfp.clamp(min=0)
 
     def update(self, w: Tensor) -> Tensor:
-        """``sum_i w_i H(s_j - u_i)`` for every kept negative ``j``.
+        """``sum_i w_i H(s_j - u_i)`` for every score, in :attr:`index`
+        order (0 for the entries that are not negatives).
 
-        Along the sorted negatives the update is ``F_p + a_p s_p + b_p``:
-        ``F`` (the positives with ``H = 1``), ``a`` and ``b`` (the linear
-        part) change only at the ``2 P`` positions ``hi(i)`` and ``lo(i)``.
-        The increments are ordered by position (stable sort) and negative
-        ``p`` reads, from a table of ``2 P + 1`` entries, the sum of those
-        at positions ``<= p`` (``F`` starts at ``sum w``) or, equally, minus
-        the sum of those after: whichever adds less absolute mass, so that
-        the rounding is that of the smaller sum (in float32, on partly
-        trained rankings of 2e5 and 2e6 scores with 500 positives, this
-        took the largest relative error of an entry from 3e-4 to 1e-6).
+        Along the sorted negatives the update is ``C_p + A_p (-s_p)``: each
+        positive adds ``(w_i - w_i factor_i, w_i / (2 delta))`` at position
+        ``hi(i)`` (inside its window ``H = s / (2 delta) + factor_i``) and
+        ``(w_i factor_i, -w_i / (2 delta))`` at ``lo(i)``, and negative
+        ``p`` sums the increments at positions after ``p``: ``w_i`` above
+        the window, ``w_i H`` inside, nothing below (a negative below every
+        window reads an empty sum: exactly 0). The increments are ordered
+        by position, last first (a sort), their prefix sums are exact
+        (:func:`fixed_point`), and negative ``p`` reads them at the number
+        of increments at positions ``> p`` (a binary search).
 
         Args:
             w (Tensor): Weights (P,) >= 0, in the working precision.
 
         Returns:
-            Tensor: (m,) in the working precision, in the order of
+            Tensor: (n,) in the working precision, in the order of
             :attr:`index`.
         """
-        m = self._sorted.numel()
-        if not m:
-            return w.new_zeros(0)
-        hi, lo, u, two_delta = self._hi, self._lo, self._u, self._two_delta
-        icpt = w * (0.5 - u / two_delta)
-        # rows: the (F, a, b) increments; columns: at hi, then at lo
-        steps = torch.cat([torch.stack([-w, w / two_delta, icpt]),
-                           torch.stack([torch.zeros_like(w), -w / two_delta,
-                                        -icpt])], 1)
-        positions, order = torch.sort(torch.cat([hi, lo]), stable=True)
-        steps = steps[:, order]
-        # the sums of the first k increments, of the others, and the
-        # absolute mass of the first k, k = 0..2P
-        scans = prefix_sums(torch.cat([steps, steps.flip(1), steps.abs()]))
-        before = F.pad(scans[:3], (1, 0))
-        after = F.pad(scans[3:6].flip(1), (0, 1))
-        mass = F.pad(scans[6:], (1, 0))
-        start = torch.stack([w.sum(), w.new_zeros(()), w.new_zeros(())])
-        table = torch.where(mass <= mass[:, -1:] / 2,
-                            start[:, None] + before, -after)
-        # read[p] = the number of increments at positions <= p (integers)
-        read = torch.zeros(m + 1, dtype=positions.dtype, device=w.device)
-        read.scatter_add_(0, positions, torch.ones_like(positions))
-        full, slope, icpt = table.t().contiguous().index_select(
-            0, read[:m].cumsum(0)).unbind(1)
-        return full + slope * -self._sorted + icpt
+        icpt = w * self._factor
+        slope = w / self._two_delta
+        # rows: constant, linear; columns: at hi, then at lo
+        steps = torch.stack([torch.cat([w - icpt, icpt]),
+                             torch.cat([slope, -slope])])
+        # the positions, last first: then prefix sums are sums "after"
+        minus_positions, order = torch.sort(-self._bounds.view(-1),
+                                            stable=True)
+        q, unit = fixed_point(steps[:, order])
+        # after[:, k]: the sum of the k increments at the last positions
+        after = F.pad(q.cumsum(1), (1, 0)).to(w.dtype) * unit
+        # negative p reads it at k = #(positions > p)
+        constant, linear = after[:, torch.searchsorted(
+            minus_positions,
+            torch.arange(0, -self._values.shape[0], -1, device=w.device))]
+        return torch.addcmul(constant, linear, self._values)

@@ -8,7 +8,7 @@ their predicted box, sorting error minus its target); ``'ap'`` is the
 ranking error alone, ``1 - AP`` with the smoothed step. Values, updates and
 the cost are documented in :mod:`.error_driven` and ``docs/losses.md``.
 """
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 from torch import Tensor
 
@@ -82,18 +82,15 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
     def _core_options(self) -> dict:
         return dict(self_relation=self.self_relation)
 
-    def _positive_inputs(
-        self, rows: Tensor, quality: Optional[Tensor],
-        loc_error: Optional[Tensor]
-    ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    def _positive_rows(self, rows: Tensor,
+                       quality: Optional[Tensor]) -> Tensor:
         if quality is None or not self.zero_quality_as_negative:
-            return rows, quality, loc_error
-        keep = quality > 0
-        return rows[keep], quality[keep], loc_error
+            return rows
+        return rows & (quality > 0)
 
-    def _outputs(self, loss, parts, loc_weight, loc_error,
-                 zero) -> Dict[str, Tensor]:
-        return dict(loss_rank_sort=self.loss_weight * (loss + zero),
+    def _outputs(self, loss, parts, loc_weight,
+                 loc_error) -> Dict[str, Tensor]:
+        return dict(loss_rank_sort=self.loss_weight * loss,
                     rs_ranking=parts[0], rs_sorting=parts[1])
 
 
@@ -120,6 +117,6 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
     mode = 'ap'
     default_delta = 1.0
 
-    def _outputs(self, loss, parts, loc_weight, loc_error,
-                 zero) -> Dict[str, Tensor]:
-        return dict(loss_ap=self.loss_weight * (loss + zero))
+    def _outputs(self, loss, parts, loc_weight,
+                 loc_error) -> Dict[str, Tensor]:
+        return dict(loss_ap=self.loss_weight * loss)

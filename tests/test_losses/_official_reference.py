@@ -12,8 +12,62 @@ Every option of the package's losses is a parameter here, so that both the
 authors' defaults and the earlier behaviour are covered:
 ``self_relation``, ``zero_quality_as_negative`` (RS);
 ``own_loc_in_update``, ``loc_order``, ``tau`` (aLRP).
+
+The test inputs both loss files compare on are here too: the rankings
+(:func:`official_case`, :data:`CASES`) and a detection batch flattened as
+the losses rank it (:func:`flat_ranking`).
 """
 import torch
+
+#: the rankings of :func:`official_case`
+CASES = ('random', 'ties', 'one_positive', 'zero_values', 'equal_values')
+
+
+def official_case(case, seed=0, n=40, equal=0.6):
+    """(scores, positives, negatives, values) of one float64 ranking.
+
+    ``values`` (P,) in [0, 1] are the positives' labels (RS) or
+    localisation errors (aLRP), in index order. Cases: ``'random'``
+    (N(0, 1.5) scores, some scores in neither set), ``'ties'`` (scores on
+    a grid of 0.5: ties between positives and with negatives, two equal
+    values), ``'one_positive'``, ``'zero_values'`` (every third value 0),
+    ``'equal_values'`` (all ``equal``).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    s = torch.randn(n, generator=gen, dtype=torch.float64) * 1.5
+    if case == 'ties':
+        s = (s * 2).round() / 2
+    positives = torch.rand(n, generator=gen) < 0.3
+    positives[:2] = torch.tensor([True, False])
+    if case == 'one_positive':
+        positives[1:] = False
+    negatives = ~positives & (torch.rand(n, generator=gen) < 0.9)
+    num_pos = int(positives.sum())
+    values = torch.rand(num_pos, generator=gen, dtype=torch.float64)
+    if case == 'ties' and num_pos > 2:
+        values[1] = values[0]
+    if case == 'zero_values':
+        values[::3] = 0
+    if case == 'equal_values':
+        values.fill_(equal)
+    return s, positives, negatives, values
+
+
+def flat_ranking(cls_score, labels, weight=None):
+    """A detection loss's ranking by hand: (scores, positives, negatives,
+    rows) of the flattened (N, C) scores of ``cls_score`` (N, C + 1): the
+    score of each row's label is a positive (``rows``: those rows,
+    ascending), every other score of a row of weight > 0 a negative; rows
+    of weight 0 are in neither set."""
+    num_classes = cls_score.shape[1] - 1
+    scores = cls_score.detach()[:, :num_classes]
+    valid = torch.ones_like(labels, dtype=torch.bool) if weight is None \
+        else weight > 0
+    rows = ((labels < num_classes) & valid).nonzero().squeeze(1)
+    pos = torch.zeros_like(scores, dtype=torch.bool)
+    pos[rows, labels[rows]] = True
+    neg = ~pos & valid[:, None]
+    return scores.reshape(-1), pos.reshape(-1), neg.reshape(-1), rows
 
 
 def step(x, delta):

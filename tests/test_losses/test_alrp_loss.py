@@ -12,7 +12,8 @@ from mmdet.registry import HOOKS, MODELS
 from mmdet_rankloss.losses import ALRPLoss, error_driven_loss
 
 from _error_driven_reference import reference  # tests/test_losses on path
-from _official_reference import alrp_reference
+from _official_reference import (CASES, alrp_reference, flat_ranking,
+                                 official_case)
 
 
 def alrp_batch(rpn_batch, seed=3):
@@ -32,12 +33,9 @@ def test_module_matches_reference(rpn_batch):
                     loc_order='smoothed')
     out = loss(cls_score, labels, loc_error=loc_error)
     (out['loss_alrp_cls'] + out['loss_alrp_loc']).backward()
-    scores = cls_score.detach()[:, :3]
-    pos = torch.zeros_like(scores, dtype=torch.bool)
-    rows = (labels < 3).nonzero().squeeze(1)
-    pos[rows, labels[rows]] = True
-    values, update, _ = reference(scores.reshape(-1), pos.reshape(-1), 1.0,
-                                  'alrp', loc_error=loc_error[rows].detach())
+    scores, pos, _, rows = flat_ranking(cls_score, labels)
+    values, update, _ = reference(scores, pos, 1.0, 'alrp',
+                                  loc_error=loc_error[rows].detach())
     assert out['loss_alrp_cls'].item() == pytest.approx(values['ranking'],
                                                         abs=1e-12)
     assert out['loss_alrp_loc'].item() == pytest.approx(3 * values['loc'],
@@ -107,28 +105,8 @@ def test_bad_inputs_named(rpn_batch):
 
 # ---- the authors' algorithm (``_official_reference``), every option value
 
-CASES = ('random', 'ties', 'one_positive', 'equal_errors')
 OPTIONS = [dict(own_loc_in_update=own, loc_order=order)
            for own in (False, True) for order in ('hard', 'smoothed')]
-
-
-def official_case(case, seed=0, n=40):
-    """(scores, positives, negatives, errors in [0, 1]) for ``case``:
-    random scores (some in neither set), a coarse grid (ties), one
-    positive, all errors equal."""
-    gen = torch.Generator().manual_seed(seed)
-    s = torch.randn(n, generator=gen, dtype=torch.float64) * 1.5
-    if case == 'ties':
-        s = (s * 2).round() / 2
-    positives = torch.rand(n, generator=gen) < 0.3
-    positives[:2] = torch.tensor([True, False])
-    if case == 'one_positive':
-        positives[1:] = False
-    negatives = ~positives & (torch.rand(n, generator=gen) < 0.9)
-    e = torch.rand(int(positives.sum()), generator=gen, dtype=torch.float64)
-    if case == 'equal_errors':
-        e.fill_(0.4)
-    return s, positives, negatives, e
 
 
 @pytest.mark.parametrize('case', CASES)
@@ -138,7 +116,7 @@ def test_core_matches_authors_algorithm(case, options, seed):
     """``error_driven_loss`` (value, backward, localisation weights)
     against the authors' algorithm. With ties the hard order follows the
     documented rule (lower index above), which the reference applies."""
-    s, pos, neg, e = official_case(case, seed)
+    s, pos, neg, e = official_case(case, seed, equal=0.4)
     x = s.clone().requires_grad_(True)
     loss, parts, loc_weight = error_driven_loss(x, pos, 1.0, 'alrp', neg,
                                                 loc_error=e, **options)
@@ -161,7 +139,9 @@ def module_case(rpn_batch, case, seed=3):
         labels[1:] = 3
         labels[0] = 2
     loc_error = loc_error.detach()
-    if case == 'equal_errors':
+    if case == 'zero_values':
+        loc_error[::3] = 0
+    if case == 'equal_values':
         loc_error = torch.full_like(loc_error, 0.4)
     weight = torch.ones(14, dtype=torch.float64)
     weight[[3, 6]] = 0
@@ -179,14 +159,9 @@ def test_module_matches_authors_algorithm(case, options, tau, rpn_batch):
     loss = ALRPLoss(sb_weight=3.0, loss_weight=2.0, tau=tau, **options)
     out = loss(cls_score, labels, weight, loc_error=loc_error)
     (out['loss_alrp_cls'] + out['loss_alrp_loc']).backward()
-    scores = cls_score.detach()[:, :3]
-    rows = ((labels < 3) & (weight > 0)).nonzero().squeeze(1)
-    pos = torch.zeros_like(scores, dtype=torch.bool)
-    pos[rows, labels[rows]] = True
-    neg = ~pos & (weight > 0)[:, None]
-    ref, update = alrp_reference(scores.reshape(-1), pos.reshape(-1),
-                                 loc_error[rows].detach(), 1.0, tau=tau,
-                                 negatives=neg.reshape(-1), **options)
+    scores, pos, neg, rows = flat_ranking(cls_score, labels, weight)
+    ref, update = alrp_reference(scores, pos, loc_error[rows].detach(), 1.0,
+                                 tau=tau, negatives=neg, **options)
     assert out['loss_alrp_cls'].item() == pytest.approx(2 * ref['cls'],
                                                         abs=1e-9)
     assert out['loss_alrp_loc'].item() == pytest.approx(6 * ref['loc'],
@@ -256,15 +231,11 @@ def test_float32_module_matches_authors_algorithm(case, options, rpn_batch):
         loss)
     out = loss(cls_score, labels, weight, loc_error=loc_error)
     (out['loss_alrp_cls'] + out['loss_alrp_loc']).backward()
-    scores = cls_score.detach()[:, :3].double()
-    rows = ((labels < 3) & (weight > 0)).nonzero().squeeze(1)
-    pos = torch.zeros_like(scores, dtype=torch.bool)
-    pos[rows, labels[rows]] = True
-    neg = ~pos & (weight > 0)[:, None]
-    ref, update = alrp_reference(scores.reshape(-1), pos.reshape(-1),
+    scores, pos, neg, rows = flat_ranking(cls_score.double(), labels,
+                                          weight)
+    ref, update = alrp_reference(scores, pos,
                                  loc_error[rows].detach().double(), 1.0,
-                                 tau=0.5, negatives=neg.reshape(-1),
-                                 **options)
+                                 tau=0.5, negatives=neg, **options)
     assert out['loss_alrp_cls'].dtype == torch.float32
     assert out['loss_alrp_cls'].item() == pytest.approx(ref['cls'],
                                                         abs=FLOAT32_ATOL)

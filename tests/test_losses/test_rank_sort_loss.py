@@ -17,11 +17,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import (ErrorDrivenAPLoss, RankSortLoss,
                                    error_driven_loss, error_driven_terms)
-from mmdet_rankloss.losses.error_driven_negatives import (SCAN_BLOCK,
+from mmdet_rankloss.losses.error_driven_negatives import (fixed_point,
                                                           prefix_sums)
 
 from _error_driven_reference import reference  # tests/test_losses on sys.path
-from _official_reference import rank_sort_reference
+from _official_reference import (CASES, flat_ranking, official_case,
+                                 rank_sort_reference)
 
 MODES = ('ap', 'rs', 'alrp')
 #: the options that give the earlier behaviour (the brute-force reference)
@@ -290,34 +291,6 @@ def test_bad_quality_named(rpn_batch):
 
 # ---- the authors' algorithm (``_official_reference``), every option value
 
-CASES = ('random', 'ties', 'one_positive', 'zero_iou', 'equal_iou')
-
-
-def official_case(case, seed=0, n=40):
-    """(scores, positives, negatives, labels) of one ranking for ``case``:
-    random scores (some scores in neither set), scores on a coarse grid
-    (ties between positives and with negatives), one positive, labels with
-    exact zeros, all labels equal."""
-    gen = torch.Generator().manual_seed(seed)
-    s = torch.randn(n, generator=gen, dtype=torch.float64) * 1.5
-    if case == 'ties':
-        s = (s * 2).round() / 2
-    positives = torch.rand(n, generator=gen) < 0.3
-    positives[:2] = torch.tensor([True, False])
-    if case == 'one_positive':
-        positives[1:] = False
-    negatives = ~positives & (torch.rand(n, generator=gen) < 0.9)
-    num_pos = int(positives.sum())
-    y = torch.rand(num_pos, generator=gen, dtype=torch.float64)
-    if case == 'ties' and num_pos > 2:
-        y[1] = y[0]
-    if case == 'zero_iou':
-        y[::3] = 0
-    if case == 'equal_iou':
-        y.fill_(0.6)
-    return s, positives, negatives, y
-
-
 def assert_matches(out, parts, grad, ref, update):
     assert out.item() == pytest.approx(ref['loss'], abs=1e-9)
     assert parts[0].item() == pytest.approx(ref['ranking'], abs=1e-9)
@@ -357,23 +330,11 @@ def rs_module_case(rpn_batch, case, seed=3):
     weight[[2, 5]] = 0
     quality = torch.rand(16, generator=torch.Generator().manual_seed(seed),
                          dtype=torch.float64)
-    if case == 'zero_iou':
+    if case == 'zero_values':
         quality[(labels < 3).nonzero().squeeze(1)[::2]] = 0
-    if case == 'equal_iou':
+    if case == 'equal_values':
         quality.fill_(0.6)
     return cls_score.requires_grad_(True), labels, weight, quality
-
-
-def flat_ranking(cls_score, labels, weight):
-    """The module's ranking by hand: (scores, positives, negatives, rows)
-    of the flattened (N, C) scores, rows of weight 0 in neither set."""
-    num_classes = cls_score.shape[1] - 1
-    scores = cls_score.detach()[:, :num_classes]
-    rows = ((labels < num_classes) & (weight > 0)).nonzero().squeeze(1)
-    pos = torch.zeros_like(scores, dtype=torch.bool)
-    pos[rows, labels[rows]] = True
-    neg = ~pos & (weight > 0)[:, None]
-    return scores.reshape(-1), pos.reshape(-1), neg.reshape(-1), rows
 
 
 @pytest.mark.parametrize('case', CASES)
@@ -401,7 +362,7 @@ def test_zero_iou_positive_is_a_negative(rpn_batch):
     """Default: a positive with IoU 0 is ranked and pushed down as a
     negative; with ``zero_quality_as_negative=False`` it is a positive."""
     cls_score, labels, weight, quality = rs_module_case(rpn_batch,
-                                                        'zero_iou')
+                                                        'zero_values')
     scores, pos, neg, rows = flat_ranking(cls_score, labels, weight)
     zero_rows = rows[quality[rows] == 0]
     assert zero_rows.numel()
@@ -434,18 +395,30 @@ def test_options_default_to_the_authors():
 # ---- determinism on CUDA and the float32 option
 
 def test_prefix_sums_match_cumsum():
-    """Block sums (no ``cumsum`` kernel) equal ``torch.cumsum`` to 1e-12 of
-    the running sum of ``|x|``, for lengths around the block and over two
-    levels of blocks, with leading dimensions."""
+    """Fixed-point integer sums (no floating-point ``cumsum`` kernel) equal
+    ``torch.cumsum`` to 1e-12 of the running sum of ``|x|``, with leading
+    dimensions, in float64 and float32 (there to 1e-6)."""
     gen = torch.Generator().manual_seed(0)
-    b = SCAN_BLOCK
-    for shape in ((0, ), (1, ), (b, ), (b + 1, ), (3, b * b + 5),
-                  (2, 0), (100_003, )):
-        x = torch.randn(shape, generator=gen, dtype=torch.float64) - 4.6
-        got = prefix_sums(x)
-        assert got.shape == x.shape and got.dtype == x.dtype
-        scale = torch.cumsum(x.abs(), -1)
-        assert ((got - torch.cumsum(x, -1)).abs() <= 1e-12 * scale).all()
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 1e-6)):
+        for shape in ((0, ), (1, ), (31, ), (3, 1029), (2, 0), (100_003, )):
+            x = torch.randn(shape, generator=gen, dtype=dtype) - 4.6
+            got = prefix_sums(x)
+            assert got.shape == x.shape and got.dtype == x.dtype
+            scale = torch.cumsum(x.abs().double(), -1)
+            error = (got.double() - torch.cumsum(x.double(), -1)).abs()
+            assert (error <= tol * scale).all()
+
+
+def test_fixed_point_sums_are_exact_and_odd():
+    """Sums that cancel are exactly 0 (the truncation is odd), an all-zero
+    row has a finite unit, and no row overflows int64."""
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 1000, generator=gen, dtype=torch.float64) * 1e3
+    x[1] = 0
+    q, unit = fixed_point(torch.cat([x, -x], 1))
+    assert q.dtype == torch.int64 and unit.shape == (3, 1)
+    assert (q.sum(1) == 0).all() and torch.isfinite(unit).all()
+    assert (unit > 0).all() and (q.abs().sum(1) < 2**62).all()
 
 
 class _FloatAccumulations(TorchDispatchMode):
@@ -479,10 +452,9 @@ class _FloatAccumulations(TorchDispatchMode):
 def test_core_sums_are_deterministic_on_cuda(mode, precision):
     """No float ``cumsum`` (refused by deterministic CUDA in torch < 2.6)
     and no atomic float accumulation (last bits vary between CUDA runs)
-    in the core, on a ranking long enough for two levels of blocks; two
-    calls agree bit for bit."""
+    in the core; two calls agree bit for bit."""
     gen = torch.Generator().manual_seed(1)
-    n = 3 * SCAN_BLOCK**2
+    n = 3000
     s = torch.randn(n, generator=gen)
     pos = torch.rand(n, generator=gen) < 0.05
     num_pos = int(pos.sum())
