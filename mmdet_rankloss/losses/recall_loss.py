@@ -486,13 +486,14 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
         ref, ref_labels = None, None
         if use_memory:
             ref, ref_labels = self._memory.read(embeddings) or (None, None)
-        host = _reads_are_free(embeddings)
+        # shapes and dtypes checked there, values here: the scores cover
+        # the batch and the memory, in one check that reads nothing back on
+        # a device
         pairs = retrieval_pairs(embeddings, labels, ref, ref_labels,
-                                check_values=host)
-        if not host:  # the scores cover the batch and the memory
-            _check_data(type(self).__name__, [
-                (_all_finite(pairs.scores),
-                 'embeddings (or the memory) contain NaN or inf')])
+                                check_values=False)
+        _check_data(type(self).__name__, [
+            (_all_finite(pairs.scores),
+             'embeddings (or the memory) contain NaN or inf')])
         result = _recall_loss(pairs.scores, pairs.positives, pairs.valid,
                               self.lambda_val, self.margin, self.weighting,
                               self.normalize_ranks, self.reduction)
