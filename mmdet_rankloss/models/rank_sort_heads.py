@@ -56,7 +56,7 @@ from mmdet.structures.bbox import bbox_overlaps, get_box_tensor
 from ..losses.alrp_loss import ALRPLoss
 from ..losses.rank_sort_loss import RankSortLoss
 from ..losses.utils import zero_loss
-from ..ops.checks import check_choice
+from ..ops.checks import check_choice, check_data
 from .dense_heads import RankLossDenseHeadMixin
 
 __all__ = [
@@ -173,70 +173,80 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
             losses['loss_centerness'] = sum(c * 0 for c in centerness)
         return losses
 
-    def _positive_boxes(self, labels: List[Tensor]):
-        """(rows of the positives in the concatenation, their predicted
-        boxes, their target boxes) from the recorded per-level calls."""
+    def _anchor_boxes(self, labels: Tensor):
+        """The positives and their boxes, one row per anchor, from the
+        recorded per-level calls: ``(fg, pred, target)``, ``fg`` bool (N,)
+        (label in 0..C-1), ``pred`` and ``target`` (N, 4) decoded boxes,
+        meaningful at ``fg`` (None, None without a recorded call).
+
+        RetinaHead's stock code scores the boxes of every anchor; ATSS's
+        only those of the positives, level by level in anchor order, i.e.
+        the positives of the concatenation in index order: they are put at
+        their rows (a stable sort of ``fg`` finds them; their number is
+        the recorded rows'). Fixed shapes, no read of the data, the same
+        kernels for any number of levels.
+        """
         boxes = self._box_context[0]
-        preds, targets = list(boxes.preds), list(boxes.targets)
-        per_level = len(preds) == len(labels)  # else: levels with positives
-        rows, pred_out, target_out, offset = [], [], [], 0
-        for level in labels:
-            pos = ((level >= 0) & (level < self.num_classes)).nonzero()
-            pos = pos.squeeze(1)
-            if per_level or pos.numel():
-                pred, target = preds.pop(0), targets.pop(0)
-                if pred.shape[0] == level.shape[0]:  # rows are all anchors
-                    pred, target = pred[pos], target[pos]
-                elif pred.shape[0] != pos.numel():
-                    raise RuntimeError(
-                        f'{type(self).__name__}: the stock head scored '
-                        f'{pred.shape[0]} boxes on a level of '
-                        f'{level.shape[0]} anchors and {pos.numel()} '
-                        'positives; cannot match them')
-                rows.append(pos + offset)
-                pred_out.append(get_box_tensor(pred))
-                target_out.append(get_box_tensor(target))
-            offset += level.shape[0]
-        if not rows:
-            return None, None, None
-        return torch.cat(rows), torch.cat(pred_out), torch.cat(target_out)
+        fg = (labels >= 0) & (labels < self.num_classes)
+        if not boxes.preds:
+            return fg, None, None
+        pred = torch.cat([get_box_tensor(p) for p in boxes.preds])
+        target = torch.cat([get_box_tensor(t) for t in boxes.targets])
+        n, num_pos = labels.shape[0], pred.shape[0]
+        if num_pos != n:  # the positives' boxes only
+            check_data(type(self).__name__, [(
+                fg.sum() == num_pos,
+                f'the stock head scored {num_pos} boxes for {n} anchors '
+                'and a different number of positives; cannot match them')])
+            rows = torch.sort(fg.to(torch.uint8), descending=True,
+                              stable=True).indices[:num_pos]
+            pred = pred.new_zeros(n, pred.shape[1]).index_put((rows, ), pred)
+            target = target.new_zeros(n, target.shape[1]).index_put(
+                (rows, ), target)
+        return fg, pred, target
 
     def loss_cls_all_anchors(self, cls_scores: List[Tensor],
                              labels: List[Tensor],
                              label_weights: List[Tensor],
                              avg_factor: Optional[float] = None) -> dict:
-        rows, pred, target = self._positive_boxes(labels)
-        scores = self._all_anchor_scores(cls_scores)
+        """RS or aLRP over all anchors with each positive's box (module
+        doc), on fixed-size per-anchor tensors: the rows that are not
+        positives are masked (their box terms are 0), so the only read of
+        the data is the loss's own."""
         all_labels = torch.cat(labels)
+        fg, pred, target = self._anchor_boxes(all_labels)
+        scores = self._all_anchor_scores(cls_scores)
         weights = torch.cat(label_weights)
         n = scores.shape[0]
         if isinstance(self.loss_cls, ALRPLoss):
-            loc_error = scores.new_zeros(n, dtype=torch.float32)
-            if rows is not None and rows.numel():
+            if pred is None:
+                loc_error = scores.new_zeros(n, dtype=torch.float32)
+            else:
                 giou = bbox_overlaps(pred.float(), target.float(),
                                      mode='giou', is_aligned=True)
-                loc_error = loc_error.index_put((rows, ),
-                                                ((1 - giou) / 2).clamp(0, 1))
+                loc_error = torch.where(fg, ((1 - giou) / 2).clamp(0, 1),
+                                        0.0)
             out = self.loss_cls(scores, all_labels, weights,
                                 avg_factor=avg_factor, loc_error=loc_error)
             out['loss_bbox'] = None  # replaced by loss_alrp_loc
             return out
         quality = scores.new_zeros(n, dtype=torch.float32)
         box_loss = zero_loss(scores)
-        if rows is not None and rows.numel():
+        if pred is not None:
             with torch.no_grad():
                 iou = bbox_overlaps(pred.float(), target.float(),
                                     is_aligned=True).clamp(0, 1)
-            quality[rows] = iou
+            quality = torch.where(fg, iou, 0.0)
             # the configured loss_bbox (the stand-in is in its place)
             box_loss = self._box_context[1](pred, target,
                                             reduction_override='none')
             if box_loss.dim() > 1:
                 box_loss = box_loss.sum(-1)
             box_weights = box_loss_weights(
-                scores[rows], self.num_classes,
-                getattr(self, 'box_weighting', 'uniform'))
-            box_loss = weighted_box_loss(box_loss, box_weights)
+                scores, self.num_classes,
+                getattr(self, 'box_weighting', 'uniform')) * fg
+            box_loss = weighted_box_loss(torch.where(fg, box_loss, 0.0),
+                                         box_weights)
         out = self.loss_cls(scores, all_labels, weights,
                             avg_factor=avg_factor, quality=quality)
         out['loss_bbox'] = _value_weighted(box_loss, out['loss_rank_sort'])

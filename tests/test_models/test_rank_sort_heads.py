@@ -209,7 +209,7 @@ def test_rs_bbox_head_needs_rank_sort_loss():
 
 # ------------------------------------------------------- box weighting
 class _KeepsOutputs(nn.Module):
-    """Wraps ``loss_bbox``: keeps each output (the per-positive box losses,
+    """Wraps ``loss_bbox``: keeps each output (the per-anchor box losses,
     called with ``reduction_override='none'``) with its gradient."""
 
     def __init__(self, inner):
@@ -255,10 +255,13 @@ def test_dense_box_weighting_by_hand(name, mode):
     losses = head.loss_by_feat(*head(feats), gts, metas)
     assert losses['loss_bbox'].item() == pytest.approx(
         losses['loss_rank_sort'].item(), rel=1e-5)
-    [per_positive] = head.loss_bbox.outputs
+    [per_anchor] = head.loss_bbox.outputs  # every anchor's box loss
     losses['loss_bbox'].backward()
     positive = seen['labels'] < NUM_CLASSES
-    assert int(positive.sum()) == per_positive.shape[0] > 2
+    assert per_anchor.shape == positive.shape and int(positive.sum()) > 2
+    assert not per_anchor.grad[~positive].any()  # masked
+    per_positive = per_anchor[positive]
+    per_positive.grad = per_anchor.grad[positive]
     top = seen['cls_score'][positive, :NUM_CLASSES].sigmoid().amax(1)
     weights = top if mode == 'score' else torch.ones_like(top)
     expected = _expected_box_grad(losses, per_positive, weights)
