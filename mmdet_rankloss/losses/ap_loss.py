@@ -12,12 +12,12 @@ from typing import Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
 from ..ops.checks import check_flag, check_number, check_positive
+from ..ops.device import reads_are_free
 from ..ops.distributed import gather_for_ranking
 from .ap_rankers import APRanker, BlackboxRanker
 from .average_precision import APLossResult, average_precision_loss
@@ -65,15 +65,22 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     scores over batch and memory; with the blackbox ranker also the push
     directions of the current scores under the combined loss
     (:func:`~.utils.grad_stats`), read off the Algorithm-1 gradient at no
-    extra sort. A key is left out when undefined.
+    extra sort. A key whose value is undefined (no positive in the batch)
+    is left out on the CPU and NaN on a device, where knowing it would be a
+    read.
 
-    Host reads per call with the default ranker (each a wait for the GPU;
-    counted on the ``meta`` device by the tests): the input check, the
-    kept RoIs (with a ``weight``), the positives' places (once; with a
-    memory, once per ranking) and, in the re-ranking of Algorithm 1,
-    whether a perturbed score ties another (once per ranking): at most 5
-    per call without a memory and 6 with one (before: 47 and 48 at 512
-    RoIs x 20 classes).
+    On a device (CUDA) with the default ranker a training call reads
+    nothing back and launches a fixed number of kernels, whatever the
+    classes, RoIs, images or FPN levels: RoIs of weight 0 stay in place as
+    ``-inf`` (not ranked, never positive), the classes are ranked by one
+    batched sort and the flat row by another (and each again for
+    Algorithm 1's second ranking), and the input checks are device
+    assertions. Without ``global_ranking`` (whose gather exchanges the
+    processes' sizes) no shape depends on the data, so once the memory is
+    full a step can be captured in a CUDA graph. The kernel ops and host
+    reads are counted without a GPU by
+    ``tests/test_losses/test_device_budgets.py``. The other rankers work on
+    the positives' places (host reads) and leave RoIs of weight 0 out.
 
     Args:
         memory (int): Previous batches kept (tau), >= 0. Defaults to 7.
@@ -200,12 +207,18 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         """
         reduction = self._reduction(reduction_override)
         num_classes = self.space.check_inputs(cls_score, labels, weight)
+        masked = self.ranker.masks_items and weight is not None
         scores, targets = self._select(cls_score, labels, weight,
-                                       num_classes)
+                                       num_classes, masked)
         with_grad = torch.is_grad_enabled() and cls_score.requires_grad
-        per_class, across = self.ranker.rank_classes(
-            scores, targets, self._memory.read(scores), self.margin,
-            reduction, with_grad)
+        stored = self._memory.read(scores)
+        if self.ranker.masks_items:
+            per_class, across = self.ranker.rank_classes(
+                scores, targets, stored, self.margin, reduction, with_grad,
+                masked)
+        else:
+            per_class, across = self.ranker.rank_classes(
+                scores, targets, stored, self.margin, reduction, with_grad)
         if self.training and scores.shape[0]:
             self._memory.append(scores, targets)
         out = self._combine(cls_score, per_class, across)
@@ -219,14 +232,20 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                                'reduction_override')
 
     def _select(self, cls_score: Tensor, labels: Tensor,
-                weight: Optional[Tensor],
-                num_classes: int) -> Tuple[Tensor, Tensor]:
-        """The ranked scores (N, C) and their one-hot targets, without the
-        RoIs of weight 0; all processes' with ``global_ranking``."""
+                weight: Optional[Tensor], num_classes: int,
+                masked: bool) -> Tuple[Tensor, Tensor]:
+        """The ranked scores (N, C) and their targets (bool); RoIs of
+        weight 0 are ``-inf`` rows without a positive (``masked``: every
+        shape stays the input's) or left out; all processes' with
+        ``global_ranking``."""
         scores = self.space.ranked(cls_score, num_classes)
-        targets = F.one_hot(labels.long(), num_classes + 1)[:, :num_classes]
-        targets = targets.bool()
-        if weight is not None:
+        classes = torch.arange(num_classes, device=labels.device)
+        targets = labels.long().unsqueeze(1) == classes
+        if masked:
+            dropped = (weight <= 0).unsqueeze(1)
+            scores = scores.masked_fill(dropped, float('-inf'))
+            targets = targets & ~dropped
+        elif weight is not None:
             # one read for both (a boolean index reads each time)
             keep = (weight > 0).nonzero().squeeze(1)
             scores, targets = scores[keep], targets[keep]
@@ -237,14 +256,22 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     def _combine(self, cls_score: Tensor, per_class: Optional[APLossResult],
                  across: Optional[APLossResult]) -> Dict[str, Tensor]:
         """The weighted losses; a zero that keeps the graph where a
-        ranking is missing."""
-        zero = zero_loss(cls_score)
+        ranking is missing (only a back-end that leaves items out misses
+        one; the blackbox one ranks every batch, empty or not)."""
+        zero = None
+
+        def term(result: Optional[APLossResult]) -> Tensor:
+            nonlocal zero
+            if result is not None:
+                return result.loss
+            if zero is None:
+                zero = zero_loss(cls_score)
+            return zero
+
         scale = self.loss_weight
         return dict(
-            loss_rambo_map=scale * self.map_weight *
-            (zero if per_class is None else per_class.loss + zero),
-            loss_rambo_apc=scale * self.apc_weight *
-            (zero if across is None else across.loss + zero))
+            loss_rambo_map=scale * self.map_weight * term(per_class),
+            loss_rambo_apc=scale * self.apc_weight * term(across))
 
     def _logged(self, per_class: Optional[APLossResult],
                 across: Optional[APLossResult], targets: Tensor,
@@ -252,56 +279,60 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         """``rambo_ap`` and, when the ranker knows the gradient, the push
         directions of the current scores (class docstring)."""
         out = {}
-        if per_class is not None and per_class.num_positives:
-            valid = per_class.valid
-            out['rambo_ap'] = torch.where(valid, per_class.ap, 0).sum() / \
-                valid.sum().to(per_class.ap.dtype)
         n, num_classes = targets.shape
+        if per_class is None:
+            return out
+        num_valid = per_class.valid.sum()
+        on_host = reads_are_free(targets)
+        if not on_host or num_valid:
+            # the AP of a row without a positive is 0: a plain sum (NaN
+            # on a device when no class has a positive, known there only
+            # by a read)
+            out['rambo_ap'] = per_class.ap.sum() / num_valid
         if with_grad and n and per_class.grad is not None:
             out.update(
                 _push_stats(self.map_weight * per_class.grad[:, :n].t(),
                             self.apc_weight *
                             across.grad.reshape(n, num_classes), targets,
-                            across.num_positives))
+                            on_host))
         return out
 
 
 def _push_stats(map_grad: Tensor, apc_grad: Tensor, positives: Tensor,
-                num_pos: Optional[int] = None) -> Dict[str, Tensor]:
+                on_host: bool) -> Dict[str, Tensor]:
     """:func:`~.utils.grad_stats` of ``map_grad + apc_grad``, by counting.
 
     The same values (exact counts, one fp32 division each), but the
-    (N, C) gradient is summed in place and read by two counting passes:
-    the negatives are counted as all minus the positives, not gathered by
-    a mask, which on a dense head costs as much as a sort.
+    (N, C) gradient is read by counting passes: the negatives are counted
+    as all minus the positives, not gathered by a mask, which on a dense
+    head costs as much as a sort; the three shares are one division.
 
     Args:
         map_grad (Tensor): Weighted ``L_mAP`` gradient (N, C), any layout.
-        apc_grad (Tensor): Weighted ``L_APC`` gradient (N, C), a fresh
-            tensor (summed into).
+        apc_grad (Tensor): Weighted ``L_APC`` gradient (N, C).
         positives (Tensor): Bool (N, C).
-        num_pos (int, optional): Their number, if known on the host.
-            Defaults to None (read from the device).
+        on_host (bool): Whether the tensors are on the CPU, where the
+            number of positives is read to leave out a share of nothing;
+            elsewhere such a share is NaN (0 / 0), read by nobody.
 
     Returns:
         dict[str, Tensor]: ``rambo_grad_density``, ``rambo_pos_grad_frac``
-        and ``rambo_neg_grad_frac`` (fp32); a key is left out when it has
-        no element.
+        and ``rambo_neg_grad_frac`` (fp32).
     """
-    grad = apc_grad.add_(map_grad)
-    total = grad.numel()
-    num_pos = int(positives.sum()) if num_pos is None else num_pos
-
-    def share(count: Tensor, of) -> Tensor:
-        return count.to(torch.float32) / of
-
-    stats = dict(rambo_grad_density=share(torch.count_nonzero(grad), total))
+    grad = apc_grad + map_grad
     up = grad > 0
-    if num_pos:
-        stats['rambo_pos_grad_frac'] = share(
-            torch.count_nonzero((grad < 0) & positives), num_pos)
-    if num_pos < total:
-        stats['rambo_neg_grad_frac'] = share(
-            torch.count_nonzero(up) - torch.count_nonzero(up & positives),
-            total - num_pos)
+    num_pos = torch.count_nonzero(positives)
+    counts = torch.stack([
+        torch.count_nonzero(grad),
+        torch.count_nonzero((grad < 0) & positives),
+        torch.count_nonzero(up) - torch.count_nonzero(up & positives)])
+    total = grad.numel()
+    shares = counts.to(torch.float32) / torch.stack(
+        [num_pos.new_tensor(total), num_pos, total - num_pos])
+    stats = dict(rambo_grad_density=shares[0])
+    known = int(num_pos) if on_host else None
+    if known is None or known:
+        stats['rambo_pos_grad_frac'] = shares[1]
+    if known is None or known < total:
+        stats['rambo_neg_grad_frac'] = shares[2]
     return stats

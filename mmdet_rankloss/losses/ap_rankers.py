@@ -33,10 +33,9 @@ from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
 from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
-from .average_precision import (APLossResult, ap_of_rows,
-                                blackbox_ap_columns_and_flat,
-                                blackbox_ap_rows, exact_ap, reduce_rows,
-                                row_mean)
+from .average_precision import (APLossResult, ap_of_rows, blackbox_ap,
+                                blackbox_ap_classes, exact_ap, reduce_rows,
+                                row_mean, shift_scores)
 
 __all__ = [
     'APLossResult', 'APRanker', 'BlackboxRanker', 'SigmoidRanker',
@@ -59,9 +58,9 @@ class APRanker(nn.Module):
     """
 
     knows_grad = False
-    #: Whether :meth:`rank_classes` of one batch without stored batches
-    #: takes one sort for both rankings (``_columns_and_flat``).
-    one_sort = False
+    #: Whether :meth:`rank_classes` takes items that are not ranked as
+    #: ``-inf`` rows (fixed shapes); otherwise they must be left out.
+    masks_items = False
 
     def __init__(self, positive_rank_grad: bool = False) -> None:
         super().__init__()
@@ -117,10 +116,6 @@ class APRanker(nn.Module):
             tuple: The classes' result (C rows), None when there is no
             score at all; the flat row's (1 row), None for an empty batch.
         """
-        if stored is None and scores.shape[0] and self.one_sort:
-            # the classes' orders follow from the flat one: equal results
-            return self._columns_and_flat(scores, positives, margin,
-                                          reduction, with_grad)
         rows, row_positives = scores.t(), positives.t()
         if stored is not None:
             rows = torch.cat([scores, stored[0]]).t()
@@ -136,9 +131,11 @@ class APRanker(nn.Module):
 class BlackboxRanker(APRanker):
     """Exact ranks, differentiated by RaMBO's Algorithm 1 (the default).
 
-    One call of :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`, so
-    the loss is immune to upstream scaling and its gradient is known in
-    forward (``with_grad``, used for the logged diagnostics).
+    :func:`~.average_precision.blackbox_ap`: the gradient is computed in
+    forward at unit upstream scale, so the loss is immune to upstream
+    scaling and the gradient is known there (``with_grad``, used for the
+    logged diagnostics); a fixed number of tensor operations and no read
+    from the device.
 
     Args:
         lambda_val (float): Algorithm 1's interpolation strength, > 0.
@@ -151,6 +148,7 @@ class BlackboxRanker(APRanker):
             False.
     """
     knows_grad = True
+    masks_items = True
 
     def __init__(self,
                  lambda_val: float = 0.5,
@@ -167,23 +165,41 @@ class BlackboxRanker(APRanker):
                 f'{self.normalize_ranks}, positive_rank_grad='
                 f'{self.positive_rank_grad}')
 
-    def _rows(self, *args) -> APLossResult:
-        return blackbox_ap_rows(*args, self.lambda_val, self.normalize_ranks,
-                                self.positive_rank_grad)
+    def forward(self,
+                scores: Tensor,
+                positives: Tensor,
+                margin: float,
+                reduction: str = 'mean',
+                with_grad: bool = False) -> APLossResult:
+        """``1 - AP`` of each row by :func:`~.average_precision.
+        blackbox_ap` (see :meth:`APRanker.forward`); no read from the
+        device."""
+        lead, n = scores.shape[:-1], scores.shape[-1]
+        positives = positives.bool().reshape(-1, n)
+        shifted = shift_scores(scores.reshape(-1, n), positives, margin)
+        out = blackbox_ap(shifted, positives, self.lambda_val,
+                          self.normalize_ranks, reduction,
+                          self.positive_rank_grad, with_grad)
+        return APLossResult(
+            out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
+            None if out.grad is None else out.grad.reshape(lead + (n, )))
 
-    @property
-    def one_sort(self) -> bool:
-        """Without ``positive_rank_grad``, both rankings of
-        :meth:`~APRanker.rank_classes` come from one sort."""
-        return not self.positive_rank_grad
-
-    def _columns_and_flat(self, scores: Tensor, positives: Tensor,
-                          margin: float, reduction: str,
-                          with_grad: bool) -> ClassRankings:
-        return blackbox_ap_columns_and_flat(scores, positives, margin,
-                                            reduction, with_grad,
-                                            self.lambda_val,
-                                            self.normalize_ranks)
+    def rank_classes(self,
+                     scores: Tensor,
+                     positives: Tensor,
+                     stored: Optional[Tuple[Tensor, Tensor]],
+                     margin: float,
+                     reduction: str,
+                     with_grad: bool = False,
+                     masked: bool = False) -> ClassRankings:
+        """Both rankings of :meth:`APRanker.rank_classes` by
+        :func:`~.average_precision.blackbox_ap_classes`: items that are not
+        ranked may be ``-inf`` rows (``masked``), and both results are
+        given whatever the data (a batch without positives has loss 0)."""
+        return blackbox_ap_classes(scores, positives, stored, margin,
+                                   reduction, with_grad, self.lambda_val,
+                                   self.normalize_ranks,
+                                   self.positive_rank_grad, masked)
 
 
 @MODELS.register_module()

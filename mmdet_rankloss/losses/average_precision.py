@@ -7,36 +7,34 @@ Differentiation", CVPR 2020, https://arxiv.org/abs/1912.03500, Eq. 14 and
 For every positive, precision is its rank among the positives divided by
 its rank among all elements, both on the scores shifted by the margin of
 Eq. 14 (positives ``- margin / 2``, negatives ``+ margin / 2``); AP is the
-mean precision of a row's positives. :func:`ap_of_rows` is the one entry
-point: it flattens the rows, leaves out those without a positive, shifts by
-the margin and hands the rows to a back-end (``rows_fn``) that gives the
-ranks a gradient. :func:`blackbox_ap_rows` is the back-end of the paper
-(Algorithm 1); :class:`~mmdet_rankloss.losses.ap_rankers.BlackboxRanker`
-and :func:`average_precision_loss` both call it, so the functional form
-builds no module.
+mean precision of a row's positives.
 
-Host reads (each a wait for the device on a GPU): a call of
-:func:`ap_of_rows` reads the positives' places (one ``nonzero``), and the
-blackbox back-end adds at most two (the widest row of positives, when
-there are more positives than columns, and whether a perturbed score ties
-an old one); :func:`blackbox_ap_columns_and_flat` finds both rankings'
-positives with one read.
+:func:`blackbox_ap` is the paper's back-end (Algorithm 1) and the one the
+losses train with: a fixed number of tensor operations on tensors of the
+input's shape, no read from the device (rows without a positive are
+masked, elements that are not ranked are ``-inf``), so that a GPU runs it
+as a handful of kernels. :func:`blackbox_ap_classes` gives the RaMBO AP
+loss's two rankings of a batch with it, and :func:`average_precision_loss`
+is its functional form. :func:`ap_of_rows` serves the other back-ends
+(sigmoid soft ranks, a sorter network), which work on the positives'
+places (one ``nonzero``, a host read).
 """
-from functools import partial
 from typing import Callable, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from ..ops.checks import check_flag, check_positive
-from ..ops.ranking import (blackbox_rank_loss, exact_rank, margin_shift,
-                           rank_dtype, subset_rank_at)
+from ..ops.device import reads_are_free
+from ..ops.ranking import (_SPARSE_RERANK_MAX_MOVED, exact_rank,
+                           margin_shift, rank_dtype, subset_rank_at)
+from ..ops.sparse_rerank import rerank_sparse
 from ..ops.stable_order import column_orders, descending_order
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
-    'APLossResult', 'ap_of_rows', 'blackbox_ap_rows',
-    'blackbox_ap_columns_and_flat', 'exact_ap', 'average_precision_loss'
+    'APLossResult', 'ap_of_rows', 'blackbox_ap', 'blackbox_ap_classes',
+    'exact_ap', 'average_precision_loss', 'shift_scores'
 ]
 
 
@@ -130,10 +128,7 @@ def ap_of_rows(scores: Tensor,
         out = APLossResult(zero, zero.new_zeros(valid.shape).detach(), valid,
                            grad)
     else:
-        # margin 0 shifts nothing (it would only turn -0.0 into +0.0, which
-        # every ranking here treats as equal): skip two passes
-        shifted = margin_shift(scores, positives, margin) if margin else \
-            scores.to(rank_dtype(scores.dtype))
+        shifted = shift_scores(scores, positives, margin)
         out = rows_fn(shifted, positives, at_positives, num_pos, valid,
                       reduction, with_grad)
     return APLossResult(
@@ -142,150 +137,220 @@ def ap_of_rows(scores: Tensor,
         at_positives[0].numel())
 
 
-def blackbox_ap_rows(shifted: Tensor, positives: Tensor, at_positives,
-                     num_pos: Tensor, valid: Tensor, reduction: str,
-                     with_grad: bool, lambda_val: float,
-                     normalize_ranks: bool,
-                     positive_rank_grad: bool,
-                     sort: Optional[Callable] = None) -> APLossResult:
-    """The Algorithm-1 back-end of :func:`ap_of_rows` (one batched call of
-    :func:`~mmdet_rankloss.ops.ranking.blackbox_rank_loss`).
+# ----------------------------------------------------------------------
+# The blackbox back-end: fixed shapes, no read from the device
+# ----------------------------------------------------------------------
+def _positions(n: int, dtype: torch.dtype, device) -> Tensor:
+    """1..n in ``dtype``: the rank at each place of a sorted row."""
+    return torch.arange(1, n + 1, dtype=dtype, device=device)
 
-    The loss reads only the positives' ranks, gathered (M values) rather
-    than masked full rows, so its graph holds no row-sized tensor but the
-    ranks. With ``positive_rank_grad`` the shifted scores are stacked with
-    a copy whose negatives are -inf (always last, no gradient): both ranks
-    of Eq. 21 come out of one sort and both get Algorithm 1. Otherwise the
-    rank among the positives is a constant, from a sort of the positives
-    only (the same order as in the full ranking).
 
-    ``sort``, if given, maps ``shifted`` to its
-    :func:`~mmdet_rankloss.ops.stable_order.descending_order`, for a caller
-    that has it more cheaply than a sort (not with ``positive_rank_grad``).
-    """
-    if sort is not None and positive_rank_grad:
-        raise ValueError('blackbox_ap_rows: sort= ranks the shifted rows; '
-                         'positive_rank_grad ranks a stacked copy')
-    n = shifted.shape[-1]
-    row_of, col_of = at_positives
-    # dL/drk is zero but at the positives: Algorithm 1 moves them only
-    moved_at = at_positives
-    order = None if sort is None else sort(shifted)
-    if positive_rank_grad:
-        ranked = torch.stack(
+def _ranks_from_order(order: Tensor, positions: Tensor) -> Tensor:
+    """Integer ranks (1 = first in ``order``), by one scatter of the
+    ``positions`` (:func:`_positions`)."""
+    return torch.empty(order.shape, dtype=positions.dtype,
+                       device=order.device).scatter_(
+                           -1, order, positions.expand(order.shape))
+
+
+def _descending_indices(values: Tensor) -> Tensor:
+    """The order of :func:`~..ops.stable_order.descending_order` alone:
+    on a device one stable descending sort (equal values keep their index
+    order), on the CPU the NumPy path."""
+    if reads_are_free(values):
+        return descending_order(values)[1]
+    return torch.sort(values, dim=-1, descending=True, stable=True).indices
+
+
+def _perturbed_ranks(ranked: Tensor, ranks: Tensor, grad_ranks: Tensor,
+                     lambda_val: float, positions: Tensor,
+                     sorted_values: Optional[Tuple[Tensor, Tensor]]
+                     ) -> Tensor:
+    """Integer ranks of ``ranked + lambda * grad_ranks`` (ties by index):
+    Algorithm 1's second ranking.
+
+    Only the positives move (``grad_ranks`` is zero elsewhere). On a
+    device that is a second sort: one segmented op, no read. On the CPU,
+    where a read is free and a sort is the cost, the movers are merged
+    into the first order (``sorted_values``, :func:`~..ops.stable_order.
+    descending_order` of ``ranked``) by :func:`~..ops.sparse_rerank.
+    rerank_sparse` unless many moved: the same ranks."""
+    perturbed = torch.add(ranked, grad_ranks, alpha=lambda_val)
+    if reads_are_free(ranked):
+        rows, n = ranked.shape
+        moved_at = grad_ranks.nonzero(as_tuple=True)
+        if not moved_at[0].numel():
+            return ranks.clone()
+        if moved_at[0].numel() <= _SPARSE_RERANK_MAX_MOVED * rows * n:
+            moved = grad_ranks != 0
+            return rerank_sparse(ranked, ranks, moved, perturbed, False,
+                                 sorted_values, moved_at)
+    return _ranks_from_order(_descending_indices(perturbed), positions)
+
+
+def _blackbox_ap(shifted: Tensor, positives: Tensor,
+                 length: Optional[Tensor], lambda_val: float,
+                 normalize: bool, reduction: str, positive_rank_grad: bool,
+                 need_grad: bool, order=None):
+    """Loss, per-row AP, valid rows and the score gradient at unit upstream
+    scale of :func:`blackbox_ap`, without autograd. The derivative of
+    ``1 - AP`` in the ranks is written out in the operations autograd runs
+    (``DivBackward``: ``grad / other`` and ``-grad * ((self / other) /
+    other)``), so that its bits are autograd's; masks are products with
+    the boolean masks (a masked value is finite, so ``x * 0`` is a zero)."""
+    rows, n = shifted.shape
+    work = shifted.dtype
+    if positive_rank_grad:  # Eq. 21's numerator ranked by Algorithm 1 too
+        ranked = torch.cat(
             [shifted, shifted.masked_fill(~positives, float('-inf'))])
-        rows = shifted.shape[0]
-        moved_at = (torch.cat([row_of, row_of + rows]),
-                    torch.cat([col_of, col_of]))
     else:
         ranked = shifted
-        if order is None:
-            fixed_rank_pos = subset_rank_at(shifted, row_of, col_of, num_pos)
-        else:  # read off the full order: positives at or above each place
-            fixed_rank_pos = _rank_in_subset(
-                positives, order[1], shifted.dtype)[row_of, col_of]
-        if normalize_ranks:
-            fixed_rank_pos = fixed_rank_pos / n
-    ap_rows = []
+    if order is None and reads_are_free(ranked):
+        order = descending_order(ranked)
+    sorted_values = order
+    order = _descending_indices(ranked) if order is None else order[1]
+    positions = _positions(n, work, shifted.device)
+    int_ranks = _ranks_from_order(order, positions)
+    if positive_rank_grad:
+        int_all, int_pos = int_ranks[:rows], int_ranks[rows:]
+    else:
+        # rank among the positives: the positives at or above each place,
+        # counted in integers (exact, deterministic on CUDA)
+        counted = positives.gather(-1, order).cumsum(-1, dtype=torch.int32)
+        int_all = int_ranks
+        int_pos = torch.empty_like(counted).scatter_(-1, order,
+                                                     counted).to(work)
+    scale = n
+    if normalize and length is not None:  # the ranked elements of a row
+        scale = length.clamp(min=1).to(work).unsqueeze(-1)
+    ranks = int_ranks
+    if normalize:
+        rank_scale = scale if length is None or not positive_rank_grad \
+            else torch.cat([scale, scale])
+        ranks = int_ranks / rank_scale
+        rank_all = ranks[:rows]
+        rank_pos = ranks[rows:] if positive_rank_grad else int_pos / scale
+    else:
+        rank_all, rank_pos = int_all, int_pos
+    precision = rank_pos / rank_all  # Eq. 21 (a ratio: any rank scale)
+    num_pos = torch.count_nonzero(positives, dim=-1)
+    valid = num_pos > 0
+    per_pos = num_pos.clamp(min=1)
+    ap = (precision * positives).sum(-1) / per_pos
+    total = ((1 - ap) * valid).sum()
+    if reduction == 'sum':
+        loss, grad_ap = total, total.new_full((), -1.0)
+    else:
+        num_valid = valid.sum().clamp(min=1).to(work)
+        loss, grad_ap = total / num_valid, num_valid.reciprocal().neg()
+    if not need_grad:
+        return loss, ap, valid, None
+    # dL/d rank_all = -g * ((rank_pos / rank_all) / rank_all) at the
+    # positives, g = dL/dAP / P
+    grad_prec = ((grad_ap * valid) / per_pos).unsqueeze(-1)
+    grad_all = (-grad_prec * (precision / rank_all)) * positives
+    if positive_rank_grad:
+        grad_ranks = torch.cat(
+            [grad_all, (grad_prec / rank_all) * positives])
+    else:
+        grad_ranks = grad_all
+    perturbed = _perturbed_ranks(ranked, int_ranks, grad_ranks, lambda_val,
+                                 positions, sorted_values)
+    if normalize:
+        perturbed = perturbed / rank_scale
+    grad = perturbed.sub_(ranks).div_(lambda_val)
+    return loss, ap, valid, grad
 
-    def loss_from_ranks(ranks: Tensor) -> Tensor:
-        if positive_rank_grad:
-            rank_all = ranks[0][row_of, col_of]
-            rank_pos = ranks[1][row_of, col_of]
+
+class _BlackboxAP(torch.autograd.Function):
+    """``1 - AP`` of rows, its gradient computed in forward (Algorithm 1
+    at unit upstream scale); backward multiplies it by the incoming one."""
+
+    @staticmethod
+    def forward(ctx, shifted, positives, length, lambda_val, normalize,
+                reduction, positive_rank_grad, need_grad, order):
+        loss, ap, valid, grad = _blackbox_ap(
+            shifted.detach(), positives, length, lambda_val, normalize,
+            reduction, positive_rank_grad, need_grad, order)
+        ctx.positive_rank_grad = positive_rank_grad
+        ctx.save_for_backward(grad, positives)
+        if grad is None:
+            grad_out = shifted.new_empty(0)
+        elif positive_rank_grad:  # what backward gives at unit scale
+            rows = positives.shape[0]
+            grad_out = grad[:rows] + grad[rows:].masked_fill(~positives, 0)
         else:
-            rank_all, rank_pos = ranks[row_of, col_of], fixed_rank_pos
-        # Eq. 21: the ratio is the same for integer and normalised ranks
-        ap = row_mean(rank_pos / rank_all, row_of, col_of, n, num_pos)
-        ap_rows.append(ap.detach())
-        return reduce_rows(ap, valid, reduction)
+            grad_out = grad  # saved too: an in-place change raises there
+        ctx.mark_non_differentiable(ap, valid, grad_out)
+        return loss, ap, valid, grad_out
 
-    out = blackbox_rank_loss(
-        ranked,
-        loss_from_ranks,
-        lambda_val,
-        normalize=normalize_ranks,
-        return_grad=with_grad,
-        validate=False,  # finite scores (callers), lambda checked by them
-        sort=order,
-        moved_at=moved_at)
-    loss, grad = out if with_grad else (out, None)
-    if grad is not None and positive_rank_grad:
-        # chain rule through stack + masked_fill: both views feed scores
-        grad = grad[0] + grad[1].masked_fill(~positives, 0)
-    return APLossResult(loss, ap_rows[0] * valid, valid, grad)
+    @staticmethod
+    def backward(ctx, grad_loss, _ap, _valid, _grad):
+        grad, positives = ctx.saved_tensors
+        if grad is None:
+            return (None, ) * 9
+        if ctx.positive_rank_grad:  # the stack and masked_fill, chained
+            rows = positives.shape[0]
+            out = grad[:rows] * grad_loss + (
+                grad[rows:] * grad_loss).masked_fill(~positives, 0)
+        else:
+            out = grad * grad_loss
+        return (out, ) + (None, ) * 8
 
 
-def _rank_in_subset(subset: Tensor, order: Tensor,
-                    dtype: torch.dtype) -> Tensor:
-    """Rank of each element among the ``subset`` elements of its row, from
-    the row's full order (ties by index): the subset elements at or above
-    its place, counted in integers (one ``cumsum``, exact and
-    deterministic), in ``dtype``."""
-    in_order = subset.gather(-1, order).to(torch.int32)
-    counted = in_order.cumsum(-1, dtype=torch.int32)
-    return torch.empty_like(counted).scatter_(-1, order, counted).to(dtype)
+def blackbox_ap(shifted: Tensor,
+                positives: Tensor,
+                lambda_val: float,
+                normalize_ranks: bool = True,
+                reduction: str = 'mean',
+                positive_rank_grad: bool = False,
+                with_grad: bool = False,
+                length: Optional[Tensor] = None,
+                order: Optional[Tuple[Tensor, Tensor]] = None
+                ) -> APLossResult:
+    """``1 - AP`` of each row of shifted scores, by RaMBO's Algorithm 1,
+    in a fixed number of tensor operations and without a read from the
+    device.
 
-
-def blackbox_ap_columns_and_flat(
-        scores: Tensor, positives: Tensor, margin: float, reduction: str,
-        with_grad: bool, lambda_val: float,
-        normalize_ranks: bool) -> Tuple[APLossResult, APLossResult]:
-    """The blackbox ``1 - AP`` of each column of (N, C) scores and of all
-    N * C scores as one row, from one sort.
-
-    Equal to :func:`ap_of_rows` with :func:`blackbox_ap_rows` (no
-    ``positive_rank_grad``) on ``scores.t()`` and on
-    ``scores.reshape(1, -1)``: the RaMBO AP loss's ``L_mAP`` and ``L_APC``
-    of a batch. Both rank the same margin-shifted values, so the order of
-    every column follows from the order of the flat row
-    (:func:`~mmdet_rankloss.ops.stable_order.column_orders`, O(NC)) instead of
-    a second sort.
+    Every shape is the input's: rows without a positive stay and are
+    masked, elements that are not ranked are ``-inf`` (after every ranked
+    one, they change no rank), and the ranks among the positives come from
+    the one sort by an integer ``cumsum``. The derivative of ``1 - AP`` in
+    the ranks is written out (no inner autograd), and Algorithm 1's second
+    ranking is a second sort of ``y + lambda * dL/drk`` on a device (on
+    the CPU the movers are merged into the first order, the same ranks).
+    The result equals the ranking of every row alone with its ``-inf``
+    elements removed.
 
     Args:
-        scores (Tensor): Validated, finite scores (N, C), N >= 1.
-        positives (Tensor): Bool (N, C).
-        margin (float): Margin alpha of Eq. 14, >= 0.
-        reduction (str): ``'mean'`` or ``'sum'`` over the columns with a
-            positive (the flat row is one row).
-        with_grad (bool): Also return the score gradients at unit scale.
+        shifted (Tensor): Margin-shifted scores (R, n) in the rank dtype,
+            finite or ``-inf`` (not ranked); a positive must be finite.
+        positives (Tensor): Bool (R, n).
         lambda_val (float): Algorithm 1's strength, > 0.
-        normalize_ranks (bool): See :func:`average_precision_loss`.
+        normalize_ranks (bool): Ranks divided by the ranked elements of
+            their row (see :func:`average_precision_loss`).
+        reduction (str): ``'mean'`` or ``'sum'`` over rows with a positive.
+        positive_rank_grad (bool): Algorithm 1 on the rank among the
+            positives too (a stacked second ranking).
+        with_grad (bool): Also return the score gradient at unit scale.
+        length (Tensor, optional): Ranked (finite) elements per row (R,),
+            when some are ``-inf``. Defaults to None: all n.
+        order (tuple[Tensor, Tensor], optional):
+            :func:`~..ops.stable_order.descending_order` of ``shifted``,
+            when the caller has it more cheaply than a sort (not with
+            ``positive_rank_grad``). Defaults to None.
 
     Returns:
-        tuple[APLossResult, APLossResult]: The columns' result (C rows)
-        and the flat row's (1 row).
+        APLossResult: Loss (differentiable), AP per row (0 without a
+        positive), the rows with a positive and, with ``with_grad``, the
+        gradient (R, n).
     """
-    flat_sort = []
-
-    def sort_flat(shifted: Tensor):
-        flat_sort.append(descending_order(shifted.detach()))
-        return flat_sort[0]
-
-    def sort_columns(shifted: Tensor):
-        if not flat_sort:  # not reached: a column's positive is the row's
-            return descending_order(shifted.detach())
-        return column_orders(*flat_sort[0], scores.shape[1])
-
-    rows_fn = partial(
-        blackbox_ap_rows,
-        lambda_val=lambda_val,
-        normalize_ranks=normalize_ranks,
-        positive_rank_grad=False)
-    # the positives of both rankings from one read: the flat places, and
-    # the same places by class (a stable sort by class keeps the items in
-    # index order within each class, the row-major order of scores.t())
-    num_classes = scores.shape[1]
-    _, flat_at = positives.reshape(1, -1).nonzero(as_tuple=True)
-    item, cls = flat_at // num_classes, flat_at % num_classes
-    by_class = torch.sort(cls, stable=True).indices
-    flat = ap_of_rows(scores.reshape(1, -1), positives.reshape(1, -1),
-                      margin, 'mean', with_grad,
-                      partial(rows_fn, sort=sort_flat), True,
-                      (torch.zeros_like(flat_at), flat_at))
-    columns = ap_of_rows(scores.t(), positives.t(), margin, reduction,
-                         with_grad, partial(rows_fn, sort=sort_columns), True,
-                         (cls[by_class], item[by_class]))
-    return columns, flat
+    need_grad = bool(with_grad) or (torch.is_grad_enabled()
+                                    and shifted.requires_grad)
+    loss, ap, valid, grad = _BlackboxAP.apply(
+        shifted, positives, length, float(lambda_val), bool(normalize_ranks),
+        reduction, bool(positive_rank_grad), need_grad, order)
+    return APLossResult(loss, ap, valid, grad if with_grad else None)
 
 
 def average_precision_loss(scores: Tensor,
@@ -342,10 +407,89 @@ def average_precision_loss(scores: Tensor,
     check_scores_and_masks(owner, scores, dict(labels=labels))
     margin = check_positive(owner, 'margin', margin, allow_zero=True)
     check_reduction(owner, reduction)
-    rows_fn = partial(
-        blackbox_ap_rows,
-        lambda_val=check_positive(owner, 'lambda_val', lambda_val),
-        normalize_ranks=check_flag(owner, 'normalize_ranks', normalize_ranks),
-        positive_rank_grad=check_flag(owner, 'positive_rank_grad',
-                                      positive_rank_grad))
-    return ap_of_rows(scores, labels, margin, reduction, False, rows_fn).loss
+    lambda_val = check_positive(owner, 'lambda_val', lambda_val)
+    normalize_ranks = check_flag(owner, 'normalize_ranks', normalize_ranks)
+    positive_rank_grad = check_flag(owner, 'positive_rank_grad',
+                                    positive_rank_grad)
+    n = scores.shape[-1]
+    positives = labels.bool().reshape(-1, n)
+    shifted = shift_scores(scores.reshape(-1, n), positives, margin)
+    return blackbox_ap(shifted, positives, lambda_val, normalize_ranks,
+                       reduction, positive_rank_grad).loss
+
+
+def shift_scores(scores: Tensor, positives: Tensor, margin: float) -> Tensor:
+    """Eq. 14's shift in the rank dtype; margin 0 shifts nothing (it would
+    only turn -0.0 into +0.0, which every ranking here treats as equal),
+    so it skips two passes."""
+    if margin:
+        return margin_shift(scores, positives, margin)
+    return scores.to(rank_dtype(scores.dtype))
+
+
+def blackbox_ap_classes(
+        scores: Tensor, positives: Tensor,
+        stored: Optional[Tuple[Tensor, Tensor]], margin: float,
+        reduction: str, with_grad: bool, lambda_val: float,
+        normalize_ranks: bool, positive_rank_grad: bool,
+        masked: bool = False) -> Tuple[APLossResult, APLossResult]:
+    """The RaMBO AP loss's two rankings of a batch by :func:`blackbox_ap`:
+    ``1 - AP`` of each class over the batch and the stored batches
+    (``L_mAP``, C rows) and of all the batch's (item, class) scores as one
+    row (``L_APC``).
+
+    Items whose scores are ``-inf`` (a RoI of weight 0, with ``masked``)
+    are not ranked; the shapes never depend on the data. Without stored
+    batches on the CPU, the classes' orders follow from the flat row's
+    (:func:`~mmdet_rankloss.ops.stable_order.column_orders`, O(NC)) instead
+    of a second sort; elsewhere both are one batched sort each.
+
+    Args:
+        scores (Tensor): Scores (N, C), finite or ``-inf`` (with
+            ``masked``: whole rows of items that are not ranked).
+        positives (Tensor): Bool (N, C), False where ``-inf``.
+        stored (tuple[Tensor, Tensor], optional): Earlier batches' scores
+            (M, C) and positives (M, C), ranked with each class but given
+            no gradient; None for none.
+        margin (float): Margin alpha of Eq. 14, >= 0.
+        reduction (str): ``'mean'`` or ``'sum'`` over the classes with a
+            positive (the flat row is one row).
+        with_grad (bool): Also return the score gradients at unit scale.
+        lambda_val (float): Algorithm 1's strength, > 0.
+        normalize_ranks (bool): See :func:`average_precision_loss`.
+        positive_rank_grad (bool): See :func:`average_precision_loss`.
+        masked (bool): Whether some items may be ``-inf`` (then the ranks
+            are normalised by the items ranked). Defaults to False.
+
+    Returns:
+        tuple[APLossResult, APLossResult]: The classes' result (C rows of
+        N + M) and the flat row's (1 row of N * C).
+    """
+    n, num_classes = scores.shape
+    values, targets = scores, positives
+    if stored is not None:
+        values = torch.cat([scores, stored[0].to(scores.dtype)])
+        targets = torch.cat([positives, stored[1]])
+        masked = True  # stored batches may hold items that were not ranked
+    shifted = shift_scores(values, targets, margin)
+    flat = shifted[:n].reshape(1, -1)
+    flat_pos = positives.reshape(1, -1)
+    class_length = flat_length = None
+    if masked:
+        ranked = shifted[:, 0] > float('-inf')  # an item: all or none
+        class_length = ranked.sum(dtype=shifted.dtype).expand(num_classes)
+        flat_length = (ranked[:n].sum(dtype=shifted.dtype) *
+                       num_classes).reshape(1)
+    flat_order = class_order = None
+    if stored is None and not positive_rank_grad and n and \
+            reads_are_free(scores):
+        flat_order = descending_order(flat.detach())
+        class_order = column_orders(*flat_order, num_classes)
+    options = (lambda_val, normalize_ranks)
+    per_class = blackbox_ap(shifted.t(), targets.t(), *options, reduction,
+                            positive_rank_grad, with_grad, class_length,
+                            class_order)
+    across = blackbox_ap(flat, flat_pos, *options, 'mean',
+                         positive_rank_grad, with_grad, flat_length,
+                         flat_order)
+    return per_class, across

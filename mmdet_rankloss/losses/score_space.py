@@ -18,7 +18,7 @@ from torch import Tensor
 
 from mmdet.models.losses import accuracy
 
-from ..ops.checks import check_choice, check_number
+from ..ops.checks import check_choice, check_data, check_number
 from ..ops.ranking import rank_dtype
 
 __all__ = ['SCORE_SPACES', 'ScoreSpace', 'ClsHooksMixin']
@@ -97,8 +97,9 @@ class ScoreSpace:
                      weight: Optional[Tensor]) -> int:
         """Validate a head's ``(cls_score, labels, weight)``; returns C.
 
-        The value checks (finite scores, labels in 0..C) need the data on
-        the host; they are folded into one device-to-host read per call.
+        The value checks (finite scores, labels in 0..C) are
+        :func:`~mmdet_rankloss.ops.checks.check_data`: one read on the CPU,
+        none on a device.
         """
         owner = self.owner
         if not isinstance(cls_score, Tensor) or cls_score.dim() != 2 \
@@ -120,19 +121,20 @@ class ScoreSpace:
                                    or weight.shape != (n, )):
             raise ValueError(f'{owner}: weight must have shape ({n},), got '
                              f'{getattr(weight, "shape", weight)}')
-        bad_labels, nonfinite = labels.is_floating_point(), False
-        if n and not bad_labels:
-            bad_labels, nonfinite = torch.stack([
-                ((labels < 0) | (labels > num_classes)).any(),
-                ~torch.isfinite(cls_score).all()
-            ]).tolist()
-        if bad_labels:
-            raise ValueError(
-                f'{owner}: labels must be integers in 0..{num_classes} '
-                f'({num_classes} = background) for cls_score of shape '
-                f'{tuple(cls_score.shape)} and score_space={self.name!r}')
-        if nonfinite:
-            raise ValueError(f'{owner}: cls_score contains NaN or inf')
+        label_range = (f'labels must be integers in 0..{num_classes} '
+                       f'({num_classes} = background) for cls_score of '
+                       f'shape {tuple(cls_score.shape)} and '
+                       f'score_space={self.name!r}')
+        conditions = [(not labels.is_floating_point(), label_range)]
+        if n and not labels.is_floating_point():
+            conditions += [
+                (labels.clamp(0, num_classes).eq(labels).all(),
+                 label_range),
+                # x * 0 is 0 for finite x, NaN for NaN and inf: three
+                # kernels where isfinite takes five
+                (cls_score.mul(0).eq(0).all(),
+                 'cls_score contains NaN or inf')]
+        check_data(owner, conditions)
         return num_classes
 
     # --------------------------------------------------- mmdet BBoxHead hooks

@@ -12,17 +12,54 @@ integers reject floats. All failures raise ``ValueError``, wrong types
 included, so that a config error is caught by one ``except`` clause.
 
 Checks of *data* (NaN scores, label ranges) live with the functions that
-take the data; they cost a device-to-host read, so the hot paths fold them
-into one read per call (see ``docs/architecture.md``).
+take the data and state their conditions to :func:`check_data`: on the CPU
+one read for all of them and a ``ValueError``, on a device an assertion
+that runs there and reads nothing back (see ``docs/architecture.md``).
 """
 import math
 import numbers
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
+
+import torch
+
+from .device import reads_are_free
 
 __all__ = [
     'check_number', 'check_positive', 'check_in_range', 'check_int',
-    'check_choice', 'check_flag'
+    'check_choice', 'check_flag', 'check_data'
 ]
+
+
+def check_data(owner: str, conditions: Sequence[Tuple[object, str]]) -> None:
+    """Checks of data, each ``(ok, message)`` with ``ok`` a 0-d bool
+    tensor (or a bool known on the host).
+
+    On the CPU the tensors are read together (one ``.tolist()``) and the
+    first failed condition raises ``ValueError('owner: message')``. On
+    any other device each becomes ``torch._assert_async``: the device
+    checks it in order with the computation and nothing is read back, so a
+    training step does not wait for the GPU (a failure stops the process
+    with the message at the device's next synchronisation, as any device
+    assertion does).
+
+    Raises:
+        ValueError: On the CPU, for the first condition that fails.
+    """
+    pending = [(ok, message) for ok, message in conditions
+               if isinstance(ok, torch.Tensor)]
+    for ok, message in conditions:
+        if not isinstance(ok, torch.Tensor) and not ok:
+            raise ValueError(f'{owner}: {message}')
+    if not pending:
+        return
+    if reads_are_free(pending[0][0]):
+        values = torch.stack([ok.reshape(()) for ok, _ in pending]).tolist()
+        for good, (_, message) in zip(values, pending):
+            if not good:
+                raise ValueError(f'{owner}: {message}')
+        return
+    for ok, message in pending:
+        torch._assert_async(ok, f'{owner}: {message}')
 
 
 def _fail(owner: str, name: str, requirement: str, value) -> ValueError:

@@ -27,6 +27,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .device import reads_are_free
+
 _NUMPY_MIN_LENGTH = 4096
 _SIGN_FLIP = 0x7FFFFFFF
 _LOW_32 = 0xFFFFFFFF
@@ -46,7 +48,7 @@ def descending_order(values: Tensor) -> Tuple[Tensor, Tensor]:
         ``torch.sort(-values, stable=True)`` returns them.
     """
     n = values.shape[-1]
-    if values.device.type != 'cpu':
+    if not reads_are_free(values):
         # the run fix-up below reads from the device (are there ties,
         # where), and on a GPU each read is a wait
         return torch.sort(-values, dim=-1, stable=True)
@@ -96,7 +98,7 @@ def column_orders(neg_sorted: Tensor, order: Tensor,
         row indices of shape (columns, n).
     """
     flat, values = order.reshape(-1), neg_sorted.reshape(-1)
-    if flat.device.type == 'cpu' and columns <= 256:
+    if reads_are_free(flat) and columns <= 256:
         # NumPy: faster integer ops than torch's here, and its stable sort
         # of 8-bit integers is a radix sort, O(n)
         flat_np = flat.numpy()

@@ -507,25 +507,3 @@ def test_calibration_changes_scores_not_rankings(space, rpn_batch):
 def test_calibration_must_be_monotone(bad):
     with pytest.raises(ValueError, match='calibration'):
         RaMBOAPLoss(calibration=bad)
-
-
-@pytest.mark.parametrize('memory, most', [(0, 5), (7, 6)])
-def test_host_reads_per_call_at_a_two_stage_head_size(memory, most,
-                                                      rpn_batch):
-    """A handful of host reads (each a wait for the GPU) per call at 512
-    RoIs x 20 classes with weights, counted on the meta device (the CUDA
-    path): the input check, the kept RoIs, the positives (once; with a
-    memory, once per ranking) and two in the re-ranking. Before: 47 / 48."""
-    from _device_modes import ShadowMeta
-    loss = RaMBOAPLoss(memory=memory).train()
-    with ShadowMeta() as meta:
-        loss = meta.module_to_meta(loss)
-        for step in range(memory + 1):
-            x, labels = rpn_batch(512, 20, seed=step)
-            weight = torch.ones(512)
-            weight[:5] = 0
-            xm = meta.to_meta(x.detach()).requires_grad_(True)
-            meta.reset_counts()
-            out = loss(xm, meta.to_meta(labels), meta.to_meta(weight))
-            sum(v for k, v in out.items() if k.startswith('loss')).backward()
-    assert meta.total <= most, meta.trace

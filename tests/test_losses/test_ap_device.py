@@ -1,0 +1,209 @@
+"""The fixed-shape blackbox AP (``blackbox_ap``) against the AP back-end it
+replaced (``_ap_reference``: positives selected by ``nonzero``, ranks
+through ``blackbox_rank_loss`` and autograd), and ``RaMBOAPLoss`` against
+the same loss computed with RoIs of weight 0 left out: values and
+gradients bit for bit where the arithmetic is the same, the device path
+(``torch.compile``'s trace, the ``meta`` device) against the CPU's.
+"""
+import pytest
+import torch
+
+import _ap_reference as ref  # tests/test_losses on sys.path
+from _device_modes import ShadowMeta
+from mmdet_rankloss.losses import RaMBOAPLoss
+from mmdet_rankloss.losses.average_precision import (average_precision_loss,
+                                                     blackbox_ap,
+                                                     shift_scores)
+
+CASES = ('random', 'ties', 'saturated', 'no_positives', 'one_positive',
+         'all_positive', 'many_rows')
+
+
+def make_rows(case, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    rows, n = (40, 30) if case == 'many_rows' else (4, 257)
+    scores = torch.randn(rows, n, generator=g, dtype=dtype)
+    positives = torch.rand(rows, n, generator=g) < 0.2
+    positives[0] = False  # a row without a positive in every case
+    if case == 'ties':
+        scores = torch.randint(0, 4, (rows, n), generator=g).to(dtype)
+    elif case == 'saturated':  # sigmoid scores at 0 and 1
+        scores = (scores * 40).sigmoid()
+    elif case == 'no_positives':
+        positives[:] = False
+    elif case == 'one_positive':
+        positives[:] = False
+        positives[1, 7] = True
+    elif case == 'all_positive':
+        positives[1:] = True
+    return scores.requires_grad_(True), positives
+
+
+def old_rows(scores, positives, margin, reduction, lambda_val, normalize,
+             prg):
+    rows_fn = lambda *a: ref.blackbox_ap_rows(  # noqa: E731
+        *a, lambda_val, normalize, prg)
+    return ref.ap_of_rows(scores, positives, margin, reduction, True,
+                          rows_fn, True)
+
+
+def new_rows(scores, positives, margin, reduction, lambda_val, normalize,
+             prg):
+    shifted = shift_scores(scores, positives, margin)
+    return blackbox_ap(shifted, positives, lambda_val, normalize, reduction,
+                       prg, with_grad=True)
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('prg', [False, True])
+@pytest.mark.parametrize('normalize, reduction, margin',
+                         [(True, 'mean', 0.0), (False, 'sum', 0.15),
+                          (True, 'sum', 0.15)])
+def test_equals_the_replaced_back_end_bit_for_bit(case, dtype, prg,
+                                                  normalize, reduction,
+                                                  margin):
+    results = []
+    for fn in (old_rows, new_rows):
+        scores, positives = make_rows(case, dtype)
+        out = fn(scores, positives, margin, reduction, 0.5, normalize, prg)
+        (out.loss * 3.0).backward()
+        results.append((out, scores.grad))
+    (old, old_grad), (new, new_grad) = results
+    assert torch.equal(new.loss.detach(), old.loss.detach())
+    assert torch.equal(new.valid, old.valid)
+    assert torch.equal(new.ap, old.ap)
+    assert torch.equal(new.grad, old.grad)
+    assert torch.equal(new_grad, old_grad)
+
+
+@pytest.mark.parametrize('prg', [False, True])
+def test_unranked_elements_are_as_if_removed(prg):
+    """A row with ``-inf`` elements and its ``length`` = the row without
+    them, for the loss, AP and the gradient of every ranked element."""
+    g = torch.Generator().manual_seed(3)
+    lengths = [50, 33, 1, 0]
+    scores = torch.full((4, 50), float('-inf'))
+    positives = torch.zeros(4, 50, dtype=torch.bool)
+    for r, m in enumerate(lengths):
+        scores[r, :m] = torch.randn(m, generator=g)
+        positives[r, :m] = torch.rand(m, generator=g) < 0.3
+    positives[2, 0] = True
+    perm = torch.randperm(50, generator=g)  # the -inf ones anywhere
+    scores, positives = scores[:, perm], positives[:, perm]
+    out = blackbox_ap(scores, positives, 0.5, True, 'sum', prg,
+                      with_grad=True, length=torch.tensor(lengths))
+    for r, m in enumerate(lengths):
+        keep = scores[r] > float('-inf')
+        alone = blackbox_ap(scores[r, keep][None], positives[r, keep][None],
+                            0.5, True, 'sum', prg, with_grad=True)
+        assert torch.equal(out.ap[r], alone.ap[0])
+        assert torch.equal(out.grad[r, keep], alone.grad[0])
+        assert not out.grad[r, ~keep].any()
+
+
+def masked_reference(cls_score, labels, weight, stored, loss):
+    """``RaMBOAPLoss``'s two losses the way the replaced code computed
+    them: RoIs of weight 0 left out, rows selected by ``nonzero``."""
+    num_classes = loss.space.num_classes(cls_score)
+    scores = loss.space.ranked(cls_score, num_classes)
+    targets = torch.nn.functional.one_hot(labels, num_classes + 1)
+    targets = targets[:, :num_classes].bool()
+    keep = weight > 0
+    scores, targets = scores[keep], targets[keep]
+    ranker = loss.ranker
+    rows_fn = lambda *a: ref.blackbox_ap_rows(  # noqa: E731
+        *a, ranker.lambda_val, ranker.normalize_ranks,
+        ranker.positive_rank_grad)
+    rows, row_pos = scores.t(), targets.t()
+    if stored is not None:
+        kept = stored[0][:, 0] > float('-inf')
+        rows = torch.cat([scores, stored[0][kept]]).t()
+        row_pos = torch.cat([targets, stored[1][kept]]).t()
+    per_class = ref.ap_of_rows(rows, row_pos, loss.margin, loss.reduction,
+                               False, rows_fn, True)
+    across = ref.ap_of_rows(scores.reshape(1, -1), targets.reshape(1, -1),
+                            loss.margin, 'mean', False, rows_fn, True)
+    return (loss.loss_weight * loss.map_weight * per_class.loss,
+            loss.loss_weight * loss.apc_weight * across.loss)
+
+
+@pytest.mark.parametrize('space', ['logits', 'softmax', 'sigmoid'])
+@pytest.mark.parametrize('memory', [0, 3])
+@pytest.mark.parametrize('prg', [False, True])
+def test_module_equals_leaving_weight_0_rois_out(space, memory, prg,
+                                                 rpn_batch):
+    loss = RaMBOAPLoss(memory=memory, score_space=space,
+                       positive_rank_grad=prg).train()
+    for step in range(memory + 1):
+        cls_score, labels = rpn_batch(200, 6, space=space, seed=step)
+        weight = (torch.rand(200, generator=torch.Generator().manual_seed(
+            step)) > 0.2).float()
+        stored = loss._memory.read(loss.space.ranked(cls_score.detach(), 6))
+        x_ref = cls_score.detach().clone().requires_grad_(True)
+        old_map, old_apc = masked_reference(x_ref, labels, weight, stored,
+                                            loss)
+        (old_map + old_apc).backward()
+        out = loss(cls_score, labels, weight)
+        (out['loss_rambo_map'] + out['loss_rambo_apc']).backward()
+        torch.testing.assert_close(out['loss_rambo_map'], old_map,
+                                   rtol=1e-6, atol=0)
+        torch.testing.assert_close(out['loss_rambo_apc'], old_apc,
+                                   rtol=1e-6, atol=0)
+        torch.testing.assert_close(cls_score.grad, x_ref.grad, rtol=1e-6,
+                                   atol=1e-9)
+
+
+def test_functional_loss_equals_the_replaced_one():
+    scores, positives = make_rows('random')
+    new = average_precision_loss(scores, positives, margin=0.1)
+    old = ref.reference_average_precision_loss(scores, positives,
+                                               margin=0.1)
+    assert torch.equal(new, old)
+
+
+def test_bad_input_still_named_on_the_cpu(rpn_batch):
+    cls_score, labels = rpn_batch(20, 4)
+    with pytest.raises(ValueError, match='NaN or inf'):
+        RaMBOAPLoss()(cls_score.detach() * float('nan'), labels)
+    with pytest.raises(ValueError, match='labels must be integers in 0..4'):
+        RaMBOAPLoss()(cls_score, labels + 5)
+
+
+def test_device_path_asserts_on_the_device(rpn_batch):
+    """On the device path the checks are device assertions: nothing read
+    back, and the message still names the problem."""
+    cls_score, labels = rpn_batch(20, 4)
+    bad = cls_score.detach().clone()
+    bad[3, 1] = float('nan')
+    with ShadowMeta() as meta:
+        loss = meta.module_to_meta(RaMBOAPLoss(memory=0))
+        xm, lm = meta.to_meta(bad), meta.to_meta(labels)
+        with pytest.raises(RuntimeError, match='cls_score contains NaN'):
+            loss(xm, lm)
+    assert meta.total == 0, meta.trace
+
+
+@pytest.mark.parametrize('prg', [False, True])
+def test_compiles_without_a_graph_break(prg, rpn_batch):
+    """``torch.compile(fullgraph=True)`` traces the whole loss (the device
+    path: no read, no NumPy), forward and backward, with the eager
+    values."""
+    cls_score, labels = rpn_batch(64, 5, seed=4)
+    weight = torch.ones(64)
+    weight[:6] = 0
+    loss = RaMBOAPLoss(memory=0, positive_rank_grad=prg)
+
+    def total(x):
+        out = loss(x, labels, weight)
+        return out['loss_rambo_map'] + out['loss_rambo_apc']
+
+    torch._dynamo.reset()
+    compiled = torch.compile(total, fullgraph=True, backend='eager')
+    x = cls_score.detach().clone().requires_grad_(True)
+    value = compiled(x)
+    value.backward()
+    ref_value = total(cls_score)
+    ref_value.backward()
+    assert torch.equal(value.detach(), ref_value.detach())
+    assert torch.equal(x.grad, cls_score.grad)

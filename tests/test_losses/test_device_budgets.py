@@ -1,0 +1,128 @@
+"""Budgets of the device path: kernel ops and host reads per training step.
+
+On a GPU a rank loss costs what it launches and what it reads back (each
+read a wait for the device), not its arithmetic. Both are counted here
+without a GPU, on the ``meta`` device with CPU shadows
+(``_device_modes.ShadowMeta``: the branches a CUDA tensor takes), for one
+forward and backward at the sizes a detector trains with, memory full:
+
+* at most :data:`MAX_OPS` kernel ops (views and allocations excluded) and
+  no host read;
+* the same number of ops at a larger batch, more classes and a full
+  memory: the count does not grow with the data, and no shape depends on
+  it (a read would be counted).
+
+On failure the message lists the package lines that launched the most
+ops. The values and gradients on meta are the CPU's
+(``test_loss_contract``); the CPU path is checked against the device path
+in ``test_ap_device``.
+"""
+import pytest
+import torch
+
+from _device_modes import ShadowMeta
+import mmdet_rankloss  # noqa: F401  (registers the losses)
+from mmdet.registry import MODELS
+
+MAX_OPS = 150
+
+
+def make_detection_batch(num_rois, num_classes, channels, seed, fg=0.25):
+    g = torch.Generator().manual_seed(seed)
+    labels = torch.full((num_rois, ), num_classes, dtype=torch.long)
+    is_fg = torch.rand(num_rois, generator=g) < fg
+    labels[is_fg] = torch.randint(0, num_classes, (int(is_fg.sum()), ),
+                                  generator=g)
+    cls_score = torch.randn(num_rois, channels, generator=g)
+    weight = (torch.rand(num_rois, generator=g) > 0.05).float()
+    return cls_score, labels, weight
+
+
+def count_step(cfg, num_rois, num_classes, channels, steps=1):
+    """ShadowMeta of the last of ``steps`` training calls (forward and
+    backward); the earlier ones fill the memory."""
+    with ShadowMeta() as meta:
+        loss = meta.module_to_meta(MODELS.build(cfg)).train()
+        for step in range(steps):
+            x, labels, weight = make_detection_batch(num_rois, num_classes,
+                                                     channels, step)
+            xm = meta.to_meta(x).requires_grad_(True)
+            lm, wm = meta.to_meta(labels), meta.to_meta(weight)
+            meta.reset_counts()
+            out = loss(xm, lm, wm, avg_factor=float(num_rois))
+            sum(v for k, v in out.items() if k.startswith('loss')).backward()
+    return meta
+
+
+RAMBO_ROI = dict(type='RaMBOAPLoss', memory=7)
+RAMBO_DENSE = dict(type='RaMBOAPLoss', score_space='sigmoid', margin=0.0,
+                   memory=0)
+# the dense mix of configs/dense/_base_/rambo-ap.py
+MIXED_DENSE = dict(type='MixedRankLoss',
+                   rank_loss=dict(type='RaMBOAPLoss', score_space='logits',
+                                  margin=0.0, memory=0),
+                   aux_loss=dict(type='FocalLoss', use_sigmoid=True,
+                                 gamma=2.0, alpha=0.25),
+                   aux_name='loss_focal')
+
+# (config, RoIs, classes, classifier channels, calls) at the sizes of a
+# training step: a Faster R-CNN RoI head of 2 and of 16 images x 512 RoIs
+# (VOC, 20 classes + background; memory 7 full after 8 calls) and a dense
+# head over 100k anchors x 80 classes
+SIZES = {
+    'RaMBOAPLoss, 2 x 512 RoIs x 21, tau 7': (RAMBO_ROI, 1024, 20, 21, 8),
+    'RaMBOAPLoss, 16 x 512 RoIs x 21, tau 7': (RAMBO_ROI, 8192, 20, 21, 8),
+    'RaMBOAPLoss dense, 100k x 80, sigmoid': (RAMBO_DENSE, 100_000, 80, 80,
+                                              1),
+    'MixedRankLoss dense, 100k x 80, logits + focal': (MIXED_DENSE, 100_000,
+                                                       80, 81, 1),
+}
+
+
+def _budget_message(meta):
+    return meta.op_report()
+
+
+def aux_ops(cfg, num_rois, num_classes, channels, steps=1):
+    """Kernel ops of a :class:`MixedRankLoss`'s auxiliary loss alone
+    (MMDetection's own, not counted against the rank loss's budget; on
+    CUDA its focal loss is one mmcv kernel each way, on meta the Python
+    version runs), on the columns it gets."""
+    if cfg['type'] != 'MixedRankLoss':
+        return 0
+    with ShadowMeta() as meta:
+        aux = meta.module_to_meta(MODELS.build(cfg['aux_loss']))
+        x, labels, weight = make_detection_batch(num_rois, num_classes,
+                                                 channels, steps - 1)
+        xm = meta.to_meta(x[:, :num_classes]).requires_grad_(True)
+        meta.reset_counts()
+        aux(xm, meta.to_meta(labels), meta.to_meta(weight),
+            avg_factor=float(num_rois)).backward()
+    assert meta.total == 0, meta.trace
+    return meta.num_ops
+
+
+@pytest.mark.parametrize('case', list(SIZES))
+def test_ops_and_host_reads_at_training_size(case):
+    meta = count_step(*SIZES[case])
+    assert meta.total == 0, meta.trace
+    assert meta.num_ops - aux_ops(*SIZES[case]) <= MAX_OPS, \
+        _budget_message(meta)
+
+
+@pytest.mark.parametrize('cfg', [RAMBO_ROI, RAMBO_DENSE, MIXED_DENSE],
+                         ids=['roi', 'dense', 'mixed'])
+def test_op_count_does_not_grow_with_the_data(cfg):
+    """Small sizes stand for large ones: the count is the same at twice
+    the items, more classes and (with a memory) a memory full or not."""
+    sigmoid = cfg.get('score_space') == 'sigmoid'
+    counts = {}
+    for num_rois, num_classes, steps in [(64, 4, 8), (128, 4, 8),
+                                         (64, 9, 8), (64, 4, 3)]:
+        if steps == 3 and not cfg.get('memory'):
+            continue
+        channels = num_classes + (0 if sigmoid else 1)
+        meta = count_step(cfg, num_rois, num_classes, channels, steps)
+        counts[(num_rois, num_classes, steps)] = meta.num_ops
+        assert meta.total == 0, meta.trace
+    assert len(set(counts.values())) == 1, counts
