@@ -126,3 +126,40 @@ def test_op_count_does_not_grow_with_the_data(cfg):
         counts[(num_rois, num_classes, steps)] = meta.num_ops
         assert meta.total == 0, meta.trace
     assert len(set(counts.values())) == 1, counts
+
+
+@pytest.mark.parametrize('head_type', ['RaMBORetinaHead', 'RaMBOATSSHead'])
+@pytest.mark.parametrize('loss_cfg', [RAMBO_DENSE, MIXED_DENSE],
+                         ids=['rambo', 'mixed'])
+def test_dense_head_rank_loss_does_not_grow_with_levels(head_type, loss_cfg):
+    """The dense heads' ``loss_cls`` over all levels and images: no read,
+    and the same ops for 3 and 5 FPN levels (one concatenation each)."""
+    head = MODELS.build(
+        dict(type=head_type, num_classes=4, in_channels=8, feat_channels=8,
+             stacked_convs=1, loss_cls=loss_cfg,
+             anchor_generator=dict(type='AnchorGenerator', ratios=[1.0],
+                                   octave_base_scale=8, scales_per_octave=1,
+                                   strides=[8, 16, 32]),
+             bbox_coder=dict(type='DeltaXYWHBBoxCoder'),
+             **(dict(norm_cfg=dict(type='GN', num_groups=4))
+                if head_type == 'RaMBOATSSHead' else {})))
+    counts = []
+    for levels in (3, 5):
+        parts = [make_detection_batch(40 * (level + 1), 4, 4, level)
+                 for level in range(levels)]
+        with ShadowMeta() as meta:
+            head.loss_cls = meta.module_to_meta(head.loss_cls).train()
+            # the levels as views of one leaf: a leaf per level would add
+            # a gradient copy per level that a head's graph does not have
+            leaf = meta.to_meta(torch.cat([x for x, _, _ in parts]))
+            scores = leaf.requires_grad_(True).split(
+                [len(x) for x, _, _ in parts])
+            labels = [meta.to_meta(y) for _, y, _ in parts]
+            weights = [meta.to_meta(w) for _, _, w in parts]
+            meta.reset_counts()
+            out = head.loss_cls_all_anchors(scores, labels, weights,
+                                            avg_factor=10.0)
+            sum(v for k, v in out.items() if k.startswith('loss')).backward()
+        assert meta.total == 0, meta.trace
+        counts.append(meta.num_ops)
+    assert counts[0] == counts[1], counts
