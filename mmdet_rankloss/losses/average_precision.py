@@ -44,8 +44,6 @@ class APLossResult(NamedTuple):
     ap: Tensor  # (R,) detached exact AP per row (0 for rows without positives)
     valid: Tensor  # (R,) bool, rows that have a positive
     grad: Optional[Tensor]  # (R, n) score gradient at unit scale (blackbox)
-    # number of positives, known on the host (set by ap_of_rows)
-    num_positives: Optional[int] = None
 
 
 def row_mean(values: Tensor, row_of: Tensor, col_of: Tensor, width: int,
@@ -133,8 +131,7 @@ def ap_of_rows(scores: Tensor,
                       reduction, with_grad)
     return APLossResult(
         out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
-        None if out.grad is None else out.grad.reshape(lead + (n, )),
-        at_positives[0].numel())
+        None if out.grad is None else out.grad.reshape(lead + (n, )))
 
 
 # ----------------------------------------------------------------------
