@@ -43,3 +43,97 @@ def test_benchmark_refuses_cuda_alone_without_cuda(tmp_path, load_tool,
         bench.main(['--smoke', '--devices', 'cuda',
                     '--out', str(tmp_path / 'bench')])
     assert 'torch.cuda.is_available() is False' in capsys.readouterr().err
+
+
+def test_error_driven_rows_have_the_bucketed_peer(tmp_path, load_tool):
+    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
+    result = bench.main(['--smoke', '--only-error-driven',
+                         '--error-driven-lengths', '2000', '--naive-max',
+                         '2000', '--out', str(tmp_path / 'bench')])
+    rows = {r['mode']: r for r in result['error_driven']}
+    assert set(rows) == {'rs', 'alrp', 'ap'}
+    for mode in ('rs', 'ap'):  # our RS / AP-Loss vs the bucketed peer
+        r = rows[mode]
+        assert r['bucketed_over_ours'] == pytest.approx(
+            r['bucketed']['median_s'] / r['ours']['median_s'])
+    assert 'bucketed' not in rows['alrp']
+    text = (tmp_path / 'bench.md').read_text()
+    assert '| bucketed / ours |' in text and 'Paper numbers' in text
+
+
+# --- the speed run (--speed-run) on this machine's CPU, at smoke sizes -------
+
+
+@pytest.fixture(scope='module')
+def speed_run(tmp_path_factory, load_tool):
+    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
+    out = tmp_path_factory.mktemp('speed') / 'speed_run'
+    bench.main(['--speed-run', '--smoke', '--devices', 'cpu-all', '--out',
+                str(out)])
+    return (json.loads(out.with_suffix('.json').read_text()),
+            out.with_suffix('.md').read_text(), bench)
+
+
+def test_speed_run_writes_every_section(speed_run):
+    result, _, bench = speed_run
+    from experiments.speed_run import FORMAT, SECTIONS
+    assert result['format'] == FORMAT and result['device'] == 'cpu'
+    assert result['device_name'] and result['machine']
+    for section in SECTIONS + ('skipped', 'paper_numbers'):
+        assert section in result, section
+    assert result['skipped'] == []  # the smoke run fits its budget
+    timed = {(r['loss'], r['length']) for r in result['lengths']
+             if 'median_s' in r}
+    assert timed == {(k, n) for k, _ in bench.LENGTH_LOSSES
+                     for n in (1_000, 4_000)}
+    names = ' '.join(r['name'] for r in result['per_step'])
+    for loss in ('RaMBOAPLoss, 2 x', 'RaMBOAPLoss, 16 x', 'sigmoid, margin 0',
+                 'RankSortLoss', 'ALRPLoss', 'RaMBORecallLoss'):
+        assert loss in names
+    assert all('median_s' in r for r in result['per_step'])
+    shares = result['step_share']
+    assert {r['loss'] for r in shares} == {'ce', 'focal', 'rambo',
+                                           'rank-sort'}
+    for r in shares:
+        assert 'error' not in r, r
+        assert 0 < sum(r['share_of_step'].values()) < 1
+    amp_steps = [r for r in result['amp'] if r['name'].endswith('step')]
+    assert {r['loss'] for r in amp_steps} == {'rambo-focal', 'rank-sort',
+                                              'alrp'}
+    assert len(result["step_share_compile"]) == 1  # eager backend, smoke
+    for r in result['step_share_compile']:  # a row or its failure reason
+        assert 'share_of_step' in r or r['error']
+
+
+def test_speed_run_markdown_is_the_docs_generator(speed_run):
+    result, md, _ = speed_run
+    from experiments.speed_tables import speed_section
+    assert md == speed_section(result, 'speed_run.json') + '\n'
+    for part in ('| torch.sort (the floor) |', 'bucketed Rank & Sort',
+                 'Bucketed peer over ours', 'Paper numbers, not measured',
+                 '| loss | forward + backward | under AMP',
+                 '| detector | loss | step | loss shares',
+                 '| detector | loss | AMP step', result['device_name']):
+        assert part in md, part
+
+
+def test_docs_speed_section_is_generated():
+    """docs/losses.md's GPU speed section is what the generator makes of its
+    JSON (``benchmark_rank_losses.py --docs write``)."""
+    from experiments import speed_tables
+    assert speed_tables.update_doc(write=False), (
+        'docs/losses.md: GPU speed section stale; run '
+        'tools/analysis_tools/benchmark_rank_losses.py --docs write')
+
+
+def test_plan_skips_what_the_budget_cannot_fit():
+    from experiments.speed_run import Plan
+    plan = Plan(budget_s=1.0)
+    plan.add('per_step', 'fits', lambda: dict(x=1), expect_s=0.1)
+    plan.add('per_step', 'fails', lambda: 1 / 0, expect_s=0.1)
+    plan.add('amp', 'too long', lambda: dict(x=2), expect_s=5.0)
+    result = plan.run({})
+    assert [r['name'] for r in result['per_step']] == ['fits', 'fails']
+    assert result['per_step'][1]['error'].startswith('ZeroDivisionError')
+    assert result['amp'] == []
+    assert [s['name'] for s in result['skipped']] == ['too long']

@@ -28,10 +28,7 @@ case is weighted by its length, 1 per 100k; every other case weighs 1).
 import argparse
 import json
 import os
-import statistics
 import sys
-import threading
-import time
 from typing import Callable, Dict, List, Optional
 
 import torch
@@ -39,79 +36,10 @@ import torch
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import average_precision_loss, error_driven_loss
+from experiments.bucketed_losses import PAPER_SECONDS_PER_ITER, bucketed_loss
 from experiments.run_logs import machine_name
 from experiments.runner import Progress
-
-
-class PeakMemory:
-    """Peak memory above the level at entry: CUDA allocator stats, or the
-    process RSS sampled every millisecond on CPU (an estimate from below)."""
-
-    def __init__(self, device: torch.device):
-        self.device = device
-        self.peak = 0
-
-    @staticmethod
-    def _rss() -> int:
-        with open('/proc/self/statm') as f:
-            return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
-
-    def __enter__(self):
-        if self.device.type == 'cuda':
-            torch.cuda.synchronize(self.device)
-            torch.cuda.reset_peak_memory_stats(self.device)
-            self.base = torch.cuda.memory_allocated(self.device)
-            return self
-        self.base = self._rss()
-        self._stop = False
-        self._max = self.base
-
-        def sample():
-            while not self._stop:
-                self._max = max(self._max, self._rss())
-                time.sleep(0.001)
-
-        self._thread = threading.Thread(target=sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self.device.type == 'cuda':
-            torch.cuda.synchronize(self.device)
-            self.peak = torch.cuda.max_memory_allocated(self.device) - self.base
-        else:
-            self._stop = True
-            self._thread.join()
-            self.peak = max(self._max, self._rss()) - self.base
-        return False
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == 'cuda':
-        torch.cuda.synchronize(device)
-
-
-def time_it(fn: Callable[[], None], device: torch.device, repeats: int,
-            min_time: float = 0.0) -> Dict[str, float]:
-    """Median wall time of ``fn`` after one warm-up call, and its peak
-    memory (measured on a separate call)."""
-    fn()
-    _sync(device)
-    with PeakMemory(device) as mem:
-        fn()
-        _sync(device)
-    times = []
-    start = time.perf_counter()
-    while len(times) < repeats or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        fn()
-        _sync(device)
-        times.append(time.perf_counter() - t0)
-    return dict(
-        median_s=statistics.median(times),
-        min_s=min(times),
-        runs=len(times),
-        peak_mem_mb=mem.peak / 2**20)
+from experiments.speed_run import time_it
 
 
 # --------------------------------------------------------------------------
@@ -169,7 +97,8 @@ class _NaiveErrorDriven(torch.autograd.Function):
         neg = ~pos
         nfp = (h * neg).sum(1)
         h_pp = h[:, pos_cols]
-        rank_plus = 1 + h_pp.sum(1)
+        r = 0.5 if mode == 'rs' else 1.0  # a positive's relation to itself
+        rank_plus = r + h_pp.sum(1)
         rank = rank_plus + nfp
         value = (nfp / rank).mean()
         if mode == 'alrp':
@@ -182,8 +111,8 @@ class _NaiveErrorDriven(torch.autograd.Function):
             y = quality.double()
             lower = h_pp * (y[None, :] < y[:, None])
             higher = h_pp * (y[None, :] >= y[:, None])
-            current = ((1 - y) + h_pp @ (1 - y)) / rank_plus
-            target = ((1 - y) + higher @ (1 - y)) / (1 + higher.sum(1))
+            current = (r * (1 - y) + h_pp @ (1 - y)) / rank_plus
+            target = (r * (1 - y) + higher @ (1 - y)) / (r + higher.sum(1))
             sort_err = current - target
             value = value + sort_err.mean()
             share = lower.sum(1).clamp(min=1e-300)
@@ -199,48 +128,82 @@ class _NaiveErrorDriven(torch.autograd.Function):
         return grad * g, None, None, None, None, None
 
 
+#: The error-driven losses and their default smoothing widths.
+ERROR_DRIVEN = (('rs', 0.5), ('alrp', 1.0), ('ap', 1.0))
+#: The modes the bucketed peer (experiments/bucketed_losses.py) has.
+BUCKETED = ('rs', 'ap')
+
+
+def error_driven_inputs(n: int, device: torch.device,
+                        num_pos: int = 500) -> dict:
+    """``n`` N(0, 1) fp32 scores (every negative within reach of a
+    positive), ``num_pos`` random positives, U(0, 1) labels / errors."""
+    g = torch.Generator().manual_seed(n)
+    scores = torch.randn(n, generator=g)
+    pos = torch.zeros(n, dtype=torch.bool)
+    pos[torch.randperm(n, generator=g)[:num_pos]] = True
+    quality = torch.rand(num_pos, generator=g)
+    leaf = scores.clone().to(device).requires_grad_(True)
+    return dict(scores=scores.to(device), pos=pos.to(device),
+                quality=quality.to(device), leaf=leaf, positives=num_pos)
+
+
+def error_driven_case(x: dict, mode: str, delta: float,
+                      version: str) -> Callable[[], None]:
+    """Forward + backward of one ranking: ``version`` 'ours'
+    (``error_driven_loss``), 'bucketed' (the peer, hard step) or 'naive'
+    (dense positives x scores)."""
+    leaf, pos, quality = x['leaf'], x['pos'], x['quality']
+
+    def ours():
+        leaf.grad = None
+        error_driven_loss(leaf, pos, delta, mode, quality=quality,
+                          loc_error=quality)[0].backward()
+
+    def bucketed():
+        leaf.grad = None
+        bucketed_loss(leaf, pos, mode, quality=quality).backward()
+
+    def naive():
+        leaf.grad = None
+        _NaiveErrorDriven.apply(leaf, pos, delta, mode, quality,
+                                quality).backward()
+
+    return dict(ours=ours, bucketed=bucketed, naive=naive)[version]
+
+
 def bench_error_driven(lengths: List[int], device: torch.device,
                        repeats: int, naive_max: int,
                        num_pos: int = 500) -> List[dict]:
     """RS, aLRP and AP error-driven updates: forward + backward of one
-    ranking of ``n`` fp32 scores (``num_pos`` positives, scores N(0, 1):
-    every negative within reach of a positive), over torch.sort."""
+    ranking of ``n`` fp32 scores (``num_pos`` positives), over torch.sort,
+    beside the bucketed peer (RS and AP) and the naive dense version (up to
+    ``naive_max``)."""
     rows = []
     for n in lengths:
-        g = torch.Generator().manual_seed(n)
-        scores = torch.randn(n, generator=g).to(device)
-        pos = torch.zeros(n, dtype=torch.bool)
-        pos[torch.randperm(n, generator=g)[:num_pos]] = True
-        pos = pos.to(device)
-        quality = torch.rand(num_pos, generator=g).to(device)
-        leaf = scores.clone().requires_grad_(True)
-        sort = time_it(lambda: torch.sort(scores), device, repeats)
-        for mode, delta in (('rs', 0.5), ('alrp', 1.0), ('ap', 1.0)):
-
-            def ours():
-                leaf.grad = None
-                error_driven_loss(leaf, pos, delta, mode, quality=quality,
-                                  loc_error=quality)[0].backward()
-
-            def naive():
-                leaf.grad = None
-                _NaiveErrorDriven.apply(leaf, pos, delta, mode, quality,
-                                        quality).backward()
-
-            row = dict(length=n, mode=mode, positives=num_pos, sort=sort,
-                       ours=time_it(ours, device, repeats))
-            row['ours_over_sort'] = row['ours']['median_s'] / sort['median_s']
-            if n <= naive_max:
-                row['naive'] = time_it(naive, device, repeats)
-                row['naive_over_ours'] = (row['naive']['median_s'] /
-                                          row['ours']['median_s'])
+        x = error_driven_inputs(n, device, num_pos)
+        sort = time_it(lambda: torch.sort(x['scores']), device, repeats)
+        for mode, delta in ERROR_DRIVEN:
+            versions = ['ours'] + (['bucketed'] if mode in BUCKETED else [])
+            versions += ['naive'] if n <= naive_max else []
+            row = dict(length=n, mode=mode, positives=num_pos, sort=sort)
+            for version in versions:
+                row[version] = time_it(
+                    error_driven_case(x, mode, delta, version), device,
+                    repeats)
+            ours = row['ours']['median_s']
+            row['ours_over_sort'] = ours / sort['median_s']
+            for version in ('bucketed', 'naive'):
+                if version in row:
+                    row[f'{version}_over_ours'] = (
+                        row[version]['median_s'] / ours)
             rows.append(row)
             print(f"  {mode:>4} n={n:>11,}: sort "
-                  f"{sort['median_s']*1e3:8.1f} ms  ours "
-                  f"{row['ours']['median_s']*1e3:8.1f} ms "
-                  f"({row['ours_over_sort']:.2f} sort-equivalents)" +
-                  (f"  naive {row['naive']['median_s']*1e3:9.1f} ms"
-                   if 'naive' in row else ''), flush=True)
+                  f"{sort['median_s']*1e3:8.1f} ms  ours {ours*1e3:8.1f} ms "
+                  f"({row['ours_over_sort']:.2f} sort-equivalents)" + ''.join(
+                      f"  {v} {row[v]['median_s']*1e3:9.1f} ms"
+                      for v in ('bucketed', 'naive') if v in row),
+                  flush=True)
     return rows
 
 
@@ -420,26 +383,325 @@ def bench_detection(device: torch.device, repeats: int,
     return rows
 
 
+# --------------------------------------------------------------------------
+# The speed run (--speed-run): every loss and peer at every length, the
+# per-step costs, the shares of detector steps and AMP steps, in one JSON
+# within a time budget (experiments/speed_run.py).
+
+#: (key, label) of the losses timed at each length.
+LENGTH_LOSSES = (
+    ('sort', 'torch.sort (the floor)'),
+    ('rambo_ap', 'RaMBO AP loss (average_precision_loss, 10 % positives)'),
+    ('naive_alg1', 'naive Algorithm 1 (double argsort)'),
+    ('rs', 'Rank & Sort (ours)'),
+    ('rs_bucketed', 'bucketed Rank & Sort (peer)'),
+    ('ap_loss', 'AP-Loss, error-driven (ours)'),
+    ('ap_loss_bucketed', 'bucketed AP-Loss (peer)'),
+    ('alrp', 'aLRP (ours)'),
+)
+#: key -> (mode, delta, version) of the error-driven rows.
+_ERROR_DRIVEN_KEYS = {
+    'rs': ('rs', 0.5, 'ours'), 'rs_bucketed': ('rs', 0.5, 'bucketed'),
+    'ap_loss': ('ap', 1.0, 'ours'),
+    'ap_loss_bucketed': ('ap', 1.0, 'bucketed'),
+    'alrp': ('alrp', 1.0, 'ours'),
+}
+_FRCNN_R50 = 'configs/rambo/faster-rcnn_r50_fpn_{}_1x_{}.py'
+_ATSS_R50 = 'configs/dense/atss/atss_r50_fpn_{}_1x_coco.py'
+_RETINA_R50 = 'configs/dense/retinanet/retinanet_r50_fpn_{}_1x_coco.py'
+_FRCNN_R18 = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
+_ATSS_R18 = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
+_RETINA_R18 = ('configs/dense/retinanet/'
+               'retinanet_r18-w32_fpn_{}_16e_digitsvoc.py')
+
+
+def detector_configs(smoke: bool) -> Dict[str, List[tuple]]:
+    """(detector, loss, config) of the step-share, AMP and compile items:
+    R50 on COCO-size images (Faster R-CNN with RaMBO alone has only a VOC
+    config, 20 classes), or for a smoke run a few of the small DigitsVOC
+    R18-w32 models, one of each kind of head."""
+    if smoke:
+        return dict(
+            share=[('Faster R-CNN R18-w32', k, _FRCNN_R18.format(k))
+                   for k in ('ce', 'rambo')] +
+            [('ATSS R18-w32', k, _ATSS_R18.format(k))
+             for k in ('focal', 'rank-sort')],
+            amp=[('ATSS R18-w32', 'rambo-focal',
+                  _ATSS_R18.format('rambo-focal')),
+                 ('ATSS R18-w32', 'alrp', _ATSS_R18.format('alrp')),
+                 ('RetinaNet R18-w32', 'rank-sort',
+                  _RETINA_R18.format('rank-sort'))],
+            compile=[('Faster R-CNN R18-w32', 'ce', _FRCNN_R18.format('ce'))])
+    frcnn = [('ce', _FRCNN_R50.format('ce', 'coco')),
+             ('rambo', _FRCNN_R50.format('rambo', 'voc0712')),
+             ('rambo-bce', _FRCNN_R50.format('rambo-bce', 'coco')),
+             ('rank-sort', _FRCNN_R50.format('rank-sort', 'coco'))]
+    atss = [(k, _ATSS_R50.format(k)) for k in
+            ('focal', 'rambo', 'rambo-focal', 'rank-sort', 'alrp')]
+    retina = [(k, _RETINA_R50.format(k)) for k in
+              ('rambo', 'rambo-focal', 'rank-sort', 'alrp')]
+    share = [('Faster R-CNN R50', *c) for c in frcnn] + \
+        [('ATSS R50', *c) for c in atss]
+    return dict(share=share,
+                amp=share + [('RetinaNet R50', *c) for c in retina],
+                compile=[c for c in share if c[1] in (
+                    'ce', 'focal', 'rambo-bce', 'rambo-focal', 'rank-sort')])
+
+
+def _length_inputs(n: int, device: torch.device, cache: dict) -> dict:
+    """The inputs of every loss at length ``n``, made once per length."""
+    if cache.get('length') != n:
+        cache.clear()
+        x = error_driven_inputs(n, device)
+        g = torch.Generator().manual_seed(n + 1)
+        x['labels'] = (torch.rand(n, generator=g) < 0.1).to(device)
+        cache.update(length=n, x=x)
+    return cache['x']
+
+
+def length_case(key: str, x: dict) -> Callable[[], None]:
+    """Forward + backward of the loss ``key`` of :data:`LENGTH_LOSSES`."""
+    if key in _ERROR_DRIVEN_KEYS:
+        return error_driven_case(x, *_ERROR_DRIVEN_KEYS[key])
+    leaf, labels = x['leaf'], x['labels']
+    if key == 'sort':
+        return lambda: torch.sort(x['scores'])
+    loss = dict(rambo_ap=average_precision_loss, naive_alg1=naive_ap_loss)[key]
+
+    def run():
+        leaf.grad = None
+        loss(leaf, labels, 0.5, 0.15).backward()
+
+    return run
+
+
+def _length_row(key: str, n: int, device, repeats: int, cache: dict):
+    def fn():
+        x = _length_inputs(n, device, cache)
+        positives = (int(x['labels'].sum()) if key in
+                     ('rambo_ap', 'naive_alg1') else x['positives'])
+        return dict(length=n, loss=key, label=dict(LENGTH_LOSSES)[key],
+                    positives=positives,
+                    **time_it(length_case(key, x), device, repeats))
+    return fn
+
+
+def _dense_batch(anchors: int, classes: int, channels: int, seed: int,
+                 device: torch.device, per_anchor: Optional[str] = None):
+    """One dense head's scores (anchors x channels), labels (1 %
+    foreground, background = ``classes``), weights; ``per_anchor``: the
+    RS / aLRP per-anchor input, U(0, 1)."""
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randn(anchors, channels, generator=g) - 4
+    labels = torch.where(torch.rand(anchors, generator=g) < 0.01,
+                         torch.randint(0, classes, (anchors, ), generator=g),
+                         torch.full((anchors, ), classes))
+    kwargs = dict(avg_factor=float((labels < classes).sum().clamp(min=1)))
+    if per_anchor:
+        kwargs[per_anchor] = torch.rand(anchors, generator=g).to(device)
+    return (scores.to(device), (labels.to(device),
+                                torch.ones(anchors, device=device)), kwargs)
+
+
+def _roi_batch(rois: int, classes: int, seed: int, device: torch.device):
+    """A RoI head's scores (rois x classes + 1), labels (25 % foreground),
+    weights, avg_factor."""
+    g = torch.Generator().manual_seed(seed)
+    labels = torch.where(torch.rand(rois, generator=g) < 0.25,
+                         torch.randint(0, classes, (rois, ), generator=g),
+                         torch.full((rois, ), classes))
+    scores = torch.randn(rois, classes + 1, generator=g) * 0.5
+    return (scores.to(device), (labels.to(device),
+                                torch.ones(rois, device=device)),
+            dict(avg_factor=rois))
+
+
+def _embedding_batch(batch: int, dim: int, seed: int,
+                     device: torch.device):
+    g = torch.Generator().manual_seed(seed)
+    embs = torch.nn.functional.normalize(torch.randn(batch, dim, generator=g),
+                                         dim=1)
+    return embs.to(device), ((torch.arange(batch) // 4).to(device), ), {}
+
+
+def per_step_cases(smoke: bool) -> List[dict]:
+    """The losses at training-step sizes: ``name``, ``cfg`` and ``batches``
+    (seeds -> one call each; a step is one call, after the calls that fill
+    the score memory)."""
+    rois, anchors, classes = (16, 2_000, 8) if smoke else (512, 100_000, 80)
+    recall_b = 32 if smoke else 256
+    dense = f'dense, {anchors:,} anchors x {classes} classes'
+    cases = [dict(name=f'RaMBOAPLoss, {k} x {rois} RoIs, 20+1 classes, '
+                  'tau 7', cfg=dict(type='RaMBOAPLoss', memory=7),
+                  kind='roi', size=(k * rois, 20), calls=8)
+             for k in (2, 16)]
+    cases += [
+        dict(name=f'RaMBOAPLoss, {dense}, sigmoid, margin 0',
+             cfg=dict(type='RaMBOAPLoss', score_space='sigmoid', margin=0.0,
+                      memory=0), kind='dense', size=(anchors, classes),
+             calls=1),
+        dict(name=f'RankSortLoss, {dense}', cfg=dict(type='RankSortLoss'),
+             kind='dense', size=(anchors, classes), calls=1,
+             per_anchor='quality'),
+        dict(name=f'ALRPLoss, {dense}', cfg=dict(type='ALRPLoss'),
+             kind='dense', size=(anchors, classes), calls=1,
+             per_anchor='loc_error'),
+        dict(name=f'ErrorDrivenAPLoss, {dense}',
+             cfg=dict(type='ErrorDrivenAPLoss'), kind='dense',
+             size=(anchors, classes), calls=1),
+        dict(name=f'RaMBORecallLoss log, memory 3, B {recall_b}, D 512',
+             cfg=dict(type='RaMBORecallLoss', memory=3), kind='embedding',
+             size=(recall_b, 512), calls=4),
+    ]
+    return cases
+
+
+def _case_batches(case: dict, loss_fn, device: torch.device) -> list:
+    a, b = case['size']
+    if case['kind'] == 'roi':
+        return [_roi_batch(a, b, seed, device) for seed in
+                range(case['calls'])]
+    if case['kind'] == 'embedding':
+        return [_embedding_batch(a, b, seed, device)
+                for seed in range(case['calls'])]
+    channels = (loss_fn.get_cls_channels(b) if hasattr(
+        loss_fn, 'get_cls_channels') else b + 1)
+    return [_dense_batch(a, b, channels, seed, device, case.get(
+        'per_anchor')) for seed in range(case['calls'])]
+
+
+def loss_step_row(case: dict, device: torch.device, repeats: int,
+                  amp: bool = False) -> dict:
+    """Forward + backward of one training step of ``case``'s loss (per
+    call); ``amp``: the scores in fp16 under autocast, backward through a
+    GradScaler, and whether the gradient was finite."""
+    from experiments.speed_run import amp_scaler
+    loss_fn = MODELS.build(case['cfg']).to(device)
+    batches = _case_batches(case, loss_fn, device)
+    scaler = amp_scaler(device) if amp else None
+    finite = []
+
+    def step():
+        for scores, args, kwargs in batches:
+            leaf = scores.clone().requires_grad_(True)
+            with torch.autocast(device.type, dtype=torch.float16,
+                                enabled=amp):
+                out = total_loss(loss_fn(leaf.half() if amp else leaf,
+                                         *args, **kwargs))
+            if amp:
+                scaler.scale(out).backward()
+                finite.append(bool(torch.isfinite(leaf.grad).all()))
+            else:
+                out.backward()
+
+    row = per_step(time_it(step, device, repeats), len(batches))
+    if amp:
+        row['grad_finite'] = all(finite)
+    return row
+
+
+def speed_run_plan(args, device: torch.device):
+    """Every item of the speed run, in :data:`SECTIONS` order."""
+    from experiments import speed_run as sr
+    smoke = args.smoke
+    plan = sr.Plan(args.budget_s)
+    cache: dict = {}
+    for n in args.lengths:
+        for key, _ in LENGTH_LOSSES:
+            plan.add('lengths', f'{key} n={n:,}',
+                     _length_row(key, n, device, args.repeats, cache),
+                     expect_s=0.5 + n / 2e6)
+    cases = per_step_cases(smoke)
+    for case in cases:
+        plan.add('per_step', case['name'], lambda c=case: loss_step_row(
+            c, device, args.repeats), expect_s=2)
+    size = (128, 128) if smoke else (800, 1333)
+    steps, repeats, warmup = (1, 2, 2) if smoke else (3, 5, 8)
+    configs = detector_configs(smoke)
+    for detector, loss, config in configs['share']:
+        plan.add('step_share', f'{detector}, {loss}, eager',
+                 lambda c=config, d=detector, k=loss: dict(
+                     detector=d, loss=k, **sr.share_row(
+                         c, device, size, steps, repeats, warmup=warmup)),
+                 expect_s=15)
+    for case in cases:
+        plan.add('amp', f'{case["name"]}, AMP',
+                 lambda c=case: loss_step_row(c, device, args.repeats,
+                                              amp=True), expect_s=2)
+    for detector, loss, config in configs['amp']:
+        plan.add('amp', f'{detector}, {loss}, AMP step',
+                 lambda c=config, d=detector, k=loss: dict(
+                     detector=d, loss=k, **sr.amp_row(c, device, size,
+                                                      steps)), expect_s=10)
+    backend = 'eager' if smoke else 'inductor'
+    for detector, loss, config in configs['compile']:
+        plan.add('step_share_compile',
+                 f'{detector}, {loss}, loss under torch.compile',
+                 lambda c=config, d=detector, k=loss: dict(
+                     detector=d, loss=k, **sr.share_row(
+                         c, device, size, steps, repeats, backend, warmup)),
+                 expect_s=60)
+    return plan
+
+
+def speed_run(args, device: torch.device) -> dict:
+    """Runs :func:`speed_run_plan` and returns the JSON's content."""
+    from experiments import speed_run as sr
+    result = dict(
+        format=sr.FORMAT, machine=machine_name(), device=device.type,
+        device_name=sr.device_label(device), torch=torch.__version__,
+        cuda=torch.version.cuda, threads=torch.get_num_threads(),
+        smoke=bool(args.smoke), budget_s=args.budget_s,
+        repeats=args.repeats, lengths_asked=list(args.lengths),
+        length_losses=dict(LENGTH_LOSSES),
+        paper_numbers=dict(
+            label='paper numbers, not measured here',
+            source='Yavuz et al., ECCV 2024, bucketed ranking-based losses; '
+            'their GPU is not named',
+            seconds_per_iter={k: list(v) for k, v in
+                              PAPER_SECONDS_PER_ITER.items()}))
+    print(f"speed run on {result['device_name']} ({device}), budget "
+          f'{args.budget_s:.0f} s:', flush=True)
+    return speed_run_plan(args, device).run(result)
+
+
+def _ms(row: dict, key: str) -> str:
+    return f"{row[key]['median_s']*1e3:.1f} ms" if key in row else 'not run'
+
+
+def paper_numbers_line() -> str:
+    """The bucketed paper's own speed-ups, labelled as paper numbers."""
+    return ('Paper numbers (Yavuz et al., ECCV 2024, their GPU not named; '
+            'not measured here), s/iter unbucketed -> bucketed: ' + '; '.join(
+                f'{k} {a:.2f} -> {b:.2f}'
+                for k, (a, b) in PAPER_SECONDS_PER_ITER.items()))
+
+
+def error_driven_markdown(rows: List[dict]) -> List[str]:
+    """The RS / aLRP / AP table: ours, the bucketed peer, the naive one."""
+    lines = [
+        'RS / aLRP / AP error-driven update, forward+backward, '
+        f"{rows[0]['positives']} positives; bucketed: the peer of "
+        'experiments/bucketed_losses.py (hard step)', '',
+        '| loss | length | torch.sort | ours | ours / sort | bucketed '
+        '| bucketed / ours | naive dense | ours peak mem |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
+    ]
+    for r in rows:
+        ratio = (f"{r['bucketed_over_ours']:.2f}"
+                 if 'bucketed' in r else '-')
+        lines.append(
+            f"| {r['mode']} | {r['length']:,} | {_ms(r, 'sort')} "
+            f"| {_ms(r, 'ours')} | {r['ours_over_sort']:.2f} "
+            f"| {_ms(r, 'bucketed')} | {ratio} | {_ms(r, 'naive')} "
+            f"| {r['ours']['peak_mem_mb']:.0f} MB |")
+    return lines + ['', paper_numbers_line(), '']
+
+
 def to_markdown(result: dict) -> str:
     lines = [f"Machine: {result['machine']}", '']
     if result.get('error_driven'):
-        lines += [
-            'RS / aLRP / AP error-driven update, forward+backward, '
-            f"{result['error_driven'][0]['positives']} positives, CPU, 1 "
-            'thread', '',
-            '| loss | length | torch.sort | ours | ours / sort | naive dense '
-            '| ours peak mem |', '|---|---:|---:|---:|---:|---:|---:|'
-        ]
-        for r in result['error_driven']:
-            naive = (f"{r['naive']['median_s']*1e3:.1f} ms"
-                     if 'naive' in r else 'not run')
-            lines.append(
-                f"| {r['mode']} | {r['length']:,} "
-                f"| {r['sort']['median_s']*1e3:.1f} ms "
-                f"| {r['ours']['median_s']*1e3:.1f} ms "
-                f"| {r['ours_over_sort']:.2f} | {naive} "
-                f"| {r['ours']['peak_mem_mb']:.0f} MB |")
-        lines.append('')
+        lines += error_driven_markdown(result['error_driven'])
     for setting, rows in result['ap'].items():
         lines += [
             f'AP loss forward+backward, 10 % positives, margin 0.15, '
@@ -495,12 +757,34 @@ def main(argv: Optional[List[str]] = None) -> dict:
                         help='which AP-loss settings to time (cuda is '
                         'skipped when absent); e.g. --devices cuda for the '
                         'CUDA rows alone')
+    parser.add_argument('--speed-run', action='store_true',
+                        help='the one-command speed run (every loss and '
+                        'peer at --lengths, per-step costs, detector step '
+                        'shares eager and under torch.compile, AMP steps) '
+                        'on CUDA if present, else CPU, within --budget-s; '
+                        'writes <out>.json and the docs section <out>.md')
+    parser.add_argument('--budget-s', type=float, default=420.0,
+                        help='--speed-run: seconds it may take; what does '
+                        'not fit is skipped and listed')
+    parser.add_argument('--docs', choices=['write', 'check'],
+                        help='only rewrite (write) or compare (check, exit '
+                        '1 when stale) the GPU speed section of '
+                        'docs/losses.md, from its JSON '
+                        '(experiments/speed_tables.py)')
     parser.add_argument('--out', default='work_dirs/benchmark/rank_losses')
     args = parser.parse_args(argv)
+    if args.docs:
+        return _docs(args.docs)
     if args.smoke:
         args.lengths, args.repeats = [1_000, 10_000], 2
         if args.error_driven_lengths:
             args.error_driven_lengths = [2_000]
+    if args.speed_run:
+        device = _speed_run_device(parser, args.devices)
+        if args.smoke:
+            args.lengths = [1_000, 4_000]
+        return _write(speed_run(args, device), args.out,
+                      lambda r: speed_markdown(r, args.out))
     if args.only_error_driven:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
@@ -553,12 +837,44 @@ def main(argv: Optional[List[str]] = None) -> dict:
     return _write(result, args.out)
 
 
-def _write(result: dict, out: str) -> dict:
+def _speed_run_device(parser, devices: List[str]) -> torch.device:
+    """CUDA where present and asked for, else the CPU; ``--devices cuda``
+    alone without CUDA is an error."""
+    if 'cuda' in devices and torch.cuda.is_available():
+        return torch.device('cuda')
+    if devices == ['cuda']:
+        parser.error('--devices cuda: torch.cuda.is_available() is False on '
+                     'this machine')
+    return torch.device('cpu')
+
+
+def speed_markdown(result: dict, out: str) -> str:
+    """The docs section of a speed run (``experiments.speed_tables``),
+    linking ``<out>.json`` by its file name."""
+    from experiments.speed_tables import speed_section
+    return speed_section(result, os.path.basename(out) + '.json')
+
+
+def _docs(mode: str) -> dict:
+    """``--docs write|check``: the GPU speed section of docs/losses.md."""
+    from experiments import speed_tables
+    fresh = speed_tables.update_doc(write=mode == 'write')
+    rel, _ = speed_tables.source_json()
+    state = 'up to date' if fresh else (
+        'rewritten' if mode == 'write' else 'STALE (run --docs write)')
+    print(f'{speed_tables.DOC}: GPU speed section from {rel}: {state}')
+    if mode == 'check' and not fresh:
+        sys.exit(1)
+    return dict(doc=speed_tables.DOC, source=rel, fresh=fresh)
+
+
+def _write(result: dict, out: str,
+           markdown: Callable[[dict], str] = None) -> dict:
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out + '.json', 'w') as f:
         json.dump(result, f, indent=1)
     with open(out + '.md', 'w') as f:
-        f.write(to_markdown(result) + '\n')
+        f.write((markdown or to_markdown)(result) + '\n')
     print(f'results written to {out}.json and {out}.md')
     return result
 
