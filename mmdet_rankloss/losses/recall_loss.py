@@ -24,18 +24,21 @@ a re-sort of ``y + lambda * dL/drk``. ``dL/drk`` is the chain rule of the
 loss written out, in the order autograd would evaluate it. The number of
 kernels does not depend on the batch, the memory or the data, and nothing
 is read back to the host on a GPU: data checks there are device-side
-assertions (:func:`_check_data`). On the CPU the same algorithm runs with
-the CPU's sort (:func:`~mmdet_rankloss.ops.stable_order.descending_order`)
-and checks that raise ``ValueError``.
+assertions (:func:`~mmdet_rankloss.ops.checks.check_data`). On the CPU
+the same algorithm runs with the CPU's sort
+(:func:`~mmdet_rankloss.ops.stable_order.descending_order`) and checks
+that raise ``ValueError``.
 """
-from typing import Dict, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, NamedTuple, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from ..ops.checks import check_choice, check_flag, check_positive
+from ..ops.checks import (check_choice, check_data, check_flag,
+                          check_positive)
+from ..ops.device import reads_are_free
 from ..ops.ranking import margin_shift, rank_dtype
 from ..ops.stable_order import descending_order
 from .memory import ScoreMemory, ScoreMemoryMixin
@@ -73,43 +76,10 @@ def _rank_weight_backward(grad: Tensor, r: Tensor, weighting: str) -> Tensor:
     return grad / (r + 1)
 
 
-def _reads_are_free(tensor: Tensor) -> bool:
-    """Whether data checks may read ``tensor``'s values back to the host:
-    on the CPU (the read costs nothing) outside a ``torch.compile`` trace
-    (a read would break its graph)."""
-    return tensor.device.type == 'cpu' and not torch.compiler.is_compiling()
-
-
 def _all_finite(x: Tensor) -> Tensor:
     """0-d bool: no NaN or inf in ``x`` (``inf * 0`` and ``NaN * 0`` are
     NaN; three kernels, where ``isfinite(x).all()`` takes five)."""
     return (x * 0 == 0).all()
-
-
-def _check_data(owner: str, conditions: Sequence[Tuple[Tensor, str]]) -> None:
-    """Data checks, each ``(ok, message)`` with ``ok`` a 0-d bool tensor.
-
-    Where reads are free (:func:`_reads_are_free`) the conditions are read
-    together and the first that fails raises ``ValueError('owner:
-    message')``. Elsewhere each becomes ``torch._assert_async``: the device
-    checks it in order with the computation and nothing is read back (a
-    failure stops the process with a device-side assertion at the next
-    synchronisation; on the ``meta`` test device it raises ``RuntimeError``
-    with the message).
-
-    Raises:
-        ValueError: Where reads are free, for the first failed condition.
-    """
-    if not conditions:
-        return
-    if _reads_are_free(conditions[0][0]):
-        values = torch.stack([ok for ok, _ in conditions]).tolist()
-        for good, (_, message) in zip(values, conditions):
-            if not good:
-                raise ValueError(f'{owner}: {message}')
-        return
-    for ok, message in conditions:
-        torch._assert_async(ok, f'{owner}: {message}')
 
 
 def _check_inputs(owner: str, scores: Tensor, masks: Dict[str,
@@ -117,24 +87,24 @@ def _check_inputs(owner: str, scores: Tensor, masks: Dict[str,
     """:func:`~.utils.check_scores_and_masks` for ``(Q, N)`` scores where
     reads are free (one read, ``ValueError``); elsewhere the same shape and
     dtype checks on the host and the value checks on the device."""
-    if isinstance(scores, Tensor) and not _reads_are_free(scores):
+    if isinstance(scores, Tensor) and not reads_are_free(scores):
         got = tuple(scores.shape)
         if not scores.is_floating_point() or scores.dim() != 2:
             raise ValueError(f'{owner}: scores must be a floating point '
                              f'tensor of shape (Q, N), got {got}')
         for name, mask in masks.items():
             if not isinstance(mask, Tensor) or mask.shape != scores.shape:
+                shape = tuple(mask.shape) if isinstance(mask, Tensor) \
+                    else mask
                 raise ValueError(
                     f'{owner}: {name} must be a tensor of the scores shape '
-                    f'{got}, got '
-                    f'{tuple(mask.shape) if isinstance(mask, Tensor) else mask}'
-                )
+                    f'{got}, got {shape}')
         conditions = [(_all_finite(scores), 'scores contain NaN or inf')]
         for name, mask in masks.items():
             if mask.dtype != torch.bool:
                 conditions.append((((mask == 0) | (mask == 1)).all(),
                                    f'{name} must be binary (0/1 or bool)'))
-        _check_data(owner, conditions)
+        check_data(owner, conditions)
         return
     check_scores_and_masks(owner, scores, masks, '(Q, N)', allow_empty=True)
 
@@ -492,7 +462,7 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
         # a device
         pairs = retrieval_pairs(embeddings, labels, ref, ref_labels,
                                 check_values=False)
-        _check_data(type(self).__name__, [
+        check_data(type(self).__name__, [
             (_all_finite(pairs.scores),
              'embeddings (or the memory) contain NaN or inf')])
         result = _recall_loss(pairs.scores, pairs.positives, pairs.valid,
