@@ -13,15 +13,41 @@ Times, in one run on this machine:
 * the retrieval losses at their papers' batch sizes (RaMBO recall with
   memory 3 at 128/256/512, FastAP, SRT, AUC, triplet, SoDeep sorters);
 * with ``--error-driven-lengths``: Rank & Sort, aLRP and error-driven AP
-  (``error_driven_loss``, 500 positives) next to ``torch.sort`` and a
-  naive dense (positives x scores) version written from the papers, timed
-  at lengths up to ``--naive-max`` (``--only-error-driven``: that table
+  (``error_driven_loss``, 500 positives) next to ``torch.sort``, the
+  bucketed RS and AP-Loss of Yavuz et al., ECCV 2024
+  (``experiments/bucketed_losses.py``, written from that paper) and a naive
+  dense (positives x scores) version written from the papers, timed at
+  lengths up to ``--naive-max`` (``--only-error-driven``: that table
   alone, on 1 CPU thread).
 
 Writes ``<out>.json`` and ``<out>.md``. Numbers are measurements of this
 machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI. After
 every case a line gives the cases done, the time spent and an ETA (an AP
 case is weighted by its length, 1 per 100k; every other case weighs 1).
+
+``--speed-run`` is the one command for a GPU (CUDA if present, else the
+CPU), under 8 minutes with the default ``--budget-s 420`` (an item that the
+budget cannot fit is skipped and listed in the JSON; progress lines give an
+ETA). Its JSON names the device (``torch.cuda.get_device_name``) and holds:
+``lengths`` (every loss and peer at ``--lengths``: RaMBO AP loss, naive
+Algorithm 1, ``torch.sort``, RS, bucketed RS, AP-Loss, bucketed AP-Loss,
+aLRP), ``per_step`` (RaMBOAPLoss 2 x 512 and 16 x 512 RoIs x 21 classes
+tau 7, dense 100k anchors x 80 classes for RaMBO (sigmoid, margin 0), RS,
+aLRP and AP-Loss, RaMBORecallLoss B 256 D 512 memory 3), ``step_share``
+(each classification loss's share of a Faster R-CNN R50 and an ATSS R50
+step, 2 random images of 1333 x 800, random weights, against CE / focal),
+``step_share_compile`` (the same with the losses under ``torch.compile``,
+or the failure), ``amp`` (the per-step losses and a step of every rank-loss
+head under fp16 autocast with a GradScaler), ``skipped`` and the bucketed
+paper's own numbers, labelled as such. ``<out>.md`` is the docs section
+(``experiments/speed_tables.py``); ``--docs write`` puts the section made
+from ``docs/evidence/gpu/speed_run.json`` (or, before one exists, the
+earlier H200 JSON) into ``docs/losses.md``, ``--docs check`` exits 1 when
+it is stale::
+
+    python tools/analysis_tools/benchmark_rank_losses.py --speed-run \
+        --out docs/evidence/gpu/speed_run
+    python tools/analysis_tools/benchmark_rank_losses.py --docs write
 
     python tools/analysis_tools/benchmark_rank_losses.py --out work_dirs/bench/bench
 """

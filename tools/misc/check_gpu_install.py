@@ -30,6 +30,10 @@ installing. It prints one line per check, ``ok``, ``FAILED`` or
    the rows of a retrieval batch's similarities) on the same device (CPU
    timings without a GPU, which say nothing about the GPU).
 
+The speed check is a quick look; the timings the docs report come from
+one run of ``tools/analysis_tools/benchmark_rank_losses.py --speed-run
+--out docs/evidence/gpu/speed_run`` (under 8 minutes on a GPU).
+
 Without CUDA it says so, runs what needs no GPU (the speed check, on CPU)
 and lists what it skipped. ``--fast`` uses small batches and fewer
 repetitions (and no suite), for a smoke test; ``--only`` limits the loss
