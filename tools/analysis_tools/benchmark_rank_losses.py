@@ -54,6 +54,7 @@ it is stale::
 import argparse
 import json
 import os
+import os.path as osp
 import sys
 from typing import Callable, Dict, List, Optional
 
@@ -62,10 +63,18 @@ import torch
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import average_precision_loss, error_driven_loss
-from experiments.bucketed_losses import PAPER_SECONDS_PER_ITER, bucketed_loss
-from experiments.run_logs import machine_name
-from experiments.runner import Progress
-from experiments.speed_run import time_it
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+# experiments/ (the code the tools share) is not installed: it is
+# imported from this checkout
+sys.path.insert(0, ROOT)
+from experiments.bucketed_losses import (  # noqa: E402
+    PAPER_SECONDS_PER_ITER, bucketed_loss)
+from experiments.run_logs import machine_name  # noqa: E402
+from experiments.runner import Progress  # noqa: E402
+from experiments import speed_run as sr  # noqa: E402
+from experiments import speed_tables  # noqa: E402
+from experiments.speed_run import time_it  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -601,10 +610,9 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
     """Forward + backward of one training step of ``case``'s loss (per
     call); ``amp``: the scores in fp16 under autocast, backward through a
     GradScaler, and whether the gradient was finite."""
-    from experiments.speed_run import amp_scaler
     loss_fn = MODELS.build(case['cfg']).to(device)
     batches = _case_batches(case, loss_fn, device)
-    scaler = amp_scaler(device) if amp else None
+    scaler = sr.amp_scaler(device) if amp else None
     finite = []
 
     def step():
@@ -627,8 +635,8 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
 
 
 def speed_run_plan(args, device: torch.device):
-    """Every item of the speed run, in :data:`SECTIONS` order."""
-    from experiments import speed_run as sr
+    """Every item of the speed run, in ``experiments.speed_run.SECTIONS``
+    order."""
     smoke = args.smoke
     plan = sr.Plan(args.budget_s)
     cache: dict = {}
@@ -672,7 +680,6 @@ def speed_run_plan(args, device: torch.device):
 
 def speed_run(args, device: torch.device) -> dict:
     """Runs :func:`speed_run_plan` and returns the JSON's content."""
-    from experiments import speed_run as sr
     result = dict(
         format=sr.FORMAT, machine=machine_name(), device=device.type,
         device_name=sr.device_label(device), torch=torch.__version__,
@@ -877,13 +884,12 @@ def _speed_run_device(parser, devices: List[str]) -> torch.device:
 def speed_markdown(result: dict, out: str) -> str:
     """The docs section of a speed run (``experiments.speed_tables``),
     linking ``<out>.json`` by its file name."""
-    from experiments.speed_tables import speed_section
-    return speed_section(result, os.path.basename(out) + '.json')
+    return speed_tables.speed_section(result,
+                                      os.path.basename(out) + '.json')
 
 
 def _docs(mode: str) -> dict:
     """``--docs write|check``: the GPU speed section of docs/losses.md."""
-    from experiments import speed_tables
     fresh = speed_tables.update_doc(write=mode == 'write')
     rel, _ = speed_tables.source_json()
     state = 'up to date' if fresh else (
