@@ -137,3 +137,32 @@ def test_plan_skips_what_the_budget_cannot_fit():
     assert result['per_step'][1]['error'].startswith('ZeroDivisionError')
     assert result['amp'] == []
     assert [s['name'] for s in result['skipped']] == ['too long']
+
+
+def test_full_speed_run_plans_every_item(load_tool):
+    """The GPU run's plan (built, not run): every loss and peer at 100k, 1M
+    and 10M, the per-step sizes, R50 step shares and AMP steps from configs
+    that exist."""
+    import argparse
+    import os.path as osp
+    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
+    args = argparse.Namespace(smoke=False, budget_s=420.0, repeats=5,
+                              lengths=[100_000, 1_000_000, 10_000_000])
+    plan = bench.speed_run_plan(args, bench.torch.device('cpu'))
+    names = {}
+    for section, name, _, _ in plan.items:
+        names.setdefault(section, []).append(name)
+    assert len(names['lengths']) == 3 * len(bench.LENGTH_LOSSES)
+    steps = ' '.join(names['per_step'])
+    for case in ('2 x 512 RoIs', '16 x 512 RoIs',
+                 '100,000 anchors x 80 classes, sigmoid, margin 0',
+                 'RankSortLoss, dense, 100,000', 'ALRPLoss, dense, 100,000',
+                 'RaMBORecallLoss log, memory 3, B 256, D 512'):
+        assert case in steps, case
+    configs = bench.detector_configs(smoke=False)
+    for detector, loss, config in configs['share'] + configs['amp']:
+        assert osp.isfile(osp.join(bench.ROOT, config)), config
+    assert {d for d, _, _ in configs['share']} == {'Faster R-CNN R50',
+                                                   'ATSS R50'}
+    assert len(names['amp']) == len(names['per_step']) + len(configs['amp'])
+    assert len(names['step_share_compile']) == len(configs['compile'])
