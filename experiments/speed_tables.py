@@ -23,7 +23,7 @@ MARKER = re.compile(r'(<!-- speed-table: gpu -->\n)(?P<body>.*?)'
                     r'(<!-- /speed-table -->)', re.S)
 
 __all__ = ['DOC', 'SPEED_JSONS', 'MARKER', 'source_json', 'speed_section',
-           'render_doc', 'update_doc']
+           'render_doc', 'update_doc', 'paper_line']
 
 
 def source_json(root: str = ROOT) -> Tuple[str, dict]:
@@ -152,7 +152,7 @@ def _length_lines(result: dict) -> List[str]:
                 cells.append(_ms(r['median_s']))
         lines.append(f'| {label} | ' + ' | '.join(cells) + ' |')
     lines += ['', _bucketed_line(by_key, lengths), '',
-              _paper_line(result), '']
+              paper_line(result['paper_numbers']), '']
     return lines
 
 
@@ -172,9 +172,11 @@ def _bucketed_line(by_key, lengths: List[int]) -> str:
                        for n in lengths) + ' (below 1: the peer is faster).')
 
 
-def _paper_line(result: dict) -> str:
-    paper = result['paper_numbers']
-    return ('Paper numbers, not measured here (' + paper['source'] + '), '
+def paper_line(paper: dict) -> str:
+    """The bucketed paper's numbers (a speed run's ``paper_numbers``),
+    labelled as paper numbers."""
+    label = paper.get('label', 'paper numbers')
+    return (label[0].upper() + label[1:] + ' (' + paper['source'] + '), '
             'training seconds per iteration, unbucketed -> bucketed: ' +
             '; '.join(f'{k} {a:.2f} -> {b:.2f}' for k, (a, b) in
                       paper['seconds_per_iter'].items()) + '.')

@@ -687,12 +687,7 @@ def speed_run(args, device: torch.device) -> dict:
         smoke=bool(args.smoke), budget_s=args.budget_s,
         repeats=args.repeats, lengths_asked=list(args.lengths),
         length_losses=dict(LENGTH_LOSSES),
-        paper_numbers=dict(
-            label='paper numbers, not measured here',
-            source='Yavuz et al., ECCV 2024, bucketed ranking-based losses; '
-            'their GPU is not named',
-            seconds_per_iter={k: list(v) for k, v in
-                              PAPER_SECONDS_PER_ITER.items()}))
+        paper_numbers=paper_numbers())
     print(f"speed run on {result['device_name']} ({device}), budget "
           f'{args.budget_s:.0f} s:', flush=True)
     return speed_run_plan(args, device).run(result)
@@ -702,12 +697,14 @@ def _ms(row: dict, key: str) -> str:
     return f"{row[key]['median_s']*1e3:.1f} ms" if key in row else 'not run'
 
 
-def paper_numbers_line() -> str:
-    """The bucketed paper's own speed-ups, labelled as paper numbers."""
-    return ('Paper numbers (Yavuz et al., ECCV 2024, their GPU not named; '
-            'not measured here), s/iter unbucketed -> bucketed: ' + '; '.join(
-                f'{k} {a:.2f} -> {b:.2f}'
-                for k, (a, b) in PAPER_SECONDS_PER_ITER.items()))
+def paper_numbers() -> dict:
+    """The bucketed paper's own speed-ups, labelled as paper numbers (in a
+    speed run's JSON and under the error-driven table)."""
+    return dict(label='paper numbers, not measured here',
+                source='Yavuz et al., ECCV 2024, bucketed ranking-based '
+                'losses; their GPU is not named',
+                seconds_per_iter={k: list(v) for k, v in
+                                  PAPER_SECONDS_PER_ITER.items()})
 
 
 def error_driven_markdown(rows: List[dict]) -> List[str]:
@@ -728,7 +725,7 @@ def error_driven_markdown(rows: List[dict]) -> List[str]:
             f"| {_ms(r, 'ours')} | {r['ours_over_sort']:.2f} "
             f"| {_ms(r, 'bucketed')} | {ratio} | {_ms(r, 'naive')} "
             f"| {r['ours']['peak_mem_mb']:.0f} MB |")
-    return lines + ['', paper_numbers_line(), '']
+    return lines + ['', speed_tables.paper_line(paper_numbers()), '']
 
 
 def to_markdown(result: dict) -> str:
