@@ -65,8 +65,8 @@ the ``P x P`` relations are explicit. Every sum is deterministic on CUDA
 
 On a device the core is launch-bound: it runs a fixed number of kernels
 whatever ``n``, ``P`` or the number of classes (forward and backward,
-counted on the meta device: 81 for 'ap', 99 for 'alrp', 104 for 'rs'; the
-registered losses add their checks and masks: 100, 136 and 132) on
+counted on the meta device: 83 for 'ap', 101 for 'alrp', 106 for 'rs';
+the registered losses add their checks and masks: 102, 138 and 134) on
 fixed-size tensors (the scores that are not negatives are masked, not
 removed), and reads the data back once: the positives' ``nonzero``, which
 sizes the ``P x P`` relations (none when the caller gives their indices;
