@@ -21,6 +21,8 @@ import torch
 from mmdet_rankloss.utils import checkpoint_globals
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
+pytestmark = pytest.mark.slow
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
@@ -38,8 +40,6 @@ import signal
 
 from mmengine.hooks import Hook
 from mmdet.registry import HOOKS
-
-pytestmark = pytest.mark.slow
 
 
 @HOOKS.register_module()
