@@ -137,12 +137,15 @@ class Plan:
     def __init__(self, budget_s: float) -> None:
         self.budget_s = float(budget_s)
         self.items: List[Tuple[str, str, Callable[[], dict], float]] = []
+        self.fields: List[dict] = []
 
     def add(self, section: str, name: str, fn: Callable[[], dict],
-            expect_s: float = 1.0) -> None:
+            expect_s: float = 1.0, **fields) -> None:
+        """One item; ``fields`` go into its row whether it runs or fails."""
         if section not in SECTIONS:
             raise ValueError(f'Plan.add: unknown section {section!r}')
         self.items.append((section, name, fn, float(expect_s)))
+        self.fields.append(fields)
 
     def run(self, result: dict) -> dict:
         """Runs the items; fills ``result[section]`` and
@@ -152,13 +155,14 @@ class Plan:
         result.setdefault('skipped', [])
         progress = Progress([e for *_, e in self.items], prefix='    ')
         start, spent_expected = time.perf_counter(), 0.0
-        for section, name, fn, expect_s in self.items:
+        for (section, name, fn, expect_s), fields in zip(self.items,
+                                                         self.fields):
             elapsed = time.perf_counter() - start
             pace = max(1.0, elapsed / spent_expected) if spent_expected \
                 else 1.0
             if elapsed + expect_s * pace > self.budget_s:
                 result['skipped'].append(dict(
-                    section=section, name=name,
+                    section=section, name=name, **fields,
                     reason=f'time budget: {clock(elapsed)} spent of '
                     f'{clock(self.budget_s)}, about {expect_s * pace:.0f} s '
                     'more needed'))
@@ -166,7 +170,8 @@ class Plan:
                 continue
             t0 = time.perf_counter()
             limit = max(self.budget_s - elapsed, 5.0) + self.grace_s
-            result[section].append(dict(name=name, **_run_item(fn, limit)))
+            result[section].append(dict(name=name, **fields,
+                                        **_run_item(fn, limit)))
             took = time.perf_counter() - t0
             spent_expected += expect_s
             progress.step(f'{section}: {name}', took)

@@ -221,8 +221,8 @@ def _share_lines(result: dict) -> List[str]:
         else:
             c_step, c_share = _ms(c['step_s']), _shares(c)
         if 'error' in r:
-            lines.append(f"| {r['name']} | | {_failed(r)} | - | {c_step} "
-                         f'| {c_share} |')
+            lines.append(f"| {r['detector']} | {r['loss']} | {_failed(r)} "
+                         f'| - | {c_step} | {c_share} |')
             continue
         lines.append(f"| {r['detector']} | {r['loss']} | {_ms(r['step_s'])} "
                      f'| {_shares(r)} | {c_step} | {c_share} |')
@@ -237,7 +237,8 @@ def _amp_lines(result: dict) -> List[str]:
              '|---|---|---:|---|---:|']
     for r in rows:
         if 'error' in r:
-            lines.append(f"| {r['name']} | | {_failed(r)} | - | - |")
+            lines.append(f"| {r['detector']} | {r['loss']} | {_failed(r)} "
+                         '| - | - |')
             continue
         lines.append(f"| {r['detector']} | {r['loss']} | {_ms(r['step_s'])} "
                      f"| {r['loss_finite']} | {r['grad_scale']:g} |")

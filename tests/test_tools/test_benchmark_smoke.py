@@ -130,11 +130,12 @@ def test_plan_skips_what_the_budget_cannot_fit():
     from experiments.speed_run import Plan
     plan = Plan(budget_s=1.0)
     plan.add('per_step', 'fits', lambda: dict(x=1), expect_s=0.1)
-    plan.add('per_step', 'fails', lambda: 1 / 0, expect_s=0.1)
+    plan.add('per_step', 'fails', lambda: 1 / 0, expect_s=0.1, loss='x')
     plan.add('amp', 'too long', lambda: dict(x=2), expect_s=5.0)
     result = plan.run({})
     assert [r['name'] for r in result['per_step']] == ['fits', 'fails']
     assert result['per_step'][1]['error'].startswith('ZeroDivisionError')
+    assert result['per_step'][1]['loss'] == 'x'  # its fields, though failed
     assert result['amp'] == []
     assert [s['name'] for s in result['skipped']] == ['too long']
 
