@@ -102,6 +102,7 @@ def aux_ops(cfg, num_rois, num_classes, channels, steps=1):
     return meta.num_ops
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('case', list(SIZES))
 def test_ops_and_host_reads_at_training_size(case):
     meta = count_step(*SIZES[case])
