@@ -21,6 +21,9 @@
 * ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
   module, loaded from its file.
 
+The ``slow`` marker (``pytest.ini``) is set in each test module, except for
+the tests :data:`SLOW_TESTS` lists by node id.
+
 Factories rather than fixed tensors: the tests vary sizes and seeds, and
 the same seed gives the same batch everywhere.
 """
@@ -114,6 +117,20 @@ def rpn_batch_fixture():
 
 
 REPO_ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+#: Node-id prefixes of slow tests whose modules carry no marker: the GPU
+#: install check (subprocesses) and the benchmark's speed run (the tool end
+#: to end).
+SLOW_TESTS = (
+    'tests/test_tools/test_check_gpu_install.py::',
+    'tests/test_tools/test_benchmark_smoke.py::test_speed_run_',
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
 
 
 def _load_tool(relpath: str):

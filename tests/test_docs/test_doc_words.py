@@ -6,6 +6,7 @@ VM", commit hashes, paths outside the repository). Also checked: the README
 stays a short guide that links every docs page, keeps the test command that
 CI runs, and every relative link points at a file of the repository.
 """
+import configparser
 import glob
 import os.path as osp
 import re
@@ -86,6 +87,22 @@ def test_readme_is_a_short_guide():
     assert len(lines) <= README_MAX_LINES, len(lines)
     # .ci/run executes this line of the README verbatim.
     assert CI_TEST_COMMAND in lines
+
+
+def test_the_test_commands_of_get_started_are_the_suites():
+    """The fast set deselects a marker that pytest.ini registers (and
+    --strict-markers refuses any other); the full command is CI's."""
+    text = '\n'.join(_lines('docs/get_started.md'))
+    fast = re.search(r'\.venv/bin/python -m pytest tests -m "not (\w+)" -q',
+                     text)
+    assert fast, 'docs/get_started.md gives no fast test command'
+    ini = configparser.ConfigParser()
+    ini.read(osp.join(ROOT, 'pytest.ini'))
+    markers = [line.split(':')[0].strip()
+               for line in ini['pytest']['markers'].strip().splitlines()]
+    assert fast.group(1) in markers
+    assert '--strict-markers' in ini['pytest']['addopts'].split()
+    assert CI_TEST_COMMAND.split(' && ')[1] in text
 
 
 def test_readme_links_every_docs_page_and_the_project_files():

@@ -90,6 +90,7 @@ def test_synthetic_scores_follow_section_3_1_2():
         synthetic_scores(2, 3, 'beta')
 
 
+@pytest.mark.slow
 def test_pretrain_tool_trains_saves_and_evaluates(tmp_path, capsys,
                                                  load_tool):
     pretrain_sorter = load_tool('tools/misc/pretrain_sorter.py')

@@ -72,6 +72,7 @@ def test_fresh_split_writes_only_its_own_files(tmp_path):
     assert _hashes(other)[jpg] != after[jpg]
 
 
+@pytest.mark.slow
 def test_fresh_split_draws_only_unused_digit_images(tmp_path, monkeypatch):
     images, target = D._load_digits()
     used = set(D.used_digit_images().tolist())  # the default splits

@@ -223,6 +223,7 @@ def test_training_and_test_images_are_refused(coco_val, load_tool, split,
                    '.json'])
 
 
+@pytest.mark.slow
 def test_detections_are_matched_by_id_or_file_name(coco_val, tmp_path,
                                                    load_tool):
     tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
@@ -266,6 +267,7 @@ def test_the_two_forms_exclude_each_other(val_detections, load_tool):
         tool.main([pkl, '--data-root', root, '--cfg-options', 'a=1'])
 
 
+@pytest.mark.slow
 def test_the_voc_hold_out_of_the_guide(tmp_path, monkeypatch, load_tool):
     """docs/own_data.md: MMDetection's VOC07+12 config validates on VOC2007
     test and trains on VOC2007 trainval, val included, so neither split may

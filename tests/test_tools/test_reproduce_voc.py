@@ -5,10 +5,13 @@ the paper's numbers; a second call reuses the finished pairs."""
 import json
 import os.path as osp
 
+import pytest
+
 from experiments import reproduce_voc as tool
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 
+@pytest.mark.slow
 def test_reproduce_voc_row_on_tiny_copy(tmp_path, capsys):
     root = str(tmp_path / 'VOCdevkit') + '/'
     make_toy_voc(root, num_trainval=4, num_test=2, image_size=96,

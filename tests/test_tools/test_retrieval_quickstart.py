@@ -11,6 +11,7 @@ SHORT = [
 ]
 
 
+@pytest.mark.slow
 def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
     results = module.main(['--work-dir', str(tmp_path)] + SHORT +
@@ -37,6 +38,7 @@ def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
         assert 0 <= results[0][row]['R@1'] <= 1
 
 
+@pytest.mark.slow
 def test_quickstart_seeds_give_mean_and_spread(tmp_path, capsys, load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
     results = module.main(['--work-dir', str(tmp_path), '--scene', '--seeds',
@@ -65,6 +67,7 @@ def test_options_select_the_demos(load_tool):
         assert osp.isfile(path)
 
 
+@pytest.mark.slow
 def test_plain_digits_report_their_zero_shot_split(tmp_path, capsys,
                                                     load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
@@ -76,6 +79,7 @@ def test_plain_digits_report_their_zero_shot_split(tmp_path, capsys,
     assert 'val R@1 at the last evaluation' not in out
 
 
+@pytest.mark.slow
 def test_a_peer_loss_replaces_the_rambo_loss(tmp_path, capsys, load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
     module.main(['--work-dir', str(tmp_path), '--loss', 'fastap'] + SHORT +

@@ -85,6 +85,7 @@ def test_an_unfinished_grid_selects_nothing(tool, tmp_path):
         tool.main([_spec(tmp_path), '--methods', 'nope', '--report-only'])
 
 
+@pytest.mark.slow
 def test_one_real_run(tool, tmp_path):
     """A one-epoch run of the triplet loss through the quickstart."""
     body = SPEC.replace("lrs=[0.001, 0.003]", "lrs=[0.001]") + """
