@@ -109,8 +109,10 @@ def _benchmark_lines(result: dict, link: str) -> List[str]:
 
 def _speed_run_lines(result: dict, link: str) -> List[str]:
     lines = [
-        f"Speed run on {result['device_name']} (torch {result['torch']}, "
-        f"CUDA {result.get('cuda') or 'none'}; `benchmark_rank_losses.py "
+        f"Speed run on {result['device_name']} (mmdet_rankloss "
+        f"{result['version']}, torch {result['torch']}, CUDA "
+        f"{result.get('cuda') or 'none'}, {result['date']}; "
+        "`benchmark_rank_losses.py "
         f"--speed-run`, medians of {result['repeats']}, [JSON]({link})), "
         'forward + backward. Lengths: N(0, 1) fp32 scores; the RaMBO AP '
         'loss and naive Algorithm 1 with 10 % positives, the error-driven '

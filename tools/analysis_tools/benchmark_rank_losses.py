@@ -56,6 +56,7 @@ import json
 import os
 import os.path as osp
 import sys
+import time
 from typing import Callable, Dict, List, Optional
 
 import torch
@@ -681,7 +682,9 @@ def speed_run_plan(args, device: torch.device):
 def speed_run(args, device: torch.device) -> dict:
     """Runs :func:`speed_run_plan` and returns the JSON's content."""
     result = dict(
-        format=sr.FORMAT, machine=machine_name(), device=device.type,
+        format=sr.FORMAT, version=mmdet_rankloss.__version__,
+        date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+        machine=machine_name(), device=device.type,
         device_name=sr.device_label(device), torch=torch.__version__,
         cuda=torch.version.cuda, threads=torch.get_num_threads(),
         smoke=bool(args.smoke), budget_s=args.budget_s,
