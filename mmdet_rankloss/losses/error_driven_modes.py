@@ -12,7 +12,6 @@ back.
 """
 from typing import NamedTuple, Optional
 
-import torch
 from torch import Tensor
 
 __all__ = ['PositiveErrors', 'RS_GATE', 'ALRP_GATE', 'ap_errors',

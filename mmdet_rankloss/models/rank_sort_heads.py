@@ -48,7 +48,7 @@ import torch.nn as nn
 from torch import Tensor
 
 from mmdet.models.dense_heads import (AnchorHead, ATSSHead, RetinaHead,
-                                     RPNHead)
+                                      RPNHead)
 from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
 from mmdet.registry import MODELS
 from mmdet.structures.bbox import bbox_overlaps, get_box_tensor

@@ -265,7 +265,7 @@ def test_half_precision(dtype, rpn_batch):
 def test_bad_hyper_parameters_named(kwargs, param):
     with pytest.raises(ValueError, match=f'RankSortLoss: {param}'):
         RankSortLoss(**kwargs)
-    with pytest.raises(ValueError, match=f'error_driven_terms: delta'):
+    with pytest.raises(ValueError, match='error_driven_terms: delta'):
         error_driven_terms(torch.zeros(3), torch.ones(3, dtype=torch.bool),
                            0.0)
     with pytest.raises(ValueError, match='mode'):

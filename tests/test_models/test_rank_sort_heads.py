@@ -1,7 +1,6 @@
 """RS / aLRP dense heads and the RS bbox head: one loss forward/backward
 through ``loss_by_feat`` / ``loss`` on tiny inputs, and what each head
 changes (IoU labels, value-weighted box loss, no centerness)."""
-import copy
 
 import pytest
 import torch
