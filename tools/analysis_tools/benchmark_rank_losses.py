@@ -714,8 +714,8 @@ def error_driven_markdown(rows: List[dict]) -> List[str]:
     """The RS / aLRP / AP table: ours, the bucketed peer, the naive one."""
     lines = [
         'RS / aLRP / AP error-driven update, forward+backward, '
-        f"{rows[0]['positives']} positives; bucketed: the peer of "
-        'experiments/bucketed_losses.py (hard step)', '',
+        f"{rows[0]['positives']} positives, CPU, 1 thread; bucketed: the "
+        'peer of experiments/bucketed_losses.py (hard step)', '',
         '| loss | length | torch.sort | ours | ours / sort | bucketed '
         '| bucketed / ours | naive dense | ours peak mem |',
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
