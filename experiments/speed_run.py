@@ -77,7 +77,8 @@ class PeakMemory:
     def __exit__(self, *exc):
         if self.device.type == 'cuda':
             torch.cuda.synchronize(self.device)
-            self.peak = torch.cuda.max_memory_allocated(self.device) - self.base
+            self.peak = (torch.cuda.max_memory_allocated(self.device) -
+                         self.base)
         else:
             self._stop = True
             self._thread.join()

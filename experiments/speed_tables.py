@@ -61,7 +61,7 @@ def speed_section(result: dict, link: str) -> str:
     return '\n'.join(_benchmark_lines(result, link)) + '\n'
 
 
-# --- an earlier ``--devices cuda`` benchmark JSON ------------------------------
+# --- an earlier ``--devices cuda`` benchmark JSON ----------------------------
 
 
 def _benchmark_lines(result: dict, link: str) -> List[str]:
@@ -92,8 +92,8 @@ def _benchmark_lines(result: dict, link: str) -> List[str]:
                   f"{min(r['ours_over_sort'] for r in rows):.0f} to "
                   f"{max(r['ours_over_sort'] for r in rows):.0f} "
                   '`torch.sort`s of the same length; the naive version is '
-                  'faster than ours at ' + (' and '.join(faster) or 'no length')
-                  + ' scores.', '']
+                  'faster than ours at ' +
+                  (' and '.join(faster) or 'no length') + ' scores.', '']
     step_rows = result.get('detection', []) + result.get('retrieval', [])
     if step_rows:
         lines += ['Per training step on that GPU, forward + backward:', '',
@@ -104,7 +104,7 @@ def _benchmark_lines(result: dict, link: str) -> List[str]:
     return lines
 
 
-# --- a speed run ---------------------------------------------------------------
+# --- a speed run -------------------------------------------------------------
 
 
 def _speed_run_lines(result: dict, link: str) -> List[str]:
@@ -257,7 +257,7 @@ def _skipped_lines(result: dict) -> List[str]:
         f"{s['section']}: {s['name']}" for s in skipped) + '.', '']
 
 
-# --- the doc -------------------------------------------------------------------
+# --- the doc -----------------------------------------------------------------
 
 
 def render_doc(text: str, section: str) -> str:
