@@ -392,67 +392,74 @@ class RankSortBBoxHead(Shared2FCBBoxHead):
                 f'{type(self).__name__} needs loss_cls of type RankSortLoss, '
                 f'got {type(self.loss_cls).__name__}')
 
-    def _positive_deltas(self, bbox_pred: Tensor, labels: Tensor,
-                         pos: Tensor) -> Tensor:
-        """The regression output of each positive RoI for its class."""
+    def _roi_deltas(self, bbox_pred: Tensor, labels: Tensor) -> Tensor:
+        """The regression output of every RoI for its label's class (N, 4)
+        (the last class's for the background: masked by the callers)."""
         if self.reg_class_agnostic:
-            return bbox_pred.view(bbox_pred.size(0), -1)[pos]
+            return bbox_pred.view(bbox_pred.size(0), -1)
+        rows = torch.arange(bbox_pred.size(0), device=bbox_pred.device)
         return bbox_pred.view(bbox_pred.size(0), self.num_classes,
-                              -1)[pos, labels[pos]]
+                              -1)[rows, labels.clamp(0, self.num_classes - 1)]
 
-    def _positive_iou(self, bbox_pred: Tensor, rois: Tensor, labels: Tensor,
-                      bbox_targets: Tensor, pos: Tensor) -> Tensor:
-        """IoU of each positive RoI's regressed box with its target."""
+    def _roi_iou(self, bbox_pred: Tensor, rois: Tensor, labels: Tensor,
+                 bbox_targets: Tensor) -> Tensor:
+        """IoU of every RoI's regressed box with its target (N,)."""
         with torch.no_grad():
-            deltas = self._positive_deltas(bbox_pred, labels, pos)
-            boxes = get_box_tensor(
-                self.bbox_coder.decode(rois[pos, 1:], deltas))
-            targets = bbox_targets[pos]
+            deltas = self._roi_deltas(bbox_pred, labels)
+            boxes = get_box_tensor(self.bbox_coder.decode(rois[:, 1:],
+                                                          deltas))
+            targets = bbox_targets
             if not self.reg_decoded_bbox:
                 targets = get_box_tensor(
-                    self.bbox_coder.decode(rois[pos, 1:], targets))
+                    self.bbox_coder.decode(rois[:, 1:], targets))
             return bbox_overlaps(boxes.float(), targets.float(),
                                  is_aligned=True).clamp(0, 1)
 
     def _box_loss(self, cls_score: Optional[Tensor], bbox_pred: Tensor,
                   rois: Tensor, labels: Tensor, bbox_targets: Tensor,
                   bbox_weights: Tensor, pos: Tensor) -> Tensor:
-        """The configured ``loss_bbox`` of each positive (the stock
-        inputs: decoded boxes with ``reg_decoded_bbox``, else deltas, and
-        the stock box weights), averaged as ``box_weighting`` says."""
-        pred = self._positive_deltas(bbox_pred, labels, pos)
+        """The configured ``loss_bbox`` of the positives (the stock inputs:
+        decoded boxes with ``reg_decoded_bbox``, else deltas, and the stock
+        box weights), averaged as ``box_weighting`` says; computed for
+        every RoI and masked to the positives ``pos`` (fixed shapes)."""
+        pred = self._roi_deltas(bbox_pred, labels)
         if self.reg_decoded_bbox:
-            pred = get_box_tensor(self.bbox_coder.decode(rois[pos, 1:], pred))
-        per_positive = self.loss_bbox(pred, bbox_targets[pos],
-                                      bbox_weights[pos],
-                                      reduction_override='none')
-        if per_positive.dim() == 0:  # mmdet's losses with all weights 0
-            return per_positive
-        if per_positive.dim() > 1:
-            per_positive = per_positive.sum(-1)
+            pred = get_box_tensor(self.bbox_coder.decode(rois[:, 1:], pred))
+        # the stock box weights applied here as mmdet's losses apply them
+        # (per coordinate, or their mean for a loss per box): given to the
+        # loss, they would cost a read (its "all weights 0" test)
+        per_roi = self.loss_bbox(pred, bbox_targets,
+                                 reduction_override='none')
+        if per_roi.dim() > 1:
+            per_roi = (per_roi * bbox_weights).sum(-1)
+        else:
+            per_roi = per_roi * bbox_weights.mean(-1)
         mode = self.box_weighting if cls_score is not None else 'uniform'
         weights = box_loss_weights(
-            cls_score[pos] if cls_score is not None else pred,
-            self.num_classes, mode)
-        return weighted_box_loss(per_positive, weights)
+            cls_score if cls_score is not None else pred, self.num_classes,
+            mode) * pos
+        return weighted_box_loss(torch.where(pos, per_roi, 0.0), weights)
 
     def loss(self, cls_score: Tensor, bbox_pred: Tensor, rois: Tensor,
              labels: Tensor, label_weights: Tensor, bbox_targets: Tensor,
              bbox_weights: Tensor,
              reduction_override: Optional[str] = None) -> dict:
+        """The stock ``loss`` with RS and the value-weighted box loss,
+        on every RoI with the positives masked (no read of the data here;
+        mmdet's box losses and the accuracy read on their own)."""
         losses = dict()
         pos = (labels >= 0) & (labels < self.num_classes)
         if bbox_pred is not None:
             losses['loss_bbox'] = self._box_loss(
                 cls_score, bbox_pred, rois, labels, bbox_targets,
-                bbox_weights, pos) if bool(pos.any()) else \
-                bbox_pred[pos].sum()
+                bbox_weights, pos)
         if cls_score is None:
             return losses
         quality = cls_score.new_zeros(labels.shape[0], dtype=torch.float32)
-        if bbox_pred is not None and bool(pos.any()):
-            quality[pos] = self._positive_iou(bbox_pred, rois, labels,
-                                              bbox_targets, pos)
+        if bbox_pred is not None:
+            quality = torch.where(
+                pos, self._roi_iou(bbox_pred, rois, labels, bbox_targets),
+                0.0)
         out = self.loss_cls(cls_score, labels, label_weights,
                             reduction_override=reduction_override,
                             quality=quality)

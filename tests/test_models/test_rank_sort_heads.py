@@ -353,9 +353,12 @@ def test_rs_bbox_head_box_weighting_by_hand(mode):
     losses = head.loss(*inputs)
     assert losses['loss_bbox'].item() == pytest.approx(
         losses['loss_rank_sort'].item(), rel=1e-5)
-    [per_positive] = head.loss_bbox.outputs
+    [per_roi] = head.loss_bbox.outputs  # every RoI's box loss
     losses['loss_bbox'].backward()
     positive = labels < NUM_CLASSES
+    assert not per_roi.grad[~positive].any()  # masked
+    per_positive = per_roi[positive]
+    per_positive.grad = per_roi.grad[positive]
     top = cls_score.detach()[positive, :NUM_CLASSES].sigmoid().amax(1)
     weights = top if mode == 'score' else torch.ones_like(top)
     torch.testing.assert_close(
