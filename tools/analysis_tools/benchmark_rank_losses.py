@@ -640,43 +640,49 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
 def speed_run_plan(args, device: torch.device):
     """Every item of the speed run, in ``experiments.speed_run.SECTIONS``
     order."""
-    smoke = args.smoke
     plan = sr.Plan(args.budget_s)
     cache: dict = {}
     for n in args.lengths:
-        for key, _ in LENGTH_LOSSES:
+        for key, label in LENGTH_LOSSES:
             plan.add('lengths', f'{key} n={n:,}',
                      _length_row(key, n, device, args.repeats, cache),
-                     expect_s=0.5 + n / 2e6, length=n, loss=key,
-                     label=dict(LENGTH_LOSSES)[key])
-    cases = per_step_cases(smoke)
+                     expect_s=0.5 + n / 2e6, length=n, loss=key, label=label)
+    cases = per_step_cases(args.smoke)
     for case in cases:
         plan.add('per_step', case['name'], lambda c=case: loss_step_row(
             c, device, args.repeats), expect_s=2)
-    size = (128, 128) if smoke else (800, 1333)
-    steps, repeats, warmup = (1, 2, 2) if smoke else (3, 5, 8)
-    configs = detector_configs(smoke)
-    for detector, loss, config in configs['share']:
-        plan.add('step_share', f'{detector}, {loss}, eager',
-                 lambda c=config: sr.share_row(c, device, size, steps,
-                                               repeats, warmup=warmup),
-                 expect_s=15, detector=detector, loss=loss)
+    _plan_detectors(plan, 'step_share', args.smoke, device)
     for case in cases:
         plan.add('amp', f'{case["name"]}, AMP',
                  lambda c=case: loss_step_row(c, device, args.repeats,
                                               amp=True), expect_s=2)
-    for detector, loss, config in configs['amp']:
-        plan.add('amp', f'{detector}, {loss}, AMP step',
-                 lambda c=config: sr.amp_row(c, device, size, steps),
-                 expect_s=10, detector=detector, loss=loss)
-    backend = 'eager' if smoke else 'inductor'
-    for detector, loss, config in configs['compile']:
-        plan.add('step_share_compile',
-                 f'{detector}, {loss}, loss under torch.compile',
-                 lambda c=config: sr.share_row(c, device, size, steps,
-                                               repeats, backend, warmup),
-                 expect_s=60, detector=detector, loss=loss)
+    _plan_detectors(plan, 'amp', args.smoke, device)
+    _plan_detectors(plan, 'step_share_compile', args.smoke, device)
     return plan
+
+
+def _plan_detectors(plan, section: str, smoke: bool,
+                    device: torch.device) -> None:
+    """The detector items of ``section``: step shares (eager, or with the
+    losses under torch.compile: inductor, the eager backend in a smoke run)
+    or AMP steps, on 2 random images of 1333 x 800 (128 x 128 smoke)."""
+    size = (128, 128) if smoke else (800, 1333)
+    steps, repeats, warmup = (1, 2, 2) if smoke else (3, 5, 8)
+    key, what, expect_s = dict(
+        step_share=('share', 'eager', 15), amp=('amp', 'AMP step', 10),
+        step_share_compile=('compile', 'loss under torch.compile', 60),
+    )[section]
+    backend = None
+    if section == 'step_share_compile':
+        backend = 'eager' if smoke else 'inductor'
+    for detector, loss, config in detector_configs(smoke)[key]:
+        if section == 'amp':
+            fn = (lambda c=config: sr.amp_row(c, device, size, steps))
+        else:
+            fn = (lambda c=config: sr.share_row(c, device, size, steps,
+                                                repeats, backend, warmup))
+        plan.add(section, f'{detector}, {loss}, {what}', fn,
+                 expect_s=expect_s, detector=detector, loss=loss)
 
 
 def speed_run(args, device: torch.device) -> dict:
