@@ -10,6 +10,7 @@ import torch
 
 import _ap_reference as ref  # tests/test_losses on sys.path
 from _device_modes import ShadowMeta
+from mmdet.registry import MODELS
 from mmdet_rankloss.losses import RaMBOAPLoss
 from mmdet_rankloss.losses.average_precision import (average_precision_loss,
                                                      blackbox_ap,
@@ -184,19 +185,25 @@ def test_device_path_asserts_on_the_device(rpn_batch):
     assert meta.total == 0, meta.trace
 
 
-@pytest.mark.parametrize('prg', [False, True])
-def test_compiles_without_a_graph_break(prg, rpn_batch):
+@pytest.mark.parametrize('cfg', [
+    dict(type='RaMBOAPLoss', memory=0),
+    dict(type='RaMBOAPLoss', memory=0, positive_rank_grad=True),
+    dict(type='MixedRankLoss',
+         rank_loss=dict(type='RaMBOAPLoss', memory=0, margin=0.0),
+         aux_loss=dict(type='FocalLoss', use_sigmoid=True))
+], ids=['rambo', 'positive_rank_grad', 'mixed_focal'])
+def test_compiles_without_a_graph_break(cfg, rpn_batch):
     """``torch.compile(fullgraph=True)`` traces the whole loss (the device
     path: no read, no NumPy), forward and backward, with the eager
     values."""
     cls_score, labels = rpn_batch(64, 5, seed=4)
     weight = torch.ones(64)
     weight[:6] = 0
-    loss = RaMBOAPLoss(memory=0, positive_rank_grad=prg)
+    loss = MODELS.build(cfg)
 
     def total(x):
-        out = loss(x, labels, weight)
-        return out['loss_rambo_map'] + out['loss_rambo_apc']
+        out = loss(x, labels, weight, avg_factor=20.0)
+        return sum(v for k, v in out.items() if k.startswith('loss'))
 
     torch._dynamo.reset()
     compiled = torch.compile(total, fullgraph=True, backend='eager')
