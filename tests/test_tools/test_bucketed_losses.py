@@ -18,7 +18,7 @@ def _inputs(kind, seed=0):
     smallest gap between two different scores. The gaps are not tiny: our
     core's fixed-point sums lose digits as ``delta`` shrinks (3,000 N(0, 1)
     scores: at ``delta`` 3e-8 its update entries are off by up to 7e-9 of
-    their size, at 3e-10 by 6e-7)."""
+    their size, at 3e-10 by 4e-7)."""
     g = torch.Generator().manual_seed(seed)
     if kind == 'tied':  # 10 score levels, 4 label levels: ties everywhere
         scores = torch.randint(0, 10, (N, ), generator=g).double() / 2
