@@ -16,8 +16,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from mmdet.models.losses import accuracy
-
 from ..ops.checks import check_choice, check_data, check_number
 from ..ops.ranking import rank_dtype
 
@@ -179,8 +177,12 @@ class ScoreSpace:
         spaces)."""
         num_classes = self.num_classes(cls_score)
         foreground = (labels >= 0) & (labels < num_classes)
-        return dict(acc_classes=accuracy(
-            cls_score[foreground, :num_classes], labels[foreground]))
+        # mmdet's top-1 accuracy (percent; 0 without foreground) counted
+        # on every RoI and masked: a boolean index would read the device
+        predicted = cls_score[:, :num_classes].topk(1, dim=1).indices[:, 0]
+        correct = (predicted == labels) & foreground
+        return dict(acc_classes=correct.sum(dtype=cls_score.dtype).mul(
+            100.0).div(foreground.sum().clamp(min=1)).reshape(1))
 
 
 class ClsHooksMixin:
