@@ -118,18 +118,23 @@ def rpn_batch_fixture():
 
 REPO_ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
-#: Node-id prefixes of slow tests whose modules carry no marker: the GPU
-#: install check (subprocesses) and the benchmark's speed run (the tool end
-#: to end).
-SLOW_TESTS = (
-    'tests/test_tools/test_check_gpu_install.py::',
-    'tests/test_tools/test_benchmark_smoke.py::test_speed_run_',
-)
+#: Slow tests (modules, or tests by node id) whose modules carry no marker:
+#: the GPU install check (subprocesses) and the rank-loss benchmark's runs
+#: (the tool end to end).
+SLOW_TESTS = {
+    'tests/test_tools/test_check_gpu_install.py',
+    'tests/test_tools/test_benchmark_smoke.py::test_benchmark_smoke',
+    'tests/test_tools/test_benchmark_smoke.py::'
+    'test_speed_run_writes_every_section',
+    'tests/test_tools/test_benchmark_smoke.py::'
+    'test_speed_run_markdown_is_the_docs_generator',
+}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.nodeid.startswith(SLOW_TESTS):
+        test = item.nodeid.split('[')[0]
+        if test in SLOW_TESTS or test.split('::')[0] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 

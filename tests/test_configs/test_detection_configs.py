@@ -6,6 +6,8 @@ Covers ``configs/`` except ``configs/retrieval`` (tested in
 (ResNet-50/101, ResNeXt-101) but without pretrained weights and on a tiny
 input, so the test needs no network.
 """
+import copy
+import functools
 import glob
 import os.path as osp
 
@@ -35,8 +37,14 @@ PAPER_LOSS = dict(type='RaMBOAPLoss', memory=7, margin=0.15, lambda_val=0.5,
 pytestmark = pytest.mark.usefixtures('one_torch_thread')
 
 
-def load(name):
+@functools.lru_cache(maxsize=None)
+def _parsed(name):
     return Config.fromfile(osp.join(CONFIG_DIR, name))
+
+
+def load(name):
+    """The config, parsed once per run (a copy: a test may change it)."""
+    return copy.deepcopy(_parsed(name))
 
 
 def test_expected_configs_exist():
@@ -230,6 +238,11 @@ def toy_root(tmp_path_factory):
     return root
 
 
+# data settings already built: the configs of a family share them (they
+# differ in backbone and loss), and each is built once
+_BUILT = set()
+
+
 @pytest.mark.parametrize('name', CONFIGS)
 def test_datasets_and_evaluator_build(name, toy_root, digits_root):
     """The config's datasets read the VOC layout through their pipelines."""
@@ -243,6 +256,12 @@ def test_datasets_and_evaluator_build(name, toy_root, digits_root):
     root = digits_root if name.startswith('digitsvoc/') else toy_root
     for split in ('train', 'val', 'test'):
         _set_data_root(cfg[f'{split}_dataloader'].dataset, root)
+    settings = repr([cfg[f'{split}_dataloader'].dataset.to_dict()
+                     for split in ('train', 'val', 'test')] +
+                    [cfg.test_evaluator.to_dict()])
+    if settings in _BUILT:
+        return
+    _BUILT.add(settings)
     init_default_scope('mmdet')
     train = DATASETS.build(cfg.train_dataloader.dataset)
     sample = train[0]

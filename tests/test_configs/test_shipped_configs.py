@@ -9,6 +9,8 @@
   at the single-device lr with 8x the batch (MMEngine scales the lr by
   ``world_size * batch_size / base_batch_size``).
 """
+import copy
+import functools
 import inspect
 import os.path as osp
 from types import SimpleNamespace
@@ -29,8 +31,14 @@ CONFIGS = config_files(CONFIG_DIR, exts=('.py', ), skip_bases=True)
 MEMORY_HOOKS = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
 
 
-def load(name):
+@functools.lru_cache(maxsize=None)
+def _parsed(name):
     return Config.fromfile(osp.join(CONFIG_DIR, name))
+
+
+def load(name):
+    """The config, parsed once per run (a copy: a test may change it)."""
+    return copy.deepcopy(_parsed(name))
 
 
 def memory_losses(node, path='model'):

@@ -396,8 +396,14 @@ def test_logits_space_gets_a_dummy_background_column():
 
 
 # ------------------------------------------------------------- configs
-def load(name):
+@functools.lru_cache(maxsize=None)
+def _parsed(name):
     return Config.fromfile(osp.join(DENSE, name))
+
+
+def load(name):
+    """The config, parsed once per run (a copy: a test may change it)."""
+    return copy.deepcopy(_parsed(name))
 
 
 def test_expected_configs_exist():
