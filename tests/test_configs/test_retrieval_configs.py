@@ -250,8 +250,11 @@ def check_digit_instances(cfg):
     ]
 
 
+# one loss per dataset through the Runner: a `_rambo-loglog_` config is its
+# `_rambo-log_` twin with the other RaMBO recall loss (built above)
 @pytest.mark.slow
-@pytest.mark.parametrize('name', CONFIGS)
+@pytest.mark.parametrize('name', [c for c in CONFIGS
+                                  if '_rambo-loglog_' not in c])
 def test_config_trains_a_step_and_evaluates(name, tmp_path):
     cfg = Config.fromfile(osp.join(CONFIG_DIR, name))
     dataset = dataset_of(name)
