@@ -386,7 +386,7 @@ def average_precision_loss(scores: Tensor,
             same. Off by default: AP does not change when two positives
             swap, but the two rankers are perturbed in opposite directions
             and the second pushes the best-ranked positives down (measured
-            by ``tools/analysis_tools/score_space_density.py``;
+            by ``experiments/analysis/score_space_density.py``;
             ``docs/detection.md``). Defaults to False.
 
     Returns:
