@@ -127,7 +127,7 @@ def test_fresh_split_needs_a_new_name(tmp_path, name):
 @pytest.mark.slow
 def test_cli_writes_the_fresh_split(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
-    tool = osp.join(ROOT, 'tools', 'make_digits_voc.py')
+    tool = osp.join(ROOT, 'tools', 'dataset_converters', 'make_digits_voc.py')
     sizes = ['--train', '6', '--val', '3', '--test', '4']
     subprocess.run([sys.executable, tool, root] + sizes, check=True,
                    capture_output=True)

@@ -63,16 +63,8 @@ def test_only_tools_change_sys_path_and_only_to_put_their_checkout_first():
     assert offenders == []
 
 
-# tools still without their checkout-first lines: run as scripts they fail
-# on `import experiments`, in-process (tests, `python -m`) they work
-PENDING = {'tools/analysis_tools/benchmark_rank_losses.py'}
-
-
 @pytest.mark.parametrize('path', [
-    pytest.param(p, marks=pytest.mark.xfail(
-        reason='imports experiments without its checkout first'))
-    if osp.relpath(p, ROOT) in PENDING else p
-    for p in _python_files('tools') if any(
+    p for p in _python_files('tools') if any(
         n.split('.')[0] == 'experiments' for n in _imports(p))
 ], ids=lambda p: osp.relpath(p, ROOT))
 def test_every_tool_that_imports_experiments_puts_its_checkout_first(path):
