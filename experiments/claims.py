@@ -23,7 +23,7 @@ import datetime
 import json
 import math
 import os.path as osp
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional
 
 from . import stats
 from .results import read_csv, test_values

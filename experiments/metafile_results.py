@@ -9,9 +9,9 @@ written by ``tools/quickstart.py``). The metafiles copy them, and
 
 * a config gets one ``Results`` entry per study that trained it **as it
   ships**: the rows of the README's results blocks
-  (:data:`experiments.results.RESULTS`) without a change to the config, and the rows
-  of :data:`experiments.results.EXTRA` (studies whose rows are not in the README table but whose
-  numbers the metafiles quoted). A row that changed the config (another
+  (:data:`experiments.results.RESULTS`) without a change to the config,
+  and the rows of :data:`experiments.results.EXTRA` (studies whose rows
+  are not in the README table but whose numbers the metafiles quoted). A row that changed the config (another
   margin, another lr, another loss: the ``change`` column) measured another
   model: it stays in its report and the README table, not in the config's
   ``Results``;

@@ -58,7 +58,7 @@ import os
 import os.path as osp
 import re
 import sys
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 # experiments/ (the code the tools share) is not installed: it is
