@@ -497,23 +497,7 @@ def test_rs_rpn_needs_rank_sort_loss_and_decoded_boxes():
         MODELS.build(rpn_cfg(reg_decoded_bbox=False))
 
 
-def _detection_batch(num_classes):
-    from mmdet.structures import DetDataSample
-    torch.manual_seed(0)
-    inputs, samples = [], []
-    for _ in range(2):
-        inputs.append(torch.randint(0, 256, (3, IMG, IMG), dtype=torch.uint8))
-        sample = DetDataSample(metainfo=dict(
-            img_shape=(IMG, IMG), ori_shape=(IMG, IMG), pad_shape=(IMG, IMG),
-            scale_factor=(1.0, 1.0), batch_input_shape=(IMG, IMG)))
-        sample.gt_instances = InstanceData(
-            bboxes=torch.tensor([[4., 6., 40., 30.], [20., 24., 60., 62.]]),
-            labels=torch.tensor([1, num_classes - 1]))
-        samples.append(sample)
-    return dict(inputs=inputs, data_samples=samples)
-
-
-def test_rs_rcnn_trains_with_the_rs_rpn_and_proposes():
+def test_rs_rcnn_trains_with_the_rs_rpn_and_proposes(detection_batch):
     """The DigitsVOC RS-R-CNN config: two training steps through the
     two-stage detector (the RPN's losses keep their names), then the RPN's
     proposals and the detector's predictions at test time."""
@@ -534,7 +518,7 @@ def test_rs_rcnn_trains_with_the_rs_rpn_and_proposes():
     num_classes = cfg.model.roi_head.bbox_head.num_classes
     before = model.rpn_head.rpn_cls.weight.detach().clone()
     for _ in range(2):
-        log_vars = model.train_step(_detection_batch(num_classes),
+        log_vars = model.train_step(detection_batch(num_classes),
                                     optim_wrapper)
     assert {'loss_rpn_cls', 'loss_rpn_bbox', 'rpn_rs_ranking',
             'loss_rank_sort', 'rs_ranking', 'loss_bbox'} <= set(log_vars)
@@ -543,7 +527,7 @@ def test_rs_rcnn_trains_with_the_rs_rpn_and_proposes():
     assert not torch.equal(before, model.rpn_head.rpn_cls.weight.detach())
     model.eval()
     with torch.no_grad():
-        data = model.data_preprocessor(_detection_batch(num_classes), False)
+        data = model.data_preprocessor(detection_batch(num_classes), False)
         feats = model.extract_feat(data['inputs'])
         proposals = model.rpn_head.predict(feats, data['data_samples'],
                                            rescale=False)
