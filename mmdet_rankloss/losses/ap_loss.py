@@ -75,9 +75,11 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     ``-inf`` (not ranked, never positive), the classes are ranked by one
     batched sort and the flat row by another (and each again for
     Algorithm 1's second ranking), and the input checks are device
-    assertions. Without ``global_ranking`` (whose gather exchanges the
-    processes' sizes) no shape depends on the data, so once the memory is
-    full a step can be captured in a CUDA graph. The kernel ops and host
+    assertions. With ``global_ranking`` the processes' sizes (shapes,
+    known on the host) are exchanged between the hosts, so that gather
+    reads nothing back from the device either. No shape depends on the
+    data, so once the memory is full a step can be captured in a CUDA
+    graph. The kernel ops and host
     reads are counted without a GPU by
     ``tests/test_losses/test_device_budgets.py``. The other rankers work on
     the positives' places (host reads) and leave RoIs of weight 0 out.

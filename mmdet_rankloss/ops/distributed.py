@@ -30,11 +30,29 @@ def get_dist_info_safe() -> Tuple[int, int]:
     return 0, 1
 
 
-def _all_gather_sizes(n: int, device: torch.device, world: int) -> List[int]:
-    size = torch.tensor([n], device=device, dtype=torch.long)
+_HOST_GROUP = {}
+
+
+def _host_group():
+    """A process group that gathers CPU tensors: the default one when its
+    backend is gloo, else a gloo group over the same processes, made once
+    (every process calls this at the same point, as a collective must)."""
+    if dist.get_backend() == 'gloo':
+        return None
+    key = dist.get_world_size()
+    if key not in _HOST_GROUP:
+        _HOST_GROUP[key] = dist.new_group(backend='gloo')
+    return _HOST_GROUP[key]
+
+
+def _all_gather_sizes(n: int, world: int) -> List[int]:
+    """Every process's dim-0 size. A size is a shape, known on the host:
+    it is exchanged between the hosts (gloo), so no process waits for its
+    device (a size gathered on a GPU would be read back from it)."""
+    size = torch.tensor([n], dtype=torch.long)
     sizes = [torch.zeros_like(size) for _ in range(world)]
-    dist.all_gather(sizes, size)
-    return [int(s.item()) for s in sizes]
+    dist.all_gather(sizes, size, group=_host_group())
+    return [int(s) for s in sizes]
 
 
 def _all_gather_padded(x: Tensor, sizes: List[int]) -> Tensor:
@@ -87,7 +105,7 @@ def gather_for_ranking(*tensors: Tensor) -> Tuple[Tuple[Tensor, ...], int]:
         if t.shape[0] != n:
             raise ValueError('gather_for_ranking needs equal dim-0 sizes, got '
                              f'{[tuple(x.shape) for x in tensors]}')
-    sizes = _all_gather_sizes(n, tensors[0].device, world)
+    sizes = _all_gather_sizes(n, world)
     out = []
     for t in tensors:
         if t.requires_grad:

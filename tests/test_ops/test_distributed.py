@@ -69,3 +69,44 @@ def test_two_gloo_processes_match_single_process(tmp_path):
             assert r['loss'] == pytest.approx(r['ref_loss'], abs=1e-12), r
             assert r['grad_norm'] > 0, f"{r['name']}: no gradient to compare"
             assert r['max_grad_err'] < 1e-9, r
+
+
+def test_sizes_go_between_hosts_so_no_device_is_read(monkeypatch):
+    """With a device backend (NCCL), the local sizes, known on the host,
+    are gathered through a gloo group of CPU tensors: the data's gather
+    reads nothing back from the device (counted on the ``meta`` device,
+    the CUDA path, with a stand-in for two processes)."""
+    sys.path.insert(0, str(ROOT / 'tests' / 'test_losses'))
+    from _device_modes import ShadowMeta
+    from mmdet_rankloss.ops import distributed
+    other = 3  # the other process's rows
+    groups, size_devices = [], []
+
+    def all_gather(parts, tensor, group=None):
+        if group is not None or tensor.device.type == 'cpu':
+            size_devices.append(tensor.device.type)
+            parts[0].copy_(tensor)
+            parts[1].fill_(other)
+        else:  # the data: this process's part, the other's as zeros
+            parts[0].copy_(tensor)
+            parts[1].zero_()
+
+    monkeypatch.setattr(distributed, 'get_dist_info_safe', lambda: (0, 2))
+    monkeypatch.setattr(distributed.dist, 'get_backend', lambda: 'nccl')
+    monkeypatch.setattr(distributed.dist, 'get_world_size', lambda: 2)
+    monkeypatch.setattr(distributed.dist, 'new_group',
+                        lambda backend: groups.append(backend) or 'gloo')
+    monkeypatch.setattr(distributed.dist, 'all_gather', all_gather)
+    monkeypatch.setattr(distributed, '_HOST_GROUP', {})
+    x = torch.randn(5, 2)
+    with ShadowMeta() as meta:
+        xm = meta.to_meta(x).requires_grad_(True)
+        (out, labels), offset = gather_for_ranking(
+            xm, meta.to_meta(torch.ones(5, dtype=torch.bool)))
+        out.sum().backward()
+        assert out.shape == (5 + other, 2) and labels.shape == (8, )
+        torch.testing.assert_close(meta.value(out)[:5], x)
+        torch.testing.assert_close(meta.value(xm.grad), torch.full((5, 2),
+                                                                   2.0))
+    assert meta.total == 0, meta.trace
+    assert size_devices == ['cpu'] and groups == ['gloo'] and offset == 0
