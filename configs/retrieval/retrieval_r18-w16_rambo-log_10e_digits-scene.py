@@ -1,7 +1,7 @@
 # The scene demo, `python tools/retrieval_quickstart.py --scene`: the digits
 # config with each digit drawn on a random 32 x 32 RGB scene
 # (RandomDigitScene: size, rotation, position, textured background, stroke
-# colour and polarity), so raw pixels no longer retrieve it (unseen digits
+# colour and polarity), so raw pixels do not retrieve it (unseen digits
 # 5-9; test scenes fixed per image, new training scenes every epoch). It does
 # not learn yet (R@1 at the untrained network's level; docs/retrieval.md has
 # the diagnosis), so it is not the quickstart's default.

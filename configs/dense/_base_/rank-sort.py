@@ -11,7 +11,7 @@
 #
 # Box coder of every RS / aLRP head: target_stds [0.1, 0.1, 0.2, 0.2], as in
 # the authors' configs (and MMDetection's ATSS; MMDetection's RetinaNet uses
-# [1, 1, 1, 1], which the RetinaNet RS / aLRP configs used before: with a
+# [1, 1, 1, 1]: with a
 # box loss on decoded boxes the stds scale how far one unit of the
 # regression output moves a box, 5 to 10 times further with [1, 1, 1, 1]).
 rank_sort_bbox_coder = dict(
