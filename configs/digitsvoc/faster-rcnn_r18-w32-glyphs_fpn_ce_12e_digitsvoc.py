@@ -37,8 +37,8 @@ param_scheduler = [
         milestones=[9],
         gamma=0.1)
 ]
-# lr 0.04: val (seed 5) ranked 0.08 first (56.2 AP50, 0.04: 53.1), but at
+# lr 0.04: val (seed 5) ranked 0.08 first, but at
 # 0.08 training diverged in the warm-up with 2 of 5 seeds (the loss exploded
 # in epoch 2); 0.04 trained with all 5
-# (experiments/studies/digitsvoc_pretrained_12e.py, docs/evidence.md).
+# (val results: docs/evidence/digitsvoc_pretrained_12e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

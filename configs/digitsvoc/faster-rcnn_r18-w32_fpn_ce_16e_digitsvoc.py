@@ -89,9 +89,9 @@ test_dataloader = dict(
     dataset=dict(
         val_dataloader['dataset'], ann_file='VOC2007/ImageSets/Main/test.txt'))
 
-# 16 epochs of 48 iterations, lr / 10 after epoch 12 (at 8 epochs cross-entropy
-# was still at 19 AP50 on val and climbing), AP50 on val after every epoch (the
-# learning curves of docs/evidence.md). lr (batch 8): chosen on val from {0.01,
+# 16 epochs of 48 iterations, lr / 10 after epoch 12 (at 8 epochs
+# cross-entropy's val AP50 was still climbing), AP50 on val after every epoch
+# (the learning curves of docs/evidence.md). lr (batch 8): chosen on val from {0.01,
 # 0.02, 0.04, 0.08} (experiments/studies/, docs/evidence.md); each loss's
 # config sets its own.
 train_cfg = dict(max_epochs=max_epochs, val_interval=1)

@@ -2,8 +2,8 @@
 # paper's loss settings (tau 7, lambda 0.5, mAP : APC = 2 : 1) except the
 # margin, which is 0 (the DigitsVOC study,
 # docs/evidence/digitsvoc_scratch_16e.md: from scratch the paper's margin
-# 0.15 left most scores without a gradient; test AP50 30.7 +- 1.9 over 3
-# seeds against 43.8 +- 1.6 over 5 at margin 0), its own learning rate
+# 0.15 left most scores without a gradient and tested below margin 0), its
+# own learning rate
 # chosen on val, and a score threshold of 0 at test time (rank-trained scores
 # have no absolute scale, so MMDetection's score threshold 0.05, a
 # probability, means nothing for them; the 100 best boxes per image are kept
@@ -26,9 +26,9 @@ model = dict(
             # model.roi_head.bbox_head.loss_cls.margin=0.15
             loss_cls=dict(_delete_=True, type='RaMBOAPLoss', margin=0.0))),
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
-# lr: chosen on val at margin 0 from {0.04, 0.1, 0.2} (val AP50 38.6 / 46.3 /
-# 26.9; experiments/studies/digitsvoc_scratch_16e.py, docs/evidence.md), as at
-# the paper's margin from {0.04, 0.1, 0.2, 0.4}; cross-entropy's was 0.04.
+# lr: chosen on val at margin 0 from {0.04, 0.1, 0.2}, as at the paper's
+# margin from {0.04, 0.1, 0.2, 0.4} (val results:
+# docs/evidence/digitsvoc_scratch_16e.md); cross-entropy's is 0.04.
 optim_wrapper = dict(optimizer=dict(lr=0.1))
 
 # Exact --resume: the loss's score memory and the random state go into every

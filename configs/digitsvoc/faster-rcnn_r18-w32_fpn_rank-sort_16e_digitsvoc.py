@@ -8,7 +8,7 @@
 # value, box coder stds [0.1, 0.1, 0.2, 0.2]. All from
 # `../dense/_base_/rank-sort.py`.
 # Stock RPN instead (cross-entropy + L1 on 256 sampled anchors per image,
-# the CE twin's, as this config trained before): delete the `rpn_head=`
+# the CE twin's): delete the `rpn_head=`
 # entry and the `rpn=` entry of `train_cfg` below.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
@@ -24,12 +24,10 @@ model = dict(
         rpn=dict(sampler=_base_.rank_sort_rpn_sampler),
         rcnn=dict(sampler=_base_.rank_sort_rcnn_sampler)),
     test_cfg=dict(rcnn=_base_.rank_sort_test_cfg))
-# lr (with the stock RPN and uniform box weights; not re-selected since):
-# selected on val by experiments/studies/digitsvoc_rank_sort_frcnn_16e.py
-# (seed 5) from {0.01, 0.02, 0.04, 0.08} (val AP50 31.3 / 35.3 / 25.3 / 0.1);
-# test AP50 38.5 +- 1.1 against cross-entropy's 41.6 +- 3.2, -3.1 [-6.9,
-# +0.6] paired over seeds 6-10: not resolved, and no gain
-# (docs/evidence/digitsvoc_rank_sort_frcnn_16e.md).
+# lr (selected with the stock RPN and uniform box weights): selected on val
+# by experiments/studies/digitsvoc_rank_sort_frcnn_16e.py (seed 5) from
+# {0.01, 0.02, 0.04, 0.08}; the val and test results against cross-entropy:
+# docs/evidence/digitsvoc_rank_sort_frcnn_16e.md.
 # Its raw scores sit high (precision 3 % at 0.3): calibrate before you
 # threshold them.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

@@ -4,9 +4,9 @@
 # DigitsVOC study (docs/evidence/digitsvoc_scratch_16e.md), which trained
 # this model from scratch and chose each setting on val: the paper's loss
 # settings (Sec. 5.2) but margin 0 (the paper's margin 0.15 left most scores
-# without a gradient: test AP50 30.7 +- 1.9 over 3 seeds against 43.8 +- 1.6
-# over 5 at margin 0), and each loss's own learning rate: cross-entropy 0.04
-# (from 0.01-0.08), RaMBO 0.1 (from 0.04-0.2 at margin 0).
+# without a gradient and tested below margin 0, in that report), and each
+# loss's own learning rate: cross-entropy 0.04 (from 0.01-0.08), RaMBO 0.1
+# (from 0.04-0.2 at margin 0).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_toyvoc.py'

@@ -21,10 +21,9 @@ model = dict(
     # 1e-3) among lambda 0.2 / 1 / 4 with memory 0 and memory 3 (Table 9's)
     # at lambda 0.2 / 1; lr on val over seeds 0-2 (seed 0 alone had
     # preferred 3e-3, which then failed on seed 1): the val R@1 of each in
-    # docs/retrieval.md. Mean val R@1 over the 3 seeds, 3e-4 / 1e-3 / 3e-3:
-    # 12.7 / 27.0 / 16.9 (experiments/studies/digit_instances_losses.py,
-    # which also trains FastAP and batch-hard triplet here, each at its own
-    # lr: docs/evidence/digit_instances_losses.md, docs/retrieval.md)
+    # docs/retrieval.md; the mean val R@1 over the 3 seeds of each lr:
+    # docs/evidence/digit_instances_losses.md (the study also trains FastAP
+    # and batch-hard triplet here, each at its own lr; docs/retrieval.md)
     loss=dict(type='RaMBORecallLoss', weighting='log', lambda_val=1.0,
               margin=0.02, memory=0))
 # Adam lr 1e-3 (embedding x 10), weight decay 4e-4 (the schedule's);

@@ -9,11 +9,10 @@ numbers. Their copies must agree with them, or not exist:
   reports now, labelled by study and seeds, with the loss version where the
   loss changed since; the few hand-written ones (configs no report covers)
   name the document they copy, and agree with it;
-* a number that a config's comment quotes as a result (``test AP50 8.6 +-
-  2.5``, ``16.6 ± 0.9``, ``val AP50 ... 9.9``, ``+2.3 [+1.0, +3.5]``) stands
-  in the report of a study the same comment names
-  (``experiments/studies/<study>.py``, ``docs/evidence/<study>.md`` or the
-  bare study name); paper numbers (``... AP50 paper number``) are exempt;
+* a config's comment quotes no result (``test AP50 8.6 +- 2.5``,
+  ``16.6 ± 0.9``, ``val AP50 ... 9.9``, ``+2.3 [+1.0, +3.5]``): it points to
+  the report (``docs/evidence/<study>.md``) instead; paper numbers
+  (``... AP50 paper number``) are exempt;
 * the results plot (``docs/images/results_ap50.png``) was drawn from the
   reports' numbers (its sidecar JSON), and README.md shows it.
 
@@ -30,7 +29,6 @@ import yaml
 
 from experiments import metafile_results as MR
 from experiments import results as R
-from experiments import verdict
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -188,8 +186,7 @@ def test_render_metafile_keeps_everything_else():
 
 # --- numbers quoted in config comments ---------------------------------------
 
-_STUDY = re.compile(
-    r'(?<![\w])((?:digitsvoc|confirm|digit_instances|pooled)_\w*[A-Za-z0-9])')
+_POINTER = re.compile(r'docs/evidence/[\w./-]*\w')
 _RESULT = re.compile(r'AP50|R@\d|MAP@R|\+-|±|\[[+-]\d')
 _DECIMAL = re.compile(r'(?<![\w.])[+-]?\d+\.\d+(?![\w]|\.\d)')
 # hyper-parameters, grids and citations, not results
@@ -214,45 +211,16 @@ def comment_blocks(text):
     return out
 
 
-def report_of(name):
-    """The report a study name in a comment points to, or None."""
-    for suffix in ('_preregistration', '_comparisons', '_curves',
-                   '_declaration'):
-        if name.endswith(suffix):
-            name = name[:-len(suffix)]
-    if osp.isfile(osp.join(EVIDENCE, f'{name}.md')):
-        return name
-    spec = osp.join(ROOT, 'experiments', 'studies', f'{name}.py')
-    if osp.isfile(spec):  # a spec writing into another study's report
-        m = re.search(r"^name = '(\w+)'", _read(spec), re.M)
-        if m and osp.isfile(osp.join(EVIDENCE, f'{m.group(1)}.md')):
-            return m.group(1)
-    return None
-
-
-def report_numbers(study):
-    text = ''
-    for suffix in ('.md', '_preregistration.md'):
-        path = osp.join(EVIDENCE, study + suffix)
-        if osp.isfile(path):
-            with open(path, encoding='utf-8') as f:
-                text += f.read() + '\n'
-    return {n.lstrip('+') for n in verdict.numbers(text)}
-
-
-def unreported_numbers(text):
+def quoted_results(text):
     """(sentence, numbers) of each result-like sentence of a comment block
-    with numbers no report of the studies the block names shows."""
-    studies = {report_of(n) for n in _STUDY.findall(text)} - {None}
-    found = set().union(*(report_numbers(s) for s in studies))
+    that quotes numbers (paper numbers aside)."""
     out = []
     for sentence in re.split(r'(?<=[.;])\s+(?=[A-Z(`])', text):
         if not _RESULT.search(sentence) or 'paper number' in sentence:
             continue
         numbers = _DECIMAL.findall(_PARAM.sub(' ', _GRID.sub(' ', sentence)))
-        missing = [n for n in numbers if n.lstrip('+') not in found]
-        if missing:
-            out.append((sentence, missing))
+        if numbers:
+            out.append((sentence, numbers))
     return out
 
 
@@ -263,27 +231,35 @@ CONFIGS = sorted(
 
 
 @pytest.mark.parametrize('rel', CONFIGS)
-def test_config_comments_quote_only_reported_numbers(rel):
-    bad = [(line, sentence, missing)
+def test_config_comments_quote_no_results(rel):
+    bad = [(line, sentence, numbers)
            for line, text in comment_blocks(_read(rel))
-           for sentence, missing in unreported_numbers(text)]
+           for sentence, numbers in quoted_results(text)]
     assert not bad, (
-        f'{rel}: result numbers in no report of the study the comment names '
-        '(name the study, copy the number from its report, or point to the '
-        f'report instead): {bad}')
+        f'{rel}: a comment copies results (point to the report, '
+        f'docs/evidence/<study>.md, instead): {bad}')
 
 
-def test_the_comment_check_catches_a_wrong_or_homeless_number():
-    ok = ('lr: selected on val by '
-          'experiments/studies/digitsvoc_dense_atss_16e.py from {0.005, '
-          '0.01} (val AP50 21.2 / 24.7); test AP50 23.1 +- 1.4.')
-    assert unreported_numbers(ok) == []
-    wrong = ok.replace('23.1 +- 1.4', '22.8 +- 1.4')
-    assert unreported_numbers(wrong)[0][1] == ['22.8']
+@pytest.mark.parametrize('rel', CONFIGS)
+def test_config_comments_point_to_reports_that_exist(rel):
+    missing = [path for _, text in comment_blocks(_read(rel))
+               for path in _POINTER.findall(text)
+               if not osp.exists(osp.join(ROOT, path))]
+    assert not missing, f'{rel}: a comment points to no report: {missing}'
+
+
+def test_the_comment_check_catches_a_copied_result():
+    pointer = ('lr: selected on val by '
+               'experiments/studies/digitsvoc_dense_atss_16e.py from {0.005, '
+               '0.01}; val and test results: '
+               'docs/evidence/digitsvoc_dense_atss_16e.md.')
+    assert quoted_results(pointer) == []
+    copied = pointer.replace('0.01}', '0.01} (val AP50 21.2 / 24.7)')
+    assert quoted_results(copied)[0][1] == ['21.2', '24.7']
     homeless = 'test AP50 23.1 +- 1.4 over 5 seeds (docs/dense.md).'
-    assert unreported_numbers(homeless)[0][1] == ['23.1', '1.4']
+    assert quoted_results(homeless)[0][1] == ['23.1', '1.4']
     paper = 'RaMBO paper, Table 5: 81.4 AP50 paper number.'
-    assert unreported_numbers(paper) == []
+    assert quoted_results(paper) == []
 
 
 # --- the results plot --------------------------------------------------------

@@ -1,9 +1,9 @@
 # aLRP Loss twin of `atss_r18-w32_fpn_focal_16e_digitsvoc.py`: `ALRPATSSHead`
 # (aLRP over all anchors, GIoU localisation errors, no centerness, the
 # self-balance weight set every 83 iterations after the 100-iteration
-# warm-up; `../_base_/rank-sort.py`). The lr and the results below were
-# measured with the earlier once-per-epoch self-balance update (the first
-# inside the warm-up); not re-measured since.
+# warm-up; `../_base_/rank-sort.py`). The lr and the results of the report
+# below were measured with a once-per-epoch self-balance update (the first
+# inside the warm-up).
 # Batch: 8 images per process; lr 0.0025 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py']
@@ -13,8 +13,6 @@ model = dict(
     test_cfg=_base_.rank_sort_test_cfg)
 custom_hooks = _base_.alrp_hooks
 # lr: selected on val by experiments/studies/digitsvoc_dense_atss_rank_sort_16e.py
-# (seed 5) from {0.00125, 0.0025, 0.005, 0.01, 0.02} (val AP50 19.0 / 23.7 /
-# 21.3 / 18.8 / 18.3); test AP50 19.5 +- 2.0 against focal's 23.4 +- 1.4, -3.9
-# [-5.4, -2.4] paired over seeds 6-10
-# (docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md).
+# (seed 5) from {0.00125, 0.0025, 0.005, 0.01, 0.02}; val and test results
+# against focal: docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md.
 optim_wrapper = dict(optimizer=dict(lr=0.0025))

@@ -2,10 +2,9 @@
 # `ALRPRetinaHead` (aLRP over all anchors, GIoU localisation errors, box
 # coder stds [0.1, 0.1, 0.2, 0.2], the self-balance weight set every 83
 # iterations after the 100-iteration warm-up; `../_base_/rank-sort.py`). The
-# lr and the results below were measured before the box coder stds (then
-# MMDetection's RetinaNet [1, 1, 1, 1]) and the self-balance period (then
-# once per 48-iteration epoch, the first update inside the warm-up: SB 7,032
-# then 979) followed the authors' code; not re-measured since.
+# lr and the results of the report below were measured with MMDetection's
+# RetinaNet box coder stds [1, 1, 1, 1] and a self-balance update once per
+# 48-iteration epoch (the first inside the warm-up).
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -18,10 +17,9 @@ model = dict(
 custom_hooks = _base_.alrp_hooks
 # lr: selected on val by
 # experiments/studies/digitsvoc_dense_retinanet_rank_sort_16e.py (seed 5)
-# from {0.00125, 0.0025, 0.005, 0.01, 0.02, 0.04} (val AP50 0.0 / 0.4 / 4.4 /
-# 7.1 / 9.9 / 6.3); its test against focal is pre-registered
-# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md):
-# test AP50 8.6 +- 2.5 over seeds 6-10 (4.1-10.0), where focal at its
-# selected 0.08 stayed at 0.0 with all five
-# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
+# from {0.00125, 0.0025, 0.005, 0.01, 0.02, 0.04}; its test against focal is
+# pre-registered
+# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md);
+# val and test results:
+# docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

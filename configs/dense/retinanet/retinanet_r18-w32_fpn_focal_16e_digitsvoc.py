@@ -24,11 +24,9 @@ model = dict(
     test_cfg=_base_.retinanet_test_cfg)
 # lr: selected on val (seed 5) by
 # experiments/studies/digitsvoc_dense_fixed_16e.py from
-# {0.005, 0.01, 0.02, 0.04, 0.08, 0.16} (val AP50 0.1 / 1.4 / 7.3 / 10.0 /
-# 9.7 / 0.0): its best inside the grid, the step beyond collapsed; its test
-# against the rank losses is pre-registered
-# (docs/evidence/digitsvoc_dense_fixed_16e.md).
-# At the earlier studies' lr 0.08, from the edge of an unwidened grid, it
-# stayed at test AP50 0.0 with seeds 6-10
+# {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}: its best inside the grid, the step
+# beyond collapsed; its test against the rank losses is pre-registered (val
+# and test results: docs/evidence/digitsvoc_dense_fixed_16e.md). At lr 0.08,
+# from the edge of an unwidened grid, it did not train
 # (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

@@ -14,12 +14,11 @@ model = dict(
         type='RaMBORetinaHead',
         loss_cls=_base_.rambo_sigmoid_focal_dense_loss))
 # lr: selected on val by experiments/studies/digitsvoc_dense_retinanet_16e.py
-# from {0.005, 0.01, 0.02, 0.04, 0.08} (val AP50 0.0 / 2.1 / 5.8 / 0.0 / 0.0);
-# test AP50 6.3 +- 1.9 against focal's 6.5 +- 5.7 (-0.2 [-19.0, +18.5] paired
-# over 3 seeds): no difference resolved on this fragile baseline
-# (docs/evidence/digitsvoc_dense_retinanet_16e.md). The logits mix (ATSS's
-# recipe) was no more reliable here:
-# at its val-selected 0.08 it trained with 2 of 5 test seeds, 3.8 +- 5.2
+# from {0.005, 0.01, 0.02, 0.04, 0.08}; against focal no difference resolved
+# on this fragile baseline (val and test results:
+# docs/evidence/digitsvoc_dense_retinanet_16e.md). The logits mix (ATSS's
+# recipe) was no more reliable here: at its val-selected 0.08 it trained
+# with 2 of 5 test seeds
 # (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md), so this
 # config keeps the sigmoid scores and lr of its own study.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

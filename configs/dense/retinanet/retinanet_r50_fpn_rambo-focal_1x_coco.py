@@ -2,8 +2,8 @@
 # RetinaNet, CocoMetric): the RaMBO AP loss over all anchors, ranking the
 # logits, plus the stock focal loss (`rambo_focal_dense_loss` of
 # `../_base_/rambo-ap.py`), at focal's lr (0.01 for a total batch of 16).
-# Evidence: ATSS on DigitsVOC (+3.7 AP50 [+1.7, +5.7] over focal, 5 seeds,
-# docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md); unresolved on
+# Evidence: ATSS on DigitsVOC, ahead of focal
+# (docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md); unresolved on
 # the DigitsVOC RetinaNet. Not trained on COCO
 # in this project (no COCO, no GPU on its machine).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,

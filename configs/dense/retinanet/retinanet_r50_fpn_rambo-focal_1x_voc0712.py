@@ -2,9 +2,9 @@
 # RetinaHead (box loss unchanged) trained with the RaMBO AP loss over all
 # anchors, ranking the logits, plus the stock focal loss (`MixedRankLoss`,
 # `rambo_focal_dense_loss` of `../_base_/rambo-ap.py`), at focal's lr (0.01
-# for a total batch of 16). The evidence for this mix is ATSS's (DigitsVOC:
-# +3.7 AP50 [+1.7, +5.7] over focal, 5 seeds,
-# docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md); on the
+# for a total batch of 16). The evidence for this mix is ATSS's (DigitsVOC,
+# ahead of focal: docs/evidence/digitsvoc_dense_atss_16e.md, docs/dense.md);
+# on the
 # DigitsVOC RetinaNet, whose focal baseline is itself unstable without
 # normalisation in the head, RaMBO + focal and focal were level (no
 # difference resolved). Not trained at this scale in this project (no VOC,
