@@ -62,7 +62,8 @@ def documented_commands():
     import shlex
     out = []
     pages = ['README.md'] + sorted(
-        osp.relpath(p, ROOT) for p in glob.glob(osp.join(ROOT, 'docs', '*.md')))
+        osp.relpath(p, ROOT)
+        for p in glob.glob(osp.join(ROOT, 'docs', '*.md')))
     for rel in pages:
         with open(osp.join(ROOT, rel), encoding='utf-8') as f:
             text = f.read()
