@@ -129,3 +129,28 @@ def test_a_documented_command_builds_its_model(config, args):
     missing = [h for h in shipped if h not in kept]
     assert not missing, (f'{config} with {options} drops the hooks '
                          f'{missing} the config ships')
+
+
+def test_the_hooks_table_is_the_configs_hooks():
+    """docs/reliability.md's one list of the hooks each config family needs
+    names exactly the hook lists the shipped configs carry."""
+    from mmengine.config import Config
+    with open(osp.join(ROOT, 'docs', 'reliability.md'),
+              encoding='utf-8') as f:
+        text = f.read()
+    section = text.split('## The hooks each config needs', 1)[1]
+    section = section.split('\n## ', 1)[0]
+    table = set()
+    for line in section.splitlines():
+        cells = line.strip().strip('|').split('|')
+        if len(cells) == 2 and not set(cells[0].strip()) <= set('-'):
+            if cells[1].strip() == '`custom_hooks`':
+                continue
+            table.add(tuple(re.findall(r"type='(\w+)'", cells[1])))
+    shipped = set()
+    for path in glob.glob(osp.join(ROOT, 'configs', '**', '*.py'),
+                          recursive=True):
+        if '_base_' in path.split(osp.sep):
+            continue
+        shipped.add(tuple(hook_types(Config.fromfile(path))))
+    assert table == shipped, (table, shipped)
