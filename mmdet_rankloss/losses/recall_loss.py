@@ -36,9 +36,8 @@ from torch import Tensor
 
 from mmdet.registry import MODELS
 
-from ..ops.checks import (check_choice, check_data, check_flag,
+from ..ops.checks import (all_finite, check_choice, check_data, check_flag,
                           check_positive)
-from ..ops.device import reads_are_free
 from ..ops.ranking import margin_shift, rank_dtype
 from ..ops.stable_order import descending_order
 from .memory import ScoreMemory, ScoreMemoryMixin
@@ -74,39 +73,6 @@ def _rank_weight_backward(grad: Tensor, r: Tensor, weighting: str) -> Tensor:
     if weighting == 'loglog':
         grad = grad / (torch.log1p(r) + 1)
     return grad / (r + 1)
-
-
-def _all_finite(x: Tensor) -> Tensor:
-    """0-d bool: no NaN or inf in ``x`` (``inf * 0`` and ``NaN * 0`` are
-    NaN; three kernels, where ``isfinite(x).all()`` takes five)."""
-    return (x * 0 == 0).all()
-
-
-def _check_inputs(owner: str, scores: Tensor, masks: Dict[str,
-                                                          Tensor]) -> None:
-    """:func:`~.utils.check_scores_and_masks` for ``(Q, N)`` scores where
-    reads are free (one read, ``ValueError``); elsewhere the same shape and
-    dtype checks on the host and the value checks on the device."""
-    if isinstance(scores, Tensor) and not reads_are_free(scores):
-        got = tuple(scores.shape)
-        if not scores.is_floating_point() or scores.dim() != 2:
-            raise ValueError(f'{owner}: scores must be a floating point '
-                             f'tensor of shape (Q, N), got {got}')
-        for name, mask in masks.items():
-            if not isinstance(mask, Tensor) or mask.shape != scores.shape:
-                shape = tuple(mask.shape) if isinstance(mask, Tensor) \
-                    else mask
-                raise ValueError(
-                    f'{owner}: {name} must be a tensor of the scores shape '
-                    f'{got}, got {shape}')
-        conditions = [(_all_finite(scores), 'scores contain NaN or inf')]
-        for name, mask in masks.items():
-            if mask.dtype != torch.bool:
-                conditions.append((((mask == 0) | (mask == 1)).all(),
-                                   f'{name} must be binary (0/1 or bool)'))
-        check_data(owner, conditions)
-        return
-    check_scores_and_masks(owner, scores, masks, '(Q, N)', allow_empty=True)
 
 
 class _RecallTerms(NamedTuple):
@@ -345,8 +311,9 @@ def rambo_recall_loss(scores: Tensor,
     """
     if valid is None and isinstance(scores, Tensor):
         valid = torch.ones_like(scores, dtype=torch.bool)
-    _check_inputs('rambo_recall_loss', scores,
-                  dict(positives=positives, valid=valid))
+    check_scores_and_masks('rambo_recall_loss', scores,
+                           dict(positives=positives, valid=valid), '(Q, N)',
+                           allow_empty=True)
     lambda_val, margin, weighting, reduction = _check_settings(
         'rambo_recall_loss', lambda_val, margin, weighting, reduction)
     normalize_ranks = check_flag('rambo_recall_loss', 'normalize_ranks',
@@ -463,7 +430,7 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
         pairs = retrieval_pairs(embeddings, labels, ref, ref_labels,
                                 check_values=False)
         check_data(type(self).__name__, [
-            (_all_finite(pairs.scores),
+            (all_finite(pairs.scores),
              'embeddings (or the memory) contain NaN or inf')])
         result = _recall_loss(pairs.scores, pairs.positives, pairs.valid,
                               self.lambda_val, self.margin, self.weighting,

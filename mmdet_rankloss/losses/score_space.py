@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops.checks import check_choice, check_data, check_number
+from ..ops.checks import (all_finite, check_choice, check_data,
+                          check_number)
 from ..ops.ranking import rank_dtype
 
 __all__ = ['SCORE_SPACES', 'ScoreSpace', 'ClsHooksMixin']
@@ -128,10 +129,7 @@ class ScoreSpace:
             conditions += [
                 (labels.clamp(0, num_classes).eq(labels).all(),
                  label_range),
-                # x * 0 is 0 for finite x, NaN for NaN and inf: three
-                # kernels where isfinite takes five
-                (cls_score.mul(0).eq(0).all(),
-                 'cls_score contains NaN or inf')]
+                (all_finite(cls_score), 'cls_score contains NaN or inf')]
         check_data(owner, conditions)
         return num_classes
 

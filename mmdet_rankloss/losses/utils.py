@@ -12,7 +12,7 @@ from typing import Dict, NamedTuple, Optional
 import torch
 from torch import Tensor
 
-from ..ops.checks import check_choice
+from ..ops.checks import all_finite, check_choice, check_data
 from ..ops.ranking import rank_dtype
 
 __all__ = [
@@ -48,8 +48,9 @@ def check_scores_and_masks(owner: str,
     """Validate rows of scores and binary masks of the same shape.
 
     Shapes and dtypes are checked on the host; finiteness of the scores and
-    binariness of the masks need the data, and are folded into one
-    device-to-host read (a rank loss reads the data back anyway to sort).
+    binariness of the masks need the data: :func:`~mmdet_rankloss.ops.
+    checks.check_data` reads them in one go on the CPU and makes them
+    device assertions elsewhere (no read).
 
     Args:
         owner (str): Function named in the messages.
@@ -71,7 +72,7 @@ def check_scores_and_masks(owner: str,
     if not allow_empty and scores.shape[-1] == 0:
         raise ValueError(f'{owner}: scores must have shape {shape} with '
                          f'n > 0, got {got}')
-    flags = [~torch.isfinite(scores).all()]
+    conditions = []
     for name, mask in masks.items():
         if not isinstance(mask, Tensor) or mask.shape != scores.shape:
             raise ValueError(
@@ -79,13 +80,10 @@ def check_scores_and_masks(owner: str,
                 f'{got}, got '
                 f'{tuple(mask.shape) if isinstance(mask, Tensor) else mask}')
         if mask.dtype != torch.bool:
-            flags.append(((mask != 0) & (mask != 1)).any())
-    nonfinite, *nonbinary = torch.stack(flags).tolist()
-    if any(nonbinary):
-        raise ValueError(f'{owner}: {" and ".join(masks)} must be binary '
-                         '(0/1 or bool)')
-    if nonfinite:
-        raise ValueError(f'{owner}: scores contain NaN or inf')
+            conditions.append((((mask == 0) | (mask == 1)).all(),
+                               f'{name} must be binary (0/1 or bool)'))
+    conditions.append((all_finite(scores), 'scores contain NaN or inf'))
+    check_data(owner, conditions)
 
 
 def grad_stats(grad: Tensor,
