@@ -29,7 +29,8 @@ from ..ops.device import reads_are_free
 from ..ops.ranking import (_SPARSE_RERANK_MAX_MOVED, exact_rank,
                            margin_shift, rank_dtype, subset_rank_at)
 from ..ops.sparse_rerank import rerank_sparse
-from ..ops.stable_order import column_orders, descending_order
+from ..ops.stable_order import (column_orders, descending_indices,
+                                descending_order, ranks_from_order)
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
@@ -142,23 +143,6 @@ def _positions(n: int, dtype: torch.dtype, device) -> Tensor:
     return torch.arange(1, n + 1, dtype=dtype, device=device)
 
 
-def _ranks_from_order(order: Tensor, positions: Tensor) -> Tensor:
-    """Integer ranks (1 = first in ``order``), by one scatter of the
-    ``positions`` (:func:`_positions`)."""
-    return torch.empty(order.shape, dtype=positions.dtype,
-                       device=order.device).scatter_(
-                           -1, order, positions.expand(order.shape))
-
-
-def _descending_indices(values: Tensor) -> Tensor:
-    """The order of :func:`~..ops.stable_order.descending_order` alone:
-    on a device one stable descending sort (equal values keep their index
-    order), on the CPU the NumPy path."""
-    if reads_are_free(values):
-        return descending_order(values)[1]
-    return torch.sort(values, dim=-1, descending=True, stable=True).indices
-
-
 def _perturbed_ranks(ranked: Tensor, ranks: Tensor, grad_ranks: Tensor,
                      lambda_val: float, positions: Tensor,
                      sorted_values: Optional[Tuple[Tensor, Tensor]]
@@ -182,7 +166,7 @@ def _perturbed_ranks(ranked: Tensor, ranks: Tensor, grad_ranks: Tensor,
             moved = grad_ranks != 0
             return rerank_sparse(ranked, ranks, moved, perturbed, False,
                                  sorted_values, moved_at)
-    return _ranks_from_order(_descending_indices(perturbed), positions)
+    return ranks_from_order(descending_indices(perturbed), positions)
 
 
 def _blackbox_ap(shifted: Tensor, positives: Tensor,
@@ -205,9 +189,9 @@ def _blackbox_ap(shifted: Tensor, positives: Tensor,
     if order is None and reads_are_free(ranked):
         order = descending_order(ranked)
     sorted_values = order
-    order = _descending_indices(ranked) if order is None else order[1]
+    order = descending_indices(ranked) if order is None else order[1]
     positions = _positions(n, work, shifted.device)
-    int_ranks = _ranks_from_order(order, positions)
+    int_ranks = ranks_from_order(order, positions)
     if positive_rank_grad:
         int_all, int_pos = int_ranks[:rows], int_ranks[rows:]
     else:

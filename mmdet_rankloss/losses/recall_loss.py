@@ -39,7 +39,7 @@ from mmdet.registry import MODELS
 from ..ops.checks import (all_finite, check_choice, check_data, check_flag,
                           check_positive)
 from ..ops.ranking import margin_shift, rank_dtype
-from ..ops.stable_order import descending_order
+from ..ops.stable_order import descending_indices, ranks_from_order
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import check_reduction, check_scores_and_masks
@@ -99,9 +99,8 @@ def _ranks(values: Tensor, positions: Tensor,
         tuple[Tensor, Tensor]: Ranks (Q, N) and the order (Q, N): the
         column at each place of the ranking.
     """
-    order = descending_order(values)[1]
-    ranks = torch.empty_like(values).scatter_(-1, order,
-                                              positions.expand_as(order))
+    order = descending_indices(values)
+    ranks = ranks_from_order(order, positions)
     return (ranks / values.shape[-1] if normalize else ranks), order
 
 

@@ -33,7 +33,10 @@ _NUMPY_MIN_LENGTH = 4096
 _SIGN_FLIP = 0x7FFFFFFF
 _LOW_32 = 0xFFFFFFFF
 
-__all__ = ['descending_order', 'order_keys', 'column_orders']
+__all__ = [
+    'descending_order', 'descending_indices', 'ranks_from_order',
+    'order_keys', 'column_orders'
+]
 
 
 def descending_order(values: Tensor) -> Tuple[Tensor, Tensor]:
@@ -74,6 +77,37 @@ def descending_order(values: Tensor) -> Tuple[Tensor, Tensor]:
     # and keeps the runs where they are
     flat[row, col] = torch.sort(run * n + flat[row, col]).values % n
     return neg_sorted, order
+
+
+def descending_indices(values: Tensor) -> Tensor:
+    """The order of :func:`descending_order` alone (the column at each
+    place): on a device one stable descending sort (equal values keep
+    their index order), on the CPU the NumPy path.
+
+    Args:
+        values (Tensor): Shape (..., n), no NaN.
+
+    Returns:
+        Tensor: int64 indices of the values' shape.
+    """
+    if reads_are_free(values):
+        return descending_order(values)[1]
+    return torch.sort(values, dim=-1, descending=True, stable=True).indices
+
+
+def ranks_from_order(order: Tensor, positions: Tensor) -> Tensor:
+    """Integer ranks (1 = first in ``order``) by one scatter.
+
+    Args:
+        order (Tensor): Indices (..., n), e.g. :func:`descending_indices`.
+        positions (Tensor): ``1..n`` (n,) in the dtype of the ranks.
+
+    Returns:
+        Tensor: Ranks of ``order``'s shape in ``positions``' dtype.
+    """
+    return torch.empty(order.shape, dtype=positions.dtype,
+                       device=order.device).scatter_(
+                           -1, order, positions.expand(order.shape))
 
 
 def column_orders(neg_sorted: Tensor, order: Tensor,
