@@ -79,8 +79,7 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     known on the host) are exchanged between the hosts, so that gather
     reads nothing back from the device either. No shape depends on the
     data, so once the memory is full a step can be captured in a CUDA
-    graph. The kernel ops and host
-    reads are counted without a GPU by
+    graph. The kernel ops and host reads are counted without a GPU by
     ``tests/test_losses/test_device_budgets.py``. The other rankers work on
     the positives' places (host reads) and leave RoIs of weight 0 out.
 
@@ -213,14 +212,9 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         scores, targets = self._select(cls_score, labels, weight,
                                        num_classes, masked)
         with_grad = torch.is_grad_enabled() and cls_score.requires_grad
-        stored = self._memory.read(scores)
-        if self.ranker.masks_items:
-            per_class, across = self.ranker.rank_classes(
-                scores, targets, stored, self.margin, reduction, with_grad,
-                masked)
-        else:
-            per_class, across = self.ranker.rank_classes(
-                scores, targets, stored, self.margin, reduction, with_grad)
+        per_class, across = self.ranker.rank_classes(
+            scores, targets, self._memory.read(scores), self.margin,
+            reduction, with_grad, masked)
         if self.training and scores.shape[0]:
             self._memory.append(scores, targets)
         out = self._combine(cls_score, per_class, across)
@@ -260,20 +254,14 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         """The weighted losses; a zero that keeps the graph where a
         ranking is missing (only a back-end that leaves items out misses
         one; the blackbox one ranks every batch, empty or not)."""
-        zero = None
-
-        def term(result: Optional[APLossResult]) -> Tensor:
-            nonlocal zero
-            if result is not None:
-                return result.loss
-            if zero is None:
-                zero = zero_loss(cls_score)
-            return zero
-
+        zero = zero_loss(cls_score) if per_class is None or \
+            across is None else None
         scale = self.loss_weight
         return dict(
-            loss_rambo_map=scale * self.map_weight * term(per_class),
-            loss_rambo_apc=scale * self.apc_weight * term(across))
+            loss_rambo_map=scale * self.map_weight *
+            (zero if per_class is None else per_class.loss),
+            loss_rambo_apc=scale * self.apc_weight *
+            (zero if across is None else across.loss))
 
     def _logged(self, per_class: Optional[APLossResult],
                 across: Optional[APLossResult], targets: Tensor,

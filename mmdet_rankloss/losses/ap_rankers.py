@@ -33,9 +33,9 @@ from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
 from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
-from .average_precision import (APLossResult, ap_of_rows, blackbox_ap,
-                                blackbox_ap_classes, exact_ap, reduce_rows,
-                                row_mean, shift_scores)
+from .average_precision import (APLossResult, ap_of_rows,
+                                blackbox_ap_classes, blackbox_ap_of_rows,
+                                exact_ap, reduce_rows, row_mean)
 
 __all__ = [
     'APLossResult', 'APRanker', 'BlackboxRanker', 'SigmoidRanker',
@@ -97,7 +97,8 @@ class APRanker(nn.Module):
                      stored: Optional[Tuple[Tensor, Tensor]],
                      margin: float,
                      reduction: str,
-                     with_grad: bool = False) -> ClassRankings:
+                     with_grad: bool = False,
+                     masked: bool = False) -> ClassRankings:
         """``1 - AP`` of each class over the batch and the stored batches,
         and of all the batch's (item, class) scores as one row.
 
@@ -111,11 +112,17 @@ class APRanker(nn.Module):
             reduction (str): ``'mean'`` or ``'sum'`` over the classes with
                 a positive.
             with_grad (bool): As in :meth:`forward`.
+            masked (bool): Whether items that are not ranked are ``-inf``
+                rows; only a ranker with ``masks_items`` takes them (the
+                others are given the ranked items alone).
 
         Returns:
             tuple: The classes' result (C rows), None when there is no
             score at all; the flat row's (1 row), None for an empty batch.
         """
+        if masked and not self.masks_items:
+            raise ValueError(f'{type(self).__name__} ranks every item it '
+                             'is given: leave the items out, not -inf')
         rows, row_positives = scores.t(), positives.t()
         if stored is not None:
             rows = torch.cat([scores, stored[0]]).t()
@@ -174,15 +181,10 @@ class BlackboxRanker(APRanker):
         """``1 - AP`` of each row by :func:`~.average_precision.
         blackbox_ap` (see :meth:`APRanker.forward`); no read from the
         device."""
-        lead, n = scores.shape[:-1], scores.shape[-1]
-        positives = positives.bool().reshape(-1, n)
-        shifted = shift_scores(scores.reshape(-1, n), positives, margin)
-        out = blackbox_ap(shifted, positives, self.lambda_val,
-                          self.normalize_ranks, reduction,
-                          self.positive_rank_grad, with_grad)
-        return APLossResult(
-            out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
-            None if out.grad is None else out.grad.reshape(lead + (n, )))
+        return blackbox_ap_of_rows(scores, positives, margin,
+                                   self.lambda_val, self.normalize_ranks,
+                                   reduction, self.positive_rank_grad,
+                                   with_grad)
 
     def rank_classes(self,
                      scores: Tensor,

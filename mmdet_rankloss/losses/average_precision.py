@@ -35,7 +35,8 @@ from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
     'APLossResult', 'ap_of_rows', 'blackbox_ap', 'blackbox_ap_classes',
-    'exact_ap', 'average_precision_loss', 'shift_scores'
+    'blackbox_ap_of_rows', 'exact_ap', 'average_precision_loss',
+    'shift_scores'
 ]
 
 
@@ -178,7 +179,7 @@ def _blackbox_ap(shifted: Tensor, positives: Tensor,
     ``1 - AP`` in the ranks is written out in the operations autograd runs
     (``DivBackward``: ``grad / other`` and ``-grad * ((self / other) /
     other)``), so that its bits are autograd's; masks are products with
-    the boolean masks (a masked value is finite, so ``x * 0`` is a zero)."""
+    0/1 masks (a masked value is finite, so ``x * 0`` is a zero)."""
     rows, n = shifted.shape
     work = shifted.dtype
     if positive_rank_grad:  # Eq. 21's numerator ranked by Algorithm 1 too
@@ -395,11 +396,30 @@ def average_precision_loss(scores: Tensor,
     normalize_ranks = check_flag(owner, 'normalize_ranks', normalize_ranks)
     positive_rank_grad = check_flag(owner, 'positive_rank_grad',
                                     positive_rank_grad)
-    n = scores.shape[-1]
-    positives = labels.bool().reshape(-1, n)
+    return blackbox_ap_of_rows(scores, labels, margin, lambda_val,
+                               normalize_ranks, reduction,
+                               positive_rank_grad).loss
+
+
+def blackbox_ap_of_rows(scores: Tensor,
+                        positives: Tensor,
+                        margin: float,
+                        lambda_val: float,
+                        normalize_ranks: bool,
+                        reduction: str,
+                        positive_rank_grad: bool,
+                        with_grad: bool = False) -> APLossResult:
+    """:func:`blackbox_ap` of validated scores (..., n), shifted by the
+    margin (Eq. 14) and ranked along the last dimension; AP, valid rows and
+    gradient in the leading shape."""
+    lead, n = scores.shape[:-1], scores.shape[-1]
+    positives = positives.bool().reshape(-1, n)
     shifted = shift_scores(scores.reshape(-1, n), positives, margin)
-    return blackbox_ap(shifted, positives, lambda_val, normalize_ranks,
-                       reduction, positive_rank_grad).loss
+    out = blackbox_ap(shifted, positives, lambda_val, normalize_ranks,
+                      reduction, positive_rank_grad, with_grad)
+    return APLossResult(
+        out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
+        None if out.grad is None else out.grad.reshape(lead + (n, )))
 
 
 def shift_scores(scores: Tensor, positives: Tensor, margin: float) -> Tensor:
