@@ -16,6 +16,12 @@
   ``train_step`` / ``data_preprocessor`` takes them: two uint8 images, each
   with two boxes of labels 1 and ``num_classes - 1`` and no ignored boxes
   (seeded: the same images every call).
+* ``roi_head_inputs``: a factory of a bbox head's ``loss`` inputs,
+  ``roi_head_inputs(head, num_classes, n=40, num_pos=12, seed=1)`` ->
+  (cls_score (n, C + 1), bbox_pred (n, 4C), rois, labels, label weights,
+  box targets (encoded by ``head.bbox_coder`` unless
+  ``head.reg_decoded_bbox``), box weights): ``num_pos`` positive RoIs
+  first, boxes near the RoIs.
 * ``digits_root``: a tiny DigitsVOC (4 train, 2 val, 2 test images), written
   once per test run; its ``VOCdevkit/`` path, with a trailing slash.
 * ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
@@ -33,6 +39,7 @@ import os.path as osp
 import pytest
 import torch
 import torch.nn.functional as F
+
 
 def make_embedding_batch(b, c, d=6, dtype=torch.float64, seed=0,
                          device='cpu'):
@@ -102,6 +109,33 @@ def make_detection_batch(num_classes, size=64):
             bboxes=torch.zeros(0, 4), labels=torch.zeros(0, dtype=torch.long))
         samples.append(sample)
     return dict(inputs=inputs, data_samples=samples)
+
+
+def make_roi_head_inputs(head, num_classes, n=40, num_pos=12, seed=1):
+    """A bbox head's ``loss`` inputs (see the module docstring)."""
+    gen = torch.Generator().manual_seed(seed)
+    xy = torch.rand(n, 2, generator=gen) * 40
+    rois = torch.cat([torch.zeros(n, 1), xy, xy + 10 + torch.rand(
+        n, 2, generator=gen) * 20], 1)
+    labels = torch.full((n, ), num_classes)
+    labels[:num_pos] = torch.randint(0, num_classes, (num_pos, ),
+                                     generator=gen)
+    gt = rois[:, 1:] + torch.randn(n, 4, generator=gen)
+    targets = gt if head.reg_decoded_bbox else head.bbox_coder.encode(
+        rois[:, 1:], gt)
+    targets[num_pos:] = 0
+    weights = torch.zeros(n, 4)
+    weights[:num_pos] = 1
+    cls_score = torch.randn(n, num_classes + 1, generator=gen)
+    bbox_pred = torch.randn(n, 4 * num_classes, generator=gen) * 0.1
+    return (cls_score, bbox_pred, rois, labels, torch.ones(n), targets,
+            weights)
+
+
+@pytest.fixture
+def roi_head_inputs():
+    """Factory of a bbox head's loss inputs (see the module docstring)."""
+    return make_roi_head_inputs
 
 
 @pytest.fixture

@@ -160,7 +160,7 @@ def test_bad_configs_are_refused(overrides, match):
 
 
 @pytest.mark.parametrize('reg_decoded', [False, True])
-def test_rs_bbox_head_loss(reg_decoded):
+def test_rs_bbox_head_loss(reg_decoded, roi_head_inputs):
     cfg = dict(
         type='RankSortBBoxHead', in_channels=8, fc_out_channels=16,
         roi_feat_size=7, num_classes=NUM_CLASSES, bbox_coder=dict(CODER),
@@ -170,24 +170,10 @@ def test_rs_bbox_head_loss(reg_decoded):
         else dict(type='SmoothL1Loss', loss_weight=1.0))
     torch.manual_seed(0)
     head = MODELS.build(cfg)
-    n = 40
-    g = torch.Generator().manual_seed(1)
-    xy = torch.rand(n, 2, generator=g) * 40
-    rois = torch.cat([torch.zeros(n, 1), xy, xy + 10 + torch.rand(
-        n, 2, generator=g) * 20], 1)
-    labels = torch.full((n, ), NUM_CLASSES)
-    labels[:12] = torch.randint(0, NUM_CLASSES, (12, ), generator=g)
-    gt = rois[:, 1:] + torch.randn(n, 4, generator=g)
-    targets = gt if reg_decoded else head.bbox_coder.encode(rois[:, 1:], gt)
-    targets[12:] = 0
-    weights = torch.zeros(n, 4)
-    weights[:12] = 1
-    cls_score = torch.randn(n, NUM_CLASSES + 1, generator=g,
-                            requires_grad=True)
-    bbox_pred = (torch.randn(n, 4 * NUM_CLASSES, generator=g) *
-                 0.1).requires_grad_(True)
-    losses = head.loss(cls_score, bbox_pred, rois, labels, torch.ones(n),
-                       targets, weights)
+    cls_score, bbox_pred, *rest = roi_head_inputs(head, NUM_CLASSES)
+    cls_score.requires_grad_(True)
+    bbox_pred.requires_grad_(True)
+    losses = head.loss(cls_score, bbox_pred, *rest)
     assert {'loss_rank_sort', 'loss_bbox', 'acc_classes'} <= set(losses)
     assert losses['loss_bbox'].item() == pytest.approx(
         losses['loss_rank_sort'].item(), rel=1e-5)
