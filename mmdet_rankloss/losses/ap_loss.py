@@ -64,10 +64,12 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     Logged (keys without ``loss``): ``rambo_ap``, the mAP of the shifted
     scores over batch and memory; with the blackbox ranker also the push
     directions of the current scores under the combined loss
-    (:func:`~.utils.grad_stats`), read off the Algorithm-1 gradient at no
-    extra sort. A key whose value is undefined (no positive in the batch)
-    is left out on the CPU and NaN on a device, where knowing it would be a
-    read.
+    (``rambo_grad_density``, the share of scores with a gradient;
+    ``rambo_pos_grad_frac``, of positives pushed up;
+    ``rambo_neg_grad_frac``, of negatives pushed down), read off the
+    Algorithm-1 gradient at no extra sort. A key whose value is undefined
+    (no positive in the batch) is left out on the CPU and NaN on a device,
+    where knowing it would be a read.
 
     On a device (CUDA) with the default ranker a training call reads
     nothing back and launches a fixed number of kernels, whatever the
@@ -290,12 +292,13 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
 
 def _push_stats(map_grad: Tensor, apc_grad: Tensor, positives: Tensor,
                 on_host: bool) -> Dict[str, Tensor]:
-    """:func:`~.utils.grad_stats` of ``map_grad + apc_grad``, by counting.
+    """The push directions of ``map_grad + apc_grad`` (class docstring),
+    by counting.
 
-    The same values (exact counts, one fp32 division each), but the
-    (N, C) gradient is read by counting passes: the negatives are counted
-    as all minus the positives, not gathered by a mask, which on a dense
-    head costs as much as a sort; the three shares are one division.
+    Exact counts, one fp32 division: the (N, C) gradient is read by
+    counting passes, and the negatives are counted as all minus the
+    positives, not gathered by a mask, which on a dense head costs as much
+    as a sort.
 
     Args:
         map_grad (Tensor): Weighted ``L_mAP`` gradient (N, C), any layout.

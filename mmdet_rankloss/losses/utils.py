@@ -7,7 +7,7 @@ the zero that keeps the graph, the logged push directions of a blackbox
 gradient, negatives, distances on the unit sphere and batch-hard mining.
 Hyper-parameter checks are in :mod:`mmdet_rankloss.ops.checks`.
 """
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, NamedTuple
 
 import torch
 from torch import Tensor
@@ -17,7 +17,6 @@ from ..ops.ranking import rank_dtype
 
 __all__ = [
     'REDUCTIONS', 'check_reduction', 'check_scores_and_masks', 'zero_loss',
-    'grad_stats',
     'negatives_of', 'sq_distance_from_scores', 'distance_from_scores',
     'HardestPairs', 'hardest_pairs'
 ]
@@ -84,37 +83,6 @@ def check_scores_and_masks(owner: str,
                                f'{name} must be binary (0/1 or bool)'))
     conditions.append((all_finite(scores), 'scores contain NaN or inf'))
     check_data(owner, conditions)
-
-
-def grad_stats(grad: Tensor,
-               positives: Tensor,
-               valid: Optional[Tensor] = None) -> Dict[str, Tensor]:
-    """Push directions of a score gradient at unit scale, for logging.
-
-    Args:
-        grad (Tensor): dL/dscores, any shape.
-        positives (Tensor): Bool, the same shape.
-        valid (Tensor, optional): Bool, the elements that count. Defaults
-            to None (all).
-
-    Returns:
-        dict[str, Tensor]: ``rambo_grad_density`` (share of elements with
-        any gradient), ``rambo_pos_grad_frac`` (share of positives pushed
-        up) and ``rambo_neg_grad_frac`` (share of negatives pushed down);
-        a key is left out when it has no element.
-    """
-    if valid is None:
-        negatives = ~positives
-        moved = grad != 0
-    else:
-        negatives = valid & ~positives
-        moved = grad[valid] != 0
-    stats = dict(rambo_grad_density=moved.float().mean())
-    if bool(positives.any()):
-        stats['rambo_pos_grad_frac'] = (grad[positives] < 0).float().mean()
-    if bool(negatives.any()):
-        stats['rambo_neg_grad_frac'] = (grad[negatives] > 0).float().mean()
-    return stats
 
 
 def negatives_of(positives: Tensor, valid: Tensor) -> Tensor:

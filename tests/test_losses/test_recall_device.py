@@ -24,13 +24,25 @@ from _device_modes import ShadowMeta  # tests/test_losses on sys.path
 from mmdet_rankloss.losses import RaMBORecallLoss, rambo_recall_loss
 from mmdet_rankloss.losses.pairwise import retrieval_pairs
 from mmdet_rankloss.losses.recall_loss import recall_rank_weight
-from mmdet_rankloss.losses.utils import grad_stats, zero_loss
+from mmdet_rankloss.losses.utils import zero_loss
 from mmdet_rankloss.ops.ranking import blackbox_rank_loss, margin_shift
 
 MAX_OPS = 150
 
 
 # ------------------------------------------------------------- reference
+def grad_stats(grad, positives, valid):
+    """The logged push directions as the replaced recall loss computed
+    them (boolean indexing), the reference of the masked counts."""
+    negatives = valid & ~positives
+    stats = dict(rambo_grad_density=(grad[valid] != 0).float().mean())
+    if bool(positives.any()):
+        stats['rambo_pos_grad_frac'] = (grad[positives] < 0).float().mean()
+    if bool(negatives.any()):
+        stats['rambo_neg_grad_frac'] = (grad[negatives] > 0).float().mean()
+    return stats
+
+
 def reference_core(scores, positives, valid, lambda_val, margin, weighting,
                    normalize, reduction, with_grad):
     """The previous ``_recall_loss``: rows with a positive selected, ranks
