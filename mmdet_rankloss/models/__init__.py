@@ -26,3 +26,8 @@ from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,  # noqa: E402
 __all__ += ['ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead',
             'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead',
             'RankSortBBoxHead']
+
+from .rank_sort_mask_heads import (RankSortMaskHead,  # noqa: E402
+                                   RankSortRoIHead)
+
+__all__ += ['RankSortMaskHead', 'RankSortRoIHead']
