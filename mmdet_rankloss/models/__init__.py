@@ -31,3 +31,7 @@ from .rank_sort_mask_heads import (RankSortMaskHead,  # noqa: E402
                                    RankSortRoIHead)
 
 __all__ += ['RankSortMaskHead', 'RankSortRoIHead']
+
+from .fcos_heads import RaMBOFCOSHead, RankSortFCOSHead  # noqa: E402
+
+__all__ += ['RaMBOFCOSHead', 'RankSortFCOSHead']
