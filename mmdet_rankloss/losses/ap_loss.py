@@ -14,11 +14,10 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_flag, check_number, check_positive
 from ..ops.device import reads_are_free
 from ..ops.distributed import gather_for_ranking
+from ..optional_mmdet import MODELS
 from .ap_rankers import APRanker, BlackboxRanker
 from .average_precision import APLossResult, average_precision_loss
 from .memory import ScoreMemory, ScoreMemoryMixin

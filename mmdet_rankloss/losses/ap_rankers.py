@@ -27,11 +27,10 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
+from ..optional_mmdet import MODELS
 from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
 from .average_precision import (APLossResult, ap_of_rows,
                                 blackbox_ap_classes, blackbox_ap_of_rows,

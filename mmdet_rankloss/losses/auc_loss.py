@@ -27,9 +27,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_choice, check_int, check_positive
+from ..optional_mmdet import MODELS
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import hardest_pairs, negatives_of, zero_loss
 

@@ -20,9 +20,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_int
+from ..optional_mmdet import MODELS
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import sq_distance_from_scores, zero_loss
 

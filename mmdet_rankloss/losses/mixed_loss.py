@@ -12,9 +12,8 @@ from typing import Dict, Optional
 
 from torch import Tensor, nn
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_choice
+from ..optional_mmdet import MODELS, require_mmdet
 from .score_space import ClsHooksMixin
 from .utils import zero_loss
 
@@ -32,7 +31,9 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
     the 'logits' space, untrained by the rank loss, is left alone), or every
     column (``'all'``, e.g. softmax cross-entropy with the 'softmax' score
     space). Its value is logged as ``aux_name``; ``weight`` and
-    ``avg_factor`` of the head reach it unchanged.
+    ``avg_factor`` of the head reach it unchanged. It needs MMDetection
+    (the auxiliary loss is one of its losses): built without it, it raises
+    ImportError naming the install.
 
     Args:
         rank_loss (dict): Config of a rank loss with the custom-classifier
@@ -53,6 +54,7 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
                  aux_name: str = 'loss_cls_aux') -> None:
         super().__init__()
         owner = type(self).__name__
+        require_mmdet(owner)  # the auxiliary loss is MMDetection's
         check_choice(owner, 'aux_columns', aux_columns, ('foreground', 'all'))
         if not isinstance(aux_name, str) or not aux_name.startswith('loss'):
             raise ValueError(f"{owner}: aux_name must be a string starting "

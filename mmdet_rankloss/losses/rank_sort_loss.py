@@ -12,9 +12,8 @@ from typing import Dict, Optional
 
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_flag
+from ..optional_mmdet import MODELS
 from .error_driven import check_self_relation
 from .error_driven_head import ErrorDrivenDetectionLoss
 

@@ -22,10 +22,9 @@ from typing import Optional, Union
 import torch.nn as nn
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
+from ..optional_mmdet import MODELS
 from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import negatives_of, zero_loss

@@ -21,15 +21,12 @@ warm-up, on each anchor's batch-hardest positive (largest soft rank) and
 negative (smallest soft rank), as the text says; Eq. 6 as printed takes the
 min over positives and the max over negatives, i.e. the easiest ones.
 """
-from typing import Optional
-
 import torch.nn.functional as F
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_flag, check_in_range, check_int, check_positive
 from ..ops.soft_rank import soft_rank
+from ..optional_mmdet import MODELS, runner_iter
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import (distance_from_scores, hardest_pairs, negatives_of,
                     zero_loss)
@@ -198,9 +195,7 @@ class SoftRankThresholdLoss(EmbeddingLoss):
 
     def current_iter(self) -> int:
         """The training iteration that gates the hard term."""
-        from mmengine.logging import MessageHub
-        hub_iter: Optional[int] = MessageHub.get_current_instance().get_info(
-            'iter')
+        hub_iter = runner_iter()
         return self._calls if hub_iter is None else int(hub_iter)
 
     def loss(self, embeddings: Tensor, labels: Tensor) -> Tensor:

@@ -17,9 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from mmdet.registry import MODELS
-
 from ..ops.checks import check_flag, check_positive
+from ..optional_mmdet import MODELS
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import (distance_from_scores, hardest_pairs, negatives_of,
                     zero_loss)
