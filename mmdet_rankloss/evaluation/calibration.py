@@ -16,20 +16,36 @@ These functions measure, on VOC-style ground truth, what a threshold buys:
   mean score|``;
 * :func:`fit_platt` / :func:`apply_platt`: a monotone fix, ``p' =
   sigmoid(a * logit(p) + b)`` fitted on validation detections; it keeps
-  every ranking (so AP) and only changes what the numbers mean.
+  every ranking (so AP) and only changes what the numbers mean;
+* :func:`fit_isotonic` / :func:`apply_isotonic`: the non-decreasing map of
+  least squared error (isotonic regression, pool adjacent violators),
+  piecewise linear between its knots;
+* :func:`laece_targets` / :func:`localisation_aware_ece`: LaECE_0 (Kuzucu
+  et al., ECCV 2024, "On Calibration of Object Detectors: Pitfalls,
+  Evaluation and Baselines", arXiv 2405.20459), the localisation-aware
+  calibration error: a score should equal the IoU of its box with the
+  object it found (0 for a box that found none), per class.
 """
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
+
+from .lrp_metric import lrp_match
 
 #: Thresholds at which precision and recall are reported: MMDetection's test
 #: threshold, its visualiser's default and a strict one.
 REPORTED_THRESHOLDS = (0.05, 0.3, 0.5)
 
 __all__ = [
-    'REPORTED_THRESHOLDS', 'box_iou', 'match_detections', 'precision_recall_at',
-    'expected_calibration_error', 'fit_platt', 'apply_platt'
+    'REPORTED_THRESHOLDS', 'box_iou', 'paired_images', 'match_detections',
+    'precision_recall_at',
+    'expected_calibration_error', 'fit_platt', 'apply_platt', 'fit_isotonic',
+    'apply_isotonic', 'laece_targets', 'localisation_aware_ece',
+    'LAECE_NUM_BINS'
 ]
+
+#: Bins of LaECE_0 (equal width over [0, 1]), as in Kuzucu et al.
+LAECE_NUM_BINS = 25
 
 
 def box_iou(boxes: np.ndarray, gts: np.ndarray) -> np.ndarray:
@@ -47,6 +63,35 @@ def box_iou(boxes: np.ndarray, gts: np.ndarray) -> np.ndarray:
     area_g = np.clip(gts[:, 2:] - gts[:, :2], 0, None).prod(-1)
     union = area_b[:, None] + area_g[None] - inter
     return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+
+
+def paired_images(detections: Sequence[dict], ground_truths: Sequence[dict]):
+    """Yields each image's detections and ground truth as arrays.
+
+    Args:
+        detections (sequence of dict): Per image ``bboxes`` (N, 4) xyxy,
+            ``scores`` (N,), ``labels`` (N,).
+        ground_truths (sequence of dict): Per image (same order)
+            ``bboxes`` (M, 4), ``labels`` (M,), optionally ``difficult``
+            (M,) booleans.
+
+    Yields:
+        tuple: ``(boxes (N, 4), scores (N,), labels (N,))`` float64 /
+        float64 / int of the detections and ``(boxes (M, 4), labels (M,),
+        difficult (M,) bool)`` of the ground truth.
+    """
+    if len(detections) != len(ground_truths):
+        raise ValueError(f'{len(detections)} detection lists for '
+                         f'{len(ground_truths)} images')
+    for det, gt in zip(detections, ground_truths):
+        g_labels = np.asarray(gt['labels']).reshape(-1).astype(int)
+        yield ((np.asarray(det['bboxes'], dtype=np.float64).reshape(-1, 4),
+                np.asarray(det['scores'], dtype=np.float64).reshape(-1),
+                np.asarray(det['labels']).reshape(-1).astype(int)),
+               (np.asarray(gt['bboxes'], dtype=np.float64).reshape(-1, 4),
+                g_labels,
+                np.asarray(gt.get('difficult', np.zeros(len(g_labels))),
+                           dtype=bool).reshape(-1)))
 
 
 def match_detections(detections: Sequence[dict],
@@ -68,20 +113,12 @@ def match_detections(detections: Sequence[dict],
         that count (those matched to a difficult box are dropped), and the
         number of non-difficult ground-truth boxes.
     """
-    if len(detections) != len(ground_truths):
-        raise ValueError(f'{len(detections)} detection lists for '
-                         f'{len(ground_truths)} images')
     all_scores: List[np.ndarray] = []
     all_tp: List[np.ndarray] = []
     num_gt = 0
-    for det, gt in zip(detections, ground_truths):
-        d_boxes = np.asarray(det['bboxes'], dtype=np.float64).reshape(-1, 4)
-        d_scores = np.asarray(det['scores'], dtype=np.float64).reshape(-1)
-        d_labels = np.asarray(det['labels']).reshape(-1)
-        g_boxes = np.asarray(gt['bboxes'], dtype=np.float64).reshape(-1, 4)
-        g_labels = np.asarray(gt['labels']).reshape(-1)
-        g_diff = np.asarray(gt.get('difficult', np.zeros(len(g_labels))),
-                            dtype=bool).reshape(-1)
+    for det, gt in paired_images(detections, ground_truths):
+        d_boxes, d_scores, d_labels = det
+        g_boxes, g_labels, g_diff = gt
         num_gt += int((~g_diff).sum())
         for label in np.unique(d_labels):
             sel = np.flatnonzero(d_labels == label)
@@ -165,8 +202,17 @@ def fit_platt(scores: np.ndarray, is_tp: np.ndarray,
     """Fits ``p' = sigmoid(a * logit(p) + b)`` by maximum likelihood.
 
     Newton's method on the two parameters (the log-likelihood is concave),
-    started at the identity ``a = 1, b = 0``; a tiny ridge keeps it defined
-    when the detections are separable.
+    started at the identity ``a = 1, b = 0``, each step halved until the
+    likelihood does not fall; a tiny ridge keeps it defined when the
+    detections are separable. Targets in between 0 and 1 (IoUs) make it a
+    fit of the expected target, the cross-entropy with soft labels.
+
+    Args:
+        scores (np.ndarray): (N,) scores in [0, 1].
+        is_tp (np.ndarray): (N,) targets: True / False (a D-ECE fit) or
+            values in [0, 1] such as the IoU targets of
+            :func:`laece_targets` (a LaECE fit).
+        max_iter (int): Newton steps at most. Defaults to 100.
 
     Returns:
         tuple: ``(a, b)``; ``a > 0`` unless the scores rank true positives
@@ -177,17 +223,31 @@ def fit_platt(scores: np.ndarray, is_tp: np.ndarray,
     if x.size == 0 or y.min() == y.max():
         raise ValueError('fitting a calibration needs both true and false '
                          f'positives, got {int(y.sum())} of {y.size}')
-    theta = np.array([1.0, 0.0])
+    identity = np.array([1.0, 0.0])
+    theta = identity.copy()
     features = np.stack([x, np.ones_like(x)], 1)
     ridge = 1e-6 * x.size
+
+    def objective(t: np.ndarray) -> float:
+        z = features @ t
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) +
+                     0.5 * ridge * np.sum((t - identity)**2))
+
+    value = objective(theta)
     for _ in range(max_iter):
         p = _sigmoid(features @ theta)
-        grad = features.T @ (p - y) + ridge * (theta - np.array([1.0, 0.0]))
+        grad = features.T @ (p - y) + ridge * (theta - identity)
         hess = (features * (p * (1 - p))[:, None]).T @ features + \
             ridge * np.eye(2)
         step = np.linalg.solve(hess, grad)
-        theta -= step
-        if np.abs(step).max() < 1e-10:
+        # damped Newton: halve the step until the objective does not rise
+        # (a full step overshoots from the identity on soft IoU targets)
+        scale = 1.0
+        while scale > 1e-8 and objective(theta - scale * step) > value:
+            scale /= 2
+        theta = theta - scale * step
+        value = objective(theta)
+        if np.abs(scale * step).max() < 1e-10:
             break
     return float(theta[0]), float(theta[1])
 
@@ -206,3 +266,175 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 def apply_platt(scores: np.ndarray, a: float, b: float) -> np.ndarray:
     """``sigmoid(a * logit(p) + b)``: monotone for ``a > 0``."""
     return _sigmoid(a * _logit(scores) + b)
+
+
+def fit_isotonic(scores: np.ndarray,
+                 targets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Isotonic regression of ``targets`` on ``scores``: the non-decreasing
+    function of least squared error on the data (pool adjacent violators).
+
+    Equal scores are pooled first (their mean target, weighted by their
+    count). The fit is returned as knots ``(x, y)``: ``x`` increasing
+    scores, ``y`` non-decreasing values in [0, 1], only the ends of each
+    constant run kept; :func:`apply_isotonic` interpolates linearly between
+    them and holds the end values outside, as scikit-learn's
+    ``IsotonicRegression(out_of_bounds='clip')`` does.
+
+    Args:
+        scores (np.ndarray): (N,) scores.
+        targets (np.ndarray): (N,) targets in [0, 1] (TP flags or IoUs).
+
+    Returns:
+        tuple: knots ``x`` (K,) and ``y`` (K,), float64, ``K >= 1``.
+    """
+    x = np.asarray(scores, dtype=np.float64).reshape(-1)
+    t = np.asarray(targets, dtype=np.float64).reshape(-1)
+    if x.size == 0 or x.size != t.size:
+        raise ValueError('fit_isotonic: scores and targets must be two '
+                         f'non-empty arrays of one length, got {x.size} and '
+                         f'{t.size}')
+    if not (np.isfinite(x).all() and np.isfinite(t).all()):
+        raise ValueError('fit_isotonic: scores and targets must be finite')
+    ux, inverse = np.unique(x, return_inverse=True)
+    weight = np.bincount(inverse).astype(np.float64)
+    mean = np.bincount(inverse, weights=t) / weight
+    # pool adjacent violators over the unique scores: a stack of blocks
+    # (value, weight, first index, last index)
+    values: List[float] = []
+    weights: List[float] = []
+    starts: List[int] = []
+    for i in range(ux.size):
+        values.append(mean[i])
+        weights.append(weight[i])
+        starts.append(i)
+        while len(values) > 1 and values[-2] > values[-1]:
+            w = weights[-2] + weights[-1]
+            v = (values[-2] * weights[-2] + values[-1] * weights[-1]) / w
+            values[-2:] = [v]
+            weights[-2:] = [w]
+            starts.pop()
+    ends = starts[1:] + [ux.size]
+    knots_x: List[float] = []
+    knots_y: List[float] = []
+    for v, first, stop in zip(values, starts, ends):
+        last = stop - 1
+        knots_x.append(ux[first])
+        knots_y.append(v)
+        if last != first:
+            knots_x.append(ux[last])
+            knots_y.append(v)
+    return (np.asarray(knots_x, dtype=np.float64),
+            np.clip(np.asarray(knots_y, dtype=np.float64), 0.0, 1.0))
+
+
+def apply_isotonic(scores: np.ndarray, x: np.ndarray,
+                   y: np.ndarray) -> np.ndarray:
+    """The isotonic map of :func:`fit_isotonic` at ``scores`` (N,):
+    linear between the knots ``(x, y)``, the end values outside."""
+    return np.interp(np.asarray(scores, dtype=np.float64), x, y)
+
+
+def laece_targets(detections: Sequence[dict],
+                  ground_truths: Sequence[dict]) -> Tuple[np.ndarray,
+                                                          np.ndarray,
+                                                          np.ndarray]:
+    """Scores, IoU targets and labels of the detections, matched as LaECE_0
+    matches them.
+
+    Per image and class, detections by descending score each take the
+    still unmatched ground-truth box of highest IoU if that IoU is above 0
+    (LaECE's IoU threshold set to 0: a box counts as a hit however loosely
+    it overlaps, and its localisation quality is its target). A hit's
+    target is that IoU, any other detection's 0. A detection that hits
+    nothing but overlaps a ``difficult`` / crowd box is left out (neither
+    hit nor miss), as in :func:`~.lrp_metric.lrp_match`.
+
+    Args:
+        detections (sequence of dict): Per image ``bboxes`` (N, 4) xyxy,
+            ``scores`` (N,), ``labels`` (N,).
+        ground_truths (sequence of dict): Per image (same order)
+            ``bboxes`` (M, 4), ``labels`` (M,), optionally ``difficult``
+            (M,) booleans.
+
+    Returns:
+        tuple: ``scores`` (K,), ``targets`` (K,) in [0, 1] and ``labels``
+        (K,) of the detections that count.
+    """
+    above_zero = np.nextafter(0.0, 1.0)
+    out_s, out_t, out_l = [], [], []
+    for det, gt in paired_images(detections, ground_truths):
+        d_boxes, d_scores, d_labels = det
+        g_boxes, g_labels, g_diff = gt
+        for label in np.unique(d_labels):
+            d = d_labels == label
+            g = g_labels == label
+            kind, ious = lrp_match(d_boxes[d], d_scores[d],
+                                   g_boxes[g & ~g_diff], g_boxes[g & g_diff],
+                                   iou_thr=above_zero)
+            keep = kind >= 0
+            out_s.append(d_scores[d][keep])
+            out_t.append(np.where(kind[keep] == 1, ious[keep], 0.0))
+            out_l.append(d_labels[d][keep])
+    if not out_s:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=int)
+    return (np.concatenate(out_s), np.concatenate(out_t),
+            np.concatenate(out_l))
+
+
+def localisation_aware_ece(scores: np.ndarray,
+                           targets: np.ndarray,
+                           labels: np.ndarray,
+                           num_bins: int = LAECE_NUM_BINS) -> float:
+    """LaECE: the class mean of a binned calibration error whose target is
+    precision times IoU.
+
+    For class ``c`` with detections ``D^c``, ``num_bins`` equal-width bins
+    ``D^c_j`` of the score (the first ``[0, 1/J]``, then ``(j/J, (j+1)/J]``)
+    and each bin's mean score ``p_j``:
+
+    .. math::
+
+        \\mathrm{LaECE} = \\frac{1}{K} \\sum_c \\sum_j
+        \\frac{|D^c_j|}{|D^c|} \\left| p^c_j - \\mathrm{precision}^c_j
+        \\cdot \\mathrm{IoU}^c_j \\right|
+
+    where ``precision_j * IoU_j`` (the bin's hit rate times its hits' mean
+    IoU) is the mean of the targets of :func:`laece_targets` in the bin.
+    ``K`` counts the classes with at least one detection. With those
+    targets (hits at IoU > 0) it is LaECE_0.
+
+    Args:
+        scores (np.ndarray): (N,) scores in [0, 1].
+        targets (np.ndarray): (N,) targets in [0, 1].
+        labels (np.ndarray): (N,) class of each detection.
+        num_bins (int): ``J``. Defaults to 25.
+
+    Returns:
+        float: LaECE in [0, 1]; NaN without detections.
+    """
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    targets = np.asarray(targets, dtype=np.float64).reshape(-1)
+    labels = np.asarray(labels).reshape(-1)
+    if not scores.size == targets.size == labels.size:
+        raise ValueError('localisation_aware_ece: scores, targets and labels '
+                         f'must have one length, got {scores.size}, '
+                         f'{targets.size} and {labels.size}')
+    if scores.size == 0:
+        return float('nan')
+    if ((scores < 0) | (scores > 1)).any():
+        raise ValueError('localisation_aware_ece: scores must lie in [0, 1], '
+                         f'got range [{scores.min()}, {scores.max()}]')
+    # bin j holds (edge_j, edge_j+1], bin 0 also holds 0
+    edges = np.linspace(0.0, 1.0, num_bins + 1)
+    bins = np.maximum(np.searchsorted(edges, scores, side='left') - 1, 0)
+    errors = []
+    for c in np.unique(labels):
+        sel = labels == c
+        n = sel.sum()
+        err = 0.0
+        for b in np.unique(bins[sel]):
+            in_bin = sel & (bins == b)
+            err += in_bin.sum() / n * abs(scores[in_bin].mean() -
+                                          targets[in_bin].mean())
+        errors.append(err)
+    return float(np.mean(errors))

@@ -10,38 +10,6 @@ from mmdet_rankloss.evaluation import (apply_platt, box_iou,
                                        match_detections, precision_recall_at)
 
 
-def _random_images(seed, num_images=12, num_classes=3):
-    rng = np.random.default_rng(seed)
-    dets, gts = [], []
-    for _ in range(num_images):
-        m = int(rng.integers(0, 5))
-        xy = rng.uniform(0, 80, (m, 2))
-        wh = rng.uniform(8, 40, (m, 2))
-        g_boxes = np.concatenate([xy, xy + wh], 1)
-        g_labels = rng.integers(0, num_classes, m)
-        g_diff = rng.random(m) < 0.2
-        # detections: jittered copies of the ground truth (some twice) and
-        # random boxes
-        k = int(rng.integers(0, 8))
-        pick = rng.integers(0, max(m, 1), k) if m else np.zeros(0, int)
-        jitter = rng.normal(0, 4, (len(pick), 4))
-        d_boxes = g_boxes[pick] + jitter if m else np.zeros((0, 4))
-        d_labels = g_labels[pick] if m else np.zeros(0, int)
-        d_labels = np.where(rng.random(len(d_labels)) < 0.2,
-                            rng.integers(0, num_classes, len(d_labels)),
-                            d_labels)
-        r = int(rng.integers(0, 4))
-        rxy = rng.uniform(0, 80, (r, 2))
-        d_boxes = np.concatenate(
-            [d_boxes, np.concatenate([rxy, rxy + 20], 1)])
-        d_labels = np.concatenate(
-            [d_labels, rng.integers(0, num_classes, r)]).astype(int)
-        dets.append(dict(bboxes=d_boxes, labels=d_labels,
-                         scores=rng.random(len(d_labels))))
-        gts.append(dict(bboxes=g_boxes, labels=g_labels, difficult=g_diff))
-    return dets, gts
-
-
 def _ap_11(scores, is_tp, num_gt):
     order = np.argsort(-scores, kind='stable')
     tp = np.cumsum(is_tp[order])
@@ -55,10 +23,10 @@ def _ap_11(scores, is_tp, num_gt):
 
 
 @pytest.mark.parametrize('seed', [0, 1, 2])
-def test_matching_reproduces_mmdet_voc_ap(seed):
+def test_matching_reproduces_mmdet_voc_ap(seed, random_images):
     from mmdet.evaluation.functional import eval_map
     num_classes = 3
-    dets, gts = _random_images(seed, num_classes=num_classes)
+    dets, gts = random_images(seed, num_classes=num_classes)
     det_results = [[
         np.concatenate([d['bboxes'][d['labels'] == c],
                         d['scores'][d['labels'] == c, None]], 1)

@@ -1,0 +1,177 @@
+"""Per-class score thresholds: the LRP-optimal ones, chosen on one split,
+and the LRP they reach on another.
+
+MMDetection has one ``score_thr`` for all classes. A class that the model
+scores low (or high) is then cut too hard (or too little): the LRP-optimal
+threshold of each class (Oksuz et al., ECCV 2018; the thresholds Kuzucu et
+al., ECCV 2024, apply before they calibrate) is the score at which that
+class's LRP, which charges false positives, misses and loose boxes, is
+lowest (:func:`~.lrp_metric.optimal_lrp`). Chosen on val and kept with the
+model (:class:`~mmdet_rankloss.engine.ClassScoreThresholdHook`), they are
+judged on another split by :func:`lrp_at_thresholds`.
+
+* :func:`class_matches`: each class's detections matched as LRP matches
+  them (:func:`~.lrp_metric.lrp_match`), over a set of images;
+* :func:`lrp_optimal_thresholds`: the class's ``s*`` and oLRP;
+* :func:`lrp_at_thresholds`: LRP and its components at given thresholds;
+* :func:`keep_above`: the detections of each image that reach their
+  class's threshold.
+"""
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .calibration import paired_images
+from .lrp_metric import lrp_match, optimal_lrp
+
+__all__ = [
+    'ClassMatches', 'class_matches', 'lrp_optimal_thresholds',
+    'lrp_at_thresholds', 'keep_above'
+]
+
+#: One class over a set of images: ``scores`` (N,), ``is_tp`` (N,) bool,
+#: ``ious`` (N,) (the IoU of each true positive) of the detections that count
+#: (those on ignored boxes left out), and the number of ground-truth boxes.
+ClassMatches = Tuple[np.ndarray, np.ndarray, np.ndarray, int]
+
+
+def class_matches(detections: Sequence[dict],
+                  ground_truths: Sequence[dict],
+                  num_classes: int,
+                  iou_thr: float = 0.5) -> List[ClassMatches]:
+    """Each class's detections matched to the ground truth, per image, as
+    ``LRPMetric`` matches them.
+
+    Args:
+        detections (sequence of dict): Per image ``bboxes`` (N, 4) xyxy,
+            ``scores`` (N,), ``labels`` (N,).
+        ground_truths (sequence of dict): Per image (same order)
+            ``bboxes`` (M, 4), ``labels`` (M,), optionally ``difficult``
+            (M,) booleans (VOC difficult / COCO crowd: ignored).
+        num_classes (int): Classes ``0 .. num_classes - 1``.
+        iou_thr (float): IoU ``tau`` of a true positive. Defaults to 0.5.
+
+    Returns:
+        list: ``num_classes`` :data:`ClassMatches`.
+    """
+    parts: List[List[tuple]] = [[] for _ in range(num_classes)]
+    num_gt = np.zeros(num_classes, dtype=int)
+    for det, gt in paired_images(detections, ground_truths):
+        d_boxes, d_scores, d_labels = det
+        g_boxes, g_labels, g_diff = gt
+        for label in np.unique(np.r_[d_labels, g_labels]):
+            if not 0 <= label < num_classes:
+                raise ValueError(f'label {label} outside the '
+                                 f'{num_classes} classes')
+            d = d_labels == label
+            g = g_labels == label
+            num_gt[label] += int((g & ~g_diff).sum())
+            kind, ious = lrp_match(d_boxes[d], d_scores[d],
+                                   g_boxes[g & ~g_diff],
+                                   g_boxes[g & g_diff], iou_thr)
+            keep = kind >= 0
+            parts[label].append((d_scores[d][keep], kind[keep] == 1,
+                                 ious[keep]))
+    out = []
+    for c in range(num_classes):
+        if parts[c]:
+            scores, is_tp, ious = (np.concatenate(x) for x in zip(*parts[c]))
+        else:
+            scores, is_tp, ious = np.zeros(0), np.zeros(0, bool), np.zeros(0)
+        out.append((scores, is_tp, ious, int(num_gt[c])))
+    return out
+
+
+def lrp_optimal_thresholds(matches: Sequence[ClassMatches],
+                           iou_thr: float = 0.5) -> List[Optional[dict]]:
+    """Each class's LRP-optimal threshold and oLRP.
+
+    Args:
+        matches (sequence): :data:`ClassMatches` per class.
+        iou_thr (float): ``tau`` the matches were made at. Defaults to 0.5.
+
+    Returns:
+        list: per class the dict of :func:`~.lrp_metric.optimal_lrp`
+        (``threshold`` is ``s*``, ``inf`` when no threshold beats keeping
+        nothing), or None for a class without ground truth (nothing to
+        choose a threshold by).
+    """
+    return [optimal_lrp(s, tp, iou, n, iou_thr) if n else None
+            for s, tp, iou, n in matches]
+
+
+def lrp_at_thresholds(matches: Sequence[ClassMatches],
+                      thresholds: Sequence[float],
+                      iou_thr: float = 0.5) -> Dict[str, object]:
+    """LRP of each class with its detections scoring ``>= thresholds[c]``.
+
+    .. math::
+
+        \\mathrm{LRP} = \\frac{\\sum_{TP} \\frac{1 - \\mathrm{IoU}}
+        {1 - \\tau} + N_{FP} + N_{FN}}{N_{TP} + N_{FP} + N_{FN}}
+
+    Args:
+        matches (sequence): :data:`ClassMatches` per class.
+        thresholds (sequence of float): Per class (``inf``: keep none).
+        iou_thr (float): ``tau``. Defaults to 0.5.
+
+    Returns:
+        dict: ``LRP``, ``LRP_loc``, ``LRP_FP``, ``LRP_FN``: means over the
+        classes with ground truth (a component undefined for a class, loc
+        without a TP or FP without a detection, left out of its mean; NaN
+        if no class defines it), and ``classes``: per class a dict of the
+        four (None for a class without ground truth), ``num_tp``,
+        ``num_fp``, ``num_gt``.
+    """
+    if len(thresholds) != len(matches):
+        raise ValueError(f'{len(thresholds)} thresholds for '
+                         f'{len(matches)} classes')
+    per_class: List[Optional[dict]] = []
+    for (scores, is_tp, ious, num_gt), thr in zip(matches, thresholds):
+        if num_gt == 0:
+            per_class.append(None)
+            continue
+        keep = scores >= thr
+        tp = int((keep & is_tp).sum())
+        fp = int((keep & ~is_tp).sum())
+        loc = float((1.0 - ious[keep & is_tp]).sum())
+        per_class.append(dict(
+            LRP=(loc / (1.0 - iou_thr) + fp + num_gt - tp) / (num_gt + fp),
+            LRP_loc=loc / tp if tp else float('nan'),
+            LRP_FP=fp / (tp + fp) if tp + fp else float('nan'),
+            LRP_FN=(num_gt - tp) / num_gt,
+            num_tp=tp, num_fp=fp, num_gt=num_gt))
+    out: Dict[str, object] = {}
+    for key in ('LRP', 'LRP_loc', 'LRP_FP', 'LRP_FN'):
+        values = np.array([r[key] for r in per_class if r is not None],
+                          dtype=np.float64)
+        values = values[~np.isnan(values)]
+        out[key] = float(values.mean()) if values.size else float('nan')
+    out['classes'] = per_class
+    return out
+
+
+def keep_above(detections: Sequence[dict],
+               thresholds: Sequence[float]) -> List[dict]:
+    """The detections of each image whose score reaches their class's
+    threshold (``thresholds[label]``; ``-inf`` keeps all, ``inf`` none).
+
+    Args:
+        detections (sequence of dict): Per image ``bboxes`` (N, 4),
+            ``scores`` (N,), ``labels`` (N,), other keys kept as they are.
+        thresholds (sequence of float): One per class.
+
+    Returns:
+        list of dict: The same images, each with the kept rows.
+    """
+    thr = np.asarray(thresholds, dtype=np.float64)
+    out = []
+    for det in detections:
+        scores = np.asarray(det['scores'], dtype=np.float64).reshape(-1)
+        labels = np.asarray(det['labels']).reshape(-1).astype(int)
+        keep = scores >= thr[labels]
+        out.append(dict(
+            det, scores=scores[keep], labels=labels[keep],
+            bboxes=np.asarray(det['bboxes'],
+                              dtype=np.float64).reshape(-1, 4)[keep]))
+    return out
