@@ -1,0 +1,211 @@
+"""Per-class score thresholds and a score calibration applied to a
+detector's predictions.
+
+MMDetection's heads take one ``score_thr`` for every class. The thresholds
+that ``tools/analysis_tools/fit_class_thresholds.py`` chooses on val (one
+per class, LRP-optimal) and the calibration it fits (Platt or isotonic, on
+the model's own scores) are applied after the model has predicted:
+
+* :func:`filter_instances`: the functional core, on one image's
+  ``pred_instances``;
+* :func:`wrap_predict`: makes a built detector apply it in ``predict``
+  (``DetInferencer``, ``inference_detector`` or your own loop);
+* :class:`ClassScoreThresholdHook`: does that for ``tools/test.py`` and the
+  val loop, from a config (``custom_hooks``).
+
+A box is kept if its score (as the model gives it) reaches its class's
+threshold; the calibration then maps the kept scores. Both are monotone per
+class, so the order of the kept boxes, and with it AP over them, does not
+change.
+"""
+from typing import Dict, Optional, Sequence
+
+import torch
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+from torch import Tensor
+
+from mmdet.registry import HOOKS
+
+__all__ = [
+    'ClassScoreThresholdHook', 'filter_instances', 'wrap_predict',
+    'check_calibration', 'thresholds_by_label'
+]
+
+OWNER = 'ClassScoreThresholdHook'
+
+
+def check_calibration(calibration: Optional[dict]) -> Optional[dict]:
+    """A checked calibration: None, ``dict(type='platt', a=A, b=B)`` with
+    ``A > 0`` (``sigmoid(A * logit(p) + B)``) or ``dict(type='isotonic',
+    x=[...], y=[...])``, knots with increasing ``x`` and non-decreasing
+    ``y`` in [0, 1] (linear between them, the end values outside).
+
+    Raises:
+        ValueError: Naming the field and the value.
+    """
+    if calibration is None:
+        return None
+    kind = dict(calibration).get('type') if isinstance(
+        calibration, dict) else None
+    if kind == 'platt':
+        a, b = float(calibration['a']), float(calibration['b'])
+        if not a > 0:
+            raise ValueError(f'{OWNER}: calibration.a must be > 0 (a '
+                             f'monotone map), got {a!r}')
+        return dict(type='platt', a=a, b=b)
+    if kind == 'isotonic':
+        x = torch.as_tensor(calibration['x'], dtype=torch.float64)
+        y = torch.as_tensor(calibration['y'], dtype=torch.float64)
+        if x.ndim != 1 or x.shape != y.shape or x.numel() == 0:
+            raise ValueError(f'{OWNER}: calibration.x and .y must be two '
+                             'non-empty lists of one length, got '
+                             f'{len(calibration["x"])} and '
+                             f'{len(calibration["y"])}')
+        if (x.diff() <= 0).any() or (y.diff() < 0).any() or \
+                (y < 0).any() or (y > 1).any():
+            raise ValueError(f'{OWNER}: calibration.x must increase and .y '
+                             'must not decrease, within [0, 1], got x='
+                             f'{x.tolist()}, y={y.tolist()}')
+        return dict(type='isotonic', x=x.tolist(), y=y.tolist())
+    raise ValueError(f'{OWNER}: calibration must be None, dict(type='
+                     "'platt', a=..., b=...) or dict(type='isotonic', x=[...], "
+                     f'y=[...]), got {calibration!r}')
+
+
+def _calibrate(scores: Tensor, calibration: dict) -> Tensor:
+    """The calibration at ``scores`` (N,), on their device and dtype."""
+    if calibration['type'] == 'platt':
+        p = scores.clamp(1e-7, 1 - 1e-7)
+        return torch.sigmoid(calibration['a'] * torch.logit(p) +
+                             calibration['b'])
+    x = torch.as_tensor(calibration['x'], dtype=scores.dtype,
+                        device=scores.device)
+    y = torch.as_tensor(calibration['y'], dtype=scores.dtype,
+                        device=scores.device)
+    if x.numel() == 1:
+        return y.expand_as(scores).clone()
+    s = scores.clamp(x[0], x[-1])
+    right = torch.searchsorted(x, s).clamp(1, x.numel() - 1)
+    x0, x1, y0, y1 = x[right - 1], x[right], y[right - 1], y[right]
+    return y0 + (s - x0) / (x1 - x0) * (y1 - y0)
+
+
+def filter_instances(instances, thresholds: Tensor,
+                     calibration: Optional[dict] = None):
+    """One image's predictions with each box kept if ``score >=
+    thresholds[label]``, the kept scores calibrated.
+
+    Args:
+        instances (InstanceData): ``scores`` (N,), ``labels`` (N,) and any
+            other per-box fields (``bboxes``, ``masks``), all indexed alike.
+        thresholds (Tensor): (C,) one per class (``-inf``: keep all,
+            ``inf``: keep none).
+        calibration (dict, optional): From :func:`check_calibration`.
+
+    Returns:
+        InstanceData: The kept boxes (a new object).
+    """
+    thr = thresholds.to(device=instances.scores.device,
+                        dtype=instances.scores.dtype)
+    kept = instances[instances.scores >= thr[instances.labels]]
+    if calibration is not None and len(kept):
+        kept.scores = _calibrate(kept.scores, calibration)
+    return kept
+
+
+def thresholds_by_label(thresholds: Dict[str, float],
+                        classes: Sequence[str],
+                        default: Optional[float] = None) -> Tensor:
+    """``thresholds`` (class name: threshold) as a (C,) tensor in the order
+    of ``classes``; a class not named gets ``default`` (None: keep all).
+
+    Raises:
+        ValueError: Naming the names that are not classes of the model.
+    """
+    unknown = sorted(set(thresholds) - set(classes))
+    if unknown:
+        raise ValueError(f'{OWNER}: thresholds name classes the dataset does '
+                         f'not have: {unknown} (its classes: '
+                         f'{list(classes)})')
+    fill = float('-inf') if default is None else float(default)
+    return torch.tensor([float(thresholds.get(c, fill)) for c in classes],
+                        dtype=torch.float64)
+
+
+def wrap_predict(model, thresholds: Tensor,
+                 calibration: Optional[dict] = None) -> None:
+    """Makes ``model.predict`` return its predictions through
+    :func:`filter_instances`; a second call replaces the first one's
+    settings (the wrapped method is the model's own).
+
+    Args:
+        model (nn.Module): A built MMDetection detector (not a DDP
+            wrapper: pass ``runner.model.module`` then).
+        thresholds (Tensor): (C,) per class, e.g. from
+            :func:`thresholds_by_label`.
+        calibration (dict, optional): From :func:`check_calibration`.
+    """
+    calibration = check_calibration(calibration)
+    own = getattr(model.predict, '__wrapped_predict__', model.predict)
+
+    def predict(*args, **kwargs):
+        samples = own(*args, **kwargs)
+        for sample in samples:
+            sample.pred_instances = filter_instances(sample.pred_instances,
+                                                     thresholds, calibration)
+        return samples
+
+    predict.__wrapped_predict__ = own
+    model.predict = predict
+
+
+@HOOKS.register_module()
+class ClassScoreThresholdHook(Hook):
+    """Applies per-class score thresholds and a calibration to every
+    prediction of the val and test loops (:func:`wrap_predict`).
+
+    ``tools/analysis_tools/fit_class_thresholds.py --write-config`` writes
+    it into a config::
+
+        custom_hooks = [..., dict(type='ClassScoreThresholdHook',
+                                  thresholds=dict(zero=0.41, one=0.37),
+                                  calibration=dict(type='isotonic',
+                                                   x=[...], y=[...]))]
+
+    Args:
+        thresholds (dict): Class name: threshold on the model's own scores
+            (before the calibration). Each name must be a class of the
+            loop's dataset.
+        calibration (dict, optional): ``dict(type='platt', a=..., b=...)``
+            or ``dict(type='isotonic', x=[...], y=[...])`` applied to the
+            kept scores. Defaults to None (scores as the model gives them).
+        default (float, optional): Threshold of the classes ``thresholds``
+            does not name. Defaults to None (keep their boxes).
+    """
+    priority = 'NORMAL'
+
+    def __init__(self,
+                 thresholds: Dict[str, float],
+                 calibration: Optional[dict] = None,
+                 default: Optional[float] = None) -> None:
+        if not isinstance(thresholds, dict) or not thresholds:
+            raise ValueError(f'{OWNER}: thresholds must be a non-empty dict '
+                             f'of class name: threshold, got {thresholds!r}')
+        self.thresholds = {str(k): float(v) for k, v in thresholds.items()}
+        self.calibration = check_calibration(calibration)
+        self.default = default
+
+    def _apply(self, runner, loop) -> None:
+        classes = loop.dataloader.dataset.metainfo['classes']
+        model = runner.model.module if is_model_wrapper(runner.model) \
+            else runner.model
+        wrap_predict(model,
+                     thresholds_by_label(self.thresholds, classes,
+                                         self.default), self.calibration)
+
+    def before_val(self, runner) -> None:
+        self._apply(runner, runner.val_loop)
+
+    def before_test(self, runner) -> None:
+        self._apply(runner, runner.test_loop)
