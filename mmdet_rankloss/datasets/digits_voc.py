@@ -31,7 +31,26 @@ MMDetection's own ``VOCDataset`` reads it and ``VOCMetric`` (AP50) scores it::
     ImageSets/Main/<class>_<split>.txt
 
 Class names are ``DIGIT_CLASSES`` (``'zero'`` ... ``'nine'``); configs pass
-them as the dataset's ``metainfo``. Hyper-parameters are chosen on ``val``;
+them as the dataset's ``metainfo``.
+
+**Instance masks** (``masks=True``): a digit's mask is its own visible ink,
+the pixels where its alpha is at least a quarter of its contrast (the
+pixels that give its box) and that no later digit covers, so masks do not
+overlap and each box is its mask's bounding box. Written beside the
+detection files, which stay byte for byte those of ``masks=False``::
+
+    VOC2007/SegmentationObject/<id>.png    VOC palette PNGs: object index
+    VOC2007/SegmentationClass/<id>.png     (XML order) / class index + 1
+    VOC2007/ImageSets/Segmentation/{train,val,trainval,test}.txt
+    annotations/instances_<split>.json     the COCO twin (train, val, test)
+
+MMDetection's ``VOCDataset`` reads no masks; the COCO twin is read by
+``CocoDataset`` (``data_prefix=dict(img='VOC2007/JPEGImages/')``) and scored
+by ``CocoMetric`` (box and mask AP). In it, image ids run from 1 in each
+split (``file_name`` is ``<split>_<index>.jpg``), categories are 1..10 in
+the order of ``DIGIT_CLASSES``, masks are RLE, and a ``difficult`` digit
+has ``iscrowd`` 1: ignored in training and evaluation, as VOC ignores
+difficult objects. Hyper-parameters are chosen on ``val``;
 ``test`` is reported once. The same arguments always give byte-identical
 files.
 
@@ -41,14 +60,17 @@ images ``confirm_*``) from a new synthesis seed, drawing only digit images
 that none of train, val and test draws. It writes no file of the existing
 splits.
 """
+import os
 import os.path as osp
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..ops.checks import check_flag
 from .canvas import blend_mask, resize_patch, textured_background
+from .coco_writer import coco_annotation, coco_categories, write_coco_json
 from .voc_writer import (add_class_flags, make_voc_dirs, write_image_sets,
-                         write_voc_item)
+                         write_list, write_voc_item, write_voc_masks)
 
 #: The ten classes, in label order (digit k has label k).
 DIGIT_CLASSES = ('zero', 'one', 'two', 'three', 'four', 'five', 'six',
@@ -216,8 +238,9 @@ def _paint_digit(rng: np.random.Generator, img: np.ndarray,
 
 
 def _labelled(obj: dict, ink: np.ndarray) -> Optional[dict]:
-    """The object with the box of its visible ink and its ``difficult``
-    flag; None when too little of it is visible for a box."""
+    """The object with the box of its visible ink, that ink as its
+    ``mask`` ((H, W) bool) and its ``difficult`` flag; None when too little
+    of it is visible for a box."""
     visible = ink > 0
     if not visible.any():
         return None
@@ -229,6 +252,7 @@ def _labelled(obj: dict, ink: np.ndarray) -> Optional[dict]:
     shown = np.count_nonzero(visible) / max(obj['full_ink'], 1.0)
     obj.update(
         box=box,
+        mask=visible,
         difficult=bool(obj['side'] < 18 or obj['contrast'] < 0.35
                        or shown < 0.5))
     return obj
@@ -249,11 +273,13 @@ def _split_rng(seed: int, split_index: int,
 def _write_split(year_root: Optional[str], split: str, count: int,
                  rng: np.random.Generator, image_size: int,
                  pools: Dict[int, np.ndarray], probs: np.ndarray
-                 ) -> Tuple[dict, List[str], Dict[str, List[str]]]:
+                 ) -> Tuple[dict, List[str], Dict[str, List[str]],
+                            List[List[dict]]]:
     """Draws ``count`` images ``<split>_<index>`` and writes their JPEG and
     XML files under ``year_root`` (None: draws only, writes nothing).
 
-    Returns the split's counts, its image ids and its per-class lines.
+    Returns the split's counts, its image ids, its per-class lines and
+    each image's objects.
     """
     ids, per_class = [], {name: [] for name in DIGIT_CLASSES}
     drawn = []
@@ -266,7 +292,41 @@ def _write_split(year_root: Optional[str], split: str, count: int,
         ids.append(img_id)
         add_class_flags(per_class, img_id, objects)
         drawn.append(objects)
-    return _split_counts(drawn), ids, per_class
+    return _split_counts(drawn), ids, per_class, drawn
+
+
+def _write_masks(root: str, split: str, ids: Sequence[str],
+                 drawn: Sequence[Sequence[dict]], image_size: int) -> None:
+    """The masks of a split's images: their segmentation PNGs and
+    ``<root>/annotations/instances_<split>.json``, the COCO twin (module
+    docstring)."""
+    images, annotations = [], []
+    for index, (img_id, objects) in enumerate(zip(ids, drawn), 1):
+        write_voc_masks(osp.join(root, 'VOC2007'), img_id, image_size,
+                        objects, DIGIT_CLASSES)
+        images.append(dict(id=index, file_name=f'{img_id}.jpg',
+                           width=image_size, height=image_size))
+        for obj in objects:
+            annotations.append(coco_annotation(
+                len(annotations) + 1, index,
+                DIGIT_CLASSES.index(obj['name']) + 1, obj['box'],
+                mask=obj['mask'], iscrowd=obj['difficult']))
+    os.makedirs(osp.join(root, 'annotations'), exist_ok=True)
+    write_coco_json(osp.join(root, 'annotations', f'instances_{split}.json'),
+                    images, annotations,
+                    coco_categories(DIGIT_CLASSES, 'digit'))
+
+
+def _write_split_lists(root: str, split: str, ids: Sequence[str],
+                       per_class: Dict[str, List[str]],
+                       masks: bool) -> None:
+    """A split's lists under ``ImageSets/Main`` (and, with ``masks``,
+    ``ImageSets/Segmentation``)."""
+    year_root = osp.join(root, 'VOC2007')
+    write_image_sets(year_root, split, ids, per_class)
+    if masks:
+        write_list(osp.join(year_root, 'ImageSets', 'Segmentation',
+                            f'{split}.txt'), ids)
 
 
 def _split_counts(drawn: List[List[dict]]) -> dict:
@@ -304,7 +364,8 @@ def _check_count(what: str, count: int) -> None:
 def make_digits_voc(root: str,
                     splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
                     image_size: int = 128,
-                    seed: int = 0) -> Dict[str, Dict[str, int]]:
+                    seed: int = 0,
+                    masks: bool = False) -> Dict[str, Dict[str, int]]:
     """Writes the DigitsVOC benchmark under ``root`` (a ``VOCdevkit``).
 
     Args:
@@ -315,35 +376,42 @@ def make_digits_voc(root: str,
             Defaults to 384 / 160 / 320 images.
         image_size (int): Side of the square images, >= 64. Defaults to 128.
         seed (int): Generator seed. Defaults to 0.
+        masks (bool): Also write the instance masks (segmentation PNGs and
+            the COCO twin, see the module docstring); the other files are
+            the same as without. Defaults to False.
 
     Returns:
         dict: Per split, the number of ``images``, ``objects``,
         ``difficult`` and ``truncated`` objects and per-class ``counts``.
     """
     _check_args(splits, image_size)
+    masks = check_flag('make_digits_voc', 'masks', masks)
     pools = _digit_pools(seed)
     year_root = osp.join(root, 'VOC2007')
-    make_voc_dirs(year_root)
-    stats, lists, flags = _write_splits(year_root, splits, image_size, seed,
-                                        pools)
+    make_voc_dirs(year_root, segmentation=masks)
+    stats, lists, flags = _write_splits(root, splits, image_size, seed,
+                                        pools, masks)
     _add_trainval(lists, flags)
     for split, ids in lists.items():
-        write_image_sets(year_root, split, ids, flags[split])
+        _write_split_lists(root, split, ids, flags[split], masks)
     return stats
 
 
-def _write_splits(year_root: str, splits: Sequence[Tuple[str, int]],
+def _write_splits(root: str, splits: Sequence[Tuple[str, int]],
                   image_size: int, seed: int,
-                  pools: Dict[str, Dict[int, np.ndarray]]):
-    """Each split's images: (counts, image ids, per-class lines) per split
-    name."""
+                  pools: Dict[str, Dict[int, np.ndarray]], masks: bool):
+    """Each split's images (with ``masks``, their masks and COCO twin):
+    (counts, image ids, per-class lines) per split name."""
     stats: Dict[str, Dict[str, int]] = {}
     lists: Dict[str, List[str]] = {}
     flags: Dict[str, Dict[str, List[str]]] = {}
     for split_index, (split, count) in enumerate(splits):
-        stats[split], lists[split], flags[split] = _write_split(
-            year_root, split, count, _split_rng(seed, split_index, count),
-            image_size, pools[split], _class_probs())
+        stats[split], lists[split], flags[split], drawn = _write_split(
+            osp.join(root, 'VOC2007'), split, count,
+            _split_rng(seed, split_index, count), image_size, pools[split],
+            _class_probs())
+        if masks:
+            _write_masks(root, split, lists[split], drawn, image_size)
     return stats, lists, flags
 
 
@@ -381,7 +449,8 @@ def make_fresh_test_split(root: str,
                           fresh_seed: int = 1,
                           splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
                           image_size: int = 128,
-                          seed: int = 0) -> Dict[str, object]:
+                          seed: int = 0,
+                          masks: bool = False) -> Dict[str, object]:
     """Writes a fresh test split ``name`` beside the DigitsVOC splits.
 
     The images ``<name>_<index>`` are drawn from the synthesis seed
@@ -392,7 +461,9 @@ def make_fresh_test_split(root: str,
     the fresh split is in train, val or test. With the default splits 342 of
     the 1,797 digit images are free, 7 to 78 per class. Only the files of
     ``name`` are written (``JPEGImages/<name>_*.jpg``, ``Annotations``,
-    ``ImageSets/Main/<name>.txt`` and ``<class>_<name>.txt``); the existing
+    ``ImageSets/Main/<name>.txt`` and ``<class>_<name>.txt``; with
+    ``masks``, also its segmentation PNGs, ``ImageSets/Segmentation/
+    <name>.txt`` and ``annotations/instances_<name>.json``); the existing
     splits are not touched. Deterministic, like :func:`make_digits_voc`.
 
     Returns:
@@ -405,15 +476,18 @@ def make_fresh_test_split(root: str,
                          'digits, _), not one of train, val, trainval, test: '
                          f'{name!r}')
     _check_count('count', count)
+    masks = check_flag('make_fresh_test_split', 'masks', masks)
     pools = _free_digit_pools(splits, image_size, seed)
     year_root = osp.join(root, 'VOC2007')
-    make_voc_dirs(year_root)
+    make_voc_dirs(year_root, segmentation=masks)
     # position 3: a generator no existing split (0, 1, 2) uses, whatever
     # fresh_seed is
     rng = np.random.default_rng([fresh_seed, 3, count])
-    counts, ids, per_class = _write_split(year_root, name, count, rng,
-                                          image_size, pools, _class_probs())
-    write_image_sets(year_root, name, ids, per_class)
+    counts, ids, per_class, drawn = _write_split(
+        year_root, name, count, rng, image_size, pools, _class_probs())
+    _write_split_lists(root, name, ids, per_class, masks)
+    if masks:
+        _write_masks(root, name, ids, drawn, image_size)
     counts['digit_images'] = [len(pools[k]) for k in range(len(DIGIT_CLASSES))]
     return counts
 

@@ -8,10 +8,14 @@ writes it::
     ImageSets/Main/<split>.txt       write_image_sets (the image ids)
     ImageSets/Main/<cls>_<split>.txt write_image_sets (add_class_flags:
                                      1 present, 0 only difficult, -1 absent)
+    SegmentationObject/<id>.png      write_voc_masks (objects with a mask)
+    SegmentationClass/<id>.png       write_voc_masks
+    ImageSets/Segmentation/<split>.txt  write_list (the image ids)
 
 An object is a dict with ``name``, ``box`` (0-based inclusive pixel
 coordinates ``(xmin, ymin, xmax, ymax)``, written 1-based as VOC has them),
-``difficult`` and optionally ``truncated``. MMDetection's ``VOCDataset``
+``difficult`` and optionally ``truncated`` and ``mask`` (an (H, W) bool
+array of its pixels, for the segmentation PNGs). MMDetection's ``VOCDataset``
 reads what these functions write. The toy VOC set (:mod:`.toy_voc`) and
 DigitsVOC (:mod:`.digits_voc`) are written with them.
 """
@@ -24,15 +28,20 @@ import numpy as np
 
 __all__ = [
     'make_voc_dirs', 'annotation_xml', 'write_voc_item', 'add_class_flags',
-    'write_image_sets', 'write_list'
+    'write_image_sets', 'write_list', 'voc_palette', 'write_voc_masks'
 ]
 
 _SUBDIRS = ('JPEGImages', 'Annotations', 'ImageSets/Main')
+_SEGMENTATION_SUBDIRS = ('SegmentationObject', 'SegmentationClass',
+                         'ImageSets/Segmentation')
 
 
-def make_voc_dirs(year_root: str) -> None:
-    """Creates ``JPEGImages``, ``Annotations`` and ``ImageSets/Main``."""
-    for sub in _SUBDIRS:
+def make_voc_dirs(year_root: str, segmentation: bool = False) -> None:
+    """Creates ``JPEGImages``, ``Annotations`` and ``ImageSets/Main``;
+    with ``segmentation`` also ``SegmentationObject``,
+    ``SegmentationClass`` and ``ImageSets/Segmentation``."""
+    subdirs = _SUBDIRS + (_SEGMENTATION_SUBDIRS if segmentation else ())
+    for sub in subdirs:
         os.makedirs(osp.join(year_root, sub), exist_ok=True)
 
 
@@ -114,3 +123,51 @@ def write_image_sets(year_root: str, split: str, ids: Sequence[str],
     write_list(osp.join(main, f'{split}.txt'), ids)
     for name, lines in per_class.items():
         write_list(osp.join(main, f'{name}_{split}.txt'), lines)
+
+
+def voc_palette() -> List[int]:
+    """VOC's colour map as a flat list of 768 RGB values: index ``i`` gets
+    the colour whose bits interleave those of ``i`` (0 black, 1 dark red,
+    2 dark green, ..., 255 the light "void" colour)."""
+    palette = []
+    for index in range(256):
+        rgb, value = [0, 0, 0], index
+        for bit in range(8):
+            for channel in range(3):
+                rgb[channel] |= ((value >> channel) & 1) << (7 - bit)
+            value >>= 3
+        palette += rgb
+    return palette
+
+
+def write_voc_masks(year_root: str, img_id: str, size: int,
+                    objects: Sequence[dict],
+                    class_names: Sequence[str]) -> None:
+    """``SegmentationObject/<img_id>.png`` and
+    ``SegmentationClass/<img_id>.png`` under ``year_root``: palette PNGs
+    whose pixel value is the 1-based index of the object in ``objects``
+    (the XML's order) or of its class in ``class_names``, 0 background.
+
+    Args:
+        year_root (str): The year directory.
+        img_id (str): Image id.
+        size (int): Width and height of the square image.
+        objects (Sequence[dict]): Each with its ``mask`` ((size, size)
+            bool); the masks must not overlap.
+        class_names (Sequence[str]): The classes, in label order.
+    """
+    from PIL import Image
+    instance = np.zeros((size, size), np.uint8)
+    semantic = np.zeros((size, size), np.uint8)
+    for index, obj in enumerate(objects, 1):
+        mask = obj['mask']
+        if (instance[mask] > 0).any():
+            raise ValueError(f'write_voc_masks: {img_id}: the mask of object '
+                             f'{index} ({obj["name"]}) overlaps an earlier one')
+        instance[mask] = index
+        semantic[mask] = class_names.index(obj['name']) + 1
+    for folder, values in (('SegmentationObject', instance),
+                           ('SegmentationClass', semantic)):
+        img = Image.frombytes('P', (size, size), values.tobytes())
+        img.putpalette(voc_palette())
+        img.save(osp.join(year_root, folder, f'{img_id}.png'))

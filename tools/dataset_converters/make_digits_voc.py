@@ -2,9 +2,9 @@
 """Writes the DigitsVOC detection benchmark in the Pascal VOC2007 layout.
 
     python tools/dataset_converters/make_digits_voc.py [ROOT] [--train 384] [--val 160]
-        [--test 320] [--image-size 128] [--seed 0] [--preview PNG]
+        [--test 320] [--image-size 128] [--seed 0] [--preview PNG] [--masks]
     python tools/dataset_converters/make_digits_voc.py [ROOT] --fresh-test confirm
-        [--fresh-test-images 320] [--fresh-test-seed 1]
+        [--fresh-test-images 320] [--fresh-test-seed 1] [--masks]
 
 ROOT (default ``data/digits_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with truncated and difficult flags) and
@@ -13,6 +13,12 @@ scikit-learn on textured, cluttered backgrounds, see
 :mod:`mmdet_rankloss.datasets.digits_voc`. Deterministic: the same arguments
 give the same files. ``--preview`` also draws the first 8 train images with
 their boxes (red; difficult: yellow) into a PNG.
+
+``--masks`` also writes each digit's instance mask (its visible ink):
+``VOC2007/SegmentationObject`` and ``SegmentationClass`` PNGs,
+``ImageSets/Segmentation`` and the COCO twin ``ROOT/annotations/
+instances_<split>.json`` (RLE masks; read with ``CocoDataset``, scored by
+``CocoMetric``). Every other file is the same as without it.
 
 ``--fresh-test NAME`` writes only a fresh test split ``NAME`` (``ImageSets/
 Main/NAME.txt``, images ``NAME_*``) beside the existing ones, for
@@ -43,6 +49,10 @@ def main(argv=None) -> None:
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--preview', help='PNG of 8 annotated train images')
     parser.add_argument(
+        '--masks', action='store_true',
+        help='also write instance masks: VOC segmentation PNGs and the COCO '
+        'twin annotations/instances_<split>.json')
+    parser.add_argument(
         '--fresh-test', metavar='NAME',
         help='write only a fresh test split NAME (new synthesis seed, digit '
         'images no existing split draws) beside the existing splits')
@@ -58,7 +68,7 @@ def main(argv=None) -> None:
         c = make_fresh_test_split(
             args.root, args.fresh_test, args.fresh_test_images,
             args.fresh_test_seed, splits=splits,
-            image_size=args.image_size, seed=args.seed)
+            image_size=args.image_size, seed=args.seed, masks=args.masks)
         print(f'{args.fresh_test}: {c["images"]} images, {c["objects"]} '
               f'objects ({c["difficult"]} difficult, {c["truncated"]} '
               f'truncated), per class {c["counts"]}; drawn from '
@@ -70,7 +80,8 @@ def main(argv=None) -> None:
         args.root,
         splits=splits,
         image_size=args.image_size,
-        seed=args.seed)
+        seed=args.seed,
+        masks=args.masks)
     for split, c in stats.items():
         print(f'{split}: {c["images"]} images, {c["objects"]} objects '
               f'({c["difficult"]} difficult, {c["truncated"]} truncated), '
