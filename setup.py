@@ -1,9 +1,10 @@
 """Installs the mmdet_rankloss plugin.
 
-``pip install .`` (or a built wheel) into an environment that already has
-torch, mmcv with compiled ops and mmdet; ``tools/install.sh`` builds such an
-environment and installs this package editable, without dependencies. See
-``docs/get_started.md``.
+``pip install .`` (or a built wheel) installs the losses, which need torch
+and numpy only. ``pip install '.[mmdet]'`` adds MMDetection and MMEngine, for
+an environment that has (or gets) mmcv with compiled ops;
+``tools/install.sh`` builds such an environment and installs this package
+editable, without dependencies. See ``docs/get_started.md``.
 """
 import os
 import os.path as osp
@@ -65,25 +66,29 @@ setup(
     # mmdet_rankloss/.mim (see mmdet_rankloss/utils/config.py).
     package_data={PACKAGE: mim_files()},
     python_requires='>=3.8',
-    # The versions tested are mmdet 3.3.0 and mmengine 0.10.7. Left out, as in
-    # OpenMMLab's own projects: torch (tested 2.0 to 2.13; the user chooses
-    # the CPU or CUDA build) and mmcv (mmdet 3.3 needs mmcv >= 2.0, < 2.2 with
-    # compiled ops, and PyPI has no mmcv wheel for recent torch, only the
-    # 2.1.0 sdist; tools/install.sh builds it against the installed torch, or
-    # install it with `mim install "mmcv>=2.0.0,<2.2.0"`). Listed here, pip
-    # would try to build an op-less mmcv or pull another torch.
-    install_requires=[
-        'mmdet>=3.3.0,<3.4',
-        'mmengine>=0.10.7,<0.11',
-        'numpy',
-        # The digits data generators use scikit-learn's embedded digits.
-        'scikit-learn',
-        'scipy',
-        # MMEngine 0.10.7 finds packaged configs through pkg_resources,
-        # removed in setuptools 81.
-        'setuptools<81',
-    ],
+    # The losses (losses/, ops/, networks/) need torch and numpy only: the
+    # plain install. Torch 2.0 to 2.13 is tested (2.13.0 CPU); pip keeps one
+    # that is installed, so install the CPU or CUDA build you want first.
+    install_requires=['numpy', 'torch>=2.0'],
     extras_require={
+        # The MMDetection plugin: components, configs, tools. The versions
+        # tested are mmdet 3.3.0 and mmengine 0.10.7. Left out, as in
+        # OpenMMLab's own projects: mmcv (mmdet 3.3 needs mmcv >= 2.0, < 2.2
+        # with compiled ops, and PyPI has no mmcv wheel for recent torch,
+        # only the 2.1.0 sdist; tools/install.sh builds it against the
+        # installed torch, or install it with `mim install "mmcv>=2.0.0,
+        # <2.2.0"`). Listed here, pip would try to build an op-less mmcv or
+        # pull another torch.
+        'mmdet': [
+            'mmdet>=3.3.0,<3.4',
+            'mmengine>=0.10.7,<0.11',
+            # The digits data generators use scikit-learn's embedded digits.
+            'scikit-learn',
+            'scipy',
+            # MMEngine 0.10.7 finds packaged configs through pkg_resources,
+            # removed in setuptools 81.
+            'setuptools<81',
+        ],
         'tests': [
             'pytest',
             'pycocotools',

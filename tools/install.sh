@@ -59,9 +59,10 @@ if ! "$PY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '2.1.0'" 2>/dev
   "${PIP[@]}" addict packaging Pillow pyyaml yapf opencv-python-headless
 fi
 
-# setup.py's install_requires and extras_require['tests'], at the versions tested
-# (mmengine and numpy are installed above). This package itself goes in last with
-# --no-deps, so pip never re-resolves torch or mmcv.
+# setup.py's extras 'mmdet' and 'tests', at the versions tested (its
+# install_requires, torch and numpy, and mmengine are installed above). This
+# package itself goes in last with --no-deps, so pip never re-resolves torch or
+# mmcv.
 "${PIP[@]}" 'mmdet==3.3.0' pycocotools scipy scikit-learn pytest 'setuptools<81'
 # Optional reference for tests (FastAP values); pure Python, uses the torch above.
 # Pinned < 3: its 3.x requires torch >= 2.14, which cannot build mmcv 2.1.0.
