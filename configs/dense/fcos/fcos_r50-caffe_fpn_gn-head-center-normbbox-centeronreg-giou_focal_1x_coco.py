@@ -1,0 +1,13 @@
+# FCOS R50 (caffe) FPN with focal loss on COCO: MMDetection's FCOS with its
+# improvements (center sampling, normalised box targets, centerness on the
+# box branch, GIoU; CocoMetric), the baseline twin of the `_rambo-focal_` and
+# `_rank-sort_` configs beside it.
+# Batch: 2 images per process; lr 0.01 is for a total batch of 16,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
+_base_ = 'mmdet::fcos/fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-giou_1x_coco.py'
+
+custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
+
+# MMDetection's lr is for a total batch of 16 (8 GPUs x 2 images): on other
+# device counts MMEngine scales it linearly (one device: x1/8).
+auto_scale_lr = dict(enable=True, base_batch_size=16)
