@@ -10,9 +10,12 @@ config, options, a learning-rate grid), the seeds, the baseline and the
 data. The protocol is the one a reviewer asks for:
 
 1. ``select``: every method is trained once per learning rate of its grid
-   (seed ``select_seed``) and scored on **val** (AP50 after the last epoch);
-   the best learning rate is selected (ties: the smaller). Methods with
-   ``lr_from`` take another method's selected learning rate (ablations).
+   and selection seed (``select_seeds``, two or more seeds, none a test
+   seed; or one, ``select_seed``) and scored on **val** (AP50 after the
+   last epoch); the learning rate with the best mean over the selection
+   seeds is selected (ties: the smaller). Methods with ``lr_from`` take
+   another method's selected learning rate (ablations). A spec with
+   ``select_only = True`` has no test phase (and needs no test seeds).
 2. ``test``: every method is trained with its selected learning rate for
    each seed (all methods of one seed before the next seed, so that a test
    phase stopped half-way leaves paired runs) and evaluated on **test**
@@ -28,8 +31,9 @@ data. The protocol is the one a reviewer asks for:
    other files the runs need (e.g. a pretrained backbone); a missing one is
    written by its command before the first run.
 
-Seeds: the selection seed (``select_seed``) defaults to the smallest seed
->= 0 that is not a test seed, so selection and test seeds are disjoint. The
+Seeds: without ``select_seeds``, the selection seed (``select_seed``)
+defaults to the smallest seed >= 0 that is not a test seed, so selection
+and test seeds are disjoint. The
 DigitsVOC studies set ``select_seed = 0``, also their first test seed (the
 test row of seed 0 is the run that selected the lr); their reports say so.
 A method may also carry a learning rate selected before (``lr``, with
@@ -76,18 +80,20 @@ a baseline row added after a test result).
 
 Fair baselines (spec key ``fair_selection``): with ``fair_selection =
 True`` ``--freeze`` refuses unless every declared method was selected in
-this study (its own grid, the study's selection seed: no ``lr`` +
-``selected_on`` from another study, no ``lr_from``), every declared grid has
-the same density (one ratio between neighbouring lrs), no declared method's
-best sits at an edge of its grid (unless the run at the next grid point
-beyond that edge diverged), and a method that collapsed on the selection
-seed (best val AP50 below ``experiments.stats.COLLAPSE_BELOW``) was
-re-selected: the selection phase runs its grid again with ``reselect_seed``
-(default: the next seed after ``select_seed`` that is no test seed) and
-selects the lr with the best mean over both seeds. ``fair_selection =
-False`` waives the rules (the pre-registration says so); a spec that says
-neither cannot be frozen (the studies frozen before the rules keep their
-reports). A training that fails on a NaN or inf loss or score is recorded
+this study (its own grid, the study's selection seeds: no ``lr`` +
+``selected_on`` from another study, no ``lr_from``) on the mean of two or
+more seeds (``select_seeds``; checked when a pre-registration is written:
+those written before this rule are not frozen again), every declared grid
+has the same density (one ratio between neighbouring lrs), no declared
+method's best (mean) sits at an edge of its grid (unless the run at the
+next grid point beyond that edge diverged), and, in a one-seed study, a
+method that collapsed on the selection seed (best val AP50 below
+``experiments.stats.COLLAPSE_BELOW``) was re-selected: the selection phase
+runs its grid again with ``reselect_seed`` (default: the next seed after
+``select_seed`` that is no test seed) and selects the lr with the best mean
+over both seeds. ``fair_selection = False`` waives the rules (the
+pre-registration says so); a spec that says neither cannot be frozen
+(the studies frozen before the rules keep their reports). A training that fails on a NaN or inf loss or score is recorded
 as ``diverged`` (no val AP50: never selected). A report marks a method
 whose test values are bimodal (``experiments.stats.bimodal``: some seeds
 trained, some collapsed) with "k of n seeds trained" beside its mean and
@@ -136,7 +142,8 @@ from .common import (METRIC, ROOT, SPEC_DIR, THRESHOLDS,
 from .comparisons import (bimodal_sides, comparisons_markdown,
                           study_comparisons, write_comparisons_csv)
 from .curves import plot_curves
-from .fairness import check_fair_selection, fairness_problems, grid_step
+from .fairness import (check_fair_selection, fairness_problems, grid_step,
+                       one_seed_problems)
 from .freeze import (check_preregistration, current_paths,
                      fairness_paragraph, freeze, preregistration_markdown, preregistration_paths,
                      read_preregistration, settings_differences,
@@ -148,9 +155,10 @@ from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
                    non_finite_loss, non_finite_reason, pretrained_checkpoint,
                    read_scalars, run_logged, run_plan, score_calibration,
                    start_attempt)
-from .selection import (grid_scores, grid_selection, reselect_plan,
-                        run_score, seed_overlap, select_plan, selected_lrs,
-                        selection_note, selection_seeds)
+from .selection import (best_lr, grid_scores, grid_selection, mean_scores,
+                        reselect_plan, run_score, seed_overlap, select_plan,
+                        selected_lrs, selection_note, selection_phrase,
+                        selection_seeds)
 from .spec import find_spec, load_spec, requested_methods
 from .test import test_methods, test_plan
 
@@ -172,7 +180,8 @@ __all__ = [
     'reselect_plan', 'run_score', 'grid_scores', 'grid_selection',
     'non_finite_reason', 'non_finite_loss', 'grid_step', 'fairness_problems',
     'check_fair_selection', 'bimodal_sides', 'selection_lines',
-    'select_phase', 'fairness_paragraph'
+    'select_phase', 'fairness_paragraph', 'best_lr', 'mean_scores',
+    'selection_phrase', 'one_seed_problems'
 ]
 
 _MODULES = (common, spec, selection, runs, test, fairness, _freeze,

@@ -49,7 +49,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def select_phase(spec: dict, methods: Sequence[str], work_dir: str,
                  records: str, jobs: int, dry_run: bool) -> None:
-    """The grids of ``methods`` on the selection seed, then (a
+    """The grids of ``methods`` on the selection seeds, then (a one-seed
     ``fair_selection`` study) those of the methods that collapsed on it
     again on ``reselect_seed``; a dry run prints them."""
     plan = select_plan(spec, methods)
@@ -59,7 +59,7 @@ def select_phase(spec: dict, methods: Sequence[str], work_dir: str,
     else:
         run_plan(spec, plan, False, work_dir, jobs, 'select',
                  records=records)
-    if not spec.get('fair_selection'):
+    if not spec.get('fair_selection') or spec['reselect_seed'] is None:
         return
     again = reselect_plan(spec, methods,
                           collect_results(spec, work_dir, records))
@@ -85,6 +85,9 @@ def main(argv=None) -> Dict[str, str]:
     if args.freeze:
         return freeze(spec, args.spec, work_dir, args.out_dir,
                       records=records)
+    if spec['select_only'] and args.phase == 'test':
+        raise SystemExit(f"{spec['name']} is selection only (select_only = "
+                         'True in its spec): it has no test phase')
     # a method with lr_from needs that method's grid
     grid_methods = sorted(
         {spec['methods'][m].get('lr_from', m) for m in methods},
@@ -95,7 +98,7 @@ def main(argv=None) -> Dict[str, str]:
         if args.phase in ('select', 'all'):
             select_phase(spec, grid_methods, work_dir, records, args.jobs,
                          args.dry_run)
-        if args.phase in ('test', 'all'):
+        if args.phase in ('test', 'all') and not spec['select_only']:
             chosen = selected_lrs(spec,
                                   collect_results(spec, work_dir, records))
             # a dry run of a pre-registered study not frozen yet: the plan

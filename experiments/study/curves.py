@@ -8,15 +8,17 @@ from experiments import run_logs
 def plot_curves(spec: dict, results: Dict[Tuple, dict],
                 chosen: Dict[str, float], path: str,
                 exploratory: Sequence[str] = ()) -> bool:
-    """Val AP50 per epoch, mean and min-max band over the seeds; the
-    ``exploratory`` methods (not pre-registered) dashed and so labelled."""
+    """Val AP50 per epoch, mean and min-max band over the test seeds (a
+    ``select_only`` study: its selection seeds); the ``exploratory`` methods
+    (not pre-registered) dashed and so labelled."""
     import numpy as np
     curves = {}
+    seeds = spec['select_seeds'] if spec.get('select_only') else spec['seeds']
     for mname in spec['methods']:
         if mname not in chosen:
             continue
         runs = [results[(mname, chosen[mname], s)]
-                for s in spec['seeds'] if (mname, chosen[mname], s) in results]
+                for s in seeds if (mname, chosen[mname], s) in results]
         # a run that diverged before its last epoch: no whole curve
         runs = [r['val_curve'] for r in runs
                 if r['val_curve'] and r.get('val_ap50') is not None]

@@ -3,18 +3,24 @@
 another.
 
 1. Every declared method (a hypothesis' method or baseline) is selected in
-   this study, on its grid (``lrs``), with the study's selection seed: no
+   this study, on its grid (``lrs``), with the study's selection seeds: no
    ``lr`` + ``selected_on`` from another study, no ``lr_from``.
 2. Every declared grid has the same density: neighbouring lrs stand in one
    ratio, the same for every method (e.g. all factor-2 grids).
 3. No declared method's best sits at an edge of its grid (its smallest or
    largest lr) unless a run at the next grid point beyond that edge, on a
    selection seed, diverged (``diverged`` in its result): the grid is widened
-   until the best is inside it.
+   until the best is inside it. The best is that of the mean over the
+   selection seeds.
 4. A method whose best val AP50 collapsed (below
    :data:`experiments.stats.COLLAPSE_BELOW`) was re-selected on a second
    seed (``reselect_seed``, :func:`~experiments.study.selection.
-   grid_selection`).
+   grid_selection`; one-seed specs only).
+5. Every declared method's lr is the best mean val AP50 over at least two
+   seeds (``select_seeds``): where neighbouring grid points lie within the
+   seed-to-seed spread, one seed picks between them by chance. Checked for
+   a study frozen from now on, not for the pre-registrations written before
+   this rule (they are not frozen again).
 
 ``fair_selection = False`` waives them (the pre-registration says so); a
 spec that says neither cannot be frozen.
@@ -53,8 +59,10 @@ def _diverged_at(results: Dict[Tuple, dict], name: str, lr: float,
 def _borrowed(spec: dict, name: str) -> Optional[str]:
     """Why a declared method's lr is not selected in this study, or None."""
     m = spec['methods'][name]
+    seeds = spec['select_seeds']
     fix = (f"give it its own grid (lrs) with the study's density, selected "
-           f"here with seed {spec['select_seed']} as the others")
+           f"here with seed{'s' if len(seeds) > 1 else ''} "
+           f"{', '.join(map(str, seeds))} as the others")
     if 'lr' in m:
         on = m.get('selected_on') or {}
         where = f"in `{on['study']}`" if on.get('study') else \
@@ -133,10 +141,31 @@ def _edges(spec: dict, results: Dict[Tuple, dict], name: str,
     return problems
 
 
-def fairness_problems(spec: dict, results: Dict[Tuple, dict]) -> List[str]:
+def one_seed_problems(spec: dict, results: Dict[Tuple, dict]) -> List[str]:
+    """Rule 5: the declared grid methods whose lr was selected on fewer
+    than two seeds, in one line (empty: none)."""
+    single = [name for name in declared_methods(spec)
+              if 'lrs' in spec['methods'][name] and len(
+                  grid_selection(spec, results, name)['seeds']) < 2]
+    if not single:
+        return []
+    seed = spec['select_seed']
+    again = spec['reselect_seed'] if spec['reselect_seed'] is not None \
+        else seed + 1
+    return ['selected on one seed (' + str(seed) + '): ' + ', '.join(
+        f'`{name}`' for name in single) + '. fair_selection = True selects '
+        'each lr on the best mean val AP50 over at least two seeds: set '
+        f'select_seeds = [{seed}, {again}] (two or more seeds, none a test '
+        'seed) in the spec and run --phase select']
+
+
+def fairness_problems(spec: dict, results: Dict[Tuple, dict],
+                      new: bool = False) -> List[str]:
     """What keeps a study from meeting the fair-baseline rules, one line
-    per method and rule (empty: it meets them)."""
-    problems, grids = [], {}
+    per method and rule (empty: it meets them); ``new``: a freeze to be
+    written now, which rule 5 (two selection seeds) applies to."""
+    problems = one_seed_problems(spec, results) if new else []
+    grids = {}
     for name in declared_methods(spec):
         why = _borrowed(spec, name)
         if why:
@@ -161,21 +190,23 @@ def fairness_problems(spec: dict, results: Dict[Tuple, dict]) -> List[str]:
     return problems
 
 
-def check_fair_selection(spec: dict, results: Dict[Tuple, dict]) -> None:
+def check_fair_selection(spec: dict, results: Dict[Tuple, dict],
+                         new: bool = False) -> None:
     """Raises unless the study may be frozen under its ``fair_selection``:
     a spec that does not say it, or one that says True and breaks a rule
-    (the message names each method, lr and what to do)."""
+    (the message names each method, lr and what to do); ``new``: no
+    pre-registration of the study exists yet (rule 5 applies)."""
     fair = spec.get('fair_selection')
     if fair is None:
         raise PreregistrationError(
             f"cannot freeze {spec['name']!r}: its spec does not say "
             'fair_selection. Set fair_selection = True to have the freeze '
             'check the fair-baseline rules (every declared method selected '
-            'in this study, grids of one density, no best at a grid edge, '
-            'collapsed methods re-selected), or fair_selection = False to '
+            'in this study on the mean of two or more seeds, grids of one '
+            'density, no best at a grid edge), or fair_selection = False to '
             'waive them (the pre-registration then says so)')
     if fair:
-        problems = fairness_problems(spec, results)
+        problems = fairness_problems(spec, results, new)
         if problems:
             raise PreregistrationError(
                 f"cannot freeze {spec['name']!r}: the fair-baseline rules "

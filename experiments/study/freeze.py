@@ -42,10 +42,13 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
                                        'alternative', 'metric')}
                     for h in spec['hypotheses']],
         methods=methods)
+    # the selection on the mean over seeds (one-seed specs froze without)
+    if len(spec['select_seeds']) > 1:
+        settings['select_seeds'] = list(spec['select_seeds'])
     # the fair-baseline rules (a spec that does not say it froze without)
     if spec.get('fair_selection') is not None:
         settings['fair_selection'] = spec['fair_selection']
-    if spec.get('fair_selection'):
+    if spec.get('fair_selection') and spec['reselect_seed'] is not None:
         settings['reselect_seed'] = spec['reselect_seed']
     return _plain(settings)
 
@@ -133,13 +136,19 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
     """Writes the pre-registration (``--freeze``): hypotheses, test seeds,
     selected settings, date and settings hash, before any test run.
 
-    Refuses when a declared method has no selected lr yet, when a declared
-    method already has a test result on a test seed, when the spec does not
-    say ``fair_selection`` or says True and breaks a fair-baseline rule
-    (:func:`~experiments.study.fairness.check_fair_selection`), and when
-    another freeze of the study exists with other settings. Freezing the
-    same settings again leaves the file (and its date) as it is.
+    Refuses a study that is selection only (``select_only``), when a
+    declared method has no selected lr yet, when a declared method already
+    has a test result on a test seed, when the spec does not say
+    ``fair_selection`` or says True and breaks a fair-baseline rule
+    (:func:`~experiments.study.fairness.check_fair_selection`; a new freeze
+    also needs every lr selected on two or more seeds), and when another
+    freeze of the study exists with other settings. Freezing the same
+    settings again leaves the file (and its date) as it is.
     """
+    if spec['select_only']:
+        raise PreregistrationError(
+            f"cannot freeze {spec['name']!r}: its spec says select_only = "
+            'True: it selects on val and is never tested')
     results = collect_results(spec, work_dir, records)
     chosen = selected_lrs(spec, results)
     declared = declared_methods(spec)
@@ -160,10 +169,10 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
             f'cannot freeze {spec["name"]!r}: test results exist already for '
             f'(method, seed) {tested}: a pre-registration comes before any '
             'test run')
-    check_fair_selection(spec, results)
+    json_path, md_path = preregistration_paths(spec, out_dir)
+    check_fair_selection(spec, results, new=not osp.isfile(json_path))
     settings = study_settings(spec, chosen)
     digest = settings_hash(settings)
-    json_path, md_path = preregistration_paths(spec, out_dir)
     paths = dict(json=json_path, md=md_path)
     if osp.isfile(json_path):
         old = read_preregistration(spec, out_dir, required=True)
@@ -266,6 +275,13 @@ def fairness_paragraph(spec: dict, record: dict) -> str:
                 'inside the grid.')
     steps = {grid_step(spec['methods'][m]['lrs']) for m in st['methods']}
     step = f'factor-{steps.pop():g} ' if len(steps) == 1 else ''
+    if st.get('select_seeds'):
+        return ('Fair-baseline rules (`fair_selection = True`), checked at '
+                'this freeze: every declared method was selected in this '
+                f'study on {step}grids of one density, on the best mean val '
+                'AP50 over seeds '
+                f"{', '.join(map(str, st['select_seeds']))}, its best inside "
+                'its grid (or the step beyond the edge diverged).')
     again = sorted(m for m, sel in record['selection'].items()
                    if len(sel['seeds'] or []) > 1)
     return ('Fair-baseline rules (`fair_selection = True`), checked at this '

@@ -2,6 +2,7 @@
 (the selection grids, the test table, the comparisons, the scores users
 threshold on) and the curves; refused where the pre-registration forbids."""
 import csv
+import math
 import os
 import os.path as osp
 from datetime import datetime
@@ -17,7 +18,7 @@ from .comparisons import (comparisons_markdown, study_comparisons,
 from .curves import plot_curves
 from .freeze import check_preregistration, read_preregistration
 from .selection import (grid_selection, seed_overlap, selected_lrs,
-                        selection_seeds)
+                        run_score, selection_phrase, selection_seeds)
 
 
 def write_report(spec: dict, results: Dict[Tuple, dict],
@@ -70,10 +71,11 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     machines = sorted({r.get('machine', '?') for r in rows})
     split = spec['test_split']
     md += [f'Machine: {"; ".join(machines) or "-"}. AP50 in %, VOCMetric '
-           '(11 points). Test seeds: ' + ', '.join(map(str, spec['seeds'])) +
+           '(11 points). Test seeds: ' + (', '.join(map(
+               str, spec['seeds'])) or 'none (selection only)') +
            (f'; test split `{split}`' if split != 'test' else '') +
-           f'; learning rates selected on val with seed '
-           f'{spec["select_seed"]}' + (
+           '; learning rates selected on val with ' +
+           selection_phrase(spec) + (
                ' (methods with a grid)' if any(
                    'lr' in m for m in spec['methods'].values()) else '') +
            '.', '', seeds_sentence(spec, [m for m in per_method
@@ -194,11 +196,13 @@ def selection_lines(spec: dict, results: Dict[Tuple, dict],
                     chosen: Dict[str, float]) -> List[str]:
     """One line per grid run so far: val AP50 per lr on the selection seed,
     the selected one bold; a re-selected method's second seed and mean
-    below it."""
+    below it. With ``select_seeds``: the mean over them per lr (the
+    selected one bold), each seed's values below it."""
     md, first = [], spec['select_seed']
     for mname, m in spec['methods'].items():
         if 'lrs' not in m or not any(
-                (mname, float(lr), first) in results for lr in m['lrs']):
+                (mname, float(lr), s) in results for lr in m['lrs']
+                for s in spec['select_seeds']):
             continue  # not run (yet): no line of dashes
         sel = grid_selection(spec, results, mname)
 
@@ -208,6 +212,9 @@ def selection_lines(spec: dict, results: Dict[Tuple, dict],
                     mname) == float(lr) else text)
                 for lr, text in zip(m['lrs'], texts))
 
+        if len(spec['select_seeds']) > 1:
+            md += _mean_lines(spec, results, mname, sel, cells)
+            continue
         md.append(f'- {m["label"]} (`{mname}`): ' + cells(
             [_val_text(results.get((mname, float(lr), first)))
              for lr in m['lrs']], not sel['collapsed']))
@@ -226,6 +233,25 @@ def selection_lines(spec: dict, results: Dict[Tuple, dict],
             ['diverged' if v == -float('inf') else f'{100 * v:.1f}'
              for v in means], True))
     return md
+
+
+def _mean_lines(spec: dict, results: Dict[Tuple, dict], mname: str,
+                sel: dict, cells) -> List[str]:
+    """A method's grid selected on the mean over ``select_seeds``: the
+    means (the selected one bold; '-' where a seed has not finished), then
+    each seed's values."""
+    m, seeds = spec['methods'][mname], spec['select_seeds']
+    means = []
+    for lr in m['lrs']:
+        runs = [results.get((mname, float(lr), s)) for s in seeds]
+        scores = [run_score(r) for r in runs]
+        means.append('-' if None in scores else 'diverged' if -math.inf in
+                     scores else f'{100 * math.fsum(scores) / len(seeds):.1f}')
+    head = (f'- {m["label"]} (`{mname}`): mean over seeds '
+            f"{', '.join(map(str, seeds))}: " + cells(means, True))
+    return [head + (' (not finished)' if sel['pending'] else '')] + [
+        f'  seed {s}: ' + cells([_val_text(results.get((mname, float(lr), s)))
+                                 for lr in m['lrs']], False) for s in seeds]
 
 
 def check_reportable(spec: dict, results: Dict[Tuple, dict],

@@ -1,9 +1,12 @@
 """The selection phase: the runs of each learning-rate grid on val, the
 learning rate each method takes, and the seeds that chose it.
 
-A grid method's lr is the best val AP50 of its grid on the selection seed
-(ties: the smaller lr); a run that diverged scores below every other. In a
-study with ``fair_selection = True``, a method whose best val AP50 is below
+A grid method's lr is the best mean val AP50 of its grid over the
+selection seeds (``select_seeds``: every grid point runs with each; ties,
+means within :data:`TIE`: the smaller lr), or, in a spec with one
+``select_seed``, its best val AP50 on that seed; a run that diverged scores
+below every other (and so does its lr's mean). In a one-seed study with
+``fair_selection = True``, a method whose best val AP50 is below
 :data:`experiments.stats.COLLAPSE_BELOW` (it collapsed) is re-selected: its
 grid runs again with ``reselect_seed`` and the lr with the best mean over
 both seeds is selected; until then it has no selection.
@@ -15,11 +18,14 @@ from experiments.stats import trained
 
 
 def select_plan(spec: dict, methods: Sequence[str]) -> List[Tuple]:
-    """(method, lr, seed) of the selection phase."""
+    """(method, lr, seed) of the selection phase: every grid point with
+    every selection seed, seed by seed (a phase stopped half-way leaves
+    whole grids of the first seeds)."""
     plan = []
-    for name in methods:
-        for lr in spec['methods'][name].get('lrs', []):
-            plan.append((name, float(lr), spec['select_seed']))
+    for seed in spec['select_seeds']:
+        for name in methods:
+            for lr in spec['methods'][name].get('lrs', []):
+                plan.append((name, float(lr), seed))
     return plan
 
 
@@ -59,8 +65,25 @@ def grid_scores(spec: dict, results: Dict[Tuple, dict], name: str,
     return scores
 
 
-def _best(scores: Dict[float, float]) -> float:
-    return min(scores, key=lambda lr: (-scores[lr], lr))
+#: Scores (val AP50 in [0, 1], or their means) closer than this are a tie:
+#: two means of the same logged values summed in another order may differ in
+#: their last bit.
+TIE = 1e-9
+
+
+def best_lr(scores: Dict[float, float]) -> float:
+    """The lr of the best score; of scores tied within :data:`TIE`, the
+    smallest lr."""
+    top = max(scores.values())
+    return min(lr for lr, v in scores.items()
+               if v >= top or math.isclose(v, top, rel_tol=0, abs_tol=TIE))
+
+
+def mean_scores(grids: Sequence[Dict[float, float]]) -> Dict[float, float]:
+    """``{lr: mean score}`` over the grids of several seeds (each ``{lr:
+    val AP50}``, the same lrs); -inf where a seed's run diverged."""
+    return {lr: math.fsum(g[lr] for g in grids) / len(grids)
+            for lr in grids[0]}
 
 
 def grid_selection(spec: dict, results: Dict[Tuple, dict],
@@ -74,16 +97,29 @@ def grid_selection(spec: dict, results: Dict[Tuple, dict],
     the selection seed collapsed (``fair_selection`` studies only: it is
     then re-selected), ``pending`` ``'select'`` (the grid is not finished),
     ``'reselect'`` (collapsed, the second grid is not finished) or None;
-    ``first``: the scores on the selection seed.
+    ``first``: the scores on the (first) selection seed. With
+    ``select_seeds``, ``scores`` is the mean over them (None until every
+    grid is finished) and ``per_seed`` ``{seed: {lr: val AP50} or None}``.
     """
     seed = spec['select_seed']
     first = grid_scores(spec, results, name, seed)
+    if len(spec['select_seeds']) > 1:
+        per_seed = {s: grid_scores(spec, results, name, s)
+                    for s in spec['select_seeds']}
+        out = dict(lr=None, seeds=list(spec['select_seeds']), scores=None,
+                   first=first, per_seed=per_seed, collapsed=False,
+                   pending='select')
+        if all(g is not None for g in per_seed.values()):
+            out.update(scores=mean_scores(list(per_seed.values())),
+                       pending=None)
+            out['lr'] = best_lr(out['scores'])
+        return out
     out = dict(lr=None, seeds=[seed], scores=first, first=first,
                collapsed=False, pending=None)
     if first is None:
         out['pending'] = 'select'
         return out
-    lr = _best(first)
+    lr = best_lr(first)
     if spec.get('fair_selection') is not True or trained(first[lr]):
         out['lr'] = lr
         return out
@@ -93,13 +129,14 @@ def grid_selection(spec: dict, results: Dict[Tuple, dict],
     if second is None:
         out['pending'] = 'reselect'
         return out
-    out['scores'] = {k: (first[k] + second[k]) / 2 for k in first}
-    out['lr'] = _best(out['scores'])
+    out['scores'] = mean_scores([first, second])
+    out['lr'] = best_lr(out['scores'])
     return out
 
 
 def selected_lrs(spec: dict, results: Dict[Tuple, dict]) -> Dict[str, float]:
-    """Best val AP50 of each grid (ties: smaller lr); lr_from follows.
+    """Best (mean) val AP50 of each grid (ties: smaller lr); lr_from
+    follows.
 
     A method whose grid is not complete (or, collapsed, whose re-selection
     grid is not) has no selection yet.
@@ -130,7 +167,7 @@ def selection_seeds(spec: dict, name: str,
         return selection_seeds(spec, m['lr_from'], results)
     if 'lrs' in m:
         if results is None:
-            return [spec['select_seed']]
+            return list(spec['select_seeds'])
         return grid_selection(spec, results, name)['seeds']
     on = m.get('selected_on')
     return None if on is None else sorted(on.get('seeds', []))
@@ -147,6 +184,15 @@ def seed_overlap(spec: dict, methods: Sequence[str],
         if both:
             out[name] = both
     return out
+
+
+def selection_phrase(spec: dict) -> str:
+    """How the study's grids select, for a report's first line: ``'seed
+    5'`` or ``'the mean over seeds 5, 11'``."""
+    seeds = spec['select_seeds']
+    if len(seeds) > 1:
+        return f"the mean over seeds {', '.join(map(str, seeds))}"
+    return f"seed {spec['select_seed']}"
 
 
 def selection_note(spec: dict, name: str,
@@ -167,6 +213,10 @@ def selection_note(spec: dict, name: str,
                     f'selected: on seed {seeds[0]} its best, '
                     f"{100 * sel['first'][sel['collapsed_lr']]:.1f} at lr "
                     f"{sel['collapsed_lr']:g}, had collapsed)")
+        if len(spec['select_seeds']) > 1:
+            return (f'best mean val AP50 over seeds '
+                    f"{', '.join(map(str, spec['select_seeds']))} of the grid "
+                    f'{{{grid}}}, in this study')
         return (f'best val AP50 of the grid {{{grid}}}, seed '
                 f"{spec['select_seed']}, in this study")
     on = m.get('selected_on')

@@ -30,6 +30,12 @@ def load_spec(path: str) -> dict:
     path = find_spec(path)
     cfg = Config.fromfile(path).to_dict()
     cfg.setdefault('name', osp.splitext(osp.basename(path))[0])
+    select_only = cfg.setdefault('select_only', False)
+    if not isinstance(select_only, bool):
+        raise ValueError(f'{path}: select_only must be True or False, got '
+                         f'{select_only!r}')
+    if select_only:  # no test phase: no test seeds needed
+        cfg.setdefault('seeds', [])
     for key in ('methods', 'seeds', 'baseline'):
         if key not in cfg:
             raise ValueError(f'{path}: the study spec needs {key!r}')
@@ -40,15 +46,10 @@ def load_spec(path: str) -> dict:
         raise ValueError(f"{path}: baseline {cfg['baseline']!r} is not one "
                          f'of the methods {sorted(methods)}')
     seeds = cfg['seeds']
-    if not seeds or len(set(seeds)) != len(seeds) or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+    if not isinstance(seeds, (list, tuple)) or (
+            not seeds and not select_only) or not _distinct_ints(seeds):
         raise ValueError(f'{path}: seeds must be distinct ints, got {seeds}')
-    # Selection and test seeds are disjoint unless the spec says otherwise:
-    # the default selection seed is the smallest seed >= 0 that is not a
-    # test seed. (The DigitsVOC studies set ``select_seed = 0``, also their
-    # first test seed: that overlap is kept for them and said in reports.)
-    cfg.setdefault('select_seed', min(set(range(len(seeds) + 1)) -
-                                      set(seeds)))
+    _selection_seed_keys(cfg, path)
     _fair_selection_keys(cfg, path)
     cfg.setdefault('options', [])
     cfg.setdefault('test_split', 'test')
@@ -103,16 +104,62 @@ def load_spec(path: str) -> dict:
 
 
 
+def _distinct_ints(values) -> bool:
+    return len(set(values)) == len(values) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def _selection_seed_keys(cfg: dict, path: str) -> None:
+    """``select_seeds`` (two or more seeds, none a test seed: every grid
+    point runs with each, the lr with the best mean val AP50 is selected)
+    or ``select_seed`` (one seed). Completes both: ``select_seed`` is the
+    first of ``select_seeds``, ``select_seeds`` is ``[select_seed]`` in a
+    one-seed spec.
+
+    Selection and test seeds are disjoint unless the spec says otherwise:
+    the default selection seed is the smallest seed >= 0 that is not a test
+    seed. (The DigitsVOC studies set ``select_seed = 0``, also their first
+    test seed: that overlap is kept for them and said in reports.)
+    """
+    seeds = cfg['seeds']
+    many = cfg.get('select_seeds')
+    if many is None:
+        cfg.setdefault('select_seed', min(set(range(len(seeds) + 1)) -
+                                          set(seeds)))
+        cfg['select_seeds'] = [cfg['select_seed']]
+        return
+    if not isinstance(many, (list, tuple)) or len(many) < 2 or \
+            not _distinct_ints(many) or set(many) & set(seeds):
+        raise ValueError(f'{path}: select_seeds must be two or more distinct '
+                         f'ints, none of them a test seed {list(seeds)}, got '
+                         f'{many!r}')
+    if cfg.get('select_seed') not in (None, many[0]):
+        raise ValueError(f'{path}: select_seed {cfg["select_seed"]!r} and '
+                         f'select_seeds {list(many)} disagree: give '
+                         'select_seeds alone (select_seed is its first seed)')
+    cfg['select_seeds'] = list(many)
+    cfg['select_seed'] = many[0]
+
+
 def _fair_selection_keys(cfg: dict, path: str) -> None:
     """``fair_selection`` (True: ``--freeze`` checks the fair-baseline rules
     of :mod:`experiments.study.fairness` and collapsed grids are re-selected;
     False: waived; absent: the study cannot be frozen until it says) and
     ``reselect_seed`` (default: the next seed after the selection seed that
-    is no test seed)."""
+    is no test seed; a spec with ``select_seeds`` has none: its selection
+    is a mean over seeds already)."""
     fair = cfg.setdefault('fair_selection', None)
     if fair is not None and not isinstance(fair, bool):
         raise ValueError(f'{path}: fair_selection must be True or False, got '
                          f'{fair!r}')
+    if len(cfg['select_seeds']) > 1:
+        if cfg.get('reselect_seed') is not None:
+            raise ValueError(
+                f"{path}: reselect_seed {cfg['reselect_seed']!r} re-selects "
+                'a collapsed grid of a one-seed selection; with select_seeds '
+                'every lr is selected on the mean over them: drop it')
+        cfg['reselect_seed'] = None
+        return
     seeds, select = cfg['seeds'], cfg['select_seed']
     again = select + 1
     while again in seeds:

@@ -1,9 +1,9 @@
 """The fair-baseline rules of the study tool: ``--freeze`` refuses a best at
 a grid edge (unless the step beyond diverged), a declared method whose lr
 was not selected in the study, grids of different densities, a collapsed
-method not re-selected, and a spec that does not say ``fair_selection``;
-re-selection runs a collapsed grid again and selects on the mean. Results
-are faked (no training)."""
+method not re-selected, a new freeze of a selection on one seed, and a spec
+that does not say ``fair_selection``; re-selection runs a collapsed grid
+again and selects on the mean. Results are faked (no training)."""
 import json
 import os
 import os.path as osp
@@ -25,6 +25,11 @@ methods = dict(
 # val AP50 on the selection seed (0): both bests inside their grids
 VAL = {('ce', 0.01): 0.50, ('ce', 0.02): 0.60, ('ce', 0.04): 0.55,
        ('rambo', 0.1): 0.40, ('rambo', 0.2): 0.65, ('rambo', 0.4): 0.30}
+# the spec of a study frozen from now on: two selection seeds
+TWO = SPEC + 'select_seeds = [0, 1]\n'
+# val AP50 on seed 1: the means over seeds 0 and 1 have the same bests
+VAL1 = {('ce', 0.01): 0.54, ('ce', 0.02): 0.56, ('ce', 0.04): 0.51,
+        ('rambo', 0.1): 0.44, ('rambo', 0.2): 0.61, ('rambo', 0.4): 0.36}
 
 
 @pytest.fixture(scope='module')
@@ -33,13 +38,15 @@ def study():
     return study
 
 
-def _setup(tmp_path, body=SPEC, val=VAL, seed=0):
-    """The spec's path, its results as records, the freeze's arguments."""
+def _setup(tmp_path, body=SPEC, val=VAL, seed=0, more=None):
+    """The spec's path, its results as records, the freeze's arguments;
+    ``more``: ``{seed: val}`` of further selection seeds."""
     path = tmp_path / 'fair.py'
     path.write_text(body)
     records = str(tmp_path / 'runs')
-    for (method, lr), v in val.items():
-        _record(records, method, lr, seed, v)
+    for s, values in {seed: val, **(more or {})}.items():
+        for (method, lr), v in values.items():
+            _record(records, method, lr, s, v)
     return str(path), records
 
 
@@ -60,18 +67,71 @@ def _freeze(study, tmp_path, path, records):
 
 
 def test_a_fair_study_freezes_and_says_so(study, tmp_path):
-    path, records = _setup(tmp_path)
+    path, records = _setup(tmp_path, TWO, more={1: VAL1})
     paths = _freeze(study, tmp_path, path, records)
     record = json.load(open(paths['json']))
     assert record['settings']['fair_selection'] is True
-    assert record['settings']['reselect_seed'] == 1  # after 0, no test seed
+    assert record['settings']['select_seeds'] == [0, 1]
+    assert 'reselect_seed' not in record['settings']  # a mean already
     assert {m: s['lr'] for m, s in record['selection'].items()} == {
         'ce': 0.02, 'rambo': 0.2}
+    assert record['selection']['ce']['seeds'] == [0, 1]
+    assert record['selection']['ce']['how'] == (
+        'best mean val AP50 over seeds 0, 1 of the grid {0.01, 0.02, 0.04}, '
+        'in this study')
     md = open(paths['md']).read()
     assert ('Fair-baseline rules (`fair_selection = True`), checked at this '
             'freeze: every declared method was selected in this study on '
-            'factor-2 grids') in md
-    assert 'no method collapsed' in md
+            'factor-2 grids of one density, on the best mean val AP50 over '
+            'seeds 0, 1, its best inside its grid') in md
+
+
+def test_a_new_freeze_of_a_one_seed_selection_is_refused(study, tmp_path,
+                                                         monkeypatch):
+    """Rule 5: a study frozen from now on selects on two or more seeds; a
+    pre-registration written before the rule still freezes unchanged."""
+    path, records = _setup(tmp_path)
+    with pytest.raises(study.PreregistrationError) as err:
+        _freeze(study, tmp_path, path, records)
+    assert ('- selected on one seed (0): `ce`, `rambo`. fair_selection = '
+            'True selects each lr on the best mean val AP50 over at least two '
+            'seeds: set select_seeds = [0, 1]') in str(err.value)
+    assert not (tmp_path / 'out').exists()
+    # frozen before the rule (the check left out), then frozen again
+    with monkeypatch.context() as m:
+        m.setattr(study, 'one_seed_problems', lambda spec, results: [])
+        paths = _freeze(study, tmp_path, path, records)
+    before = open(paths['json']).read()
+    assert _freeze(study, tmp_path, path, records) == paths
+    assert open(paths['json']).read() == before
+    # waived rules (fair_selection = False) waive this one too
+    (tmp_path / 'waived').mkdir()
+    path, records = _setup(tmp_path / 'waived', SPEC.replace(
+        'fair_selection = True', 'fair_selection = False'))
+    _freeze(study, tmp_path / 'waived', path, records)
+
+
+@pytest.mark.parametrize('seed1, message', [
+    # seed 0 alone would select 0.2, inside; the mean's best is the edge
+    ({('rambo', 0.1): 0.40, ('rambo', 0.2): 0.55, ('rambo', 0.4): 0.92},
+     'rambo: its best mean val AP50 over seeds 0, 1 (61.0) is at lr 0.4, '
+     'the upper edge (largest lr) of its grid {0.1, 0.2, 0.4}: add lr 0.8'),
+    # seed 1 alone would select 0.4, the edge; the mean's best is inside
+    ({('rambo', 0.1): 0.40, ('rambo', 0.2): 0.60, ('rambo', 0.4): 0.70},
+     None),
+])
+def test_the_grid_edge_rule_reads_the_mean(study, tmp_path, seed1,
+                                           message):
+    path, records = _setup(tmp_path, TWO, more={1: {**VAL1, **seed1}})
+    if message is None:
+        paths = _freeze(study, tmp_path, path, records)
+        assert json.load(open(paths['json']))['selection']['rambo'][
+            'lr'] == 0.2  # means 40.0, 62.5, 50.0
+        return
+    with pytest.raises(study.PreregistrationError) as err:
+        _freeze(study, tmp_path, path, records)
+    assert message in str(err.value)
+    assert 'ce:' not in str(err.value) and 'one seed' not in str(err.value)
 
 
 @pytest.mark.parametrize('lr, val, edge, add', [
@@ -93,7 +153,9 @@ def test_a_best_at_a_grid_edge_is_refused(study, tmp_path, lr, val, edge,
 
 def test_a_diverged_step_beyond_the_edge_lets_the_freeze_pass(study,
                                                             tmp_path):
-    path, records = _setup(tmp_path, val={**VAL, ('rambo', 0.4): 0.9})
+    edge = {('rambo', 0.4): 0.9}
+    path, records = _setup(tmp_path, TWO, {**VAL, **edge},
+                           more={1: {**VAL1, **edge}})
     # a run beyond the edge that trained is no reason: it is not diverged
     _record(records, 'rambo', 0.8, 0, 0.1)
     with pytest.raises(study.PreregistrationError, match='add lr 0.8'):
@@ -109,20 +171,28 @@ def test_a_diverged_step_beyond_the_edge_lets_the_freeze_pass(study,
 def test_a_diverged_grid_point_is_never_selected(study, tmp_path):
     """The step beyond the edge added to the grid: its diverged run counts
     as finished, below every other, so the best is inside the grid."""
-    body = SPEC.replace('[0.1, 0.2, 0.4]', '[0.1, 0.2, 0.4, 0.8]')
-    path, records = _setup(tmp_path, body,
-                           val={**VAL, ('rambo', 0.4): 0.9})
+    body = TWO.replace('[0.1, 0.2, 0.4]', '[0.1, 0.2, 0.4, 0.8]')
+    edge = {('rambo', 0.4): 0.9}
+    path, records = _setup(tmp_path, body, {**VAL, **edge},
+                           more={1: {**VAL1, **edge}})
     spec = study.load_spec(path)
     results = study.collect_results(spec, str(tmp_path / 'work'), records)
     assert 'rambo' not in study.selected_lrs(spec, results)  # 0.8 not run
     _record(records, 'rambo', 0.8, 0, None, diverged='loss is nan')
+    _record(records, 'rambo', 0.8, 1, 0.95)  # trained on one seed only
     results = study.collect_results(spec, str(tmp_path / 'work'), records)
     assert study.selected_lrs(spec, results)['rambo'] == 0.4
     _freeze(study, tmp_path, path, records)
     md = open(study.write_report(spec, results,
                                  str(tmp_path / 'report'))['md']).read()
-    assert ('- RaMBO (`rambo`): lr 0.1: 40.0, lr 0.2: 65.0, lr 0.4: **90.0**, '
-            'lr 0.8: diverged') in md
+    assert ('- RaMBO (`rambo`): mean over seeds 0, 1: lr 0.1: 42.0, lr 0.2: '
+            '63.0, lr 0.4: **90.0**, lr 0.8: diverged\n'
+            '  seed 0: lr 0.1: 40.0, lr 0.2: 65.0, lr 0.4: 90.0, lr 0.8: '
+            'diverged\n'
+            '  seed 1: lr 0.1: 44.0, lr 0.2: 61.0, lr 0.4: 90.0, lr 0.8: '
+            '95.0\n') in md
+    assert 'learning rates selected on val with the mean over seeds 0, 1' \
+        in md
 
 
 def test_an_lr_from_another_study_is_refused(study, tmp_path):
@@ -198,7 +268,8 @@ COLLAPSED = {**VAL, ('rambo', 0.1): 0.002, ('rambo', 0.2): 0.004,
 AGAIN = {('rambo', 0.1): 0.30, ('rambo', 0.2): 0.10, ('rambo', 0.4): 0.0}
 
 
-def test_a_collapsed_method_is_reselected_on_the_mean(study, tmp_path):
+def test_a_collapsed_method_is_reselected_on_the_mean(study, tmp_path,
+                                                      monkeypatch):
     path, records = _setup(tmp_path, val=COLLAPSED)
     spec = study.load_spec(path)
     work = str(tmp_path / 'work')
@@ -230,6 +301,12 @@ def test_a_collapsed_method_is_reselected_on_the_mean(study, tmp_path):
     open(path, 'w').write(body)
     for seed, v in ((0, 0.002), (1, 0.05)):
         _record(records, 'rambo', 0.05, seed, v)
+    # rule 5: ce was selected on one seed; rambo, re-selected, on two
+    with pytest.raises(study.PreregistrationError,
+                       match=r'selected on one seed \(0\): `ce`\. '):
+        _freeze(study, tmp_path, path, records)
+    # a freeze written before rule 5: the re-selection is said
+    monkeypatch.setattr(study, 'one_seed_problems', lambda spec, res: [])
     paths = _freeze(study, tmp_path, path, records)
     record = json.load(open(paths['json']))
     assert record['selection']['rambo']['seeds'] == [0, 1]
