@@ -21,14 +21,16 @@ while the localisation gradient scales with ``L_loc``; SB sets ``w_sb =
 L_aLRP / L_loc = (mean L_cls + mean L_loc) / mean L_loc`` (``L_loc``
 unweighted) over a period of training iterations, starting from 50. As in
 the authors' code, the period counts iterations that had positives (3,665
-in their COCO configs, about one COCO epoch at batch 32). Implemented as
-running sums in the loss (training mode, detached) and
+in their COCO configs: one epoch of COCO's 117k training images at batch
+32). Implemented as running sums in the loss (training mode, detached) and
 :class:`ALRPSelfBalanceHook`, which takes them after every training
-iteration from the end of the learning-rate warm-up on and sets ``w_sb``
-every ``period`` counted iterations (see there for the defaults;
-``period='epoch'`` is the earlier once-per-epoch update). ``w_sb`` is a
-buffer, saved in checkpoints; the hook's running sums and count are saved
-in the checkpoint too, so a resumed run updates at the same iterations.
+iteration from the end of the learning-rate warm-up on (or from ``begin``)
+and sets ``w_sb`` every ``period`` counted iterations, or every
+``period_epochs`` epochs of images whatever the batch (see there for the
+defaults; ``period='epoch'`` is the earlier once-per-epoch update).
+``w_sb`` is a buffer, saved in checkpoints; the hook's running sums and
+count are saved in the checkpoint too, so a resumed run updates at the
+same iterations.
 """
 import logging
 from typing import Dict, List, Optional, Tuple, Union
@@ -179,7 +181,9 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         return float(self.sb_weight)
 
 
-#: the authors' SB period (their COCO configs: about one epoch at batch 32)
+#: the authors' SB period in iterations (their COCO configs: one epoch at
+#: batch 32; ``period_epochs=1`` of :class:`ALRPSelfBalanceHook` is the same
+#: period at any batch)
 AUTHORS_SB_PERIOD = 3665
 #: the checkpoint key of :class:`ALRPSelfBalanceHook`'s state
 SB_STATE_KEY = 'alrp_self_balance'
@@ -277,12 +281,15 @@ class ALRPSelfBalanceHook(Hook):
 
     Args:
         period (int | str, optional): Counted iterations per update, >= 1.
-            Defaults to None: ``min(3665, max(1, (max_iters - begin) //
-            8))`` (:func:`default_sb_period`): the authors' 3,665, or an
-            eighth of the training after the warm-up when that is shorter.
-            E.g. DigitsVOC (16 epochs of 48 iterations, 100 warm-up
-            iterations): 83, eight updates; COCO at batch 16 (12 epochs of
-            7,330) with MMDetection's 500-iteration warm-up: 3,665.
+            Defaults to None: ``period_epochs`` when given, else ``min(3665,
+            max(1, (max_iters - begin) // 8))`` (:func:`default_sb_period`):
+            the authors' 3,665 iterations, or an eighth of the training
+            after the warm-up when that is shorter. E.g. DigitsVOC (16
+            epochs of 48 iterations, 100 warm-up iterations): 83, eight
+            updates; COCO at batch 16 (12 epochs of 7,330) with
+            MMDetection's 500-iteration warm-up: 3,665, half an epoch (the
+            authors' 3,665 is one epoch at their batch of 32: use
+            ``period_epochs=1`` for their period at another batch).
             ``'epoch'``: the earlier behaviour, an update after every
             training epoch from every iteration of the epoch, warm-up
             included (on a short epoch the first update falls inside the
@@ -291,6 +298,15 @@ class ALRPSelfBalanceHook(Hook):
         begin (int, optional): The first iteration (0-based) measured, >= 0.
             Defaults to None: the end of the learning-rate warm-up read from
             ``runner.param_schedulers`` (:func:`warmup_end`; 0 without one).
+        period_epochs (float, optional): The period in epochs of images,
+            > 0, instead of ``period``: ``max(1, round(period_epochs *
+            len(runner.train_dataloader)))`` counted iterations, i.e. the
+            iterations one process takes for ``period_epochs`` passes over
+            the training set at the run's batch size and process count.
+            ``period_epochs=1`` is the authors' period (3,665 iterations at
+            their 4 GPUs x 8 images on COCO) at any batch. Defaults to None
+            (``period`` applies). Give ``period`` or ``period_epochs``, not
+            both.
 
     Under DDP the per-iteration sums and the "had positives" flags are
     all-reduced after every measured iteration (one tiny all-reduce), so
@@ -305,8 +321,17 @@ class ALRPSelfBalanceHook(Hook):
     priority = 'NORMAL'  # before CheckpointHook (VERY_LOW)
 
     def __init__(self, period: Union[int, str, None] = None,
-                 begin: Optional[int] = None) -> None:
+                 begin: Optional[int] = None,
+                 period_epochs: Optional[float] = None) -> None:
         owner = type(self).__name__
+        if period_epochs is not None:
+            if period is not None:
+                raise ValueError(
+                    f'{owner}: period must be None when period_epochs is '
+                    f'given (one period, in iterations or in epochs), got '
+                    f'period={period!r}, period_epochs={period_epochs!r}')
+            period_epochs = check_positive(owner, 'period_epochs',
+                                           period_epochs)
         if period == 'epoch':
             if begin is not None:
                 raise ValueError(
@@ -319,6 +344,7 @@ class ALRPSelfBalanceHook(Hook):
             begin = check_int(owner, 'begin', begin, minimum=0)
         self.period = period
         self.begin = begin
+        self.period_epochs = period_epochs
         self.by_epoch = period == 'epoch'
         #: resolved (begin, period) of the run, set before training
         self.schedule: Optional[Tuple[int, int]] = None
@@ -334,17 +360,27 @@ class ALRPSelfBalanceHook(Hook):
         """``(begin, period)`` of ``runner``'s training (see the class
         doc)."""
         max_iters = int(runner.max_iters)
+        try:
+            epoch_length = len(runner.train_dataloader)
+        except Exception:  # no data loader (a test double) or no len
+            epoch_length = None
         begin = self.begin
         if begin is None:
-            try:
-                epoch_length = len(runner.train_dataloader)
-            except Exception:  # no data loader (a test double) or no len
-                epoch_length = None
             begin = warmup_end(
                 getattr(runner, 'param_schedulers', None), max_iters,
                 epoch_length)
-        period = self.period if self.period is not None else \
-            default_sb_period(max_iters, begin)
+        if self.period_epochs is not None:
+            if not epoch_length:
+                raise ValueError(
+                    f'{type(self).__name__}: period_epochs='
+                    f'{self.period_epochs!r} needs the epoch length, '
+                    'len(runner.train_dataloader), got '
+                    f'{epoch_length!r}; give period= (in iterations)')
+            period = max(1, round(self.period_epochs * epoch_length))
+        elif self.period is not None:
+            period = self.period
+        else:
+            period = default_sb_period(max_iters, begin)
         return begin, period
 
     def _ensure_schedule(self, runner) -> Tuple[int, int]:
@@ -366,10 +402,13 @@ class ALRPSelfBalanceHook(Hook):
             return
         begin, period = self._ensure_schedule(runner)
         updates = max(0, int(runner.max_iters) - begin) // period
+        epochs = '' if self.period_epochs is None else \
+            f' ({self.period_epochs:g} epoch(s) of images)'
         runner.logger.info(
             f'aLRP self-balance: measured from iteration {begin}, the SB '
-            f'weight is set every {period} iterations with positives '
-            f'(at most {updates} updates in {runner.max_iters} iterations)')
+            f'weight is set every {period} iterations with positives'
+            f'{epochs} (at most {updates} updates in {runner.max_iters} '
+            'iterations)')
         self._restore(runner, losses, begin, period)
 
     # -------------------------------------------------------------- update

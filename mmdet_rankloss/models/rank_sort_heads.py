@@ -58,6 +58,7 @@ from ..losses.rank_sort_loss import RankSortLoss
 from ..losses.utils import zero_loss
 from ..ops.checks import check_choice, check_data
 from .dense_heads import RankLossDenseHeadMixin
+from .level_assignment import LevelCountsAssignerMixin
 
 __all__ = [
     'ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead', 'RankSortATSSHead',
@@ -296,10 +297,14 @@ class RankSortATSSHead(_BoxWeightingMixin, _NoCenternessPredictMixin,
 
 
 @MODELS.register_module()
-class ALRPRetinaHead(ErrorDrivenDenseHeadMixin, RetinaHead):
+class ALRPRetinaHead(LevelCountsAssignerMixin, ErrorDrivenDenseHeadMixin,
+                     RetinaHead):
     """``RetinaHead`` trained by aLRP Loss (classification and GIoU
     localisation). Arguments are ``RetinaHead``'s
-    (``loss_cls=dict(type='ALRPLoss')``, ``reg_decoded_bbox=True``)."""
+    (``loss_cls=dict(type='ALRPLoss')``, ``reg_decoded_bbox=True``).
+    ``train_cfg`` may give an ``ATSSAssigner``
+    (:class:`~.level_assignment.LevelCountsAssignerMixin`): the aLRP
+    authors' "ATSS", RetinaNet's head with ATSS assignment."""
     loss_types = (ALRPLoss, )
 
 

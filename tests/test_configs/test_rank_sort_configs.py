@@ -1,8 +1,9 @@
 """The Rank & Sort and aLRP configs follow the authors' code
 (``configs/dense/_base_/rank-sort.py``): every RS / aLRP dense head decodes
 with target_stds [0.1, 0.1, 0.2, 0.2], the aLRP configs carry the
-self-balance hook with the authors' iteration schedule, and every RS-R-CNN
-config trains its RPN with Rank & Sort."""
+self-balance hook (the authors' recipes with their period, one epoch:
+tests/test_configs/test_authors_recipes.py; the others on the iteration
+default), and every RS-R-CNN config trains its RPN with Rank & Sort."""
 import glob
 import os.path as osp
 
@@ -33,8 +34,9 @@ def load(name):
 
 
 def test_the_configs_are_found():
-    # RetinaNet and ATSS, RS and aLRP, DigitsVOC / VOC07+12 / COCO
-    assert len(DENSE) == 12
+    # RetinaNet and ATSS, RS and aLRP, DigitsVOC / VOC07+12 / COCO on
+    # MMDetection's recipe (mmdet-1x), and the authors' COCO recipes
+    assert len(DENSE) == 15
     assert {'digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py',
             'rambo/faster-rcnn_r50_fpn_rank-sort_1x_coco.py',
             'rambo/faster-rcnn_r50_fpn_rank-sort_1x_voc0712.py'} <= set(
@@ -50,18 +52,19 @@ def test_dense_heads_decode_with_the_authors_stds(name):
     assert 'box_weighting' not in head  # the head's default: 'score'
 
 
-@pytest.mark.parametrize('name',
-                         [n for n in DENSE if n.startswith('dense/atss')])
+@pytest.mark.parametrize('name', [
+    n for n in DENSE if n.startswith('dense/atss') and '_100e_' not in n])
 def test_atss_coder_is_unchanged(name):
     """ATSS already had the authors' stds: the shared coder changes
-    nothing there."""
+    nothing there. (The aLRP authors' "ATSS" is a RetinaNet head.)"""
     twin = load(name.replace('_rank-sort_', '_focal_').replace(
-        '_alrp_', '_focal_'))
+        '_alrp_', '_focal_').replace('_mmdet-1x_', '_1x_'))
     assert load(name).model.bbox_head.bbox_coder == \
         twin.model.bbox_head.bbox_coder
 
 
-@pytest.mark.parametrize('name', [n for n in DENSE if '_alrp_' in n])
+@pytest.mark.parametrize(
+    'name', [n for n in DENSE if '_alrp_' in n and '_100e_' not in n])
 def test_alrp_configs_use_the_iteration_schedule(name):
     cfg = load(name)
     assert cfg.custom_hooks == [dict(type='ALRPSelfBalanceHook')]

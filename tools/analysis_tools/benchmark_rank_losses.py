@@ -449,6 +449,17 @@ _FRCNN_R18 = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 _ATSS_R18 = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
 _RETINA_R18 = ('configs/dense/retinanet/'
                'retinanet_r18-w32_fpn_{}_16e_digitsvoc.py')
+#: losses benchmarked on MMDetection's recipe (``_mmdet-1x_``: the focal
+#: twin's model and anchors), not on their authors' (other anchors and
+#: batch; aLRP at 512 px)
+_MMDET_RECIPE = ('rank-sort', 'alrp')
+
+
+def _r50(template: str, loss: str, *args) -> str:
+    path = template.format(loss, *args)
+    if loss in _MMDET_RECIPE:
+        path = path.replace('_1x_', '_mmdet-1x_')
+    return path
 
 
 def detector_configs(smoke: bool) -> Dict[str, List[tuple]]:
@@ -471,10 +482,10 @@ def detector_configs(smoke: bool) -> Dict[str, List[tuple]]:
     frcnn = [('ce', _FRCNN_R50.format('ce', 'coco')),
              ('rambo', _FRCNN_R50.format('rambo', 'voc0712')),
              ('rambo-bce', _FRCNN_R50.format('rambo-bce', 'coco')),
-             ('rank-sort', _FRCNN_R50.format('rank-sort', 'coco'))]
-    atss = [(k, _ATSS_R50.format(k)) for k in
+             ('rank-sort', _r50(_FRCNN_R50, 'rank-sort', 'coco'))]
+    atss = [(k, _r50(_ATSS_R50, k)) for k in
             ('focal', 'rambo', 'rambo-focal', 'rank-sort', 'alrp')]
-    retina = [(k, _RETINA_R50.format(k)) for k in
+    retina = [(k, _r50(_RETINA_R50, k)) for k in
               ('rambo', 'rambo-focal', 'rank-sort', 'alrp')]
     share = [('Faster R-CNN R50', *c) for c in frcnn] + \
         [('ATSS R50', *c) for c in atss]

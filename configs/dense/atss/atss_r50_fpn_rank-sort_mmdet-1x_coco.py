@@ -1,7 +1,11 @@
 # Rank & Sort Loss twin of `atss_r50_fpn_focal_1x_coco.py` (`RankSortATSSHead`,
 # `../_base_/rank-sort.py`: delta 0.5, IoU labels, score-weighted GIoU box loss
-# rescaled to L_RS, no centerness as in the RS paper). lr and schedule: the
-# focal twin's, not the paper's. Not trained: no result on coco was measured.
+# rescaled to L_RS, no centerness as in the RS paper) on MMDetection's ATSS
+# recipe: its anchors (1 a location), lr, batch and schedule, and no score
+# threshold; the same model as the focal twin but for the loss. The RS
+# authors' recipe (3 anchors a location, 4 images a GPU, lr 0.008, score_thr
+# 0.05) is `atss_r50_fpn_rank-sort_1x_coco.py`. Not trained: no result on
+# coco was measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r50_fpn_focal_1x_coco.py', '../_base_/rank-sort.py']

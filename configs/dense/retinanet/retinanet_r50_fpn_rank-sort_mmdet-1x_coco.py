@@ -1,8 +1,13 @@
 # Rank & Sort Loss twin of `retinanet_r50_fpn_focal_1x_coco.py`
 # (`RankSortRetinaHead`, `../_base_/rank-sort.py`: delta 0.5, IoU labels, box
 # coder stds [0.1, 0.1, 0.2, 0.2], score-weighted GIoU box loss rescaled to
-# L_RS, no focal loss). lr and schedule: the focal twin's (MMDetection's), not
-# the paper's. Not trained: no result on coco was measured.
+# L_RS, no focal loss) on MMDetection's RetinaNet recipe: its anchors, lr,
+# batch and schedule, and no score threshold. The RS authors shipped no
+# RetinaNet config (kemaloksuz/RankSortLoss, configs/ranksort_loss/: ATSS,
+# PAA, Faster / Cascade / Mask R-CNN, YOLACT), so there is no authors' recipe
+# to follow; their one-stage recipe is RS-ATSS,
+# `../atss/atss_r50_fpn_rank-sort_1x_coco.py`. Not trained: no result on coco
+# was measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_coco.py', '../_base_/rank-sort.py']
