@@ -14,5 +14,7 @@ are in ``tools/``). Each runs from the root of a checkout as a module::
   training step;
 * ``input_checks_cost``: the cost of the input checks
   (docs/reliability.md);
-* ``long_run``: memory and step time over a long run (docs/reliability.md).
+* ``long_run``: memory and step time over a long run (docs/reliability.md);
+* ``budget``: the epochs of a confirmation, from a budget study's val
+  curves (docs/evidence.md).
 """
