@@ -11,7 +11,7 @@
 # weighted by 0.2, GIoU box loss rescaled to it, stds [0.1, 0.1, 0.2, 0.2],
 # no anchor sampling), from `../dense/_base_/rank-sort.py` (stock RPN:
 # delete the `rpn_head=` and `rpn=` entries below). Test at their RoI score
-# threshold of 0.40 (a faster test; they note it costs about 0.01 AP).
+# threshold of 0.40 (chosen by them for a faster test, at a small cost).
 # MMDetection's batch, lr and no threshold instead:
 # `faster-rcnn_r50_fpn_rank-sort_mmdet-1x_coco.py`.
 # Batch: 4 images per process; lr 0.012 is for a total batch of 16,
