@@ -76,14 +76,14 @@ def test_write_into_a_config_line(val_detections, tmp_path, load_tool):
     assert tuple(loss.calibration) == (round(a, 4), round(b, 4))
     plain = tmp_path / 'plain.py'
     plain.write_text('model = dict()\n')
-    with pytest.raises(ValueError, match='score_calibration'):
+    with pytest.raises(SystemExit, match='score_calibration'):
         tool.main([pkl, '--data-root', root, '--write-config', str(plain)])
 
 
 @pytest.mark.parametrize('base, path', [
     ('configs/rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py',
      ['roi_head', 'bbox_head', 'loss_cls']),
-    ('configs/dense/atss/atss_r18-w32_fpn_rambo_16e_digitsvoc.py',
+    ('configs/dense/retinanet/retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py',
      ['bbox_head', 'loss_cls']),
 ])
 def test_write_a_new_config_on_a_base(val_detections, tmp_path, load_tool,
@@ -105,7 +105,8 @@ def test_write_a_new_config_on_a_base(val_detections, tmp_path, load_tool,
     node.pop('calibration')
     plain_node.pop('calibration', None)
     assert cfg.model == plain.model
-    with pytest.raises(ValueError, match='no RaMBOAPLoss'):
+    with pytest.raises(SystemExit, match='no calibration to write: its '
+                       'test scores are already the CrossEntropyLoss'):
         tool.main([pkl, '--data-root', root, '--write-config',
                    str(tmp_path / 'x.py'), '--base', osp.join(
                        ROOT, 'configs', 'rambo',
@@ -308,3 +309,94 @@ def test_the_voc_hold_out_of_the_guide(tmp_path, monkeypatch, load_tool):
     held_out.write_text(block)
     a, b = tool.main([str(pkl), '--config', str(held_out)])
     assert a > 0
+
+
+# --- what the tool prints for each head: only fixes that build -------------
+
+HEADS = [
+    # (config, what the tool must say)
+    ('configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py',
+     'store'),
+    ('configs/dense/retinanet/retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py',
+     'store'),
+    ('configs/digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
+     'probability'),
+    ('configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo-bce_16e_digitsvoc.py',
+     'probability'),
+    ('configs/dense/retinanet/retinanet_r18-w32_fpn_focal_16e_digitsvoc.py',
+     'probability'),
+    ('configs/dense/retinanet/'
+     'retinanet_r18-w32_fpn_rambo-focal_16e_digitsvoc.py', 'probability'),
+    # ATSS multiplies the class probability by the centerness
+    ('configs/dense/atss/atss_r18-w32_fpn_focal_16e_digitsvoc.py', 'hook'),
+    ('configs/dense/atss/atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py',
+     'hook'),
+    ('configs/dense/atss/atss_r18-w32_fpn_rambo_16e_digitsvoc.py', 'hook'),
+    # ranking-trained losses without a calibration of their own
+    ('configs/digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py',
+     'hook'),
+    ('configs/dense/atss/atss_r18-w32_fpn_rank-sort_16e_digitsvoc.py',
+     'hook'),
+    ('configs/dense/atss/atss_r18-w32_fpn_alrp_16e_digitsvoc.py', 'hook'),
+    ('configs/dense/retinanet/retinanet_r18-w32_fpn_rank-sort_16e_digitsvoc'
+     '.py', 'hook'),
+    ('configs/dense/retinanet/retinanet_r18-w32_fpn_alrp_16e_digitsvoc.py',
+     'hook'),
+]
+
+
+@pytest.mark.parametrize('config, kind', HEADS,
+                         ids=[osp.basename(c) for c, _ in HEADS])
+def test_the_advice_for_each_head_builds(config, kind, load_tool):
+    """A printed --cfg-options is merged as tools/test.py merges it and the
+    model is built with the calibration in its loss; a model that needs
+    none gets no option; every other gets the hook's tool, whose hook
+    builds."""
+    import shlex
+
+    from mmdet.registry import HOOKS, MODELS
+    from mmengine.config import Config
+
+    # tools/test.py's --cfg-options parsing (DictAction), as the docs test
+    command_options = load_tool(
+        'tests/test_docs/test_doc_snippets.py').command_options
+    tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
+    text = tool.advice_text(osp.join(ROOT, config), 1.25, -0.5)
+    assert tool.score_advice(
+        Config.fromfile(osp.join(ROOT, config)).model).kind == kind
+    if kind == 'store':
+        line = next(x for x in text.splitlines() if '--cfg-options' in x)
+        cfg = Config.fromfile(osp.join(ROOT, config))
+        cfg.merge_from_dict(command_options(shlex.split(line)))
+        model = MODELS.build(cfg.model)
+        head = getattr(model, 'roi_head', model)
+        head = getattr(head, 'bbox_head')
+        assert head.loss_cls.calibration == (1.25, -0.5)
+        return
+    assert '--cfg-options' not in text
+    assert 'fit_class_thresholds.py' in text
+    if kind == 'probability':
+        assert 'needs no calibration' in text
+    else:
+        assert 'ClassScoreThresholdHook' in text
+        HOOKS.build(dict(type='ClassScoreThresholdHook',
+                         thresholds=dict(zero=0.5)))
+
+
+def test_the_mix_gets_no_calibration_and_no_traceback(coco_val, tmp_path,
+                                                       load_tool, capsys):
+    """The own-data page's Faster R-CNN (the mix): the fit is measured,
+    no option is printed, and --write-config stops with a sentence."""
+    tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
+    pkl, config, _ = coco_val
+    mix = tmp_path / 'my_mix.py'
+    mix.write_text(open(config).read().replace(
+        'faster-rcnn_r18-w32_fpn_rambo_16e', 'faster-rcnn_r18-w32_fpn_'
+        'rambo-bce_16e'))
+    tool.main([pkl, '--config', str(mix)])
+    out = capsys.readouterr().out
+    assert 'as trained: D-ECE' in out and 'needs no calibration' in out
+    assert 'calibration="(' not in out
+    with pytest.raises(SystemExit, match='no calibration to write'):
+        tool.main([pkl, '--config', str(mix), '--write-config',
+                   str(tmp_path / 'out.py')])

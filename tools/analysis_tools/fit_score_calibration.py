@@ -30,9 +30,24 @@ the 20 VOC classes; no held-out check).
 Matches the detections to the ground truth as VOC AP50 does (crowd and
 difficult boxes neither true nor false), fits ``p' = sigmoid(a * logit(p) +
 b)`` (Platt) and prints D-ECE (detection expected calibration error) and
-precision / recall at 0.05, 0.3 and 0.5 before and after. The fit is stored
-with a RaMBO model as ``RaMBOAPLoss(calibration=(a, b))`` and applied at test
-time; rankings and AP do not change. ``--write-config`` writes it:
+precision / recall at 0.05, 0.3 and 0.5 before and after. What it then
+prints depends on the model (``--config`` or ``--base``), and every fix it
+prints builds:
+
+* RaMBO alone (``RaMBOAPLoss``) in a Faster R-CNN RoI head or a RetinaNet
+  head (``RaMBORetinaHead``): the test score is ``sigmoid(logit)``, so the fit
+  is stored as ``RaMBOAPLoss(calibration=(a, b))`` and applied at test time;
+  rankings and AP do not change. It prints the ``--cfg-options`` and
+  ``--write-config`` writes it (below);
+* cross-entropy, focal loss or the mix (``MixedRankLoss``) in a head whose
+  score is that probability: no calibration is needed, and none is printed;
+* every other model (Rank & Sort, aLRP, and every ATSS / FCOS head, whose
+  score is the class probability times the centerness): the model has no
+  place for the fit; ``tools/analysis_tools/fit_class_thresholds.py`` fits
+  per-class thresholds and a calibration that ``ClassScoreThresholdHook``
+  applies to the predictions, and the tool prints that command.
+
+``--write-config`` writes the fit of a RaMBO model:
 
 * into an existing config that holds a ``score_calibration = ...`` line
   (the quickstart's RaMBO config), replacing that line;
@@ -46,7 +61,7 @@ import argparse
 import os.path as osp
 import pickle
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -61,39 +76,120 @@ from mmdet_rankloss.evaluation.voc_files import (
 CALIBRATION_LINE = re.compile(r'^score_calibration\s*=.*$', re.MULTILINE)
 
 
+#: Classification losses whose test scores are already a probability.
+PROBABILITY_LOSSES = ('CrossEntropyLoss', 'FocalLoss')
+#: The post-processing fit for every other model.
+THRESHOLD_TOOL = 'tools/analysis_tools/fit_class_thresholds.py'
+
+
+class Advice(NamedTuple):
+    """What a model's test scores are and where a calibration can go.
+
+    ``kind``: ``'store'`` (RaMBO alone, ``path`` leads from ``model`` to
+    its loss), ``'probability'`` (no calibration needed) or ``'hook'``
+    (none can be stored: :data:`THRESHOLD_TOOL`); ``why``: one sentence.
+    """
+    kind: str
+    path: Optional[List[str]]
+    why: str
+
+
+def _multiplies_centerness(head) -> bool:
+    """Whether the head multiplies its class scores by a centerness at
+    test time (MMDetection's ATSS and FCOS heads; this package's Rank &
+    Sort and aLRP ATSS heads do not)."""
+    from mmdet.registry import MODELS
+
+    from mmdet_rankloss.models.rank_sort_heads import \
+        _NoCenternessPredictMixin
+    head_cls = MODELS.get(head.get('type'))
+    return 'loss_centerness' in head and not (
+        head_cls is not None and
+        issubclass(head_cls, _NoCenternessPredictMixin))
+
+
+def score_advice(model) -> Advice:
+    """Where a Platt calibration of ``model`` (a config's ``model`` dict)
+    can be stored, if anywhere (see the module docstring)."""
+    from mmengine.registry import init_default_scope
+
+    import mmdet_rankloss  # noqa: F401  (this package's heads)
+    init_default_scope('mmdet')
+    roi_head = model.get('roi_head')
+    if roi_head:
+        path = ['roi_head', 'bbox_head', 'loss_cls']
+        head = roi_head.get('bbox_head')
+    else:
+        path = ['bbox_head', 'loss_cls']
+        head = model.get('bbox_head')
+    if not hasattr(head, 'get') or not hasattr(head.get('loss_cls'), 'get'):
+        return Advice('hook', None, 'its classification loss is not at '
+                      'model.roi_head.bbox_head.loss_cls or '
+                      'model.bbox_head.loss_cls')
+    loss = head.loss_cls
+    kind = loss.get('type')
+    inner = loss.get('aux_loss', {}).get('type') \
+        if kind == 'MixedRankLoss' else kind
+    if _multiplies_centerness(head):
+        return Advice('hook', None, f'its test score ({head.type}) is the '
+                      'class probability times the centerness, not a '
+                      'probability, and the model has no place for a fit')
+    if kind == 'RaMBOAPLoss':
+        return Advice('store', path, 'its test score is sigmoid(logit) of '
+                      'a RaMBO loss: the order is trained, the scale is not')
+    if inner in PROBABILITY_LOSSES:
+        return Advice('probability', None, 'its test scores are already '
+                      f'the {inner} probability ({kind}): it needs no '
+                      'calibration')
+    return Advice('hook', None, f'its scores are ranking-trained ({kind}) '
+                  'and the loss has no place for a fit')
+
+
 def calibration_path(base: str) -> List[str]:
     """Keys from ``model`` down to the RaMBO loss of the config ``base``
-    (two-stage ``roi_head.bbox_head.loss_cls`` or dense ``bbox_head``)."""
+    that stores a calibration.
+
+    Raises:
+        SystemExit: For a model that stores none, saying why and what to
+            use instead.
+    """
     from mmengine.config import Config
 
     import mmdet_rankloss  # noqa: F401  (mmdet_rankloss:: bases)
-    model = Config.fromfile(base).model
-    for path in (['roi_head', 'bbox_head', 'loss_cls'],
-                 ['bbox_head', 'loss_cls']):
-        node = model
-        for key in path:
-            node = node.get(key) if hasattr(node, 'get') else None
-        if node is not None and node.get('type') == 'RaMBOAPLoss':
-            return path
-    raise ValueError(f'{base}: no RaMBOAPLoss at model.roi_head.bbox_head.'
-                     'loss_cls or model.bbox_head.loss_cls; a calibration is '
-                     'for RaMBO-only models (a mix with a cross-entropy or '
-                     'focal term already gives probabilities)')
+    advice = score_advice(Config.fromfile(base).model)
+    if advice.kind != 'store':
+        raise SystemExit(f'{base}: no calibration to write: {advice.why}.' +
+                         _instead(advice))
+    return advice.path
+
+
+def _instead(advice: Advice) -> str:
+    """What to use for a model that stores no calibration."""
+    if advice.kind == 'probability':
+        return (' Thresholds still come from measurement on val: '
+                f'{THRESHOLD_TOOL} chooses one per class.')
+    return (f' {THRESHOLD_TOOL} fits per-class thresholds and a '
+            'calibration that ClassScoreThresholdHook applies to the '
+            'predictions (--write-config there).')
 
 
 def write_config(path: str, a: float, b: float,
                  base: Optional[str] = None) -> str:
-    """Writes ``(a, b)`` into ``path`` (see the module docstring)."""
+    """Writes ``(a, b)`` into ``path`` (see the module docstring).
+
+    Raises:
+        SystemExit: When there is nowhere to write it, saying what to do.
+    """
     value = f'score_calibration = ({a:.4f}, {b:.4f})'
     if base is None:
         if not osp.isfile(path):
-            raise FileNotFoundError(
+            raise SystemExit(
                 f'{path} does not exist: pass --base CONFIG to write a new '
                 'config that inherits CONFIG')
         with open(path, encoding='utf-8') as f:
             text = f.read()
         if len(CALIBRATION_LINE.findall(text)) != 1:
-            raise ValueError(
+            raise SystemExit(
                 f'{path}: expected one "score_calibration = ..." line to '
                 'replace; pass --base CONFIG to write a new config instead')
         text = CALIBRATION_LINE.sub(value, text)
@@ -102,14 +198,20 @@ def write_config(path: str, a: float, b: float,
         inner = 'dict(calibration=score_calibration)'
         for key in reversed(keys):
             inner = f'dict({key}={inner})'
-        rel = osp.relpath(osp.abspath(base), osp.dirname(osp.abspath(path)))
-        text = (f"_base_ = '{rel}'\n\n"
-                '# Platt calibration of the test scores, fitted on held-out '
-                'images by\n# tools/analysis_tools/fit_score_calibration.py\n'
-                f'{value}\nmodel = {inner}\n')
+        text = child_config(
+            path, base, '# Platt calibration of the test scores, fitted on '
+            'held-out images by\n# tools/analysis_tools/'
+            f'fit_score_calibration.py\n{value}\nmodel = {inner}\n')
     with open(path, 'w', encoding='utf-8') as f:
         f.write(text)
     return path
+
+
+def child_config(path: str, base: str, body: str) -> str:
+    """The text of a config at ``path`` that inherits ``base`` (by a
+    path relative to ``path``) and adds ``body``."""
+    rel = osp.relpath(osp.abspath(base), osp.dirname(osp.abspath(path)))
+    return f"_base_ = '{rel}'\n\n{body}"
 
 
 # --- ground truth and images of a config's datasets -----------------------
@@ -224,33 +326,52 @@ def detections_for(results: List[dict], ids: list,
     return [by_key.get(_stem(p)) for p in paths], 'file name'
 
 
-def config_ground_truth(args) -> Tuple[list, List[dict], str]:
-    """``(detections, ground truths, description)`` of ``--config``'s
-    val split."""
+def load_config(config: str, cfg_options: Optional[dict] = None):
+    """``config`` with ``--cfg-options`` merged, its default scope set."""
     from mmengine.config import Config
     from mmengine.registry import init_default_scope
 
     import mmdet_rankloss  # noqa: F401  (datasets, mmdet_rankloss:: bases)
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = Config.fromfile(config)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
     init_default_scope(cfg.get('default_scope', 'mmdet'))
-    if not cfg.get('val_dataloader'):
-        raise SystemExit(f'{args.config} has no val_dataloader')
-    dataset = build_dataset(cfg.val_dataloader.dataset)
+    return cfg
+
+
+def split_ground_truth(cfg, config: str, loader: str, detections: str,
+                       held_out: bool = True):
+    """``(detections, ground truths, description, classes)`` of the
+    dataset of ``cfg[loader]`` and the ``tools/test.py --out`` file
+    ``detections`` of it; with ``held_out``, stops if an image is a
+    training or test image of the config (:func:`check_held_out`)."""
+    if not cfg.get(loader):
+        raise SystemExit(f'{config} has no {loader}')
+    dataset = build_dataset(cfg[loader].dataset)
     ids, gts, paths = dataset_ground_truth(dataset)
+    split = loader.replace('_dataloader', '')
     if not ids:
-        raise SystemExit(f'the val_dataloader of {args.config} has no images')
-    check_held_out(cfg, args.config, paths)
-    dets, key = detections_for(load_results(args.detections), ids, paths)
+        raise SystemExit(f'the {loader} of {config} has no images')
+    if held_out:
+        check_held_out(cfg, config, paths)
+    dets, key = detections_for(load_results(detections), ids, paths)
     missing = [p for p, d in zip(paths, dets) if d is None]
     if missing:
         raise SystemExit(
-            f'{args.detections}: no detections for {len(missing)} of the '
-            f'{len(ids)} val images (matched by {key}), e.g. {missing[0]}: '
-            'run tools/test.py on the same split')
-    ann = cfg.val_dataloader.dataset.get('ann_file', '')
-    return dets, gts, f'{type(dataset).__name__} {ann}'.strip()
+            f'{detections}: no detections for {len(missing)} of the '
+            f'{len(ids)} {split} images (matched by {key}), e.g. '
+            f'{missing[0]}: run tools/test.py on the same split')
+    ann = cfg[loader].dataset.get('ann_file', '')
+    return (dets, gts, f'{type(dataset).__name__} {ann}'.strip(),
+            tuple(dataset.metainfo['classes']))
+
+
+def config_ground_truth(args) -> Tuple[list, List[dict], str]:
+    """``(detections, ground truths, description)`` of ``--config``'s
+    val split."""
+    cfg = load_config(args.config, args.cfg_options)
+    return split_ground_truth(cfg, args.config, 'val_dataloader',
+                              args.detections)[:3]
 
 
 def voc_ground_truth(args) -> Tuple[list, List[dict], str]:
@@ -331,23 +452,28 @@ def main(argv=None) -> Tuple[float, float]:
         print(f'calibration ({a:.4f}, {b:.4f}) written to '
               f'{args.write_config}')
     else:
-        keys = _loss_keys(args.config)
-        print('store it with the model (RaMBOAPLoss):\n  --cfg-options '
-              f'model.{keys}.calibration="({a:.4f}, {b:.4f})"\n  or '
-              '--write-config OUT.py' + ('' if args.config else
-                                         ' --base CONFIG'))
+        print(advice_text(args.config, a, b))
     return a, b
 
 
-def _loss_keys(config: Optional[str]) -> str:
-    """Where the config's RaMBO loss sits (the two-stage place if unknown
-    or if the config has none)."""
-    if config:
-        try:
-            return '.'.join(calibration_path(config))
-        except ValueError:
-            pass
-    return 'roi_head.bbox_head.loss_cls'
+def advice_text(config: Optional[str], a: float, b: float) -> str:
+    """What to do with the fit ``(a, b)`` for the model of ``config``
+    (None: the VOC-only form, no model known)."""
+    value = f'"({a:.4f}, {b:.4f})"'
+    if config is None:
+        return ('for a RaMBO model (RaMBOAPLoss in a Faster R-CNN or '
+                'RetinaNet head), store it with --write-config OUT.py '
+                '--base CONFIG, or --cfg-options '
+                f'model.roi_head.bbox_head.loss_cls.calibration={value} '
+                '(Faster R-CNN) / model.bbox_head.loss_cls.calibration='
+                f'{value} (RetinaNet); for any other model: {THRESHOLD_TOOL}')
+    from mmengine.config import Config
+    advice = score_advice(Config.fromfile(config).model)
+    if advice.kind != 'store':
+        return f'{config}: {advice.why}.' + _instead(advice)
+    keys = '.'.join(advice.path)
+    return ('store it with the model (RaMBOAPLoss):\n  --cfg-options '
+            f'model.{keys}.calibration={value}\n  or --write-config OUT.py')
 
 
 if __name__ == '__main__':
