@@ -4,6 +4,7 @@ force; the budget study's spec (selection only, the 16-epoch lrs, a long
 schedule at constant lr). No training."""
 import argparse
 import csv
+import glob
 import os
 import os.path as osp
 import random
@@ -190,3 +191,86 @@ def test_the_command_reads_the_records(budget, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert 'Budget: 24 epochs, lr / 10 after 18' in printed
     assert open(out).read() == printed
+
+
+CONFIRM = osp.join(ROOT, 'experiments', 'studies', 'confirm_dense_long.py')
+
+
+def _other_specs():
+    from experiments import study
+    for path in sorted(glob.glob(osp.join(ROOT, 'experiments', 'studies',
+                                          '*.py'))):
+        if path not in (CONFIRM, SPEC):
+            yield study.load_spec(path)
+
+
+def test_the_long_confirmation_spec():
+    """Two hypotheses, two-sided; every lr selected here on the mean of
+    seeds 5 and 11 on a factor-2 grid of four points around the 16-epoch
+    best; test seeds and a fresh split no other study used."""
+    from experiments import study
+    spec = study.load_spec(CONFIRM)
+    assert spec['fair_selection'] is True and spec['preregistered']
+    assert spec['select_seeds'] == [5, 11]
+    assert [(h['method'], h['baseline'], h['alternative'])
+            for h in spec['hypotheses']] == [
+        ('retina_rank_sort', 'retina_focal', 'two-sided'),
+        ('atss_rambo_focal', 'atss_focal', 'two-sided')]
+    with open(osp.join(ROOT, 'docs', 'evidence',
+                       'digitsvoc_dense_fixed_16e.csv')) as f:
+        best16 = {r['method']: float(r['lr']) for r in csv.DictReader(f)
+                  if r['selected_lr'] == 'True'}
+    for name, m in spec['methods'].items():
+        assert m['lrs'] == pytest.approx(
+            [best16[name] / 4, best16[name] / 2, best16[name],
+             2 * best16[name]]), name
+    assert study.fairness_problems(spec, {}, new=True) == []  # none run
+    # seeds and split: fresh
+    others = list(_other_specs())
+    used = set()
+    for other in others:
+        used |= set(other['seeds']) | set(other['select_seeds'])
+        if other.get('reselect_seed') is not None:
+            used.add(other['reselect_seed'])
+    assert not set(spec['seeds']) & used
+    make = spec['data']['make_test']
+    name, seed = (make[make.index(k) + 1] for k in ('--fresh-test',
+                                                    '--fresh-test-seed'))
+    assert name == spec['test_split'] == 'confirm_long'
+    for other in others:
+        theirs = (other.get('data') or {}).get('make_test', [])
+        assert other['test_split'] != name
+        if '--fresh-test-seed' in theirs:
+            assert theirs[theirs.index('--fresh-test-seed') + 1] != seed
+
+
+def test_the_budget_is_one_value_at_the_top(tmp_path):
+    """Unset (None), a training stops at once; set, it is the schedule."""
+    from mmengine.config import Config, DictAction
+
+    from experiments import study
+    spec = study.load_spec(CONFIRM)
+    assert 'train_cfg.max_epochs=None' in spec['options']
+    text = open(CONFIRM).read()
+    assert text.count('_epochs = None') == 1
+    path = tmp_path / 'confirm_dense_long.py'
+    path.write_text(text.replace('_epochs = None', '_epochs = 32'))
+    spec = study.load_spec(str(path))
+    assert spec['options'][1:] == budget_options(32)
+    assert '32 epochs (lr / 10 after 24' in spec['description']
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    m = spec['methods']['atss_rambo_focal']
+    cfg = Config.fromfile(osp.join(ROOT, m['config']))
+    cfg.merge_from_dict(parser.parse_args(
+        ['--cfg-options'] + spec['options'] + m['options']).cfg_options)
+    assert cfg.train_cfg.max_epochs == 32
+    assert cfg.param_scheduler[1].milestones == [24]
+    assert cfg.param_scheduler[1].end == 32
+    assert cfg.param_scheduler[1].gamma == 0.1
+
+
+def budget_options(epochs):
+    """The options experiments.analysis.budget prints for a budget."""
+    from experiments.analysis import budget
+    return budget.schedule_options(budget.confirmation_schedule([epochs]))
