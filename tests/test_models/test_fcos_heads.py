@@ -358,23 +358,41 @@ def test_a_batch_without_positives(kind):
         assert head.conv_cls.weight.grad.any()
 
 
+@pytest.mark.parametrize('dtype', [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize('kind', ['mix', 'rs'])
-def test_a_step_under_bfloat16_autocast(kind):
-    """CPU autocast (bfloat16, what ``--amp`` does with float16 on a GPU):
-    finite losses and gradients, close to the float32 step's."""
+def test_a_step_under_autocast(kind, dtype):
+    """CPU autocast (what ``--amp`` does with float16 on a GPU): finite
+    losses and gradients, close to the float32 step's."""
     feats, gts, metas = inputs()
     values = []
     for enabled in (False, True):
         head = build_head(kind)
-        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=enabled):
-            losses = head.loss_by_feat(*head(feats), gts, metas)
+        with torch.autocast('cpu', dtype=dtype, enabled=enabled):
+            outs = head(feats)
+            losses = head.loss_by_feat(*outs, gts, metas)
             total = sum(v for k, v in losses.items() if k.startswith('loss'))
+        assert outs[0][0].dtype == (dtype if enabled else torch.float32)
         total.backward()
         assert torch.isfinite(total)
         assert torch.isfinite(head.conv_cls.weight.grad).all()
         assert head.conv_cls.weight.grad.any()
         values.append(total.item())
     assert values[1] == pytest.approx(values[0], rel=0.05)
+
+
+def test_the_fp32_hook_finds_the_fcos_classifier():
+    """``RankLogitsFp32Hook`` (RaMBO's logits in fp32 under autocast) finds
+    the FCOS classifier of the mix config."""
+    from types import SimpleNamespace
+    from mmdet_rankloss.engine import RankLogitsFp32Hook
+    model, _ = build('fcos_r18-w32_fpn_rambo-focal_16e_digitsvoc.py')
+    hook = RankLogitsFp32Hook()
+    hook.before_run(SimpleNamespace(model=model))
+    assert hook.layers == ['bbox_head.conv_cls']
+    x = torch.randn(1, 64, 4, 4)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        assert model.bbox_head.conv_cls(x).dtype == torch.float32
+        assert model.bbox_head.conv_reg(x).dtype == torch.bfloat16
 
 
 def test_bad_losses_are_refused():
