@@ -24,6 +24,8 @@
   first, boxes near the RoIs.
 * ``digits_root``: a tiny DigitsVOC (4 train, 2 val, 2 test images), written
   once per test run; its ``VOCdevkit/`` path, with a trailing slash.
+* ``digits_masks_root``: the same tiny DigitsVOC with instance masks (the
+  segmentation PNGs and the COCO twin ``annotations/instances_<split>.json``).
 * ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
   module, loaded from its file.
 
@@ -84,6 +86,16 @@ def digits_root(tmp_path_factory):
     from mmdet_rankloss.datasets.digits_voc import make_digits_voc
     root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
     make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
+    return root
+
+
+@pytest.fixture(scope='session')
+def digits_masks_root(tmp_path_factory):
+    """``digits_root`` with instance masks (see the module docstring)."""
+    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
+    root = str(tmp_path_factory.mktemp('digitsmasks') / 'VOCdevkit') + '/'
+    make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)),
+                    masks=True)
     return root
 
 

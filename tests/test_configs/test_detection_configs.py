@@ -2,7 +2,8 @@
 R18-w32 config and one paper-scale config per family train one step on CPU.
 
 Covers ``configs/`` except ``configs/retrieval`` (tested in
-``test_retrieval_configs.py``). The paper configs keep their real backbones
+``test_retrieval_configs.py``) and ``configs/mask_rcnn`` (instance masks:
+``test_mask_rcnn_configs.py``). The paper configs keep their real backbones
 (ResNet-50/101, ResNeXt-101) but without pretrained weights and on a tiny
 input, so the test needs no network.
 """
@@ -23,7 +24,8 @@ CONFIG_DIR = osp.join(ROOT, 'configs')
 CONFIGS = sorted(
     osp.relpath(path, CONFIG_DIR)
     for path in glob.glob(osp.join(CONFIG_DIR, '*', '*.py'))
-    if not osp.relpath(path, CONFIG_DIR).startswith(('retrieval', '_base_')))
+    if not osp.relpath(path, CONFIG_DIR).startswith(
+        ('retrieval', '_base_', 'mask_rcnn')))
 COCO = [c for c in CONFIGS if c.endswith('_coco.py')]
 # The paper's Table 5 configs, their mix twins and the lr variants
 PAPER = [c for c in CONFIGS if c.startswith('rambo/') and c not in COCO]

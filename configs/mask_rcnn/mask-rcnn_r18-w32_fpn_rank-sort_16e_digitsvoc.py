@@ -1,0 +1,15 @@
+# RS-Mask R-CNN R18-w32 FPN from scratch on DigitsVOC with instance masks,
+# as in the authors' code (`_base_/rank-sort-mask.py`): the RS RPN, the RS
+# box head (every proposal used) and the RS mask head (1 - Dice per positive
+# RoI, weighted by the RS box weights and rescaled to the RS value).
+# Ranking-trained scores have no absolute scale: tested at score threshold
+# 0, as the Faster R-CNN RS twin.
+# lr: the Faster R-CNN RS twin's (chosen on val for boxes, not for masks).
+# Batch: 8 images per process; lr 0.02 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
+_base_ = ['./_base_/mask-rcnn_r18-w32_fpn_16e_digitsvoc.py',
+          './_base_/rank-sort-mask.py']
+
+model = dict(
+    _base_.rank_sort_mask_rcnn, test_cfg=dict(rcnn=_base_.rank_sort_test_cfg))
+optim_wrapper = dict(optimizer=dict(lr=0.02))
