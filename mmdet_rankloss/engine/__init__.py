@@ -4,10 +4,10 @@ time."""
 from .hooks import RandomStateHook, RankLossMemoryHook
 from .precision import RankLogitsFp32Hook, run_in_weight_dtype
 from .score_filter import (ClassScoreThresholdHook, filter_instances,
-                           wrap_predict)
+                           thresholds_by_label, wrap_predict)
 
 __all__ = [
     'RandomStateHook', 'RankLossMemoryHook', 'RankLogitsFp32Hook',
     'run_in_weight_dtype', 'ClassScoreThresholdHook', 'filter_instances',
-    'wrap_predict'
+    'thresholds_by_label', 'wrap_predict'
 ]

@@ -118,3 +118,24 @@ def test_a_class_the_dataset_lacks_is_named():
     with pytest.raises(ValueError, match=r"not have: \['zebra'\]"):
         ClassScoreThresholdHook(thresholds=dict(zebra=0.5)).before_test(
             runner)
+
+
+def test_the_documented_wrap_predict_snippet(tmp_path, monkeypatch):
+    """docs/thresholds.md's snippet for DetInferencer / own loops, run as
+    written on a config the way fit_class_thresholds.py writes it."""
+    import os.path as osp
+    import re
+    root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+    with open(osp.join(root, 'docs', 'thresholds.md'), encoding='utf-8') as f:
+        code = re.search(r'<!-- thresholds-wrap-predict -->\n```python\n'
+                         r'(.*?)```', f.read(), re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'OUT.py').write_text(
+        "custom_hooks = [dict(type='RandomStateHook'), dict(type="
+        "'ClassScoreThresholdHook', thresholds={'a': 0.3, 'c': 0.05}, "
+        "calibration=None)]\n")
+    model = _model()
+    model.dataset_meta = dict(classes=('a', 'b', 'c'))
+    exec(code, dict(model=model))
+    out, = model.predict(None, None)
+    assert out.pred_instances.labels.tolist() == [0, 1, 1, 2]
