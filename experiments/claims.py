@@ -59,7 +59,10 @@ CLAIMS = {
             # added by an amendment (the record says when and why)
             dict(study='digitsvoc_scratch_8e_mix', hypothesis='H1'),
         ],
-        method='seed_pooled_t'),
+        method='seed_pooled_t',
+        # its declaration was committed 11 s before the first estimate,
+        # when the results of its three tests were already committed
+        declared_after_results=True),
 }
 
 
@@ -189,7 +192,9 @@ def test_outcomes(tests: List[dict], evidence: str = EVIDENCE,
                                          direction == sign)
         out.append(dict(test, method=row['method'], baseline=row['baseline'],
                         alternative=row['alternative'], diff=diff,
-                        p_holm=p_holm, confirmed=confirmed))
+                        p_holm=p_holm, confirmed=confirmed,
+                        method_values=[method[s] for s in seeds],
+                        baseline_values=[base[s] for s in seeds]))
     return out
 
 
@@ -204,28 +209,123 @@ def _sign_test(diffs: List[float]) -> float:
     return min(1.0, 2 * tail)
 
 
+def seed_pooled(diffs: List[float]) -> dict:
+    """The declared method (``seed_pooled_t``) over ``diffs``: their mean,
+    a two-sided 95 % t interval, the positive count and the sign test."""
+    mean, std = stats.mean_std(diffs)
+    half = stats.t_quantile(len(diffs) - 1) * std / math.sqrt(len(diffs))
+    return dict(n=len(diffs), mean=mean, low=mean - half, high=mean + half,
+                positive=sum(d > 0 for d in diffs),
+                sign_p=_sign_test(diffs))
+
+
+def random_effects(groups: List[List[float]]) -> dict:
+    """DerSimonian-Laird random-effects pool of the tests' mean paired
+    differences with the Hartung-Knapp interval (t, k - 1 degrees of
+    freedom): each test is one study of the claim; ``groups`` holds each
+    test's differences (at least 2 each, at least 2 tests)."""
+    means, variances = [], []
+    for diffs in groups:
+        mean, std = stats.mean_std(diffs)
+        means.append(mean)
+        variances.append(std**2 / len(diffs))
+    k = len(means)
+    w = [1 / v for v in variances]
+    fixed = sum(wi * m for wi, m in zip(w, means)) / sum(w)
+    q = sum(wi * (m - fixed)**2 for wi, m in zip(w, means))
+    c = sum(w) - sum(wi * wi for wi in w) / sum(w)
+    tau2 = max(0.0, (q - (k - 1)) / c)
+    ws = [1 / (v + tau2) for v in variances]
+    mean = sum(wi * m for wi, m in zip(ws, means)) / sum(ws)
+    se = math.sqrt(sum(wi * (m - mean)**2 for wi, m in zip(ws, means))
+                   / ((k - 1) * sum(ws)))
+    half = stats.t_quantile(k - 1) * se
+    return dict(k=k, n=sum(map(len, groups)), mean=mean, low=mean - half,
+                high=mean + half, tau2=tau2)
+
+
+def _pairs(test: dict) -> List[dict]:
+    """A test's seeds as pairs: the difference and which side, if any,
+    collapsed (:func:`experiments.stats.trained`)."""
+    out = []
+    for seed, diff, m, b in zip(test['diff']['seeds'],
+                                test['diff']['diffs'], test['method_values'],
+                                test['baseline_values']):
+        sides = [name for name, v in ((test['method'], m),
+                                      (test['baseline'], b))
+                 if not stats.trained(v)]
+        out.append(dict(study=test['study'], seed=seed, diff=diff,
+                        collapsed=sides))
+    return out
+
+
 def pooled_claim(name: str, evidence: str = EVIDENCE) -> dict:
     """The claim's outcome: ``k`` of ``n`` pre-registered tests confirmed
-    and the declared pooled estimate. Refuses without its record."""
+    and the declared pooled estimate over the tests of the declaration
+    (``pooled``). Beside it, labelled exploratory: the estimate over the
+    tests added by amendments too (``amended``), and, where some pairs
+    collapsed (one side did not train: the differences are bimodal), the
+    estimate without those pairs and a random-effects pool of the tests
+    without them (``robust``). Refuses without its record."""
     record = read_claim_record(name, evidence)
     tests = test_outcomes(record['tests'], evidence)
-    diffs = [d for t in tests for d in t['diff']['diffs']]
-    mean, std = stats.mean_std(diffs)
-    se = std / math.sqrt(len(diffs))
-    half = stats.t_quantile(len(diffs) - 1) * se
-    return dict(
+    added = [t for a in record.get('amendments', []) for t in a['added']]
+    declared = [t for t in tests
+                if dict(study=t['study'], hypothesis=t['hypothesis'])
+                not in added]
+    pairs = {t['study']: _pairs(t) for t in tests}
+    collapsed = [p for ps in pairs.values() for p in ps if p['collapsed']]
+    out = dict(
         claim=name, statement=record['statement'],
         frozen_at=record['frozen_at'], method=record['method'],
         method_text=record['method_text'], tests=tests,
         amendments=record.get('amendments', []),
+        declared_after_results=CLAIMS[name].get('declared_after_results',
+                                                False),
         confirmed=sum(t['confirmed'] for t in tests), n_tests=len(tests),
-        pooled=dict(n=len(diffs), mean=mean, low=mean - half,
-                    high=mean + half, positive=sum(d > 0 for d in diffs),
-                    sign_p=_sign_test(diffs)))
+        pooled=dict(seed_pooled([d for t in declared
+                                 for d in t['diff']['diffs']]),
+                    tests=len(declared)),
+        collapsed=collapsed)
+    if added:
+        out['amended'] = dict(seed_pooled([d for t in tests
+                                           for d in t['diff']['diffs']]),
+                              tests=len(tests))
+    if collapsed:
+        kept = [[p['diff'] for p in ps if not p['collapsed']]
+                for ps in pairs.values()]
+        out['robust'] = dict(
+            without_collapsed=seed_pooled([d for g in kept for d in g]),
+            random_effects=random_effects([g for g in kept if len(g) > 1]))
+    return out
 
 
 def _pct(value: float) -> str:
     return f'{100 * value:+.1f}'
+
+
+def _ci(est: dict) -> str:
+    return f'{_pct(est["mean"])} [{_pct(est["low"])}, {_pct(est["high"])}]'
+
+
+def collapsed_text(result: dict) -> str:
+    """Which pairs collapsed, e.g. ``2 pairs in which ce did not train
+    (digitsvoc_pretrained_12e seeds 1, 4)``."""
+    by = {}
+    for p in result['collapsed']:
+        by.setdefault((', '.join(p['collapsed']), p['study']),
+                      []).append(str(p['seed']))
+    n = len(result['collapsed'])
+    where = '; '.join(f'{side} did not train in {study} seed'
+                      f'{"s" if len(seeds) > 1 else ""} {", ".join(seeds)}'
+                      for (side, study), seeds in by.items())
+    return f'{n} pair{"s" if n != 1 else ""} collapsed ({where})'
+
+
+def _thresholds(test: dict) -> str:
+    from .thresholds import thresholds_text
+    text = thresholds_text(test['study'], test['method'], test['baseline'])
+    return text.replace('tested at score_thr ', '') or '-'
 
 
 def claim_markdown(result: dict) -> str:
@@ -238,31 +338,56 @@ def claim_markdown(result: dict) -> str:
         f', frozen {result["frozen_at"]}, before this estimate was computed:'
         f' {result["method_text"]}', '',
     ]
+    if result.get('declared_after_results'):
+        lines += ['The declaration was written when the test results of its '
+                  'tests were already known: the pooled estimate summarises '
+                  'them; it was not predicted.', '']
     for a in result.get('amendments', []):
         added = ', '.join(f'{t["study"]} {t["hypothesis"]}'
                           for t in a['added'])
-        lines += [f'Amended {a["at"]}: added {added}. {a["why"]}', '']
+        lines += [f'Amended {a["at"]}: added {added}. {a["why"]} The '
+                  'estimate with the added tests is exploratory: the '
+                  'amendment was made when some of their results were '
+                  'known.', '']
     lines += [
         '| study | hypothesis | alternative | seeds | paired diff. [95 % CI] '
-        '| Holm p | confirmed |', '|---|---|---|---|---|---|---|'
+        '| Holm p | confirmed | test score_thr |',
+        '|---|---|---|---|---|---|---|---|'
     ]
     for t in result['tests']:
         d = t['diff']
         lines.append(
             f'| [{t["study"]}]({t["study"]}.md) | {t["hypothesis"]}: '
             f'{t["method"]} vs {t["baseline"]} | {t["alternative"]} | '
-            f'{" ".join(map(str, d["seeds"]))} | {_pct(d["mean"])} '
-            f'[{_pct(d["low"])}, {_pct(d["high"])}] | {t["p_holm"]:.4f} | '
-            f'{"yes" if t["confirmed"] else "no"} |')
+            f'{" ".join(map(str, d["seeds"]))} | {_ci(d)} | '
+            f'{t["p_holm"]:.4f} | {"yes" if t["confirmed"] else "no"} | '
+            f'{_thresholds(t)} |')
     lines += [
         '',
         f'**Confirmed in {result["confirmed"]} of {result["n_tests"]} '
-        f'pre-registered tests.** Pooled over all {p["n"]} pre-registered '
-        f'test seeds: {_pct(p["mean"])} AP50 [{_pct(p["low"])}, '
-        f'{_pct(p["high"])}]; {p["positive"]} of {p["n"]} seeds positive, '
-        f'sign test p {p["sign_p"]:.4f}.', ''
+        f'pre-registered tests.** Pre-registered pooled estimate, over the '
+        f'{p["tests"]} tests of the declaration ({p["n"]} pairs): '
+        f'{_ci(p)} AP50; {p["positive"]} of {p["n"]} pairs positive, sign '
+        f'test p {p["sign_p"]:.4f}.'
     ]
-    return '\n'.join(lines)
+    if 'amended' in result:
+        a = result['amended']
+        lines += ['', f'Exploratory, with the tests added by amendment (all '
+                  f'{a["tests"]} tests, {a["n"]} pairs): {_ci(a)} AP50; '
+                  f'{a["positive"]} of {a["n"]} pairs positive, sign test p '
+                  f'{a["sign_p"]:.4f}.']
+    if 'robust' in result:
+        w = result['robust']['without_collapsed']
+        r = result['robust']['random_effects']
+        lines += ['', f'**Bimodal:** {collapsed_text(result)}: a mean over '
+                  'them mixes failed runs with results. Exploratory '
+                  f'estimates robust to them, all {result["n_tests"]} tests: '
+                  f'without the collapsed pairs {_ci(w)} AP50 ({w["n"]} '
+                  f'pairs, {w["positive"]} positive); random-effects pool of '
+                  f'the tests without them (DerSimonian-Laird, Hartung-Knapp'
+                  f' interval, {r["k"]} tests) {_ci(r)}, between-test '
+                  f'variance {r["tau2"] * 1e4:.1f} points squared.']
+    return '\n'.join(lines + [''])
 
 
 def write_claim(name: str, evidence: str = EVIDENCE) -> dict:

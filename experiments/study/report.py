@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from experiments.stats import (COLLAPSE_BELOW, bimodal, interval_text,
                                mean_std, paired_difference, trained_text)
+from experiments.thresholds import conditions_block
 
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods)
@@ -68,6 +69,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     md = [f'# Study `{name}`', '']
     if spec.get('description'):
         md += [spec['description'].strip(), '']
+    conditions_at = len(md)
     machines = sorted({r.get('machine', '?') for r in rows})
     split = spec['test_split']
     md += [f'Machine: {"; ".join(machines) or "-"}. AP50 in %, VOCMetric '
@@ -177,6 +179,12 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                '|---|' + '---|' * len(head)] + cal_rows
     if plot_curves(spec, results, chosen, paths['png'], exploratory):
         md += ['', f'![val AP50 per epoch]({osp.basename(paths["png"])})']
+    # thresholds and budget, from the CSVs just written; the evidence
+    # tables keep the block current (``conditions-<study>``)
+    md[conditions_at:conditions_at] = [
+        f'<!-- evidence-table: conditions-{name} -->',
+        conditions_block(name, out_dir).rstrip('\n'),
+        '<!-- /evidence-table -->', '']
     with open(paths['md'], 'w', encoding='utf-8') as f:
         f.write('\n'.join(md) + '\n')
     return paths

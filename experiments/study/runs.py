@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from experiments import run_logs, runner
 from experiments.run_logs import machine_name
+from experiments.thresholds import resolve as resolve_score_thr
 from experiments.runner import (last_checkpoint, read_json, run_dir,
                                 write_json)
 from mmdet_rankloss.evaluation.voc_files import (load_detections,
@@ -252,6 +253,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             raise RuntimeError(f'{directory}: tools/test.py logged no {METRIC}')
         result['test_ap50'] = test_ap[max(test_ap)]
         result['test_split'] = test_split
+        result['test_score_thr'] = resolve_score_thr(spec, method)
         result['test_seconds'] = time.perf_counter() - start
         try:
             result['calibration'] = score_calibration(

@@ -16,7 +16,8 @@ import pytest
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 DOCS = ['README.md', 'CHANGELOG.md'] + sorted(
     osp.relpath(p, ROOT) for p in glob.glob(osp.join(ROOT, 'docs', '*.md')))
-README_MAX_LINES = 180
+# the verdict gives each test its own line and scope
+README_MAX_LINES = 240
 CI_TEST_COMMAND = 'tools/install.sh && .venv/bin/python -m pytest tests -q'
 
 # (what, pattern). Matched line by line after URLs are removed, so that a

@@ -110,12 +110,9 @@ def test_collapsed_seeds_are_counted_beside_a_comparison():
     assert 'focal 0 of 5' in ev['text']
 
 
-def test_pooled_claim_matches_a_hand_computation():
-    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce.json'),
-              encoding='utf-8') as f:
-        committed = json.load(f)
-    result = claims.pooled_claim('mix_vs_ce')
-    diffs = []
+def _claim_pairs():
+    """Per test of the claim: the (method, baseline) test values per seed."""
+    out = []
     for t in claims.CLAIMS['mix_vs_ce']['tests']:
         with open(osp.join(EVIDENCE, f'{t["study"]}_comparisons.csv'),
                   newline='', encoding='utf-8') as f:
@@ -124,19 +121,79 @@ def test_pooled_claim_matches_a_hand_computation():
                    and r['id'] == t['hypothesis']][0]
         m, b = _test(t['study'], row['method']), _test(t['study'],
                                                        row['baseline'])
-        diffs += [m[int(s)] - b[int(s)] for s in row['seeds'].split()]
-    d = np.array(diffs)
-    assert result['pooled']['n'] == len(d) == 5 * len(
-        claims.CLAIMS['mix_vs_ce']['tests'])
-    assert result['pooled']['mean'] == pytest.approx(d.mean())
+        out.append((t, [(m[int(s)], b[int(s)]) for s in row['seeds'].split()]))
+    return out
+
+
+def _t_interval(d):
     half = sps.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-    assert result['pooled']['high'] == pytest.approx(d.mean() + half)
+    return d.mean() - half, d.mean() + half
+
+
+def test_pooled_claim_matches_a_hand_computation():
+    with open(osp.join(EVIDENCE, 'pooled_mix_vs_ce_declaration.json'),
+              encoding='utf-8') as f:
+        record = json.load(f)
+    added = [t for a in record['amendments'] for t in a['added']]
+    result = claims.pooled_claim('mix_vs_ce')
+    tests = _claim_pairs()
+    # pre-registered: the tests of the declaration, before any amendment
+    d = np.array([m - b for t, pairs in tests if t not in added
+                  for m, b in pairs])
+    assert result['pooled']['n'] == len(d) == 15
+    assert result['pooled']['mean'] == pytest.approx(d.mean())
+    assert result['pooled']['high'] == pytest.approx(_t_interval(d)[1])
     pos = int((d > 0).sum())
     assert result['pooled']['positive'] == pos
     assert result['pooled']['sign_p'] == pytest.approx(
         sps.binomtest(pos, int((d != 0).sum())).pvalue)
-    assert result['confirmed'] == committed['confirmed'] == 1
-    assert committed['pooled']['mean'] == pytest.approx(d.mean())
+    # exploratory: with the amendment's test
+    d_all = np.array([m - b for _, pairs in tests for m, b in pairs])
+    assert result['amended']['n'] == 20
+    assert result['amended']['low'] == pytest.approx(_t_interval(d_all)[0])
+    # robust: the pairs in which a side collapsed (< 1 AP50 point) left out
+    kept = [[m - b for m, b in pairs if min(m, b) >= 0.01]
+            for _, pairs in tests]
+    flat = np.array([x for g in kept for x in g])
+    robust = result['robust']['without_collapsed']
+    assert len(result['collapsed']) == 20 - len(flat) == 2
+    assert robust['mean'] == pytest.approx(flat.mean())
+    assert robust['low'] == pytest.approx(_t_interval(flat)[0])
+    assert result['confirmed'] == 1
+
+
+def test_random_effects_pool_matches_a_hand_computation():
+    groups = [[0.1, 0.3, 0.2], [0.5, 0.4, 0.9, 0.6], [0.0, -0.2, 0.1]]
+    means = np.array([np.mean(g) for g in groups])
+    v = np.array([np.var(g, ddof=1) / len(g) for g in groups])
+    w = 1 / v
+    fixed = (w * means).sum() / w.sum()
+    q = (w * (means - fixed)**2).sum()
+    tau2 = max(0, (q - 2) / (w.sum() - (w**2).sum() / w.sum()))
+    ws = 1 / (v + tau2)
+    mean = (ws * means).sum() / ws.sum()
+    se = np.sqrt((ws * (means - mean)**2).sum() / (2 * ws.sum()))
+    out = claims.random_effects(groups)
+    assert tau2 > 0 and out['tau2'] == pytest.approx(tau2)
+    assert out['mean'] == pytest.approx(mean)
+    assert out['high'] == pytest.approx(mean + sps.t.ppf(0.975, 2) * se)
+
+
+def test_the_verdict_gives_no_interval_where_a_side_is_bimodal():
+    ev = verdict.evidence(verdict.hyp('digitsvoc_dense_fixed_16e', 'H6',
+                                      'logits mix vs focal'), ROOT)
+    assert ev['bimodal'] and 'no interval: bimodal' in ev['text']
+    assert '[' not in ev['text']
+
+
+def test_no_difference_detected_stands_beside_an_interval_holding_zero():
+    for bullet in verdict.VERDICT:
+        for item in bullet['items']:
+            if item['kind'] != 'hyp':
+                continue
+            ev = verdict.evidence(item, ROOT)
+            if ev['strength'] == 'not detected' and not ev['bimodal']:
+                assert ev['low'] <= 0 <= ev['high'], ev['text']
 
 
 def test_pooled_claim_refuses_without_or_against_its_declaration(tmp_path):

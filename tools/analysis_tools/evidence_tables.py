@@ -64,7 +64,7 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 # experiments/ (the code the tools share) is not installed: it is
 # imported from this checkout
 sys.path.insert(0, ROOT)
-from experiments import metafile_results, stats, verdict
+from experiments import metafile_results, stats, thresholds, verdict
 from experiments.results import (EVIDENCE, RESULTS, read_csv, study_rows,
                                  test_values)
 
@@ -91,6 +91,31 @@ def _link(path: str, doc_dir: str) -> str:
     return f'[`{osp.basename(path)}`]({_rel(path, doc_dir)})'
 
 
+def _shared_threshold(block: dict) -> Optional[float]:
+    """The test score threshold of every row of a block, or None where
+    the rows differ or record none."""
+    thr = thresholds.test_thresholds(block['study'])
+    values = {thr.get(method) for method, *_ in block['rows']}
+    return None if len(values) != 1 else values.pop()
+
+
+def _difference(block: dict, method: str, label: str,
+                values: Dict[int, float], base: Dict[int, float]) -> str:
+    """The paired difference cell of a row; no interval where a side is
+    bimodal."""
+    pair = stats.paired_difference(values, base)
+    seeds = pair['seeds'] if pair else []
+    mixed = stats.bimodal_texts({0: [values[s] for s in seeds],
+                                 1: [base[s] for s in seeds]})
+    if mixed:  # an interval over zeros and tens is no result
+        names = (label, block['baseline_label'])
+        return (f'{100 * pair["mean"]:+.1f} vs {block["baseline_label"]}, '
+                'no interval: bimodal (' + '; '.join(
+                    f'{names[side]}: {text}'
+                    for side, text in mixed.items()) + ')')
+    return _interval(pair) + f' vs {block["baseline_label"]}'
+
+
 def results_table(doc_dir: str = '.') -> str:
     """The results of every study block; links relative to ``doc_dir``."""
     lines = [
@@ -106,33 +131,37 @@ def results_table(doc_dir: str = '.') -> str:
             raise ValueError(f'{path}: no test rows for the baseline '
                              f'{block["baseline"]!r}')
         report = _rel(f'{EVIDENCE}/{block["study"]}.md', doc_dir)
+        protocol, shared = block['protocol'], _shared_threshold(block)
+        if shared is not None:
+            protocol += f', tested at score_thr {shared:g}'
         for method, label, config, change in block['rows']:
             values = test_values(rows, method, block['metric'])
             if not values:
                 raise ValueError(f'{path}: no test rows for {method!r}')
             if method == block['baseline']:
                 diff = 'baseline'
+            elif method in block.get('untuned', []):
+                diff = ('no comparison: below raw pixels with its margin '
+                        'not searched, a failed baseline setup')
             else:
-                pair = stats.paired_difference(values, base)
-                seeds = pair['seeds'] if pair else []
-                mixed = stats.bimodal_texts({
-                    0: [values[s] for s in seeds],
-                    1: [base[s] for s in seeds]})
-                if mixed:  # an interval over zeros and tens is no result
-                    names = (label, block['baseline_label'])
-                    diff = (f'{100 * pair["mean"]:+.1f} vs '
-                            f'{block["baseline_label"]}, no interval: '
-                            'bimodal (' + '; '.join(
-                                f'{names[side]}: {text}'
-                                for side, text in mixed.items()) + ')')
-                else:
-                    diff = (_interval(pair) +
-                            f' vs {block["baseline_label"]}')
+                diff = _difference(block, method, label, values, base)
+            if shared is None:
+                thr = thresholds.thresholds_text(
+                    block['study'], method, block['baseline'], labels={
+                        method: _plain(label),
+                        block['baseline']: block['baseline_label']})
+                if method == block['baseline'] or ' and ' not in thr:
+                    thr = thresholds.thresholds_text(block['study'], method)
+                diff += f'; {thr}' if thr else ''
+            note = metafile_results.LOSS_VERSION_NOTES.get(
+                (block['study'], method))
+            if note:
+                label += ' (0.2.0 loss, not re-measured)'
             cell = f'{label}: {_link(config, doc_dir)}'
             if change:
                 cell += f' with {change}'
             lines.append(
-                f'| {cell} | {block["data"]} | {block["protocol"]} '
+                f'| {cell} | {block["data"]} | {protocol} '
                 f'([report]({report})) | '
                 f'{len(values)} ({metafile_results.seeds_text(values)}) | '
                 f'{stats.mean_std_trained_text(list(values.values()))} | '
@@ -186,11 +215,28 @@ TABLES: Dict[str, Callable[..., Optional[str]]] = dict(
     verdict=verdict_table)
 
 
+#: Tables named after a study: ``conditions-<study>``, a study report's
+#: test thresholds and budget (:func:`experiments.thresholds.
+#: conditions_block`).
+STUDY_TABLES: Dict[str, Callable[[str], str]] = dict(
+    conditions=thresholds.conditions_block)
+
+
+def _table(name: str) -> Optional[Callable[..., Optional[str]]]:
+    if name in TABLES:
+        return TABLES[name]
+    kind, _, study = name.partition('-')
+    if kind in STUDY_TABLES and study:
+        return lambda doc_dir: STUDY_TABLES[kind](study)
+    return None
+
+
 def doc_files(root: str = ROOT) -> List[str]:
-    """README.md and docs/*.md, relative to ``root``."""
+    """README.md, docs/*.md and the reports docs/evidence/*.md, relative
+    to ``root``."""
     files = ['README.md'] + sorted(
-        osp.relpath(p, root) for p in glob.glob(osp.join(root, 'docs',
-                                                         '*.md')))
+        osp.relpath(p, root) for pattern in ('*.md', 'evidence/*.md')
+        for p in glob.glob(osp.join(root, 'docs', pattern)))
     return [f for f in files if osp.isfile(osp.join(root, f))]
 
 
@@ -203,16 +249,17 @@ def render(text: str, doc_dir: str,
            skipped: Optional[List[str]] = None) -> str:
     """``text`` with every marked table regenerated; the names of tables
     that cannot be generated yet (no input) are appended to ``skipped``."""
-    unknown = set(markers(text)) - set(TABLES)
+    unknown = {n for n in markers(text) if _table(n) is None}
     if unknown:
         raise KeyError(f'unknown evidence tables {sorted(unknown)}; known: '
-                       f'{sorted(TABLES)}')
+                       f'{sorted(TABLES)} and '
+                       f'{[k + "-<study>" for k in STUDY_TABLES]}')
     cache: Dict[str, Optional[str]] = {}
 
     def replace(m):
         name = m.group('name')
         if name not in cache:
-            cache[name] = TABLES[name](doc_dir)
+            cache[name] = _table(name)(doc_dir)
         table = cache[name]
         if table is None:
             if skipped is not None:

@@ -1,0 +1,82 @@
+"""The test score thresholds the reports state (``experiments.thresholds``):
+the recorded ones agree with the configs and study options wherever no
+config has changed since, the reports and the results table say where a
+comparison crossed thresholds, and the budget sentence matches the curves.
+"""
+import csv
+import os.path as osp
+
+import pytest
+
+from experiments import thresholds
+from experiments.study.spec import load_spec
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
+
+
+def _changed(spec, method):
+    config = spec['methods'][method]['config']
+    return any(config.startswith(prefix) and f'_{tag}_' in config
+               for prefix, tag, *_ in thresholds.CHANGES)
+
+
+@pytest.mark.parametrize('study', ['digitsvoc_scratch_16e',
+                                   'digitsvoc_dense_fixed_16e',
+                                   'confirm_digitsvoc',
+                                   'digitsvoc_rank_sort_frcnn_16e'])
+def test_recorded_thresholds_follow_the_configs_and_options(study):
+    spec = load_spec(osp.join(ROOT, 'experiments', 'studies', f'{study}.py'))
+    recorded = thresholds.test_thresholds(study)
+    assert set(recorded) == set(spec['methods'])
+    for method in spec['methods']:
+        now = thresholds.resolve(spec, method)
+        if _changed(spec, method) and not any(
+                'score_thr' in o for o in spec['options']):
+            # tested before the mix configs took CE's threshold
+            assert (recorded[method], now) == (0.0, 0.05)
+        else:
+            assert recorded[method] == now, method
+
+
+def test_the_dense_study_tested_every_method_at_one_threshold():
+    thr = thresholds.test_thresholds('digitsvoc_dense_fixed_16e')
+    assert set(thr.values()) == {0.0}
+
+
+def test_thresholds_text_names_each_side_where_they_differ():
+    text = thresholds.thresholds_text('digitsvoc_scratch_16e', 'rambo_bce',
+                                      'ce', labels=dict(ce='CE'))
+    assert text == 'tested at score_thr 0 (rambo_bce) and 0.05 (CE)'
+    assert thresholds.thresholds_text('digitsvoc_dense_fixed_16e',
+                                      'retina_rank_sort', 'retina_focal') \
+        == 'tested at score_thr 0'
+    assert thresholds.thresholds_text('digit_instances_losses', 'rambo',
+                                      'fastap') == ''
+
+
+def test_a_report_says_which_comparisons_crossed_thresholds():
+    with open(osp.join(EVIDENCE, 'digitsvoc_pretrained_12e.md'),
+              encoding='utf-8') as f:
+        report = f.read()
+    assert '`rambo_bce` vs `ce` (0 vs 0.05)' in report
+    assert 'cannot be re-scored at one threshold' in report
+    with open(osp.join(EVIDENCE, 'digitsvoc_dense_fixed_16e.md'),
+              encoding='utf-8') as f:
+        assert 'Compared across thresholds' not in f.read()
+
+
+def test_budget_gains_are_the_mean_gain_over_the_last_epochs():
+    study = 'digitsvoc_dense_fixed_16e'
+    with open(osp.join(EVIDENCE, f'{study}.csv'), newline='',
+              encoding='utf-8') as f:
+        rows = [r for r in csv.DictReader(f) if r['method'] == 'retina_focal'
+                and r['selected_lr'] == 'True' and r['test_ap50']]
+    last = 16
+    gains = [float(r[f'val_ap50_epoch{last}']) -
+             float(r[f'val_ap50_epoch{last - thresholds.LAST_EPOCHS}'])
+             for r in rows]
+    assert len(gains) == 5
+    assert thresholds.budget_gains(study)['retina_focal'] == pytest.approx(
+        sum(gains) / len(gains))
+    assert 'still learning at the end' in thresholds.budget_text(study)
