@@ -67,13 +67,15 @@ rank_sort_rpn_sampler = dict(_delete_=True, type='PseudoSampler')
 # aLRP: delta 1.0; localisation errors (1 - GIoU) / 2 of the positives'
 # decoded boxes (computed by the head; `loss_bbox` is built but unused); the
 # localisation component weighted by the self-balance (SB) weight: 50 at
-# the start, then (`ALRPSelfBalanceHook`, the authors' schedule) set to
-# (mean L_cls + mean L_loc) / mean L_loc of the last `period` iterations
-# that had positives, measured from the end of the learning-rate warm-up on
-# (never during it). Default period: min(3665, (max_iters - warm-up) // 8),
-# the authors' 3,665 or an eighth of the training after the warm-up when
-# that is shorter: 83 on DigitsVOC (768 iterations, warm-up 100: 8
-# updates), 3,665 on COCO at batch 16 (12 x 7,330 iterations).
+# the start, then (`ALRPSelfBalanceHook`) set to (mean L_cls + mean L_loc)
+# / mean L_loc of the last `period` iterations that had positives, measured
+# from the end of the learning-rate warm-up on (never during it). Default
+# period (`alrp_hooks`): min(3665, (max_iters - warm-up) // 8), the authors'
+# 3,665 iterations or an eighth of the training after the warm-up when that
+# is shorter: 83 on DigitsVOC (768 iterations, warm-up 100: 8 updates),
+# 3,665 on COCO at batch 16 (12 x 7,330 iterations: half an epoch; the
+# authors' 3,665 are one epoch at their batch of 32, and their recipes,
+# `*_alrp_100e_coco-512.py`, set `period_epochs=1, begin=0` instead).
 # `dict(type='ALRPSelfBalanceHook', period='epoch')` is the earlier
 # once-per-epoch update (warm-up included: on DigitsVOC it set SB to
 # thousands inside the warm-up).
