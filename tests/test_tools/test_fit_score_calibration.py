@@ -121,9 +121,10 @@ RAMBO_BASE = ("_base_ = 'mmdet_rankloss::digitsvoc/"
               "faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'")
 
 
-def own_data_config() -> str:
+def own_data_config(root: str) -> str:
     """docs/own_data.md's Faster R-CNN config on the RaMBO-only recipe (the
-    page's section 5: a model whose scores need a calibration)."""
+    page's section 5: a model whose scores need a calibration), its data
+    in ``root``."""
     with open(osp.join(ROOT, 'docs', 'own_data.md'), encoding='utf-8') as f:
         text = f.read()
     m = re.search(r'<!-- own-data-config: faster-rcnn -->\n```python\n'
@@ -131,7 +132,8 @@ def own_data_config() -> str:
     code, n = re.subn(r'^_base_ = .*$', RAMBO_BASE, m.group(1), count=1,
                       flags=re.M)
     assert n == 1
-    return code
+    return code.replace("data_root = '/data/my_dataset/'",
+                        f"data_root = '{root}'")
 
 
 def detections_of(gts, rng):
@@ -162,7 +164,7 @@ def coco_val(tmp_path, monkeypatch):
     make_toy_coco('data/my_dataset', splits=(('train', 4), ('val', 6),
                                              ('test', 2)), image_size=64)
     config = tmp_path / 'my_rambo.py'
-    config.write_text(own_data_config())
+    config.write_text(own_data_config(f'{tmp_path}/data/my_dataset/'))
     with open('data/my_dataset/annotations/val.json') as f:
         val = json.load(f)
     gts = []

@@ -37,21 +37,16 @@ must stay at or below the lowest of them (it is: they are chosen among the
 boxes that passed it).
 """
 import argparse
-import os.path as osp
-import sys
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-
-from fit_score_calibration import (  # noqa: E402
-    child_config, load_config, split_ground_truth)
-
-from mmdet_rankloss.evaluation import (  # noqa: E402
+from mmdet_rankloss.evaluation import (
     apply_isotonic, apply_platt, class_matches, expected_calibration_error,
     fit_isotonic, fit_platt, keep_above, laece_targets, lrp_at_thresholds,
     lrp_optimal_thresholds, localisation_aware_ece, match_detections)
+from mmdet_rankloss.evaluation.held_out import (child_config, load_config,
+                                                split_ground_truth)
 
 #: A threshold every class gets in the comparison row (MMDetection's
 #: visualiser's default).

@@ -59,17 +59,16 @@ report.
 """
 import argparse
 import os.path as osp
-import pickle
 import re
-from typing import List, NamedTuple, Optional, Sequence, Tuple
-
-import numpy as np
+from typing import List, NamedTuple, Optional, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 from mmdet_rankloss.evaluation.calibration import (
     REPORTED_THRESHOLDS, apply_platt, expected_calibration_error, fit_platt,
     match_detections, precision_recall_at)
+from mmdet_rankloss.evaluation.held_out import (child_config, load_config,
+                                                split_ground_truth)
 from mmdet_rankloss.evaluation.voc_files import (
     load_detections, load_voc_ground_truth)
 
@@ -205,165 +204,6 @@ def write_config(path: str, a: float, b: float,
     with open(path, 'w', encoding='utf-8') as f:
         f.write(text)
     return path
-
-
-def child_config(path: str, base: str, body: str) -> str:
-    """The text of a config at ``path`` that inherits ``base`` (by a
-    path relative to ``path``) and adds ``body``."""
-    rel = osp.relpath(osp.abspath(base), osp.dirname(osp.abspath(path)))
-    return f"_base_ = '{rel}'\n\n{body}"
-
-
-# --- ground truth and images of a config's datasets -----------------------
-
-
-def _without_pipelines(cfg):
-    """A dataset config with every ``pipeline`` emptied (wrappers too): the
-    annotations are read, no image is loaded."""
-    if isinstance(cfg, dict):
-        out = {k: _without_pipelines(v) for k, v in cfg.items()}
-        if 'pipeline' in out:
-            out['pipeline'] = []
-        return out
-    if isinstance(cfg, (list, tuple)):
-        return type(cfg)(_without_pipelines(v) for v in cfg)
-    return cfg
-
-
-def build_dataset(dataset_cfg):
-    """The dataset of a dataloader config, built without its pipeline."""
-    from mmdet.registry import DATASETS
-    cfg = dataset_cfg.to_dict() if hasattr(dataset_cfg, 'to_dict') else \
-        dict(dataset_cfg)
-    return DATASETS.build(_without_pipelines(cfg))
-
-
-def _norm(path: str) -> str:
-    return osp.normpath(osp.abspath(path))
-
-
-def dataset_ground_truth(dataset) -> Tuple[list, List[dict], List[str]]:
-    """``(img_ids, ground truths, img_paths)`` of a built detection dataset,
-    in the dict form of :func:`match_detections` (crowd / difficult boxes,
-    ``ignore_flag`` 1, as ``difficult``)."""
-    ids, gts, paths = [], [], []
-    for i in range(len(dataset)):
-        info = dataset.get_data_info(i)
-        instances = info.get('instances', [])
-        ids.append(info['img_id'])
-        paths.append(info['img_path'])
-        gts.append(dict(
-            bboxes=np.array([x['bbox'] for x in instances],
-                            dtype=np.float64).reshape(-1, 4),
-            labels=np.array([x['bbox_label'] for x in instances], dtype=int),
-            difficult=np.array([bool(x.get('ignore_flag', 0))
-                                for x in instances], dtype=bool)))
-    return ids, gts, paths
-
-
-def dataset_images(dataset_cfg) -> set:
-    """The image paths a dataloader's dataset reads (wrappers included)."""
-    dataset = build_dataset(dataset_cfg)
-    return {_norm(dataset.get_data_info(i)['img_path'])
-            for i in range(len(dataset))}
-
-
-def check_held_out(cfg, config: str, paths: Sequence[str]) -> None:
-    """Stops if a calibration image is a training image or a test image of
-    the config.
-
-    Raises:
-        SystemExit: Naming how many images overlap, one of them, and what
-            to do.
-    """
-    mine = {_norm(p) for p in paths}
-    for loader, why in (
-            ('train_dataloader',
-             'the model trained on them, so their scores are better than '
-             'on new images'),
-            ('test_dataloader',
-             'that is the split you report: fit on other images')):
-        if not cfg.get(loader):
-            continue
-        overlap = sorted(mine & dataset_images(cfg[loader]['dataset']))
-        if overlap:
-            raise SystemExit(
-                f'{len(overlap)} of the {len(mine)} calibration images '
-                f'(val_dataloader of {config}) are also read by its '
-                f'{loader}, e.g. {overlap[0]}: {why}. Hold out a split '
-                '(docs/thresholds.md, "Which split to hold out"), or point '
-                'val_dataloader at one with --cfg-options')
-
-
-def load_results(pkl_path: str) -> List[dict]:
-    """``tools/test.py --out`` results as dicts of ``img_id``, ``img_path``
-    and numpy ``bboxes``, ``scores``, ``labels``."""
-    with open(pkl_path, 'rb') as f:
-        results = pickle.load(f)
-    out = []
-    for item in results:
-        pred = item['pred_instances']
-        out.append(dict(
-            img_id=item.get('img_id'), img_path=item.get('img_path'),
-            **{k: np.asarray(pred[k].cpu() if hasattr(pred[k], 'cpu') else
-                             pred[k]) for k in ('bboxes', 'scores',
-                                                'labels')}))
-    return out
-
-
-def _stem(path: Optional[str]) -> Optional[str]:
-    return None if path is None else osp.splitext(osp.basename(path))[0]
-
-
-def detections_for(results: List[dict], ids: list,
-                   paths: List[str]) -> Tuple[List[Optional[dict]], str]:
-    """Each image's detections (None when the results lack it), matched by
-    ``img_id``, or by file name when the results have no ids."""
-    if all(r['img_id'] is not None for r in results):
-        by_key = {r['img_id']: r for r in results}
-        return [by_key.get(i) for i in ids], 'img_id'
-    by_key = {_stem(r['img_path']): r for r in results}
-    return [by_key.get(_stem(p)) for p in paths], 'file name'
-
-
-def load_config(config: str, cfg_options: Optional[dict] = None):
-    """``config`` with ``--cfg-options`` merged, its default scope set."""
-    from mmengine.config import Config
-    from mmengine.registry import init_default_scope
-
-    import mmdet_rankloss  # noqa: F401  (datasets, mmdet_rankloss:: bases)
-    cfg = Config.fromfile(config)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    init_default_scope(cfg.get('default_scope', 'mmdet'))
-    return cfg
-
-
-def split_ground_truth(cfg, config: str, loader: str, detections: str,
-                       held_out: bool = True):
-    """``(detections, ground truths, description, classes)`` of the
-    dataset of ``cfg[loader]`` and the ``tools/test.py --out`` file
-    ``detections`` of it; with ``held_out``, stops if an image is a
-    training or test image of the config (:func:`check_held_out`)."""
-    if not cfg.get(loader):
-        raise SystemExit(f'{config} has no {loader}')
-    dataset = build_dataset(cfg[loader].dataset)
-    ids, gts, paths = dataset_ground_truth(dataset)
-    split = loader.replace('_dataloader', '')
-    if not ids:
-        raise SystemExit(f'the {loader} of {config} has no images')
-    if held_out:
-        check_held_out(cfg, config, paths)
-    dets, key = detections_for(load_results(detections), ids, paths)
-    missing = [p for p, d in zip(paths, dets) if d is None]
-    if missing:
-        raise SystemExit(
-            f'{detections}: no detections for {len(missing)} of the '
-            f'{len(ids)} {split} images (matched by {key}), e.g. '
-            f'{missing[0]}: run tools/test.py on the same split')
-    ann = cfg[loader].dataset.get('ann_file', '')
-    return (dets, gts, f'{type(dataset).__name__} {ann}'.strip(),
-            tuple(dataset.metainfo['classes']))
 
 
 def config_ground_truth(args) -> Tuple[list, List[dict], str]:
