@@ -1,6 +1,7 @@
 """What the experiments and tools need of an MMEngine run: its JSON logs,
 the machine it ran on, a logged subprocess and the figures drawn from them
-(the progress lines of a long command are :mod:`experiments.runner`'s).
+(the progress lines of a long command are :mod:`experiments.runner`'s;
+:class:`EpochWatcher` adds a line per trained epoch from the console logs).
 
 The study, the quickstart, the VOC reproduction and the plotting tools all
 read the same logs; reading them in one place keeps their rules the same:
@@ -14,13 +15,18 @@ import json
 import os
 import os.path as osp
 import platform
+import re
 import subprocess
+import threading
 import time
 from typing import Dict, Iterator, List, Optional
 
+from .runner import clock
+
 __all__ = [
     'log_files', 'read_records', 'read_scalars', 'last_record',
-    'machine_name', 'run_logged', 'plot_mean_band', 'save_figure'
+    'machine_name', 'run_logged', 'plot_mean_band', 'save_figure',
+    'epochs_done', 'EpochWatcher'
 ]
 
 
@@ -168,3 +174,90 @@ def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path
+
+
+_EPOCH_LINE = re.compile(r'Epoch\(train\)\s*\[(\d+)\]\[\s*(\d+)/(\d+)\]')
+
+
+def epochs_done(log_path: str) -> int:
+    """Training epochs a run's console log shows finished (MMEngine's
+    ``Epoch(train) [e][i/n]`` lines; 0 while there is none)."""
+    if not osp.isfile(log_path):
+        return 0
+    done = 0
+    with open(log_path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            m = _EPOCH_LINE.search(line)
+            if m:
+                epoch, it, n = map(int, m.groups())
+                done = max(done, epoch if it == n else epoch - 1)
+    return done
+
+
+class EpochWatcher:
+    """Prints a line each time a training run finishes an epoch, with the
+    ETA of the trainings: a thread that reads the runs' console logs.
+
+    Args:
+        runs (dict): ``{name: (log path, max epochs)}``.
+        jobs (int): Runs trained side by side.
+        prefix (str): Printed before each line.
+        every (float): Seconds between two reads of the logs.
+    """
+
+    def __init__(self, runs: Dict[str, tuple], jobs: int = 1,
+                 prefix: str = '', every: float = 5.0) -> None:
+        self.runs, self.jobs = dict(runs), max(1, jobs)
+        self.prefix, self.every = prefix, every
+        self.done = {name: 0 for name in self.runs}
+        self.started: Dict[str, float] = {}
+        self.t0 = time.time()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> 'EpochWatcher':
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll()  # the epochs finished since the last read
+
+    def eta(self, now: float) -> Optional[float]:
+        """Seconds until every run has trained: each started run's epochs
+        left at its own pace, the runs not started at the mean pace."""
+        paces = [(now - self.started[n]) / self.done[n]
+                 for n in self.runs if self.done[n] and n in self.started]
+        if not paces:
+            return None
+        pace = sum(paces) / len(paces)
+        left = []
+        for name, (_, epochs) in self.runs.items():
+            own = ((now - self.started[name]) / self.done[name]
+                   if self.done[name] and name in self.started else pace)
+            left.append((epochs - self.done[name]) * own)
+        return sum(left) / min(self.jobs, len(left))
+
+    def poll(self, now: Optional[float] = None) -> List[str]:
+        """Reads the logs once; returns (and prints) the new lines."""
+        now = time.time() if now is None else now
+        lines = []
+        for name, (log_path, epochs) in self.runs.items():
+            if name not in self.started and osp.isfile(log_path):
+                self.started[name] = now
+            done = epochs_done(log_path)
+            if done > self.done[name]:
+                self.done[name] = done
+                eta = self.eta(now)
+                lines.append(
+                    f'{self.prefix}{name}: epoch {done}/{epochs} trained; '
+                    f'elapsed {clock(now - self.t0)}' +
+                    ('' if eta is None else f', trainings ETA {clock(eta)}'))
+        for line in lines:
+            print(line, flush=True)
+        return lines
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.poll()

@@ -239,6 +239,4 @@ if __name__ == '__main__':
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--write', action='store_true', required=True)
     parser.parse_args()
-    import sys
-    sys.path.insert(0, ROOT)
     print(json.dumps(write(), indent=1))

@@ -47,6 +47,7 @@ import os.path as osp
 import sys
 import threading
 import time
+import warnings
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -55,7 +56,8 @@ ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 # experiments/ (the code the tools share) is not installed: it is
 # imported from this checkout
 sys.path.insert(0, ROOT)
-from experiments.run_logs import last_record, machine_name, run_logged
+from experiments.run_logs import (EpochWatcher, last_record, machine_name,
+                                  run_logged)
 from experiments.runner import Progress, clock, markdown_table, run_each
 
 _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
@@ -164,10 +166,22 @@ _CONFIG_LOCK = threading.Lock()
 
 
 def load_config(path: str):
-    """``Config.fromfile(path)``, one thread at a time."""
+    """``Config.fromfile(path)``, one thread at a time (without MMEngine's
+    warning that ``pkg_resources`` is deprecated, one per load)."""
     from mmengine.config import Config
-    with _CONFIG_LOCK:
+    with _CONFIG_LOCK, warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message='pkg_resources is '
+                                'deprecated', category=UserWarning)
         return Config.fromfile(path)
+
+
+def max_epochs(config: str, options: List[str]) -> int:
+    """The training epochs of ``config`` (``train_cfg.max_epochs``) with
+    the ``KEY=VALUE`` ``options``."""
+    for option in options:
+        if option.startswith('train_cfg.max_epochs='):
+            return int(option.split('=', 1)[1])
+    return int(load_config(osp.join(ROOT, config)).train_cfg.max_epochs)
 
 
 def write_untrained_checkpoint(config: str, path: str,
@@ -334,8 +348,14 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     # the trainings start first; the untrained model's row comes first
     runs = [lambda loss=loss: train_and_test(loss) for loss in args.losses]
-    rows = run_each(lambda run_one: run_one(),
-                    runs + [untrained] * (not args.skip_untrained), args.jobs)
+    watched = {loss: (osp.join(work_dir, loss) + '_train.log',
+                      max_epochs(CONFIGS[loss], options))
+               for loss in args.losses}
+    with EpochWatcher(watched, jobs=min(args.jobs, len(args.losses)),
+                      prefix='[quickstart] '):
+        rows = run_each(lambda run_one: run_one(),
+                        runs + [untrained] * (not args.skip_untrained),
+                        args.jobs)
     rows = rows[len(runs):] + rows[:len(runs)]
 
     machine = machine_name()

@@ -73,3 +73,46 @@ def test_machine_name_names_device_and_torch():
     name = machine_name()
     assert torch.__version__ in name and ('CPU' in name or 'GPU' in name
                                           or torch.cuda.is_available())
+
+
+def _epoch_lines(epochs, iters=4, last_iter=None):
+    lines = ['11/28 01:00:00 - mmengine - INFO - Checkpoints will be saved']
+    for e in range(1, epochs + 1):
+        for i in range(2, iters + 1, 2):
+            lines.append(f'11/28 01:00:0{e} - mmengine - INFO - Epoch(train) '
+                         f' [{e}][{i}/{iters}]  lr: 1.0e-02  loss: 1.0')
+    if last_iter:
+        lines.append(f'x - Epoch(train) [{epochs + 1}][{last_iter}/{iters}]')
+    return '\n'.join(lines) + '\n'
+
+
+def test_epochs_done_counts_finished_epochs_of_a_console_log(tmp_path):
+    from experiments.run_logs import epochs_done
+    log = tmp_path / 'train.log'
+    assert epochs_done(str(log)) == 0  # not started
+    log.write_text(_epoch_lines(3, last_iter=2))
+    assert epochs_done(str(log)) == 3  # epoch 4 half done
+    log.write_text(_epoch_lines(3) + 'Epoch(val) [3][8/8] pascal_voc/AP50\n')
+    assert epochs_done(str(log)) == 3
+
+
+def test_epoch_watcher_prints_each_new_epoch_with_an_eta(tmp_path, capsys):
+    from experiments.run_logs import EpochWatcher
+    a, b = tmp_path / 'a.log', tmp_path / 'b.log'
+    watcher = EpochWatcher({'a': (str(a), 4), 'b': (str(b), 4)}, jobs=2,
+                           prefix='[q] ')
+    t0 = watcher.t0
+    a.write_text('')
+    b.write_text('')
+    assert watcher.poll(t0) == []  # both started, nothing trained
+    a.write_text(_epoch_lines(1))
+    lines = watcher.poll(t0 + 10)
+    # a: 1 of 4 epochs in 10 s -> 30 s left; b: 0 done at a's pace -> 40 s;
+    # two jobs share the 70 s
+    assert lines == ['[q] a: epoch 1/4 trained; elapsed 00:10, trainings '
+                     'ETA 00:35']
+    assert watcher.poll(t0 + 11) == []  # no new epoch, no line
+    b.write_text(_epoch_lines(2))
+    assert [line.split(';')[0] for line in watcher.poll(t0 + 20)] == [
+        '[q] b: epoch 2/4 trained']
+    capsys.readouterr()

@@ -166,6 +166,10 @@ def test_quickstart_smoke(tmp_path, load_tool):
     assert table.split('\n\n')[0] + '\n' == quickstart.format_table(
         results['rows'], results['machine'])
     assert table.split('\n\n')[0] in out
+    # a line per trained epoch, and no pkg_resources warning from the
+    # tool's own config loads
+    assert '[quickstart] rambo: epoch 1/1 trained' in out
+    assert 'pkg_resources is deprecated' not in out
 
 
 def test_distributed_training_on_cpu(tmp_path, workspace):
