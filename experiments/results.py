@@ -116,8 +116,7 @@ RESULTS = [
          rows=[
              ('retina_focal', 'focal loss', _RETINA.format('focal'), ''),
              ('retina_rambo_focal', 'RaMBO (logits) + focal',
-              _RETINA.format('rambo-focal'),
-              "`score_space='logits'`, `lr=0.08`"),
+              _RETINA.format('rambo-focal'), ''),
              ('retina_rank_sort', '**Rank & Sort**',
               _RETINA.format('rank-sort'), ''),
              ('retina_alrp', 'aLRP', _RETINA.format('alrp'), ''),

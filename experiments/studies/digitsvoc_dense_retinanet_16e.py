@@ -42,4 +42,6 @@ methods['mix'] = dict(
     label='RaMBO + focal (MixedRankLoss)',
     config='configs/dense/retinanet/'
     'retinanet_r18-w32_fpn_rambo-focal_16e_digitsvoc.py',
-    lrs=[0.005, 0.01, 0.02, 0.04, 0.08])
+    lrs=[0.005, 0.01, 0.02, 0.04, 0.08],
+    # the sigmoid mix this study ran (the config ranks the logits since)
+    options=['model.bbox_head.loss_cls.rank_loss.score_space=sigmoid'])
