@@ -374,6 +374,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     with open(osp.join(work_dir, 'results.json'), 'w', encoding='utf-8') as f:
         json.dump(dict(machine=machine, date=time.strftime('%Y-%m-%d'),
                        total_seconds=round(total, 1), jobs=args.jobs,
+                       load_average=[round(load_start, 1),
+                                     round(os.getloadavg()[0], 1)],
                        rows=rows), f, indent=2)
     print('\n' + table + note)
     print(f'results written to {osp.join(work_dir, "results.md")} and '

@@ -196,11 +196,15 @@ def quickstart_table(doc_dir: str = '.',
             f'{_cell(row.get("boxes_per_image_at_0.3"), ".1f")} | '
             f'{_cell(row.get("objects_per_image"), ".1f")} |')
     total, jobs = data.get('total_seconds'), data.get('jobs') or 1
+    load = data.get('load_average')
     lines += [
         '', f'Measured on {data["machine"]}, {data["date"]}'
         + ('' if jobs == 1 else f', {jobs} runs at a time')
         + ('' if total is None else
-           f'; the whole command took {total / 60:.1f} min') + '.'
+           f'; the whole command took {total / 60:.1f} min')
+        + ('' if not load else
+           f' (load average {load[0]:g} at the start, {load[1]:g} at the '
+           'end: the times grow with other work on the machine)') + '.'
     ]
     return '\n'.join(lines) + '\n'
 
