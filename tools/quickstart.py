@@ -175,6 +175,39 @@ def load_config(path: str):
         return Config.fromfile(path)
 
 
+#: The packages whose versions can change the quickstart's numbers (image
+#: decoding and resizing, the training itself), recorded with its results.
+PACKAGES = ('torch', 'numpy', 'pillow', 'opencv-python', 'mmcv', 'mmengine',
+            'mmdet')
+
+
+def package_versions() -> Dict[str, Optional[str]]:
+    """``{package: installed version or None}`` of :data:`PACKAGES`."""
+    from importlib import metadata
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def tree_digest(root: str) -> str:
+    """SHA-256 over the relative paths and bytes of every file under
+    ``root``, in sorted order: two runs on the same data share it."""
+    import hashlib
+    digest = hashlib.sha256()
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        for name in sorted(files):
+            path = osp.join(dirpath, name)
+            digest.update(osp.relpath(path, root).encode() + b'\0')
+            with open(path, 'rb') as f:
+                digest.update(f.read())
+    return digest.hexdigest()
+
+
 def max_epochs(config: str, options: List[str]) -> int:
     """The training epochs of ``config`` (``train_cfg.max_epochs``) with
     the ``KEY=VALUE`` ``options``."""
@@ -376,6 +409,8 @@ def main(argv: Optional[List[str]] = None) -> None:
                        total_seconds=round(total, 1), jobs=args.jobs,
                        load_average=[round(load_start, 1),
                                      round(os.getloadavg()[0], 1)],
+                       packages=package_versions(),
+                       data_sha256=tree_digest(args.data_root),
                        rows=rows), f, indent=2)
     print('\n' + table + note)
     print(f'results written to {osp.join(work_dir, "results.md")} and '

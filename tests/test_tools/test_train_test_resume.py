@@ -161,6 +161,8 @@ def test_quickstart_smoke(tmp_path, load_tool):
         'none (untrained, random init)', quickstart.LOSS_NAMES['rambo']
     ]
     assert all(0.0 <= r['ap50'] <= 1.0 for r in results['rows'])
+    # what can change its numbers is recorded with them
+    assert results['packages']['torch'] and len(results['data_sha256']) == 64
     # the table is the rows of results.json, as printed
     table = open(work_dir / 'results.md').read()
     assert table.split('\n\n')[0] + '\n' == quickstart.format_table(
