@@ -105,8 +105,11 @@ def test_thresholds(study: str, evidence: str = EVIDENCE
     """``{method: test score_thr}`` of a study: from :data:`PATH`, else
     from the ``test_score_thr`` of its run records (empty: not recorded,
     e.g. retrieval)."""
-    with open(osp.join(evidence, osp.basename(PATH)), encoding='utf-8') as f:
-        known = json.load(f)
+    path = osp.join(evidence, osp.basename(PATH))
+    known = {}
+    if osp.isfile(path):
+        with open(path, encoding='utf-8') as f:
+            known = json.load(f)
     if study in known:
         return known[study]
     out = {}

@@ -152,9 +152,9 @@ from .report import (check_reportable, preregistration_sentence,
                      seeds_sentence, selection_lines, write_report)
 from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
                    execute_run, last_train_record, load_ground_truth,
-                   non_finite_loss, non_finite_reason, pretrained_checkpoint,
-                   read_scalars, run_logged, run_plan, score_calibration,
-                   start_attempt)
+                   non_finite_loss, non_finite_reason, olrp_on_test,
+                   pretrained_checkpoint, read_scalars, run_logged, run_plan,
+                   score_calibration, start_attempt)
 from .selection import (best_lr, grid_scores, grid_selection, mean_scores,
                         reselect_plan, run_score, seed_overlap, select_plan,
                         selected_lrs, selection_note, selection_phrase,
@@ -167,7 +167,8 @@ __all__ = [
     'find_spec', 'load_spec', 'requested_methods', 'select_plan',
     'selected_lrs', 'selection_seeds', 'seed_overlap', 'selection_note',
     'test_plan', 'test_methods', 'read_scalars', 'last_train_record',
-    'run_logged', 'load_ground_truth', 'score_calibration', 'ATTEMPTS',
+    'run_logged', 'load_ground_truth', 'score_calibration', 'olrp_on_test',
+    'ATTEMPTS',
     'start_attempt', 'earlier_attempts_seconds', 'execute_run',
     'pretrained_checkpoint', 'record_path', 'collect_results', 'ensure_data',
     'run_plan', 'declared_methods', 'preregistration_paths', 'study_settings',

@@ -144,6 +144,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     else:  # a selection-only study, or its test phase not run yet
         md.append('No test run (`--phase test`): this report holds the '
                   'learning-rate selection only.')
+    md += _lrp_lines(spec, results, chosen, per_method)
     cal_rows = []
     for mname in per_method:
         cals = [results[(mname, chosen[mname], s)].get('calibration', {})
@@ -260,6 +261,36 @@ def _mean_lines(spec: dict, results: Dict[Tuple, dict], mname: str,
     return [head + (' (not finished)' if sel['pending'] else '')] + [
         f'  seed {s}: ' + cells([_val_text(results.get((mname, float(lr), s)))
                                  for lr in m['lrs']], False) for s in seeds]
+
+
+def _lrp_lines(spec: dict, results: Dict[Tuple, dict],
+               chosen: Dict[str, float],
+               per_method: Dict[str, Dict[int, float]]) -> List[str]:
+    """The oLRP table (runs that recorded ``test_lrp``; none before)."""
+    rows = []
+    for mname, values in per_method.items():
+        lrps = [results[(mname, chosen[mname], s)].get('test_lrp')
+                for s in values]
+        lrps = [r for r in lrps if r]
+        if not lrps:
+            continue
+        cells = []
+        for key in ('oLRP', 'oLRP_loc', 'oLRP_FP', 'oLRP_FN'):
+            mean, std = mean_std([100 * r[key] for r in lrps])
+            cells.append(f'{mean:.1f}' if len(lrps) < 2 else
+                         f'{mean:.1f} ± {std:.1f}')
+        rows.append(f"| {spec['methods'][mname]['label']} | {len(lrps)} | "
+                    + ' | '.join(cells) + ' |')
+    if not rows:
+        return []
+    return ['', '## Optimal LRP on test (lower is better)', '',
+            'moLRP (Oksuz et al., TPAMI 2021): each class at its own '
+            'LRP-optimal score threshold, the mean over the classes with '
+            'ground truth, and its localisation, false-positive and '
+            'false-negative parts (`LRPMetric`); in %, mean ± sd over '
+            'seeds.', '',
+            '| method | seeds | oLRP | loc | FP | FN |',
+            '|---|---|---|---|---|---|'] + rows
 
 
 def check_reportable(spec: dict, results: Dict[Tuple, dict],

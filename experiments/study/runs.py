@@ -78,6 +78,25 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
             fixed, is_tp, num_gt, THRESHOLDS).items()})
 
 
+def olrp_on_test(data_root: str, test_pkl: str, test_split: str = 'test'
+             ) -> dict:
+    """moLRP and its components on test (Oksuz et al.; each class at its
+    own LRP-optimal threshold, the mean over the classes with ground truth;
+    lower is better), as ``LRPMetric`` computes them."""
+    from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
+    from mmdet_rankloss.evaluation.class_thresholds import (
+        class_matches, lrp_optimal_thresholds)
+    ids, gts = load_ground_truth(data_root, test_split)
+    dets = load_detections(test_pkl)
+    per_class = [r for r in lrp_optimal_thresholds(class_matches(
+        [dets[i] for i in ids], gts, len(DIGIT_CLASSES))) if r is not None]
+    out = {}
+    for key in ('oLRP', 'oLRP_loc', 'oLRP_FP', 'oLRP_FN'):
+        values = [r[key] for r in per_class if r[key] == r[key]]  # not NaN
+        out[key] = sum(values) / len(values) if values else float('nan')
+    return out
+
+
 ATTEMPTS = 'attempts.json'
 
 
@@ -254,6 +273,8 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         result['test_ap50'] = test_ap[max(test_ap)]
         result['test_split'] = test_split
         result['test_score_thr'] = resolve_score_thr(spec, method)
+        result['test_lrp'] = olrp_on_test(osp.join(ROOT, spec['data']['root']),
+                                      pkls['test'], test_split)
         result['test_seconds'] = time.perf_counter() - start
         try:
             result['calibration'] = score_calibration(

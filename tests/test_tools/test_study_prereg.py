@@ -69,6 +69,7 @@ def fake_training(study, monkeypatch):
     monkeypatch.setattr(study, 'read_scalars', read_scalars)
     monkeypatch.setattr(study, 'last_train_record', lambda d: {})
     monkeypatch.setattr(study, 'score_calibration', lambda *a: {})
+    monkeypatch.setattr(study, 'olrp_on_test', lambda *a: {})
     monkeypatch.setattr(study, 'ensure_data', lambda spec: None)
     return calls
 
