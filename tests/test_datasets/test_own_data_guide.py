@@ -281,9 +281,13 @@ def test_a_twin_is_the_baseline_recipe_on_the_same_data(
 def command_options(args):
     """``--cfg-options`` of a command, merged as tools/train.py merges
     them (the docs test's parser: MMEngine's DictAction)."""
-    from conftest import _load_tool
-    return _load_tool(
-        'tests/test_docs/test_doc_snippets.py').command_options(args)
+    import importlib.util
+    path = osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))),
+                    'test_docs', 'test_doc_snippets.py')
+    spec = importlib.util.spec_from_file_location('_doc_snippets', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.command_options(args)
 
 
 def test_the_split_command(tmp_path, load_tool):
