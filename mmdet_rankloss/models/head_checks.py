@@ -14,7 +14,8 @@ never (``docs/reliability.md``):
   mismatch without a word;
 * a rank loss in a stock dense head (``RetinaHead``, ``ATSSHead``): the
   stock head calls ``loss_cls`` once per FPN level, so each level would be
-  ranked alone (``RaMBORetinaHead`` / ``RaMBOATSSHead`` rank them all).
+  ranked alone (``RaMBORetinaHead`` / ``RaMBOATSSHead`` rank them all; a
+  stock ``FCOSHead`` is pointed to ``RaMBOFCOSHead``).
 
 :func:`head_fit_faults` finds them on a built module. ``_checked`` wraps a
 registry's ``build_func`` so that it runs the same check on each head it
@@ -95,12 +96,21 @@ def _head_faults(head: nn.Module) -> List[str]:
     if isinstance(head, RankLossDenseHeadMixin):
         return faults  # its _init_layers checked the loss and set channels
     if _rank_loss(loss) and isinstance(head, BaseDenseHead):
-        faults.append(
-            f'the stock {head_name} calls loss_cls once per FPN level, so '
-            'each level would be ranked alone (and its test-time scores '
-            "would not be the ranked ones); use type='RaMBORetinaHead' or "
-            "'RaMBOATSSHead' (RankLossDenseHeadMixin), which rank all "
-            'levels and images together')
+        from mmdet.models.dense_heads import FCOSHead
+        if isinstance(head, FCOSHead):
+            faults.append(
+                f'the stock {head_name} does not give a rank loss what it '
+                'ranks (its test-time scores would not be the ranked ones, '
+                "and the centerness stays as focal loss's); use "
+                "type='RaMBOFCOSHead' or 'RankSortFCOSHead'")
+        else:
+            faults.append(
+                f'the stock {head_name} calls loss_cls once per FPN level, '
+                'so each level would be ranked alone (and its test-time '
+                "scores would not be the ranked ones); use "
+                "type='RaMBORetinaHead' or 'RaMBOATSSHead' "
+                '(RankLossDenseHeadMixin), which rank all levels and images '
+                'together, or for FCOS RaMBOFCOSHead')
     elif getattr(loss, 'custom_cls_channels', False):
         expected = loss.get_cls_channels(head.num_classes)
         attr, actual = _classifier(head)

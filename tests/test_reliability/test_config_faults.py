@@ -170,3 +170,16 @@ def test_check_dataset_names_head_ignoring_custom_channels(check_dataset):
     ]
     assert faults == head_fit_faults(unchecked(double_head('sigmoid')))
     assert check_dataset.check_model(unchecked(double_head('logits'))) == []
+
+
+def test_rank_loss_in_a_stock_fcos_head_names_the_fcos_heads():
+    """FCOSHead ranks all points in one loss_cls call, but its test scores
+    are not the ranked ones: the message points to the FCOS heads."""
+    cfg = Config.fromfile(osp.join(
+        ROOT, 'configs', 'dense', 'fcos',
+        'fcos_r18-w32_fpn_focal_16e_digitsvoc.py'))
+    cfg.model.bbox_head.loss_cls = dict(type='RaMBOAPLoss')
+    with pytest.raises(HeadFitError, match=(
+            r"does not fit its head FCOSHead: the stock FCOSHead does not "
+            r".*use type='RaMBOFCOSHead' or 'RankSortFCOSHead'")):
+        MODELS.build(cfg.model)
