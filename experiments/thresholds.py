@@ -235,7 +235,7 @@ def conditions_block(study: str, evidence: str = EVIDENCE) -> str:
     budget (the ``conditions-<study>`` table of the evidence tables)."""
     parts = [t for t in (report_block(study, evidence),
                          budget_text(study, evidence)) if t]
-    return '\n'.join(parts) if parts else 'No test thresholds recorded.\n'
+    return '\n'.join(parts) if parts else 'No test run: no test thresholds.\n'
 
 
 if __name__ == '__main__':
