@@ -31,6 +31,21 @@ data. The protocol is the one a reviewer asks for:
    other files the runs need (e.g. a pretrained backbone); a missing one is
    written by its command before the first run.
 
+Metrics (spec keys ``metric`` and ``extra_metrics``): the learning rates
+are selected on the val value of ``metric`` after the last epoch, a key the
+configs' evaluator logs (default VOCMetric's ``'pascal_voc/AP50'``);
+``extra_metrics`` (default none) are more keys of the same evaluator that
+every test run records and the report tabulates (mean +/- std, paired
+differences) and compares, e.g. a Mask R-CNN study with ``metric =
+'coco/bbox_mAP_50'`` (selected on val box AP50) and ``extra_metrics =
+['coco/segm_mAP_50']`` (test mask AP50 beside box AP50). A hypothesis
+names its metric (``metric``, default the spec's). A CocoMetric study
+(``coco/`` keys) tests the configs' test annotation file and takes the val
+values of its runs from the training's last val loop (the configs'
+val_dataloader and val_evaluator: no second val evaluation); it computes
+no calibration and no oLRP, which read VOC XML ground truth, and its
+report says so.
+
 Seeds: without ``select_seeds``, the selection seed (``select_seed``)
 defaults to the smallest seed >= 0 that is not a test seed, so selection
 and test seeds are disjoint. The
@@ -136,9 +151,10 @@ from experiments.stats import (ALTERNATIVES, corrected_family,  # noqa: F401
 from . import (cli, common, comparisons, curves, fairness,
                freeze as _freeze, report, runs, selection, spec, test)
 from .cli import main, parse_args, select_phase
-from .common import (METRIC, ROOT, SPEC_DIR, THRESHOLDS,
+from .common import (METRIC, METRIC_LABELS, ROOT, SPEC_DIR, THRESHOLDS,
                      PreregistrationError, collect_results, declared_methods,
-                     record_path)
+                     hypothesis_metric, is_coco, metric_label, record_path,
+                     study_metrics)
 from .comparisons import (bimodal_sides, comparisons_markdown,
                           study_comparisons, write_comparisons_csv)
 from .curves import plot_curves
@@ -149,7 +165,8 @@ from .freeze import (check_preregistration, current_paths,
                      read_preregistration, settings_differences,
                      settings_hash, study_settings)
 from .report import (check_reportable, preregistration_sentence,
-                     seeds_sentence, selection_lines, write_report)
+                     seeds_sentence, selection_lines, test_values,
+                     write_report)
 from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
                    execute_run, last_train_record, load_ground_truth,
                    non_finite_loss, non_finite_reason, olrp_on_test,
@@ -163,7 +180,9 @@ from .spec import find_spec, load_spec, requested_methods
 from .test import test_methods, test_plan
 
 __all__ = [
-    'ROOT', 'SPEC_DIR', 'METRIC', 'THRESHOLDS', 'PreregistrationError',
+    'ROOT', 'SPEC_DIR', 'METRIC', 'METRIC_LABELS', 'THRESHOLDS',
+    'PreregistrationError', 'study_metrics', 'metric_label', 'is_coco',
+    'hypothesis_metric', 'test_values',
     'find_spec', 'load_spec', 'requested_methods', 'select_plan',
     'selected_lrs', 'selection_seeds', 'seed_overlap', 'selection_note',
     'test_plan', 'test_methods', 'read_scalars', 'last_train_record',

@@ -14,6 +14,17 @@ from experiments.runner import lr_tag
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SPEC_DIR = osp.join('experiments', 'studies')
 METRIC = 'pascal_voc/AP50'
+#: The metrics a study may select on or report (spec keys ``metric`` and
+#: ``extra_metrics``: the keys MMDetection's evaluators log) and their names
+#: in the reports. ``pascal_voc/`` keys are VOCMetric's, ``coco/`` keys
+#: CocoMetric's.
+METRIC_LABELS = {
+    METRIC: 'AP50',
+    'coco/bbox_mAP_50': 'box AP50',
+    'coco/bbox_mAP': 'box AP',
+    'coco/segm_mAP_50': 'mask AP50',
+    'coco/segm_mAP': 'mask AP',
+}
 THRESHOLDS = (0.05, 0.3, 0.5)
 #: The first line of the tool's help (``tools/study.py --help``).
 DESCRIPTION = ("Runs a study: configs x learning rates x seeds through "
@@ -28,6 +39,38 @@ def declared_methods(spec: dict) -> List[str]:
     """The methods the hypotheses name (tested or baseline), spec order."""
     names = {h[k] for h in spec['hypotheses'] for k in ('method', 'baseline')}
     return [m for m in spec['methods'] if m in names]
+
+
+def study_metrics(spec: dict) -> List[str]:
+    """The metric the study selects on (``metric``), then its
+    ``extra_metrics``: every metric its test runs record."""
+    return [spec['metric']] + list(spec['extra_metrics'])
+
+
+def metric_label(key: str) -> str:
+    """A metric's name in the reports: ``'mask AP50'`` for
+    ``'coco/segm_mAP_50'``; an unlisted key is its own name."""
+    return METRIC_LABELS.get(key, key)
+
+
+def is_coco(spec: dict) -> bool:
+    """Whether the study is scored by CocoMetric (a ``coco/`` metric): its
+    ground truth is the configs' COCO json, not VOC XML."""
+    return spec['metric'].startswith('coco/')
+
+
+def hypothesis_text(key: str) -> str:
+    """A hypothesis' frozen ``metric``: ``'test AP50'`` for VOC's AP50 (the
+    text the studies frozen before ``metric`` existed hold), else
+    ``'test <key>'``."""
+    return 'test AP50' if key == METRIC else f'test {key}'
+
+
+def hypothesis_metric(hypothesis: dict) -> str:
+    """The logged key of a (frozen) hypothesis' ``metric`` text, the
+    inverse of :func:`hypothesis_text`."""
+    text = hypothesis.get('metric', 'test AP50')
+    return METRIC if text == 'test AP50' else text[len('test '):]
 
 
 def record_path(records: str, spec: dict, method: str, lr: float,

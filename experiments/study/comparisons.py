@@ -8,52 +8,71 @@ from experiments.stats import (COLLAPSE_BELOW, bimodal_texts,
                                corrected_family, interval_text,
                                paired_difference)
 
-from .common import declared_methods
+from .common import (declared_methods, hypothesis_metric, hypothesis_text,
+                     metric_label, study_metrics)
 from .selection import seed_overlap
 
 
 def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
-                      record: Optional[dict]) -> List[dict]:
+                      record: Optional[dict],
+                      per_metric: Optional[Dict[str, Dict]] = None
+                      ) -> List[dict]:
     """The study's comparisons with raw and corrected statistics.
 
     Frozen study: the pre-registered hypotheses are one family (m = their
-    number, measured or not); every other method against the baseline is
-    exploratory, a second family. Otherwise every method against the
-    baseline, two-sided, is one exploratory family. Each comparison holds
-    ``bimodal`` (:func:`bimodal_sides`).
+    number, measured or not), each on its own metric; every other method
+    against the baseline is exploratory, a second family. Otherwise every
+    method against the baseline, two-sided, is one exploratory family. In a
+    study with ``extra_metrics`` the exploratory family holds each pair on
+    each metric. Each comparison holds ``metric_key`` (the logged key it
+    compares) and ``bimodal`` (:func:`bimodal_sides`).
+
+    Args:
+        per_method: ``{method: {seed: test value}}`` of the spec's metric.
+        per_metric: ``{metric: per_method}`` of every metric of the study
+            (default: the spec's metric alone, ``per_method``).
     """
-    def pair(method, baseline):
-        return paired_difference(per_method.get(method, {}),
-                                 per_method.get(baseline, {}))
+    per_metric = per_metric or {spec['metric']: per_method}
+
+    def pair(method, baseline, key):
+        values = per_metric.get(key, {})
+        return paired_difference(values.get(method, {}),
+                                 values.get(baseline, {}))
 
     out = []
     done = set()
     if record is not None:
         family = []
         for h in record['settings']['hypotheses']:
-            family.append(dict(h, family='pre-registered',
-                               diff=pair(h['method'], h['baseline'])))
-            done.add((h['method'], h['baseline']))
+            key = hypothesis_metric(h)
+            family.append(dict(h, family='pre-registered', metric_key=key,
+                               diff=pair(h['method'], h['baseline'], key)))
+            done.add((h['method'], h['baseline'], key))
         out += corrected_family(family, spec['alpha'])
     family = []
     declared = declared_methods(spec) if record is not None else []
-    keys = [(mname, spec['baseline']) for mname in per_method
-            if mname != spec['baseline'] and mname not in declared]
-    keys += [(c['method'], c['baseline'])
-             for c in spec.get('exploratory_comparisons', [])]
-    for key in keys:
-        if key in done:
-            continue
-        done.add(key)
-        diff = pair(*key)
-        if diff is not None:
-            family.append(dict(id='-', method=key[0], baseline=key[1],
-                               alternative='two-sided', family='exploratory',
-                               diff=diff))
+    pairs = [(mname, spec['baseline']) for mname in per_method
+             if mname != spec['baseline'] and mname not in declared]
+    pairs += [(c['method'], c['baseline'])
+              for c in spec.get('exploratory_comparisons', [])]
+    for metric in study_metrics(spec):
+        for method, baseline in pairs:
+            if (method, baseline, metric) in done:
+                continue
+            done.add((method, baseline, metric))
+            diff = pair(method, baseline, metric)
+            if diff is not None:
+                family.append(dict(
+                    id='-', method=method, baseline=baseline,
+                    alternative='two-sided', family='exploratory',
+                    metric=hypothesis_text(metric), metric_key=metric,
+                    diff=diff))
     if family:
         out += corrected_family(family, spec['alpha'])
     for c in out:
-        c['bimodal'] = bimodal_sides(c, per_method)
+        c['bimodal'] = bimodal_sides(c, per_metric[c['metric_key']]
+                                     if c['metric_key'] in per_metric
+                                     else {})
     return out
 
 
@@ -100,6 +119,8 @@ def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
             name = (f"{c['id']}: " if c['id'] != '-' else '') + (
                 f"{labels[c['method']]['label']} vs "
                 f"{labels[c['baseline']]['label']}")
+            if spec['extra_metrics']:
+                name += f", {metric_label(c['metric_key'])}"
             if c.get('bimodal'):
                 name += ' (bimodal: ' + '; '.join(
                     f"{labels[k]['label']}: {v}"
@@ -129,11 +150,13 @@ def write_comparisons_csv(spec: dict, comparisons: List[dict],
                           path: str) -> None:
     """``<study>_comparisons.csv``: one row per comparison."""
     overlap = seed_overlap(spec, list(spec['methods']))
+    # a study with extra_metrics: which metric each row compares
+    metric = ['metric'] if spec['extra_metrics'] else []
     with open(path, 'w', newline='', encoding='utf-8') as f:
         writer = csv.writer(f)
         writer.writerow(
-            ['study', 'family', 'id', 'method', 'baseline', 'alternative',
-             'n', 'seeds', 'mean_diff', 'ci95_low', 'ci95_high', 'm',
+            ['study', 'family', 'id', 'method', 'baseline'] + metric +
+            ['alternative', 'n', 'seeds', 'mean_diff', 'ci95_low', 'ci95_high', 'm',
              'bonferroni_level', 'bonferroni_low', 'bonferroni_high', 'p',
              'p_holm', 'significant_holm', 'selection_test_seed_overlap'])
         for c in comparisons:
@@ -142,7 +165,8 @@ def write_comparisons_csv(spec: dict, comparisons: List[dict],
                           set(overlap.get(c['baseline'], [])))
             writer.writerow(
                 [spec['name'], c['family'], c['id'], c['method'],
-                 c['baseline'], c['alternative']] + (
+                 c['baseline']] + [c['metric_key'] for _ in metric] +
+                [c['alternative']] + (
                      ['', '', '', '', ''] if d is None else
                      [d['n'], ' '.join(map(str, d['seeds'])),
                       f"{d['mean']:.6f}", f"{c['low']:.6f}",

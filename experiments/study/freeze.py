@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 from experiments.runner import write_json
 
 from .common import (METRIC, ROOT, PreregistrationError, _file_sha256, _now,
-                     _plain, collect_results, declared_methods)
+                     _plain, collect_results, declared_methods, is_coco)
 from .fairness import check_fair_selection, grid_step
 from .selection import (grid_selection, seed_overlap, selected_lrs,
                         selection_note, selection_seeds)
@@ -32,8 +32,11 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
         lr = chosen.get(name)
         methods[name] = dict(config=m['config'], options=list(m['options']),
                              lr=None if lr is None else float(lr))
+    evaluator = 'CocoMetric' if is_coco(spec) else 'VOCMetric'
+    metric = (f'test AP50 ({METRIC}, VOCMetric)' if spec['metric'] == METRIC
+              else f"test {spec['metric']} ({evaluator})")
     settings = dict(
-        study=spec['name'], metric=f'test AP50 ({METRIC}, VOCMetric)',
+        study=spec['name'], metric=metric,
         test_split=spec['test_split'], test_seeds=list(spec['seeds']),
         select_seed=spec['select_seed'], alpha=spec['alpha'],
         data=spec.get('data'), options=list(spec['options']),
@@ -42,6 +45,9 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
                                        'alternative', 'metric')}
                     for h in spec['hypotheses']],
         methods=methods)
+    # the metrics beside the selected one (specs before them froze without)
+    if spec['extra_metrics']:
+        settings['extra_metrics'] = list(spec['extra_metrics'])
     # the selection on the mean over seeds (one-seed specs froze without)
     if len(spec['select_seeds']) > 1:
         settings['select_seeds'] = list(spec['select_seeds'])

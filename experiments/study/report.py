@@ -13,7 +13,7 @@ from experiments.stats import (COLLAPSE_BELOW, bimodal, interval_text,
 from experiments.thresholds import conditions_block
 
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
-                     declared_methods)
+                     declared_methods, is_coco, metric_label, study_metrics)
 from .comparisons import (comparisons_markdown, study_comparisons,
                           write_comparisons_csv)
 from .curves import plot_curves
@@ -31,39 +31,37 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         md=osp.join(out_dir, f'{name}.md'),
         png=osp.join(out_dir, f'{name}_curves.png'))
     chosen = selected_lrs(spec, results)
-    per_method = {}
-    for mname in spec['methods']:
-        if mname not in chosen:
-            continue
-        lr = chosen[mname]
-        per_method[mname] = {
-            s: results[(mname, lr, s)]['test_ap50']
-            for s in spec['seeds']
-            if 'test_ap50' in results.get((mname, lr, s), {})
-        }
+    per_metric = test_values(spec, results, chosen)
+    per_method = per_metric[spec['metric']]
     record = read_preregistration(spec, out_dir, required=False)
     check_reportable(spec, results, chosen, per_method, record)
     # undeclared rows of a frozen study: labelled so in the table and plot
     declared = declared_methods(spec) if record else list(spec['methods'])
     exploratory = [m for m in spec['methods'] if m not in declared]
-    comparisons = study_comparisons(spec, per_method, record)
+    comparisons = study_comparisons(spec, per_method, record, per_metric)
     rows = sorted(results.values(),
                   key=lambda r: (list(spec['methods']).index(r['method']),
                                  r['lr'], r['seed']))
     max_epochs = max((len(r['val_curve']) for r in rows), default=0)
+    # a study with extra_metrics: their val and test values after test_ap50
+    extra = spec['extra_metrics']
     with open(paths['csv'], 'w', newline='', encoding='utf-8') as f:
         writer = csv.writer(f)
         writer.writerow(
             ['study', 'method', 'lr', 'seed', 'selected_lr', 'val_ap50',
-             'test_ap50', 'train_seconds', 'ece', 'ece_platt'] +
+             'test_ap50'] + [f'{split}_{key}' for key in extra
+                             for split in ('val', 'test')] +
+            ['train_seconds', 'ece', 'ece_platt'] +
             [f'val_ap50_epoch{e + 1}' for e in range(max_epochs)])
         for r in rows:
             cal = r.get('calibration', {})
             writer.writerow(
                 [name, r['method'], r['lr'], r['seed'],
                  chosen.get(r['method']) == r['lr'],
-                 _fmt(r.get('val_ap50'), 4), _fmt(r.get('test_ap50'), 4),
-                 _fmt(r.get('train_seconds'), 1), _fmt(cal.get('ece'), 4),
+                 _fmt(r.get('val_ap50'), 4), _fmt(r.get('test_ap50'), 4)] +
+                [_fmt(r.get(f'{split}_metrics', {}).get(key), 4)
+                 for key in extra for split in ('val', 'test')] +
+                [_fmt(r.get('train_seconds'), 1), _fmt(cal.get('ece'), 4),
                  _fmt(cal.get('ece_platt'), 4)] +
                 [_fmt(v, 4) for v in r['val_curve']])
     md = [f'# Study `{name}`', '']
@@ -72,8 +70,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     conditions_at = len(md)
     machines = sorted({r.get('machine', '?') for r in rows})
     split = spec['test_split']
-    md += [f'Machine: {"; ".join(machines) or "-"}. AP50 in %, VOCMetric '
-           '(11 points). Test seeds: ' + (', '.join(map(
+    md += [f'Machine: {"; ".join(machines) or "-"}. ' + metric_sentence(spec)
+           + ' Test seeds: ' + (', '.join(map(
                str, spec['seeds'])) or 'none (selection only)') +
            (f'; test split `{split}`' if split != 'test' else '') +
            '; learning rates selected on val with ' +
@@ -85,7 +83,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
            '']
     if record is not None or any(per_method.values()):
         md += [preregistration_sentence(spec, record), '']
-    md += ['## Learning rate selection (val AP50 after the last epoch)', '']
+    md += [f'## Learning rate selection (val {metric_label(spec["metric"])} '
+           'after the last epoch)', '']
     md += selection_lines(spec, results, chosen)
     earlier = [(mname, m) for mname, m in spec['methods'].items()
                if 'lr' in m]
@@ -97,53 +96,28 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         note = f"; {on['note']}" if on.get('note') else ''
         md.append(f'- {m["label"]} (`{mname}`): lr {m["lr"]:g}, selected on '
                   f'val before this study{where}{note}')
-    md += ['', '## Test AP50 at the selected learning rate', '']
-    table = []
-    by_pair = {(c['method'], c['baseline']): c for c in comparisons}
     # each row against its hypothesis' baseline (frozen), else the spec's
     hyps = record['settings']['hypotheses'] if record else []
     row_base = {h['method']: h['baseline'] for h in reversed(hyps)}
-    baselines = {spec['baseline']} | {h['baseline'] for h in hyps}
-    for mname, values in per_method.items():
-        if not values:
-            continue
-        mean, std = mean_std(list(values.values()))
-        bname = row_base.get(mname, spec['baseline'])
-        diff = paired_difference(values, per_method.get(bname, {}))
-        diff_text = '-' if (mname in baselines and mname not in row_base
-                            ) or diff is None else (
-            f'{100 * diff["mean"]:+.1f} [{100 * diff["low"]:+.1f}, '
-            f'{100 * diff["high"]:+.1f}]')
-        comp = by_pair.get((mname, bname), {})
-        bonf_text = interval_text(comp) if 'p' in comp else '-'
-        runs = [results[(mname, chosen[mname], s)] for s in values]
-        # a run resumed after an attempt of unknown length: time unknown
-        times = [r['train_seconds'] for r in runs
-                 if not r.get('train_seconds_partial')] or [float('nan')]
-        label = spec['methods'][mname]['label']
-        if mname in exploratory:
-            label += ' *(exploratory)*'
-        spread = f'{100 * mean:.1f} ± {_pct(std)}'
-        if bimodal(list(values.values())):  # some seeds trained, some not
-            spread += f' ({trained_text(list(values.values()))})'
-        table.append(
-            f'| {label} | {chosen[mname]:g} | '
-            f'{len(values)} | {spread} | '
-            + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
-            f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
-    if table:
-        md += ['| method | lr | seeds | test AP50 mean ± std | per seed | '
-               + ('paired diff. to its hypothesis\' baseline'
-                  if len(baselines) > 1 else
-                  f'paired diff. to {spec["baseline"]}') + ' [95 % CI] | '
-               'Bonferroni CI (see below) | train time (s) |',
-               '|---|---|---|---|---|---|---|---|'] + table
+    tables = [(key, _test_table(spec, results, chosen, per_metric[key],
+                                comparisons, key, row_base, exploratory))
+              for key in study_metrics(spec)]
+    for key, table in tables:
+        title = ('Test AP50' if not extra else
+                 f'Test {metric_label(key)} (`{key}`)')
+        md += ['', f'## {title} at the selected learning rate', '']
+        md += table
+    if any(table for _, table in tables):
         md += [''] + comparisons_markdown(spec, comparisons)
         paths['comparisons'] = osp.join(out_dir, f'{name}_comparisons.csv')
         write_comparisons_csv(spec, comparisons, paths['comparisons'])
     else:  # a selection-only study, or its test phase not run yet
         md.append('No test run (`--phase test`): this report holds the '
                   'learning-rate selection only.')
+    if is_coco(spec) and any(per_method.values()):
+        md += ['', 'No calibration (D-ECE, precision / recall at score '
+               'thresholds) and no oLRP table: a CocoMetric study does not '
+               'compute them (they read VOC XML ground truth).']
     md += _lrp_lines(spec, results, chosen, per_method)
     cal_rows = []
     for mname in per_method:
@@ -189,6 +163,85 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     with open(paths['md'], 'w', encoding='utf-8') as f:
         f.write('\n'.join(md) + '\n')
     return paths
+
+
+def test_values(spec: dict, results: Dict[Tuple, dict],
+                chosen: Dict[str, float]
+                ) -> Dict[str, Dict[str, Dict[int, float]]]:
+    """``{metric: {method: {seed: test value}}}`` at each method's selected
+    lr: the spec's ``metric`` (``test_ap50``) and its ``extra_metrics``
+    (``test_metrics``), over the test seeds each method has."""
+    out = {}
+    for key in study_metrics(spec):
+        out[key] = {}
+        for mname in spec['methods']:
+            if mname not in chosen:
+                continue
+            runs = {s: results.get((mname, chosen[mname], s), {})
+                    for s in spec['seeds']}
+            out[key][mname] = {
+                s: r['test_ap50'] if key == spec['metric'] else
+                r['test_metrics'][key] for s, r in runs.items()
+                if 'test_ap50' in r}
+    return out
+
+
+def metric_sentence(spec: dict) -> str:
+    """The metrics of the report, in words."""
+    if not is_coco(spec):
+        return 'AP50 in %, VOCMetric (11 points).'
+    return ('In %, CocoMetric (101-point AP): ' + ', '.join(
+        f'{metric_label(k)} `{k}`' for k in study_metrics(spec)) +
+        f"; learning rates selected on val {metric_label(spec['metric'])}.")
+
+
+def _test_table(spec: dict, results: Dict[Tuple, dict],
+                chosen: Dict[str, float], per_method: Dict[str, Dict],
+                comparisons: List[dict], key: str, row_base: Dict[str, str],
+                exploratory: List[str]) -> List[str]:
+    """The test table of one metric (``key``): mean ± std over seeds, per
+    seed, the paired difference to the row's baseline on that metric; no
+    lines before any test run."""
+    table = []
+    by_pair = {(c['method'], c['baseline']): c for c in comparisons
+               if c.get('metric_key', spec['metric']) == key}
+    baselines = {spec['baseline']} | set(row_base.values())
+    label = metric_label(key) if spec['extra_metrics'] else 'AP50'
+    for mname, values in per_method.items():
+        if not values:
+            continue
+        mean, std = mean_std(list(values.values()))
+        bname = row_base.get(mname, spec['baseline'])
+        diff = paired_difference(values, per_method.get(bname, {}))
+        diff_text = '-' if (mname in baselines and mname not in row_base
+                            ) or diff is None else (
+            f'{100 * diff["mean"]:+.1f} [{100 * diff["low"]:+.1f}, '
+            f'{100 * diff["high"]:+.1f}]')
+        comp = by_pair.get((mname, bname), {})
+        bonf_text = interval_text(comp) if 'p' in comp else '-'
+        runs = [results[(mname, chosen[mname], s)] for s in values]
+        # a run resumed after an attempt of unknown length: time unknown
+        times = [r['train_seconds'] for r in runs
+                 if not r.get('train_seconds_partial')] or [float('nan')]
+        name = spec['methods'][mname]['label']
+        if mname in exploratory:
+            name += ' *(exploratory)*'
+        spread = f'{100 * mean:.1f} ± {_pct(std)}'
+        if bimodal(list(values.values())):  # some seeds trained, some not
+            spread += f' ({trained_text(list(values.values()))})'
+        table.append(
+            f'| {name} | {chosen[mname]:g} | '
+            f'{len(values)} | {spread} | '
+            + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
+            f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
+    if not table:
+        return []
+    return ([f'| method | lr | seeds | test {label} mean ± std | per seed | '
+             + ('paired diff. to its hypothesis\' baseline'
+                if len(baselines) > 1 else
+                f'paired diff. to {spec["baseline"]}') + ' [95 % CI] | '
+             'Bonferroni CI (see below) | train time (s) |',
+             '|---|---|---|---|---|---|---|---|'] + table)
 
 
 def _val_text(res: Optional[dict]) -> str:

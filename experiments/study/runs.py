@@ -19,7 +19,7 @@ from mmdet_rankloss.evaluation.voc_files import (load_detections,
                                                  load_voc_ground_truth)
 
 from .common import (METRIC, ROOT, THRESHOLDS, _now, collect_results,
-                     record_path)
+                     is_coco, record_path, study_metrics)
 from .selection import selected_lrs
 from .spec import load_spec
 
@@ -165,6 +165,14 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 records: Optional[str] = None) -> dict:
     """Trains (or resumes) one run, evaluates it; returns its result.
 
+    The val curve and ``val_ap50`` are the spec's ``metric`` (default
+    VOCMetric's AP50) as the training's val loop logs it; ``test_ap50`` is
+    its value on test. A CocoMetric study (``coco/`` metrics) records every
+    metric of the spec on test (``test_metrics``) and on val after the last
+    epoch (``val_metrics``), evaluates test only (val's values are the
+    training's last val loop) and computes no calibration and oLRP, which
+    read VOC XML ground truth.
+
     The test evaluation records when it started and the settings hash of
     the pre-registration it ran under (``preregistration``, or None), which
     the report checks. With ``records`` (a folder), each result is also
@@ -213,7 +221,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             reason = non_finite_reason(str(error))
             if reason is None:  # failed for another reason: not a result
                 raise
-            curve = read_scalars(directory)
+            curve = read_scalars(directory, spec['metric'])
             result = dict(
                 study=spec['name'], method=method, lr=lr, seed=seed,
                 diverged=reason, train_seconds=earlier_attempts_seconds(
@@ -223,9 +231,9 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 machine=machine_name())
             save(result)
         else:
-            curve = read_scalars(directory)
+            curve = read_scalars(directory, spec['metric'])
             if not curve:
-                raise RuntimeError(f'{directory}: no {METRIC} logged')
+                raise RuntimeError(f"{directory}: no {spec['metric']} logged")
             result = dict(
                 study=spec['name'], method=method, lr=lr, seed=seed,
                 train_seconds=earlier_attempts_seconds(attempts) + seconds,
@@ -233,6 +241,8 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 val_ap50=curve[max(curve)],
                 final_train=last_train_record(directory),
                 machine=machine_name())
+            if is_coco(spec):
+                result['val_metrics'] = _last_values(spec, directory)
             reason = non_finite_loss(result['final_train'])
             if reason:  # trained to the end on a loss gone NaN or inf
                 result['diverged'] = reason
@@ -255,7 +265,8 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         start = time.perf_counter()
         pkls = {}
         test_split = spec.get('test_split', 'test')
-        for split in ('val', 'test'):
+        # a COCO study's val values are its last val loop's: test only
+        for split in ('test',) if is_coco(spec) else ('val', 'test'):
             out_dir = osp.join(directory, f'eval_{split}')
             pkls[split] = osp.join(out_dir, 'detections.pkl')
             listed = test_split if split == 'test' else 'val'
@@ -267,12 +278,20 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 python, 'tools/test.py', m['config'], ckpt, '--work-dir',
                 out_dir, '--out', pkls[split], '--cfg-options'
             ] + options + split_options, log_path)
-        test_ap = read_scalars(osp.join(directory, 'eval_test'))
+        test_ap = read_scalars(osp.join(directory, 'eval_test'),
+                               spec['metric'])
         if not test_ap:
-            raise RuntimeError(f'{directory}: tools/test.py logged no {METRIC}')
+            raise RuntimeError(
+                f"{directory}: tools/test.py logged no {spec['metric']}")
         result['test_ap50'] = test_ap[max(test_ap)]
         result['test_split'] = test_split
         result['test_score_thr'] = resolve_score_thr(spec, method)
+        if is_coco(spec):  # no VOC XML: no oLRP, no calibration
+            result['test_metrics'] = _last_values(
+                spec, osp.join(directory, 'eval_test'))
+            result['test_seconds'] = time.perf_counter() - start
+            save(result)
+            return result
         result['test_lrp'] = olrp_on_test(osp.join(ROOT, spec['data']['root']),
                                       pkls['test'], test_split)
         result['test_seconds'] = time.perf_counter() - start
@@ -284,6 +303,18 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             result['calibration'] = dict(error=str(err))
         save(result)
     return result
+
+
+def _last_values(spec: dict, directory: str) -> Dict[str, float]:
+    """``{metric: value}`` of each of the spec's metrics in the last record
+    of the logs under ``directory`` that holds it."""
+    out = {}
+    for key in study_metrics(spec):
+        values = read_scalars(directory, key)
+        if not values:
+            raise RuntimeError(f'{directory}: no {key} logged')
+        out[key] = values[max(values)]
+    return out
 
 
 def pretrained_checkpoint(spec: dict, work_dir: str) -> str:
@@ -304,7 +335,8 @@ def pretrained_checkpoint(spec: dict, work_dir: str) -> str:
 
 def ensure_data(spec: dict) -> None:
     """Writes the data set, the test split and each ``prepare`` file that
-    is missing, with the spec's commands."""
+    is missing, with the spec's commands. A CocoMetric study's data set is
+    there when its ``annotations/instances_test.json`` is."""
     for item in spec.get('prepare', []):
         if not osp.isfile(osp.join(ROOT, item['path'])):
             print(f"[study] writing {item['path']}", flush=True)
@@ -315,7 +347,10 @@ def ensure_data(spec: dict) -> None:
         return
     root = osp.join(ROOT, data['root'])
     main = osp.join(root, 'VOC2007', 'ImageSets', 'Main')
-    if not osp.isfile(osp.join(main, 'test.txt')):
+    # a COCO study reads the COCO twin (make_digits_voc.py --masks)
+    written = (osp.join(root, 'annotations', 'instances_test.json')
+               if is_coco(spec) else osp.join(main, 'test.txt'))
+    if not osp.isfile(written):
         print(f'[study] writing the data set to {root}', flush=True)
         subprocess.run([sys.executable] + [a.format(root=root)
                                            for a in data['make']],

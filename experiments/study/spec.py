@@ -5,7 +5,8 @@ from typing import List, Optional, Sequence
 
 from experiments.stats import ALTERNATIVES
 
-from .common import ROOT, SPEC_DIR, _is_number
+from .common import (METRIC, ROOT, SPEC_DIR, _is_number, hypothesis_text,
+                     is_coco, study_metrics)
 
 
 def find_spec(path: str) -> str:
@@ -51,6 +52,7 @@ def load_spec(path: str) -> dict:
         raise ValueError(f'{path}: seeds must be distinct ints, got {seeds}')
     _selection_seed_keys(cfg, path)
     _fair_selection_keys(cfg, path)
+    _metric_keys(cfg, path)
     cfg.setdefault('options', [])
     cfg.setdefault('test_split', 'test')
     cfg.setdefault('alpha', 0.05)
@@ -58,6 +60,10 @@ def load_spec(path: str) -> dict:
     if not isinstance(cfg['test_split'], str) or not cfg['test_split']:
         raise ValueError(f'{path}: test_split must name a VOC split list, '
                          f"got {cfg['test_split']!r}")
+    if is_coco(cfg) and cfg['test_split'] != 'test':
+        raise ValueError(f'{path}: a CocoMetric study tests the annotation '
+                         "file of its configs' test_dataloader: test_split "
+                         f"must be 'test', got {cfg['test_split']!r}")
     if not 0 < cfg['alpha'] < 1:
         raise ValueError(f"{path}: alpha must lie in (0, 1), got "
                          f"{cfg['alpha']!r}")
@@ -141,6 +147,34 @@ def _selection_seed_keys(cfg: dict, path: str) -> None:
     cfg['select_seed'] = many[0]
 
 
+def _metric_keys(cfg: dict, path: str) -> None:
+    """``metric`` (default VOCMetric's ``'pascal_voc/AP50'``): the logged
+    key the learning rates are selected on (its val value after the last
+    epoch) and the first test metric; ``extra_metrics`` (default none):
+    more logged keys of the same evaluator that every test run records and
+    the report tabulates and compares, e.g. ``'coco/segm_mAP_50'`` beside
+    ``metric = 'coco/bbox_mAP_50'``."""
+    metric = cfg.setdefault('metric', METRIC)
+    extra = cfg.setdefault('extra_metrics', [])
+    if not isinstance(extra, (list, tuple)):
+        raise ValueError(f'{path}: extra_metrics must be a list of logged '
+                         f'metric keys, got {extra!r}')
+    cfg['extra_metrics'] = list(extra)
+    keys = study_metrics(cfg)
+    for key in keys:
+        if not (isinstance(key, str) and
+                key.startswith(('pascal_voc/', 'coco/'))):
+            raise ValueError(f"{path}: metric and extra_metrics must be keys "
+                             "that VOCMetric ('pascal_voc/...') or CocoMetric "
+                             f"('coco/...') logs, got {key!r}")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f'{path}: metric and extra_metrics repeat a key: '
+                         f'{keys}')
+    if len({k.split('/')[0] for k in keys}) > 1:
+        raise ValueError(f'{path}: metric and extra_metrics must come from '
+                         f'one evaluator (one prefix), got {keys}')
+
+
 def _fair_selection_keys(cfg: dict, path: str) -> None:
     """``fair_selection`` (True: ``--freeze`` checks the fair-baseline rules
     of :mod:`experiments.study.fairness` and collapsed grids are re-selected;
@@ -176,9 +210,13 @@ def _hypotheses(cfg: dict, path: str) -> List[dict]:
     """The spec's ``hypotheses``, checked and completed.
 
     Each is ``dict(method=..., baseline=<the spec's>, alternative=
-    'greater' | 'less' | 'two-sided')`` on the metric test AP50: 'greater'
-    states ``method - baseline > 0``. Without ``hypotheses`` every method is
-    compared with the baseline, two-sided.
+    'greater' | 'less' | 'two-sided', metric=<the spec's metric>)``:
+    'greater' states ``method - baseline > 0`` on the test value of
+    ``metric`` (the spec's ``metric`` or one of its ``extra_metrics``).
+    Without ``hypotheses`` every method is compared with the baseline on
+    the spec's metric, two-sided. The completed ``metric`` is the text the
+    pre-registration freezes (:func:`~experiments.study.common.
+    hypothesis_text`: ``'test AP50'`` for VOCMetric's AP50).
     """
     methods = cfg['methods']
     declared = cfg.get('hypotheses')
@@ -192,31 +230,39 @@ def _hypotheses(cfg: dict, path: str) -> List[dict]:
         h = dict(h)
         h.setdefault('baseline', cfg['baseline'])
         h.setdefault('alternative', 'two-sided')
+        key = h.setdefault('metric', cfg['metric'])
+        if key not in study_metrics(cfg):
+            raise ValueError(f'{path}: hypothesis {i + 1}: metric must be '
+                             'the spec\'s metric or one of its '
+                             f'extra_metrics {study_metrics(cfg)}, got '
+                             f'{key!r}')
         _check_pair(h, methods, seen, f'{path}: hypothesis {i + 1}')
         if h['alternative'] not in ALTERNATIVES:
             raise ValueError(f'{path}: hypothesis {i + 1}: alternative must '
                              f'be one of {ALTERNATIVES}, got '
                              f"{h['alternative']!r}")
         h.setdefault('id', f'H{i + 1}')
-        h['metric'] = 'test AP50'
+        h['metric'] = hypothesis_text(key)
         out.append(h)
     return out
 
 
 def _check_pair(pair: dict, methods: dict, seen: set, where: str) -> None:
     """One comparison of a spec (a hypothesis or an exploratory pair): both
-    sides name methods, differ, and the pair is not in ``seen`` (the pairs
-    before it), to which it is then added."""
+    sides name methods, differ, and the pair (with its ``metric``, where it
+    names one) is not in ``seen`` (the pairs before it), to which it is
+    then added."""
     for key in ('method', 'baseline'):
         if pair[key] not in methods:
             raise ValueError(f'{where}: {key} {pair[key]!r} is not one of '
                              f'the methods {sorted(methods)}')
     if pair['method'] == pair['baseline']:
         raise ValueError(f"{where} compares {pair['method']!r} with itself")
-    key = (pair['method'], pair['baseline'])
+    key = (pair['method'], pair['baseline'], pair.get('metric'))
     if key in seen:
         raise ValueError(f'{where} repeats a hypothesis or an earlier '
-                         f'comparison: {key[0]} against {key[1]}')
+                         f'comparison: {key[0]} against {key[1]}' +
+                         (f' on {key[2]}' if key[2] else ''))
     seen.add(key)
 
 
@@ -225,15 +271,17 @@ def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
 
     Pairs ``dict(method=..., baseline=...)`` beyond "every method against
     the study's baseline", e.g. against a baseline row added after a test
-    result; they join the exploratory family (two-sided), so a row chosen
-    after seeing test never gets a confirmatory claim.
+    result; they join the exploratory family (two-sided; in a study with
+    ``extra_metrics``, on each metric), so a row chosen after seeing test
+    never gets a confirmatory claim. A pair a hypothesis names (on any
+    metric) is refused.
     """
     methods = cfg['methods']
     declared = cfg.get('exploratory_comparisons', [])
     if not isinstance(declared, (list, tuple)):
         raise ValueError(f'{path}: exploratory_comparisons must be a list of '
                          f'dict(method, baseline), got {declared!r}')
-    taken = {(h['method'], h['baseline']) for h in cfg['hypotheses']}
+    taken = {(h['method'], h['baseline'], None) for h in cfg['hypotheses']}
     out = []
     for i, c in enumerate(declared):
         if not (isinstance(c, dict) and set(c) == {'method', 'baseline'}):

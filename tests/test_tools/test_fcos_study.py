@@ -1,7 +1,8 @@
 """The FCOS dense study (experiments/studies/digitsvoc_dense_fcos_16e.py):
-its methods are the shipped FCOS DigitsVOC configs on the lr grids of the
-ATSS methods of the fixed dense study, the protocol is that study's, and
-its dry run plans the runs without writing anything."""
+its methods are the shipped FCOS DigitsVOC configs, each on a factor-2
+grid of four points around the lr its ATSS twin was selected at in the
+fixed dense study, selected on two seeds; the rest of the protocol is that
+study's, and its dry run plans the runs without writing anything."""
 import os.path as osp
 
 import pytest
@@ -19,16 +20,24 @@ def study():
 def test_the_fcos_methods_follow_the_atss_ones(study):
     spec = study.load_spec(osp.join(STUDIES, 'digitsvoc_dense_fcos_16e.py'))
     atss = study.load_spec(osp.join(STUDIES, 'digitsvoc_dense_fixed_16e.py'))
+    # the lrs the ATSS twins were selected at, from the fixed study's records
+    chosen = study.selected_lrs(atss, study.collect_results(
+        atss, '/nonexistent/work', osp.join(ROOT, 'docs', 'evidence',
+                                            'runs')))
     methods = spec['methods']
     assert sorted(methods) == ['fcos_focal', 'fcos_rambo_focal',
                                'fcos_rank_sort']
     for name, m in methods.items():
-        twin = atss['methods'][name.replace('fcos_', 'atss_')]
-        assert m['lrs'] == twin['lrs'], name
+        twin_name = name.replace('fcos_', 'atss_')
+        twin = atss['methods'][twin_name]
+        lr = chosen[twin_name]
+        # factor 2, two steps below the twin's lr and one above
+        assert m['lrs'] == pytest.approx([lr / 4, lr / 2, lr, 2 * lr]), name
         assert m['config'] == twin['config'].replace('atss', 'fcos'), name
         assert m['options'] == [], name  # the configs as they ship
-    for key in ('select_seed', 'seeds', 'reselect_seed', 'fair_selection',
-                'preregistered', 'options'):
+    assert spec['select_seeds'] == [5, 11] and spec['select_seed'] == 5
+    assert spec['reselect_seed'] is None  # a mean over two seeds already
+    for key in ('seeds', 'fair_selection', 'preregistered', 'options'):
         assert spec[key] == atss[key], key
     assert spec['baseline'] == 'fcos_focal'
     assert [(h['method'], h['alternative']) for h in spec['hypotheses']] == [
@@ -41,5 +50,6 @@ def test_dry_run_plans_the_study(study, capsys):
                 '--dry-run', '--work-dir', '/nonexistent/work', '--out-dir',
                 '/nonexistent/out'])
     out = capsys.readouterr().out
-    assert '[study] digitsvoc_dense_fcos_16e select: 18 runs' in out
+    # 3 methods x 4 lrs x 2 selection seeds
+    assert '[study] digitsvoc_dense_fcos_16e select: 24 runs' in out
     assert '3 methods x 5 seeds = 15 runs' in out

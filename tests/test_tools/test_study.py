@@ -266,7 +266,8 @@ def test_records_are_written_beside_the_work_directory(study, tmp_path,
     spec = study.load_spec(_write_spec(tmp_path, SPEC))
     work, records = str(tmp_path / 'work'), str(tmp_path / 'runs')
     monkeypatch.setattr(study, 'run_logged', lambda cmd, log: 7.0)
-    monkeypatch.setattr(study, 'read_scalars', lambda d: {1: 0.25, 2: 0.5})
+    monkeypatch.setattr(study, 'read_scalars',
+                        lambda d, key=None: {1: 0.25, 2: 0.5})
     monkeypatch.setattr(study, 'last_train_record', lambda d: {})
     res = study.execute_run(spec, 'ce', 0.01, 0, False, work,
                             records=records)
@@ -313,7 +314,8 @@ def test_a_resumed_run_counts_the_time_of_every_attempt(
         return 250.0
 
     monkeypatch.setattr(study, 'run_logged', resumed)
-    monkeypatch.setattr(study, 'read_scalars', lambda d: {1: 0.25, 2: 0.5})
+    monkeypatch.setattr(study, 'read_scalars',
+                        lambda d, key=None: {1: 0.25, 2: 0.5})
     monkeypatch.setattr(study, 'last_train_record', lambda d: {})
     res = study.execute_run(spec, 'ce', 0.01, 0, False, work)
     assert '--resume' in commands[0]

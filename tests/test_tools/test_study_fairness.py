@@ -374,7 +374,7 @@ def test_a_training_that_diverges_is_recorded(study, tmp_path, monkeypatch):
             '; ranks of non-finite scores are undefined\n')
 
     monkeypatch.setattr(study, 'run_logged', nan)
-    monkeypatch.setattr(study, 'read_scalars', lambda d: {1: 0.1})
+    monkeypatch.setattr(study, 'read_scalars', lambda d, key=None: {1: 0.1})
     monkeypatch.setattr(study, 'last_train_record', lambda d: {})
     res = study.execute_run(spec, 'rambo', 0.4, 0, False, work,
                             records=records)
