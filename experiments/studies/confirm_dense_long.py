@@ -2,12 +2,13 @@
 # off: RetinaNet, Rank & Sort against focal; ATSS, RaMBO (logits) + focal
 # against focal; from scratch, on a fresh test split, pre-registered.
 #
-# THE BUDGET IS NOT SET YET. `_epochs` below is a placeholder (None: a
-# training fails at once) until the budget phase decides it: run
-# `experiments/studies/digitsvoc_dense_budget.py` (--phase select), then
-#   python -m experiments.analysis.budget experiments/studies/digitsvoc_dense_budget.py
-# and set `_epochs` to the budget it prints (its lr drop, after 3/4 of it,
-# follows) BEFORE `--phase select` here. Then:
+# The budget: 56 epochs, lr / 10 after 42, set by the budget phase's rule
+# (`experiments/analysis/budget.py`, written before its runs): ATSS focal's
+# mean val curve flattens at epoch 37 (`digitsvoc_dense_budget`, 48
+# epochs), RetinaNet focal's at epoch 56 (`digitsvoc_dense_budget_96e`, the
+# same runs continued to 96 epochs); the larger, rounded up to a multiple of
+# 4 (docs/evidence/digitsvoc_dense_budget_rule.md,
+# digitsvoc_dense_budget_96e_rule.md). Then:
 #   python tools/study.py experiments/studies/confirm_dense_long.py --dry-run
 #   python tools/study.py experiments/studies/confirm_dense_long.py --phase select
 #   python tools/study.py experiments/studies/confirm_dense_long.py --freeze
@@ -37,7 +38,7 @@
 # Cost: 4 methods x 4 lrs x 2 seeds = 32 selection runs and 4 x 5 = 20 test
 # runs of `_epochs` epochs each; a 16-epoch run took about 660 s with 2 jobs
 # on a 2-core CPU.
-_epochs = None  # the budget phase sets it (see above)
+_epochs = 56  # the budget phase's (see above)
 _drop = None if _epochs is None else _epochs * 3 // 4  # lr / 10 after it
 description = f"""Confirmation at a longer budget: RetinaNet and ATSS
 R18-w32 FPN **from scratch**, {_epochs} epochs (lr / 10 after {_drop}; the

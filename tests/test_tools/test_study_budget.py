@@ -245,16 +245,22 @@ def test_the_long_confirmation_spec():
 
 
 def test_the_budget_is_one_value_at_the_top(tmp_path):
-    """Unset (None), a training stops at once; set, it is the schedule."""
+    """The budget the budget phase decided (56 epochs: RetinaNet focal
+    flattened at epoch 56, ATSS focal at 37) is one value at the top; it is
+    the schedule of every run."""
     from mmengine.config import Config, DictAction
 
     from experiments import study
-    spec = study.load_spec(CONFIRM)
-    assert 'train_cfg.max_epochs=None' in spec['options']
     text = open(CONFIRM).read()
-    assert text.count('_epochs = None') == 1
+    assert text.count('_epochs = 56') == 1
+    spec = study.load_spec(CONFIRM)
+    assert spec['options'][1:] == budget_options(56)
+    assert '56 epochs (lr / 10 after 42' in spec['description']
+    from experiments.analysis.budget import confirmation_schedule
+    assert confirmation_schedule([56, 37]) == dict(max_epochs=56,
+                                                   milestone=42)
     path = tmp_path / 'confirm_dense_long.py'
-    path.write_text(text.replace('_epochs = None', '_epochs = 32'))
+    path.write_text(text.replace('_epochs = 56', '_epochs = 32'))
     spec = study.load_spec(str(path))
     assert spec['options'][1:] == budget_options(32)
     assert '32 epochs (lr / 10 after 24' in spec['description']
