@@ -63,15 +63,22 @@ def _tested_at(study: str) -> Optional[str]:
     return min(times) if times else None
 
 
+def config_change(config: str) -> Optional[tuple]:
+    """The entry of :data:`CHANGES` that names ``config``, or None."""
+    for change in CHANGES:
+        prefix, tag = change[:2]
+        if config.startswith(prefix) and f'_{tag}_' in config:
+            return change
+    return None
+
+
 def _before_change(spec: dict, method: str, tested: Optional[str],
                    thr: float) -> float:
-    config = spec['methods'][method]['config']
-    for prefix, tag, before, when, _ in CHANGES:
-        if config.startswith(prefix) and f'_{tag}_' in config and (
-                tested is None or tested < when) and not any(
-                    'score_thr' in o for o in spec.get('options', []) +
-                    spec['methods'][method].get('options', [])):
-            return before
+    change = config_change(spec['methods'][method]['config'])
+    if change and (tested is None or tested < change[3]) and not any(
+            'score_thr' in o for o in spec.get('options', []) +
+            spec['methods'][method].get('options', [])):
+        return change[2]
     return thr
 
 

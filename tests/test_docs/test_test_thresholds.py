@@ -15,12 +15,6 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
 
 
-def _changed(spec, method):
-    config = spec['methods'][method]['config']
-    return any(config.startswith(prefix) and f'_{tag}_' in config
-               for prefix, tag, *_ in thresholds.CHANGES)
-
-
 @pytest.mark.parametrize('study', ['digitsvoc_scratch_16e',
                                    'digitsvoc_dense_fixed_16e',
                                    'confirm_digitsvoc',
@@ -31,7 +25,8 @@ def test_recorded_thresholds_follow_the_configs_and_options(study):
     assert set(recorded) == set(spec['methods'])
     for method in spec['methods']:
         now = thresholds.resolve(spec, method)
-        if _changed(spec, method) and not any(
+        if thresholds.config_change(spec['methods'][method]['config']) \
+                and not any(
                 'score_thr' in o for o in spec['options']):
             # tested before the mix configs took CE's threshold
             assert (recorded[method], now) == (0.0, 0.05)
