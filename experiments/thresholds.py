@@ -82,10 +82,11 @@ def _before_change(spec: dict, method: str, tested: Optional[str],
     return thr
 
 
-def write() -> dict:
-    """Resolves every study with test results and writes :data:`PATH`.
-    A study whose records carry no test time was tested before the first
-    change of :data:`CHANGES` (its results were committed before it)."""
+def collect() -> dict:
+    """Resolves every study with test results (a selection-only study has
+    none: skipped). A study whose records carry no test time was tested
+    before the first change of :data:`CHANGES` (its results were committed
+    before it)."""
     from experiments.study.spec import load_spec
     out = {}
     for spec_path in sorted(glob.glob(osp.join(ROOT, 'experiments',
@@ -94,6 +95,8 @@ def write() -> dict:
         if not osp.isfile(osp.join(EVIDENCE, f'{name}.csv')):
             continue
         spec = load_spec(spec_path)
+        if spec.get('select_only'):  # trained and scored on val only
+            continue
         tested = _tested_at(name)
         row = {}
         for method in spec['methods']:
@@ -101,6 +104,12 @@ def write() -> dict:
             if thr is not None:
                 row[method] = _before_change(spec, method, tested, thr)
         out[name] = row
+    return out
+
+
+def write() -> dict:
+    """Writes :func:`collect` to :data:`PATH`."""
+    out = collect()
     with open(PATH, 'w', encoding='utf-8') as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write('\n')

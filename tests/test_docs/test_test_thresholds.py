@@ -75,3 +75,13 @@ def test_budget_gains_are_the_mean_gain_over_the_last_epochs():
     assert thresholds.budget_gains(study)['retina_focal'] == pytest.approx(
         sum(gains) / len(gains))
     assert 'still learning at the end' in thresholds.budget_text(study)
+
+
+def test_the_writer_reproduces_the_committed_thresholds():
+    # selection-only studies (the budget phases) were never tested
+    import json
+    with open(thresholds.PATH, encoding='utf-8') as f:
+        committed = json.load(f)
+    collected = thresholds.collect()
+    assert 'digitsvoc_dense_budget' not in collected
+    assert collected == committed
