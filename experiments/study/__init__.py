@@ -42,9 +42,9 @@ differences) and compares, e.g. a Mask R-CNN study with ``metric =
 names its metric (``metric``, default the spec's). A CocoMetric study
 (``coco/`` keys) tests the configs' test annotation file and takes the val
 values of its runs from the training's last val loop (the configs'
-val_dataloader and val_evaluator: no second val evaluation); it computes
-no calibration and no oLRP, which read VOC XML ground truth, and its
-report says so.
+val_dataloader and val_evaluator: no second val evaluation); it fits no
+calibration (that needs val detections), and its report says so; its oLRP
+is read from the test dataset as MMDetection builds it.
 
 Seeds: without ``select_seeds``, the selection seed (``select_seed``)
 defaults to the smallest seed >= 0 that is not a test seed, so selection
@@ -169,8 +169,8 @@ from .report import (check_reportable, preregistration_sentence,
                      write_report)
 from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
                    execute_run, last_train_record, load_ground_truth,
-                   non_finite_loss, non_finite_reason, olrp_on_test,
-                   pretrained_checkpoint, read_scalars, run_logged, run_plan,
+                   non_finite_loss, non_finite_reason, olrp_on_dataset,
+                   olrp_on_test, pretrained_checkpoint, read_scalars, run_logged, run_plan,
                    score_calibration, start_attempt)
 from .selection import (best_lr, grid_scores, grid_selection, mean_scores,
                         reselect_plan, run_score, seed_overlap, select_plan,
@@ -187,6 +187,7 @@ __all__ = [
     'selected_lrs', 'selection_seeds', 'seed_overlap', 'selection_note',
     'test_plan', 'test_methods', 'read_scalars', 'last_train_record',
     'run_logged', 'load_ground_truth', 'score_calibration', 'olrp_on_test',
+    'olrp_on_dataset',
     'ATTEMPTS',
     'start_attempt', 'earlier_attempts_seconds', 'execute_run',
     'pretrained_checkpoint', 'record_path', 'collect_results', 'ensure_data',

@@ -116,8 +116,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                   'learning-rate selection only.')
     if is_coco(spec) and any(per_method.values()):
         md += ['', 'No calibration (D-ECE, precision / recall at score '
-               'thresholds) and no oLRP table: a CocoMetric study does not '
-               'compute them (they read VOC XML ground truth).']
+               'thresholds): a CocoMetric study evaluates test only, and '
+               'the fit needs its own val detections.']
     md += _lrp_lines(spec, results, chosen, per_method)
     cal_rows = []
     for mname in per_method:

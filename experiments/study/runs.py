@@ -78,23 +78,56 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
             fixed, is_tp, num_gt, THRESHOLDS).items()})
 
 
-def olrp_on_test(data_root: str, test_pkl: str, test_split: str = 'test'
-             ) -> dict:
-    """moLRP and its components on test (Oksuz et al.; each class at its
-    own LRP-optimal threshold, the mean over the classes with ground truth;
-    lower is better), as ``LRPMetric`` computes them."""
-    from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
+def _olrp(dets: Sequence[dict], gts: Sequence[dict],
+          num_classes: int) -> dict:
+    """moLRP and its components (each class at its own LRP-optimal
+    threshold, the mean over the classes with ground truth), as
+    ``LRPMetric`` computes them."""
     from mmdet_rankloss.evaluation.class_thresholds import (
         class_matches, lrp_optimal_thresholds)
-    ids, gts = load_ground_truth(data_root, test_split)
-    dets = load_detections(test_pkl)
     per_class = [r for r in lrp_optimal_thresholds(class_matches(
-        [dets[i] for i in ids], gts, len(DIGIT_CLASSES))) if r is not None]
+        dets, gts, num_classes)) if r is not None]
     out = {}
     for key in ('oLRP', 'oLRP_loc', 'oLRP_FP', 'oLRP_FN'):
         values = [r[key] for r in per_class if r[key] == r[key]]  # not NaN
         out[key] = sum(values) / len(values) if values else float('nan')
     return out
+
+
+def olrp_on_test(data_root: str, test_pkl: str, test_split: str = 'test'
+                 ) -> dict:
+    """moLRP and its components on a VOC test split (Oksuz et al.; lower
+    is better): :func:`_olrp` on the split's XML ground truth."""
+    from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
+    ids, gts = load_ground_truth(data_root, test_split)
+    dets = load_detections(test_pkl)
+    return _olrp([dets[i] for i in ids], gts, len(DIGIT_CLASSES))
+
+
+def olrp_on_dataset(config: str, options: Sequence[str],
+                    test_pkl: str) -> dict:
+    """moLRP and its components on the dataset of the ``test_dataloader``
+    of ``config`` with a run's ``--cfg-options``, read by MMDetection's own
+    dataset class (a CocoMetric study's COCO json: boxes as ``CocoDataset``
+    gives them, ``iscrowd`` ignored as ``CocoMetric`` ignores it)."""
+    import argparse
+
+    from mmengine.config import DictAction
+
+    from mmdet_rankloss.evaluation.held_out import (load_config,
+                                                    split_ground_truth)
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--o', nargs='+', action=DictAction)
+    cfg = load_config(osp.join(ROOT, config),
+                      parser.parse_args(['--o'] + list(options)).o
+                      if options else None)
+    dataset = cfg.test_dataloader.dataset
+    # the runs' tools read data_root from the checkout's root
+    if dataset.get('data_root') and not osp.isabs(dataset.data_root):
+        dataset.data_root = osp.join(ROOT, dataset.data_root)
+    dets, gts, _, classes = split_ground_truth(
+        cfg, config, 'test_dataloader', test_pkl, held_out=False)
+    return _olrp(dets, gts, len(classes))
 
 
 ATTEMPTS = 'attempts.json'
@@ -170,8 +203,8 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     its value on test. A CocoMetric study (``coco/`` metrics) records every
     metric of the spec on test (``test_metrics``) and on val after the last
     epoch (``val_metrics``), evaluates test only (val's values are the
-    training's last val loop) and computes no calibration and oLRP, which
-    read VOC XML ground truth.
+    training's last val loop), so it fits no calibration; its oLRP is read
+    from the test dataset as MMDetection builds it (:func:`olrp_on_dataset`).
 
     The test evaluation records when it started and the settings hash of
     the pre-registration it ran under (``preregistration``, or None), which
@@ -286,9 +319,11 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         result['test_ap50'] = test_ap[max(test_ap)]
         result['test_split'] = test_split
         result['test_score_thr'] = resolve_score_thr(spec, method)
-        if is_coco(spec):  # no VOC XML: no oLRP, no calibration
+        if is_coco(spec):  # test only: no calibration, which fits on val
             result['test_metrics'] = _last_values(
                 spec, osp.join(directory, 'eval_test'))
+            result['test_lrp'] = olrp_on_dataset(m['config'], options,
+                                                 pkls['test'])
             result['test_seconds'] = time.perf_counter() - start
             save(result)
             return result

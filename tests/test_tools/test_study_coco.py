@@ -1,9 +1,11 @@
 """COCO-metric studies: a spec selecting on val box AP50 (``metric``) and
 reporting test box and mask AP50 (``extra_metrics``), with hypotheses on
-either; its runs record every metric and skip the VOC-only calibration and
-oLRP; its report tabulates and compares each metric against statistics
-computed here by hand. Training is faked (no process is started), but one
-slow test runs a tiny Mask R-CNN study through MMDetection's runner."""
+either; its runs record every metric and their oLRP (read from the test
+dataset MMDetection builds) and skip the calibration, which needs val
+detections; its report tabulates and compares each metric against statistics
+computed here by hand. Training is faked (no process is started); the
+oLRP reader runs on a tiny DigitsVOC with masks through MMDetection's own
+``CocoDataset``."""
 import csv
 import json
 import math
@@ -82,6 +84,17 @@ def fake_training(study, monkeypatch):
     monkeypatch.setattr(study, 'last_train_record', lambda d: {})
     monkeypatch.setattr(study, 'score_calibration', voc_only)
     monkeypatch.setattr(study, 'olrp_on_test', voc_only)
+
+    def olrp_on_dataset(config, options, test_pkl):
+        # the run's test options and detections file reach it
+        assert any(o.startswith('randomness.seed=') for o in options)
+        assert test_pkl.endswith(osp.join('eval_test', 'detections.pkl'))
+        seed = int(next(o for o in options if o.startswith(
+            'randomness.seed=')).split('=')[1])
+        return dict(oLRP=0.6 + seed / 100, oLRP_loc=0.2, oLRP_FP=0.3,
+                    oLRP_FN=0.4)
+
+    monkeypatch.setattr(study, 'olrp_on_dataset', olrp_on_dataset)
     monkeypatch.setattr(study, 'ensure_data', lambda spec: None)
     return calls
 
@@ -155,13 +168,17 @@ def test_a_coco_study_end_to_end(study, tmp_path, fake_training):
     assert res['val_metrics'] == {BOX: 0.50, SEGM: pytest.approx(0.40)}
     assert res['test_ap50'] == 0.45
     assert res['test_metrics'] == {BOX: 0.45, SEGM: 0.38}
-    assert 'calibration' not in res and 'test_lrp' not in res
+    assert 'calibration' not in res
+    assert res['test_lrp']['oLRP'] == pytest.approx(0.67)
 
     md = open(paths['md'], encoding='utf-8').read()
     assert '## Test box AP50 (`coco/bbox_mAP_50`) at the selected' in md
     assert '## Test mask AP50 (`coco/segm_mAP_50`) at the selected' in md
     assert 'val box AP50 after the last epoch' in md
-    assert 'they read VOC XML ground truth' in md
+    assert 'the fit needs its own val detections' in md
+    # oLRP 0.66, 0.67, 0.68 over seeds 6-8 for each method
+    assert '| RS | 3 | 67.0 ± 1.0 | 20.0 ± 0.0 | 30.0 ± 0.0 | 40.0 ± 0.0 |' \
+        in md
     # mean ± sd by hand: RS mask AP50 0.36, 0.38, 0.40 -> 38.0 ± 2.0;
     # paired mask diff. to CE 0.06, 0.07, 0.05 -> +6.0
     assert '| RS | 0.01 | 3 | 38.0 ± 2.0 | 36.0, 38.0, 40.0 | +6.0 [' in md
@@ -235,3 +252,57 @@ def test_the_mask_rcnn_study_spec(study, capsys):
     out = capsys.readouterr().out
     assert '[study] digitsvoc_mask_rcnn_16e select: 18 runs' in out
     assert '3 methods x 5 seeds = 15 runs' in out
+
+
+def _coco_detections(root, path, relabel=0, drop_crowd=True):
+    """``tools/test.py --out`` results that repeat the test split's
+    ground truth boxes (labels shifted by ``relabel``), score 1."""
+    import pickle
+
+    import numpy as np
+    gt = json.load(open(osp.join(root, 'annotations',
+                                 'instances_test.json')))
+    out = []
+    for img in gt['images']:
+        anns = [a for a in gt['annotations'] if a['image_id'] == img['id']
+                and not (drop_crowd and a['iscrowd'])]
+        boxes = np.array([[a['bbox'][0], a['bbox'][1],
+                           a['bbox'][0] + a['bbox'][2],
+                           a['bbox'][1] + a['bbox'][3]] for a in anns],
+                         dtype=np.float32).reshape(-1, 4)
+        labels = np.array([(a['category_id'] - 1 + relabel) % 10
+                           for a in anns], dtype=np.int64)
+        out.append(dict(img_id=img['id'], img_path=osp.join(
+            root, 'VOC2007', 'JPEGImages', img['file_name']),
+            pred_instances=dict(bboxes=boxes, labels=labels,
+                                scores=np.ones(len(anns), np.float32))))
+    with open(path, 'wb') as f:
+        pickle.dump(out, f)
+    return sum(len(o['pred_instances']['labels']) for o in out)
+
+
+def test_olrp_of_a_coco_study_reads_the_test_json(study, digits_masks_root,
+                                                   tmp_path):
+    """Perfect detections score oLRP 0; every label wrong scores 1 (each
+    class: no true positive, all false negatives)."""
+    root = digits_masks_root.rstrip('/')
+    options = [f'test_dataloader.dataset.data_root={root}/',
+               f'test_evaluator.ann_file={root}/annotations/'
+               'instances_test.json', 'randomness.seed=6']
+    pkl = str(tmp_path / 'detections.pkl')
+    assert _coco_detections(root, pkl) > 0
+    perfect = study.olrp_on_dataset(MASK.format('ce'), options, pkl)
+    assert perfect == dict(oLRP=0.0, oLRP_loc=0.0, oLRP_FP=0.0,
+                           oLRP_FN=0.0)
+    _coco_detections(root, pkl, relabel=1)
+    wrong = study.olrp_on_dataset(MASK.format('ce'), options, pkl)
+    assert wrong['oLRP'] == pytest.approx(1.0)
+    assert wrong['oLRP_FN'] == pytest.approx(1.0)
+    # a test image without detections is an error naming the file
+    import pickle
+    with open(pkl, 'rb') as f:
+        results = pickle.load(f)
+    with open(pkl, 'wb') as f:
+        pickle.dump(results[1:], f)
+    with pytest.raises(SystemExit, match='no detections for 1 of the'):
+        study.olrp_on_dataset(MASK.format('ce'), options, pkl)
