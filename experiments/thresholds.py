@@ -37,14 +37,10 @@ CHANGES = [
 def resolve(spec: dict, method: str) -> Optional[float]:
     """The test score threshold of ``method`` in ``spec`` with today's
     config and options (None: a model without one, e.g. retrieval)."""
-    from mmengine.config import Config, DictAction
+    from experiments.study.common import run_config
     m = spec['methods'][method]
-    cfg = Config.fromfile(osp.join(ROOT, m['config']))
-    options = list(spec.get('options', [])) + list(m.get('options', []))
-    if options:
-        parser = argparse.ArgumentParser()
-        parser.add_argument('--o', nargs='+', action=DictAction)
-        cfg.merge_from_dict(parser.parse_args(['--o'] + options).o)
+    cfg = run_config(m['config'], list(spec.get('options', [])) +
+                     list(m.get('options', [])))
     test_cfg = cfg.model.get('test_cfg') or {}
     if 'rcnn' in test_cfg:
         test_cfg = test_cfg['rcnn']

@@ -7,7 +7,7 @@ import hashlib
 import json
 import os.path as osp
 from datetime import datetime, timezone
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from experiments.runner import lr_tag
 
@@ -127,3 +127,19 @@ def _fmt(value, digits: int) -> str:
 
 def _pct(value: float) -> str:
     return '-' if value != value else f'{100 * value:.1f}'
+
+
+def run_config(config: str, options: Sequence[str]):
+    """``config`` (relative to the checkout's root) with a run's
+    ``--cfg-options`` strings merged as ``tools/train.py`` merges them."""
+    import argparse
+
+    from mmengine.config import DictAction
+
+    from mmdet_rankloss.evaluation.held_out import load_config
+    parsed = None
+    if options:
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--o', nargs='+', action=DictAction)
+        parsed = parser.parse_args(['--o'] + list(options)).o
+    return load_config(osp.join(ROOT, config), parsed)

@@ -19,7 +19,7 @@ from mmdet_rankloss.evaluation.voc_files import (load_detections,
                                                  load_voc_ground_truth)
 
 from .common import (METRIC, ROOT, THRESHOLDS, _now, collect_results,
-                     is_coco, record_path, study_metrics)
+                     is_coco, record_path, run_config, study_metrics)
 from .selection import selected_lrs
 from .spec import load_spec
 
@@ -110,17 +110,8 @@ def olrp_on_dataset(config: str, options: Sequence[str],
     of ``config`` with a run's ``--cfg-options``, read by MMDetection's own
     dataset class (a CocoMetric study's COCO json: boxes as ``CocoDataset``
     gives them, ``iscrowd`` ignored as ``CocoMetric`` ignores it)."""
-    import argparse
-
-    from mmengine.config import DictAction
-
-    from mmdet_rankloss.evaluation.held_out import (load_config,
-                                                    split_ground_truth)
-    parser = argparse.ArgumentParser()
-    parser.add_argument('--o', nargs='+', action=DictAction)
-    cfg = load_config(osp.join(ROOT, config),
-                      parser.parse_args(['--o'] + list(options)).o
-                      if options else None)
+    from mmdet_rankloss.evaluation.held_out import split_ground_truth
+    cfg = run_config(config, options)
     dataset = cfg.test_dataloader.dataset
     # the runs' tools read data_root from the checkout's root
     if dataset.get('data_root') and not osp.isabs(dataset.data_root):
@@ -319,23 +310,23 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         result['test_ap50'] = test_ap[max(test_ap)]
         result['test_split'] = test_split
         result['test_score_thr'] = resolve_score_thr(spec, method)
-        if is_coco(spec):  # test only: no calibration, which fits on val
+        if is_coco(spec):
             result['test_metrics'] = _last_values(
                 spec, osp.join(directory, 'eval_test'))
             result['test_lrp'] = olrp_on_dataset(m['config'], options,
                                                  pkls['test'])
-            result['test_seconds'] = time.perf_counter() - start
-            save(result)
-            return result
-        result['test_lrp'] = olrp_on_test(osp.join(ROOT, spec['data']['root']),
-                                      pkls['test'], test_split)
+        else:
+            result['test_lrp'] = olrp_on_test(
+                osp.join(ROOT, spec['data']['root']), pkls['test'],
+                test_split)
         result['test_seconds'] = time.perf_counter() - start
-        try:
-            result['calibration'] = score_calibration(
-                osp.join(ROOT, spec['data']['root']), pkls['val'],
-                pkls['test'], test_split)
-        except ValueError as err:  # e.g. no true positive on val
-            result['calibration'] = dict(error=str(err))
+        if 'val' in pkls:  # a COCO study has no val detections to fit on
+            try:
+                result['calibration'] = score_calibration(
+                    osp.join(ROOT, spec['data']['root']), pkls['val'],
+                    pkls['test'], test_split)
+            except ValueError as err:  # e.g. no true positive on val
+                result['calibration'] = dict(error=str(err))
         save(result)
     return result
 
