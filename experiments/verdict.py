@@ -17,24 +17,30 @@ from the text:
   seeds trained* where some or all runs collapsed
   (:func:`experiments.stats.trained_count`).
 
-A bullet states its scope (data, detector, from scratch or pretrained,
-epochs: :data:`SCOPES`) and ends with a one-line gloss for a reader without
-statistics, generated from its first evidence item. Rendered by
-``tools/analysis_tools/evidence_tables.py`` (table ``verdict``).
+In the README a bullet is its advice and a one-line gloss for a reader
+without statistics, generated from its first evidence item (table
+``verdict``); on ``docs/evidence.md`` each of its tests has a line with its
+numbers, strength and scope (data, detector, from scratch or pretrained,
+epochs: :data:`SCOPES`; table ``verdict-tests``). Both are rendered by
+``tools/analysis_tools/evidence_tables.py``.
 """
 import json
 import math
 import os.path as osp
+import re
 from typing import Dict, List
 
 from . import stats, thresholds
 from .results import read_csv, test_values
 
 __all__ = ['SCOPES', 'VERDICT', 'hyp', 'expl', 'pooled', 'row',
-           'evidence', 'verdict_markdown']
+           'evidence', 'verdict_markdown', 'verdict_tests_markdown']
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 EVIDENCE = 'docs/evidence'
+#: The page and anchor of the verdict test by test.
+TESTS_PAGE = 'docs/evidence.md'
+TESTS_ANCHOR = 'the-verdict-test-by-test'
 
 #: What each study measured: data, detector, initialisation, budget.
 SCOPES: Dict[str, str] = dict(
@@ -358,16 +364,39 @@ def scope(ev: dict) -> str:
     return text
 
 
-def verdict_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
-    """The verdict bullets, links relative to ``doc_dir``: the advice and
-    its gloss, then one line per test with its scope."""
+def _title(advice: str) -> str:
+    """A bullet's bold opening, its title in the test-by-test list."""
+    m = re.match(r'\*\*(.+?)\*\*', advice)
+    return m.group(1).rstrip(' .;:,') if m else advice
+
+
+def verdict_markdown(doc_dir: str = '.', root: str = ROOT,
+                     tests: str = TESTS_PAGE) -> str:
+    """The verdict bullets, links relative to ``doc_dir``: each advice and
+    its gloss, and a link to its tests on ``tests`` (the page that holds
+    :func:`verdict_tests_markdown`)."""
+    link = osp.relpath(osp.join(root, tests),
+                       osp.join(root, doc_dir)).replace(osp.sep, '/')
+    lines = []
+    for bullet in VERDICT:
+        ev = evidence(bullet['items'][0], root)
+        n = len(bullet['items'])
+        lines.append(f'- {bullet["advice"]} *In short:* {gloss(ev)} '
+                     f'([{n} test{"s" if n > 1 else ""}]'
+                     f'({link}#{TESTS_ANCHOR}))')
+    return '\n'.join(lines) + '\n'
+
+
+def verdict_tests_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
+    """The verdict test by test, links relative to ``doc_dir``: each
+    bullet's title, then one line per test with its numbers, strength and
+    scope."""
     lines = []
     link = osp.relpath(osp.join(root, EVIDENCE),
                        osp.join(root, doc_dir)).replace(osp.sep, '/')
     for bullet in VERDICT:
-        evs = [evidence(i, root) for i in bullet['items']]
-        lines.append(f'- {bullet["advice"]} *In short:* {gloss(evs[0])}')
-        for e in evs:
+        lines.append(f'- **{_title(bullet["advice"])}**')
+        for e in (evidence(i, root) for i in bullet['items']):
             lines.append(f'  - {e["label"]}: {e["text"]}. *Scope:* '
                          f'{scope(e)} ([report]({link}/{e["report"]})).')
     return '\n'.join(lines) + '\n'
@@ -375,7 +404,6 @@ def verdict_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
 
 def numbers(text: str) -> List[str]:
     """The numbers of a text (``+4.1``, ``0.0055``, ``14``), as written."""
-    import re
     return re.findall(r'(?<![\w.])[+-]?\d+(?:\.\d+)?(?![\w])', text)
 
 

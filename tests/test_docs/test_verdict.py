@@ -1,5 +1,5 @@
-"""The README's verdict is generated from the reports, and says nothing the
-reports do not show.
+"""The README's verdict and its tests (docs/evidence.md) are generated from
+the reports, and say nothing the reports do not show.
 
 ``experiments.verdict`` builds each bullet from the study records
 (``docs/evidence/``); ``tools/analysis_tools/evidence_tables.py`` writes it
@@ -25,21 +25,44 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
 
 
-def _readme_verdict():
-    with open(osp.join(ROOT, 'README.md'), encoding='utf-8') as f:
+def _block(page, name):
+    with open(osp.join(ROOT, page), encoding='utf-8') as f:
         text = f.read()
-    m = re.search(r'<!-- evidence-table: verdict -->\n(.*?)<!-- /evidence-'
+    m = re.search(rf'<!-- evidence-table: {name} -->\n(.*?)<!-- /evidence-'
                   r'table -->', text, re.S)
-    assert m, 'README.md has no generated verdict'
+    assert m, f'{page} has no generated {name}'
     return m.group(1)
+
+
+def _readme_verdict():
+    return _block('README.md', 'verdict')
+
+
+def _verdict_tests():
+    return _block(verdict.TESTS_PAGE, 'verdict-tests')
 
 
 def test_readme_verdict_is_the_generated_one():
     assert _readme_verdict() == verdict.verdict_markdown('.', ROOT)
+    assert _verdict_tests() == verdict.verdict_tests_markdown('docs', ROOT)
 
 
-def test_every_number_of_the_verdict_is_in_a_report():
-    assert verdict.check_numbers(_readme_verdict(), ROOT) == []
+def test_readme_verdict_links_to_its_tests():
+    with open(osp.join(ROOT, verdict.TESTS_PAGE), encoding='utf-8') as f:
+        page = f.read()
+    # GitHub's anchor of the heading that holds the tests
+    assert '\n## The verdict, test by test\n' in page
+    assert verdict.TESTS_ANCHOR == 'the-verdict-test-by-test'
+    bullets = [b for b in _readme_verdict().split('\n- ') if b.strip()]
+    for bullet, spec in zip(bullets, verdict.VERDICT):
+        n = len(spec['items'])
+        assert f'[{n} test' in bullet
+        assert f'({verdict.TESTS_PAGE}#{verdict.TESTS_ANCHOR})' in bullet
+
+
+@pytest.mark.parametrize('block', [_readme_verdict, _verdict_tests])
+def test_every_number_of_the_verdict_is_in_a_report(block):
+    assert verdict.check_numbers(block(), ROOT) == []
 
 
 def test_the_number_check_fails_on_a_number_no_report_shows():
@@ -48,15 +71,18 @@ def test_the_number_check_fails_on_a_number_no_report_shows():
                                  ROOT) == ['+197.3', '+191.1', '+199.9']
 
 
-def test_every_bullet_has_scope_strength_and_gloss():
-    text = _readme_verdict()
-    bullets = [b for b in text.split('\n- ') if b.strip()]
+def test_every_bullet_has_a_gloss_and_every_test_scope_and_strength():
+    bullets = [b for b in _readme_verdict().split('\n- ') if b.strip()]
     assert len(bullets) == len(verdict.VERDICT)
+    assert all('*In short:*' in b for b in bullets)
     strengths = ('confirmed', 'no difference detected', 'exploratory',
                  'pre-registered tests', 'seeds trained')
-    for bullet in bullets:
-        assert '*Scope:*' in bullet and '*In short:*' in bullet
-        assert any(s in bullet for s in strengths), bullet[:80]
+    tests = [t for t in _verdict_tests().splitlines()
+             if t.startswith('  - ')]
+    assert len(tests) == sum(len(b['items']) for b in verdict.VERDICT)
+    for line in tests:
+        assert '*Scope:*' in line and '[report](evidence/' in line
+        assert any(s in line for s in strengths), line[:80]
 
 
 @pytest.mark.parametrize('word', [r'\btie[sd]?\b', r'\bmatched\b',

@@ -26,9 +26,11 @@ The tables (``TABLES``):
   method on the same seeds with a 95 % t interval. The statistics are
   ``experiments.stats``' own (``mean_std``, ``paired_difference``), imported,
   not re-implemented.
-* ``verdict``: the README's verdict, each bullet's numbers, strength
-  (confirmed / no difference detected / exploratory / k of n pre-registered
-  tests) and scope read from the reports (:mod:`experiments.verdict`).
+* ``verdict``: the README's verdict, each bullet's advice and gloss;
+  ``verdict-tests`` (docs/evidence.md): its tests, each with its numbers,
+  strength (confirmed / no difference detected / exploratory / k of n
+  pre-registered tests) and scope read from the reports
+  (:mod:`experiments.verdict`).
 * ``quickstart``: ``docs/evidence/quickstart_results.json``, written by
   ``tools/quickstart.py``. While that file does not exist the table is
   skipped with a message and its markers are left as they are.
@@ -214,9 +216,14 @@ def verdict_table(doc_dir: str = '.') -> str:
     return verdict.verdict_markdown(doc_dir, ROOT)
 
 
-TABLES: Dict[str, Callable[..., Optional[str]]] = dict(
-    results=results_table, quickstart=quickstart_table,
-    verdict=verdict_table)
+def verdict_tests_table(doc_dir: str = '.') -> str:
+    """The verdict test by test (:mod:`experiments.verdict`)."""
+    return verdict.verdict_tests_markdown(doc_dir, ROOT)
+
+
+TABLES: Dict[str, Callable[..., Optional[str]]] = {
+    'results': results_table, 'quickstart': quickstart_table,
+    'verdict': verdict_table, 'verdict-tests': verdict_tests_table}
 
 
 #: Tables named after a study: ``conditions-<study>``, a study report's
