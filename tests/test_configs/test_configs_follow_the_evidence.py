@@ -129,3 +129,52 @@ def test_config_lr_is_the_frozen_one(config, study, method, lr):
         assert shipped == lr, (
             f'{config}: lr {shipped}, but {study}, the latest pre-registered '
             f'study that trained it as it ships, froze {lr} for {method!r}')
+
+
+# A study that trained configs with another schedule (its options change
+# training) ships each method as its own config: (study, method) -> that
+# config, which must be the run's config with the frozen lr.
+SHIPPED_RUNS = {
+    ('confirm_dense_long', 'retina_focal'):
+    'configs/dense/retinanet/retinanet_r18-w32_fpn_focal_56e_digitsvoc.py',
+    ('confirm_dense_long', 'retina_rank_sort'):
+    'configs/dense/retinanet/retinanet_r18-w32_fpn_rank-sort_56e_'
+    'digitsvoc.py',
+    ('confirm_dense_long', 'atss_focal'):
+    'configs/dense/atss/atss_r18-w32_fpn_focal_56e_digitsvoc.py',
+    ('confirm_dense_long', 'atss_rambo_focal'):
+    'configs/dense/atss/atss_r18-w32_fpn_rambo-focal_56e_digitsvoc.py',
+}
+# what a run is made of; variables of a config (``max_epochs``) are not
+RUNNER_KEYS = ('model', 'train_cfg', 'val_cfg', 'param_scheduler',
+               'optim_wrapper', 'auto_scale_lr', 'train_dataloader',
+               'val_dataloader', 'val_evaluator', 'default_hooks',
+               'custom_hooks', 'randomness', 'env_cfg')
+
+
+def _frozen(study):
+    path = osp.join(ROOT, 'docs', 'evidence', f'{study}_preregistration.json')
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)['settings']
+
+
+def _runner(cfg):
+    out = {k: cfg.get(k) for k in RUNNER_KEYS}
+    out['model'] = {k: v for k, v in (out['model'] or {}).items()
+                    if k != 'test_cfg'}
+    return out
+
+
+@pytest.mark.parametrize('study,method', sorted(SHIPPED_RUNS))
+def test_a_config_of_another_schedule_is_its_run(study, method):
+    settings = _frozen(study)
+    m = settings['methods'][method]
+    options = list(settings.get('options') or []) + list(m['options'] or [])
+    run = _load(m['config'], options + [f'optim_wrapper.optimizer.lr='
+                                        f'{m["lr"]}'])
+    shipped = _load(SHIPPED_RUNS[study, method])
+    assert trained_as_shipped(m['config'], options) is False
+    for key in RUNNER_KEYS:
+        assert _runner(shipped)[key] == _runner(run)[key], (
+            f'{SHIPPED_RUNS[study, method]}: {key} differs from the run '
+            f'{study} froze for {method!r}')
