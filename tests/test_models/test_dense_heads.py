@@ -422,6 +422,10 @@ def test_expected_configs_exist():
     } | {
         f'{arch}/{arch}_r50_fpn_rambo-focal_1x_{data}.py'
         for arch in ('retinanet', 'atss') for data in ('voc0712', 'coco')
+    } | {  # the longer budget, as confirm_dense_long ran it
+        'retinanet/retinanet_r18-w32_fpn_focal_56e_digitsvoc.py',
+        'atss/atss_r18-w32_fpn_focal_56e_digitsvoc.py',
+        'atss/atss_r18-w32_fpn_rambo-focal_56e_digitsvoc.py'
     }
     assert expected <= set(CONFIGS)
     # the rest: the Rank & Sort and aLRP twins
@@ -429,7 +433,8 @@ def test_expected_configs_exist():
                for c in set(CONFIGS) - expected), set(CONFIGS) - expected
 
 
-@pytest.mark.parametrize('focal', [c for c in CONFIGS if '_focal_' in c])
+@pytest.mark.parametrize('focal', [c for c in CONFIGS if '_focal_' in c
+                                   and '_56e_' not in c])  # no RaMBO-alone 56e
 def test_rambo_twin_changes_only_head_loss_lr_and_threshold(focal):
     ours = load(focal.replace('_focal_', '_rambo_')).to_dict()
     twin = load(focal).to_dict()
@@ -485,6 +490,7 @@ def test_the_mix_twin_changes_only_the_head_and_its_loss(name):
     ours.pop('rambo_dense_loss')
     if '_r18-w32_' in name:  # each selected on val in its own grid
         assert ours['optim_wrapper']['optimizer'].pop('lr') == (
+            0.04 if '_56e_' in name else
             0.08 if 'retinanet' in name else 0.01)
         twin['optim_wrapper']['optimizer'].pop('lr')
     for key in ('type', 'loss_cls'):
