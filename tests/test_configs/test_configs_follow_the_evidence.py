@@ -42,16 +42,19 @@ def _load(config, options=()):
     return cfg.to_dict()
 
 
+def _trained(cfg):
+    """The config without its test-time settings (``model.test_cfg``)."""
+    cfg.get('model', {}).pop('test_cfg', None)
+    return cfg
+
+
 def trained_as_shipped(config, options) -> bool:
     """Whether the options left the trained model and its schedule as the
     config ships them: they changed nothing, or only the test-time settings
     (``model.test_cfg``, e.g. the score threshold)."""
     if not options:
         return True
-    shipped, run = _load(config), _load(config, options)
-    for cfg in (shipped, run):
-        cfg.get('model', {}).pop('test_cfg', None)
-    return shipped == run
+    return _trained(_load(config)) == _trained(_load(config, options))
 
 
 def has_test_runs(study, method, seeds) -> bool:
@@ -152,29 +155,18 @@ RUNNER_KEYS = ('model', 'train_cfg', 'val_cfg', 'param_scheduler',
                'custom_hooks', 'randomness', 'env_cfg')
 
 
-def _frozen(study):
-    path = osp.join(ROOT, 'docs', 'evidence', f'{study}_preregistration.json')
-    with open(path, encoding='utf-8') as f:
-        return json.load(f)['settings']
-
-
-def _runner(cfg):
-    out = {k: cfg.get(k) for k in RUNNER_KEYS}
-    out['model'] = {k: v for k, v in (out['model'] or {}).items()
-                    if k != 'test_cfg'}
-    return out
 
 
 @pytest.mark.parametrize('study,method', sorted(SHIPPED_RUNS))
 def test_a_config_of_another_schedule_is_its_run(study, method):
-    settings = _frozen(study)
+    settings = {r['study']: r['settings'] for r in _records()}[study]
     m = settings['methods'][method]
     options = list(settings.get('options') or []) + list(m['options'] or [])
-    run = _load(m['config'], options + [f'optim_wrapper.optimizer.lr='
-                                        f'{m["lr"]}'])
-    shipped = _load(SHIPPED_RUNS[study, method])
+    run = _trained(_load(m['config'], options + [
+        f'optim_wrapper.optimizer.lr={m["lr"]}']))
+    shipped = _trained(_load(SHIPPED_RUNS[study, method]))
     assert trained_as_shipped(m['config'], options) is False
     for key in RUNNER_KEYS:
-        assert _runner(shipped)[key] == _runner(run)[key], (
+        assert shipped.get(key) == run.get(key), (
             f'{SHIPPED_RUNS[study, method]}: {key} differs from the run '
             f'{study} froze for {method!r}')
