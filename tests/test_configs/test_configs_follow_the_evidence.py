@@ -155,8 +155,6 @@ RUNNER_KEYS = ('model', 'train_cfg', 'val_cfg', 'param_scheduler',
                'custom_hooks', 'randomness', 'env_cfg')
 
 
-
-
 @pytest.mark.parametrize('study,method', sorted(SHIPPED_RUNS))
 def test_a_config_of_another_schedule_is_its_run(study, method):
     settings = {r['study']: r['settings'] for r in _records()}[study]
