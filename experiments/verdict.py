@@ -4,9 +4,10 @@ Each bullet (:data:`VERDICT`) is an advice and the evidence behind it; the
 numbers and their strength come from the records in ``docs/evidence/``, never
 from the text:
 
-* ``hyp(study, id)``: a pre-registered hypothesis (``<study>_comparisons.csv``):
-  *confirmed* (Holm-adjusted p <= 0.05 in the declared direction) or *no
-  difference detected*, always with its 95 % interval;
+* ``hyp(study, id)``: a pre-registered hypothesis
+  (``<study>_comparisons.csv``): *confirmed* (Holm-adjusted p <= 0.05 in
+  the declared direction) or *no difference detected*, always with its
+  95 % interval;
 * ``expl(study, method, baseline)``: a comparison that was not
   pre-registered (a study without a pre-registration, or a row added after
   a test result): labelled *exploratory*;
@@ -262,12 +263,12 @@ def evidence(item: dict, root: str = ROOT) -> dict:
         if not found:
             raise ValueError(f'{path}: no pre-registered {item["id"]}')
         r = found[0]
-        mean, low, high = (float(r[k]) for k in ('mean_diff', 'ci95_low',
-                                                  'ci95_high'))
+        mean, low, high = (float(r[k])
+                           for k in ('mean_diff', 'ci95_low', 'ci95_high'))
         p_holm = float(r['p_holm'])
         direction = {'greater': 1, 'less': -1}.get(r['alternative'], 0)
-        confirmed = p_holm <= 0.05 and direction in (0, 1 if mean > 0
-                                                      else -1)
+        sign = 1 if mean > 0 else -1
+        confirmed = p_holm <= 0.05 and direction in (0, sign)
         strength = 'confirmed' if confirmed else 'not detected'
         word = ('confirmed' if confirmed else 'no difference detected')
         p_text = '< 0.0001' if p_holm < 1e-4 else f'{p_holm:.4f}'
@@ -427,4 +428,3 @@ def check_numbers(text: str, root: str = ROOT) -> List[str]:
     text = text.replace('< 0.0001', '')  # a bound, not a number reported
     return [n for n in numbers(text) if n not in found and
             n.lstrip('+-') not in found]
-
