@@ -60,6 +60,29 @@ def test_readme_verdict_links_to_its_tests():
         assert f'({verdict.TESTS_PAGE}#{verdict.TESTS_ANCHOR})' in bullet
 
 
+def test_every_pre_registered_test_is_in_the_verdict_or_left_out_why():
+    # a claim states all its tests: each pre-registered hypothesis of every
+    # report is an item, a test of a pooled claim, or left out with a reason
+    import glob
+    declared = set()
+    for path in glob.glob(osp.join(EVIDENCE, '*_comparisons.csv')):
+        with open(path, encoding='utf-8') as f:
+            declared |= {(r['study'], r['id']) for r in csv.DictReader(f)
+                         if r['family'] == 'pre-registered'}
+    items = [i for b in verdict.VERDICT for i in b['items']]
+    used = {(i['study'], i['id']) for i in items if i['kind'] == 'hyp'}
+    for i in items:
+        if i['kind'] == 'pooled':
+            with open(osp.join(EVIDENCE, f'pooled_{i["name"]}.json'),
+                      encoding='utf-8') as f:
+                used |= {(t['study'], t['hypothesis'])
+                         for t in json.load(f)['tests']}
+    assert used.isdisjoint(verdict.LEFT_OUT)
+    assert all(why.strip() for why in verdict.LEFT_OUT.values())
+    assert declared == used | set(verdict.LEFT_OUT), (
+        declared ^ (used | set(verdict.LEFT_OUT)))
+
+
 @pytest.mark.parametrize('block', [_readme_verdict, _verdict_tests])
 def test_every_number_of_the_verdict_is_in_a_report(block):
     assert verdict.check_numbers(block(), ROOT) == []
@@ -77,8 +100,10 @@ def test_every_bullet_has_a_gloss_and_every_test_scope_and_strength():
     assert all('*In short:*' in b for b in bullets)
     strengths = ('confirmed', 'no difference detected', 'exploratory',
                  'pre-registered tests', 'seeds trained')
-    tests = [t for t in _verdict_tests().splitlines()
-             if t.startswith('  - ')]
+    items, left_out = _verdict_tests().split(
+        '- **Pre-registered tests not in the verdict**\n')
+    tests = [t for t in items.splitlines() if t.startswith('  - ')]
+    assert all(f'`{s}`' in left_out for s, _ in verdict.LEFT_OUT)
     assert len(tests) == sum(len(b['items']) for b in verdict.VERDICT)
     for line in tests:
         assert '*Scope:*' in line and '[report](evidence/' in line
