@@ -11,6 +11,7 @@ match a hand computation, and the pooled claim refuses to be computed
 without its declaration.
 """
 import csv
+import glob
 import json
 import os.path as osp
 import re
@@ -20,6 +21,7 @@ import pytest
 from scipy import stats as sps
 
 from experiments import claims, verdict
+from experiments.results import read_csv
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -63,12 +65,9 @@ def test_readme_verdict_links_to_its_tests():
 def test_every_pre_registered_test_is_in_the_verdict_or_left_out_why():
     # a claim states all its tests: each pre-registered hypothesis of every
     # report is an item, a test of a pooled claim, or left out with a reason
-    import glob
-    declared = set()
-    for path in glob.glob(osp.join(EVIDENCE, '*_comparisons.csv')):
-        with open(path, encoding='utf-8') as f:
-            declared |= {(r['study'], r['id']) for r in csv.DictReader(f)
-                         if r['family'] == 'pre-registered'}
+    declared = {(r['study'], r['id'])
+                for path in glob.glob(osp.join(EVIDENCE, '*_comparisons.csv'))
+                for r in read_csv(path) if r['family'] == 'pre-registered'}
     items = [i for b in verdict.VERDICT for i in b['items']]
     used = {(i['study'], i['id']) for i in items if i['kind'] == 'hyp'}
     for i in items:
