@@ -10,7 +10,6 @@ must not produce are absent, one pre-registered and one exploratory item
 match a hand computation, and the pooled claim refuses to be computed
 without its declaration.
 """
-import csv
 import glob
 import json
 import os.path as osp
@@ -118,14 +117,9 @@ def test_no_unlabelled_equivalence_or_known_false_sentence(word):
     assert not re.search(word, readme, re.I)
 
 
-def _rows(study):
-    with open(osp.join(EVIDENCE, f'{study}.csv'), newline='',
-              encoding='utf-8') as f:
-        return list(csv.DictReader(f))
-
-
 def _test(study, method):
-    return {int(r['seed']): float(r['test_ap50']) for r in _rows(study)
+    rows = read_csv(osp.join(EVIDENCE, f'{study}.csv'))
+    return {int(r['seed']): float(r['test_ap50']) for r in rows
             if r['method'] == method and r['selected_lr'] == 'True'
             and r['test_ap50'] != ''}
 
@@ -164,11 +158,10 @@ def _claim_pairs():
     """Per test of the claim: the (method, baseline) test values per seed."""
     out = []
     for t in claims.CLAIMS['mix_vs_ce']['tests']:
-        with open(osp.join(EVIDENCE, f'{t["study"]}_comparisons.csv'),
-                  newline='', encoding='utf-8') as f:
-            row = [r for r in csv.DictReader(f)
-                   if r['family'] == 'pre-registered'
-                   and r['id'] == t['hypothesis']][0]
+        row = [r for r in read_csv(
+                   osp.join(EVIDENCE, f'{t["study"]}_comparisons.csv'))
+               if r['family'] == 'pre-registered'
+               and r['id'] == t['hypothesis']][0]
         m, b = _test(t['study'], row['method']), _test(t['study'],
                                                        row['baseline'])
         out.append((t, [(m[int(s)], b[int(s)]) for s in row['seeds'].split()]))
