@@ -39,6 +39,11 @@ options = [
     f'{split}_evaluator.ann_file={_root}/annotations/instances_{split}.json'
     for split in ('val', 'test')
 ] + ['model.test_cfg.rcnn.score_thr=0.0']
+# A val loop (160 images, 100 masks each at score threshold 0) costs about
+# as much as a training epoch, and a test run's val values decide nothing:
+# the test trainings validate once, after their last epoch (the val AP50
+# each run records), not after every epoch as the selection runs do.
+test_phase_options = ['train_cfg.val_interval=16']
 _config = 'configs/mask_rcnn/mask-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 # Three factor-2 points centred on each config's lr (CE and the mix 0.04,
 # RS 0.02: their Faster R-CNN twins'); a best at an edge makes --freeze

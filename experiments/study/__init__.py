@@ -30,6 +30,11 @@ data. The protocol is the one a reviewer asks for:
    ``prepare`` (a list of ``dict(path=..., make=[script, args...])``) names
    other files the runs need (e.g. a pretrained backbone); a missing one is
    written by its command before the first run.
+   ``test_phase_options`` (default none, frozen with the settings) are
+   ``--cfg-options`` of the test trainings alone, e.g.
+   ``train_cfg.val_interval=16``: a test run's val loops decide nothing
+   (its report then has no val curves); a spec whose selection seeds are
+   test seeds cannot have them.
 
 Metrics (spec keys ``metric`` and ``extra_metrics``): the learning rates
 are selected on the val value of ``metric`` after the last epoch, a key the

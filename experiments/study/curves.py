@@ -25,7 +25,8 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
         if runs:
             length = min(len(r) for r in runs)
             curves[mname] = np.array([r[:length] for r in runs]) * 100
-    if not curves:
+    # test runs that validated only after their last epoch: no curve
+    if not curves or max(a.shape[1] for a in curves.values()) < 2:
         return False
     import matplotlib
     matplotlib.use('Agg')

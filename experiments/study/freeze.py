@@ -45,6 +45,9 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
                                        'alternative', 'metric')}
                     for h in spec['hypotheses']],
         methods=methods)
+    # the test trainings' own options (specs before them froze without)
+    if spec['test_phase_options']:
+        settings['test_phase_options'] = list(spec['test_phase_options'])
     # the metrics beside the selected one (specs before them froze without)
     if spec['extra_metrics']:
         settings['extra_metrics'] = list(spec['extra_metrics'])
@@ -251,6 +254,9 @@ def preregistration_markdown(spec: dict, record: dict) -> str:
         options = ', '.join(f'`{o}`' for o in st['options'] + ms['options'])
         md.append(f"| `{name}` | `{ms['config']}` | {ms['lr']:g} | "
                   f"{record['selection'][name]['how']} | {options or '-'} |")
+    if st.get('test_phase_options'):
+        md += ['', 'The test runs also train with ' + ', '.join(
+            f'`{o}`' for o in st['test_phase_options']) + '.']
     md += ['', 'Config files at the freeze (SHA-256, informational: the '
            'settings freeze each config path, options and lr; an edit of a '
            'config file after the freeze is not refused, so compare these '

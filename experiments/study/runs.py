@@ -228,7 +228,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     python = sys.executable
     options = list(spec['options']) + list(m['options']) + [
         f'optim_wrapper.optimizer.lr={lr}', f'randomness.seed={seed}'
-    ]
+    ] + (list(spec.get('test_phase_options', [])) if evaluate_test else [])
     pretrained = spec.get('pretrained')
     if pretrained:
         options.append(f'load_from={pretrained_checkpoint(spec, work_dir)}')

@@ -54,6 +54,7 @@ def load_spec(path: str) -> dict:
     _fair_selection_keys(cfg, path)
     _metric_keys(cfg, path)
     cfg.setdefault('options', [])
+    _test_phase_options(cfg, path)
     cfg.setdefault('test_split', 'test')
     cfg.setdefault('alpha', 0.05)
     cfg.setdefault('preregistered', False)
@@ -108,6 +109,27 @@ def load_spec(path: str) -> dict:
     cfg['exploratory_comparisons'] = _exploratory_comparisons(cfg, path)
     return cfg
 
+
+
+def _test_phase_options(cfg: dict, path: str) -> None:
+    """``test_phase_options``: ``--cfg-options`` added to the trainings of
+    the test phase alone, after ``options``, e.g.
+    ``train_cfg.val_interval=16``: a test run's val loops decide nothing,
+    so it need not validate every epoch. Only for a study whose selection
+    seeds are not test seeds: a selection run reused as a test run would
+    have trained without them."""
+    extra = cfg.setdefault('test_phase_options', [])
+    if not isinstance(extra, (list, tuple)) or not all(
+            isinstance(o, str) and '=' in o for o in extra):
+        raise ValueError(f'{path}: test_phase_options must be a list of '
+                         f"'key=value' strings, got {extra!r}")
+    if extra and set(cfg['select_seeds']) & set(cfg['seeds']):
+        raise ValueError(
+            f'{path}: test_phase_options needs selection seeds apart from '
+            f"the test seeds, got select_seeds {cfg['select_seeds']} and "
+            f"seeds {cfg['seeds']}: a selection run reused as a test run "
+            'trained without them')
+    cfg['test_phase_options'] = list(extra)
 
 
 def _distinct_ints(values) -> bool:

@@ -211,6 +211,59 @@ def test_a_coco_study_end_to_end(study, tmp_path, fake_training):
         r[f'test_{SEGM}'] and r[f'val_{SEGM}'] for r in tested)
 
 
+def test_test_phase_options_reach_the_test_trainings_alone(
+        study, tmp_path, fake_training):
+    """``test_phase_options``: in every test training's ``--cfg-options``,
+    in no selection training, frozen with the settings and printed in the
+    pre-registration; the report has no curve figure of one-point curves."""
+    option = 'train_cfg.val_interval=16'
+    spec_path = _write(tmp_path, SPEC + f"test_phase_options = ['{option}']\n")
+    out = tmp_path / 'out'
+    args = [spec_path, '--work-dir', str(tmp_path / 'work'), '--out-dir',
+            str(out)]
+    study.main(args + ['--phase', 'select'])
+    trains = [c for c in fake_training if c[1] == 'tools/train.py']
+    assert len(trains) == 8 and not any(option in c for c in trains)
+    study.main(args + ['--freeze'])
+    frozen = json.loads((out / 'coco_preregistration.json').read_text())
+    assert frozen['settings']['test_phase_options'] == [option]
+    assert f'also train with `{option}`' in (
+        out / 'coco_preregistration.md').read_text()
+    del fake_training[:]
+    study.main(args + ['--phase', 'test'])
+    trains = [c for c in fake_training if c[1] == 'tools/train.py']
+    assert len(trains) == 6 and all(
+        c[c.index('--cfg-options'):].count(option) == 1 for c in trains)
+    # an edit of the option after the freeze is refused
+    with open(spec_path, 'a') as f:
+        f.write("test_phase_options = ['train_cfg.val_interval=8']\n")
+    with pytest.raises(study.PreregistrationError):
+        study.main(args + ['--phase', 'test'])
+
+
+@pytest.mark.parametrize('extra, match', [
+    ("test_phase_options = 'train_cfg.val_interval=16'", 'list of'),
+    ("test_phase_options = ['val_interval']", "'key=value' strings"),
+    ("test_phase_options = ['a=1']\nselect_seeds = None\nselect_seed = 6",
+     'selection seeds apart from the test seeds'),
+])
+def test_bad_test_phase_options_name_the_problem(study, tmp_path, extra,
+                                                 match):
+    with pytest.raises(ValueError, match=match):
+        study.load_spec(_write(tmp_path, SPEC + extra + '\n'))
+
+
+def test_one_point_curves_draw_no_figure(study, tmp_path):
+    spec = study.load_spec(_write(tmp_path, SPEC))
+    one = {('ce', 0.04, s): dict(val_curve=[0.4], val_ap50=0.4)
+           for s in spec['seeds']}
+    assert not study.plot_curves(spec, one, {'ce': 0.04},
+                                 str(tmp_path / 'c.png'))
+    two = {k: dict(val_curve=[0.2, 0.4], val_ap50=0.4) for k in one}
+    assert study.plot_curves(spec, two, {'ce': 0.04},
+                             str(tmp_path / 'c.png'))
+
+
 def _t_sf(t: float, dof: int) -> float:
     """P(T > t) of Student's t with 2 degrees of freedom, closed form."""
     assert dof == 2
@@ -242,6 +295,8 @@ def test_the_mask_rcnn_study_spec(study, capsys):
             .optimizer.lr
         assert m['lrs'] == pytest.approx([lr / 2, lr, 2 * lr]), name
     assert study.fairness_problems(spec, {}) == []
+    # its test trainings validate after the last of their 16 epochs alone
+    assert spec['test_phase_options'] == ['train_cfg.val_interval=16']
     # mix and RS against CE, on box and on mask AP50: one family of four
     assert [(h['method'], h['baseline'], h['metric'], h['alternative'])
             for h in spec['hypotheses']] == [
