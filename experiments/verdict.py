@@ -29,7 +29,7 @@ import json
 import math
 import os.path as osp
 import re
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from . import stats, thresholds
 from .results import read_csv, test_values
@@ -199,11 +199,20 @@ VERDICT: List[dict] = [
 ]
 
 
-def _values(rows: List[dict], method: str) -> Dict[int, float]:
-    out = test_values(rows, method)
+def _values(rows: List[dict], method: str,
+            column: Optional[str] = None) -> Dict[int, float]:
+    out = test_values(rows, method, column)
     if not out:
         raise ValueError(f'no test rows for {method!r}')
     return out
+
+
+def _column(rows: List[dict], metric: Optional[str]) -> Optional[str]:
+    """The study CSV column of a comparison's ``metric``: ``test_<metric>``
+    for an extra metric of the study (``coco/segm_mAP_50``), else None (the
+    study's main column, ``test_ap50``)."""
+    column = f'test_{metric}' if metric else None
+    return column if rows and column in rows[0] else None
 
 
 def _pct(value: float) -> str:
@@ -301,11 +310,13 @@ def evidence(item: dict, root: str = ROOT) -> dict:
         p_text = '< 0.0001' if p_holm < 1e-4 else f'{p_holm:.4f}'
         low, high = float(r['bonferroni_low']), float(r['bonferroni_high'])
         interval = _corrected(mean, low, high, int(r['m']))
+        column = _column(rows, r.get('metric'))
         out = _with_collapses(
             dict(item, strength=strength, report=report, mean=mean,
                  low=low, high=high, method=r['method'],
                  baseline=r['baseline'], studies=[item['study']]),
-            _values(rows, r['method']), _values(rows, r['baseline']),
+            _values(rows, r['method'], column),
+            _values(rows, r['baseline'], column),
             interval, f'{word} (pre-registered, Holm p {p_text})')
         return out
     method, base = (_values(rows, item['method']),

@@ -154,6 +154,38 @@ def test_collapsed_seeds_are_counted_beside_a_comparison():
     assert 'focal 0 of 5' in ev['text']
 
 
+def test_a_hypothesis_on_an_extra_metric_reads_its_own_column(tmp_path):
+    """A Mask R-CNN study's mask AP50 hypothesis counts the collapsed seeds
+    of the mask column, not of box AP50 (the study's main column)."""
+    segm = 'coco/segm_mAP_50'
+    ev_dir = tmp_path / 'docs' / 'evidence'
+    ev_dir.mkdir(parents=True)
+    box = {'ce': [0.40, 0.41, 0.42, 0.43, 0.44],
+           'rs': [0.45, 0.44, 0.47, 0.46, 0.48]}
+    mask = {'ce': [0.0, 0.39, 0.0, 0.40, 0.41],
+            'rs': [0.43, 0.42, 0.45, 0.44, 0.46]}
+    lines = [f'study,method,lr,seed,selected_lr,test_ap50,test_{segm}']
+    for m in ('ce', 'rs'):
+        lines += [f'mask,{m},0.02,{6 + i},True,{box[m][i]},{mask[m][i]}'
+                  for i in range(5)]
+    (ev_dir / 'mask.csv').write_text('\n'.join(lines) + '\n')
+    head = ('study,family,id,method,baseline,alternative,metric,n,seeds,'
+            'mean_diff,ci95_low,ci95_high,m,bonferroni_level,bonferroni_low,'
+            'bonferroni_high,p,p_holm,significant_holm')
+    rest = ('rs,ce,two-sided,{},5,6 7 8 9 10,0.04,0.02,0.06,2,0.975,0.01,'
+            '0.07,0.001,0.002,True')
+    (ev_dir / 'mask_comparisons.csv').write_text('\n'.join([
+        head, 'mask,pre-registered,H1,' + rest.format('coco/bbox_mAP_50'),
+        'mask,pre-registered,H2,' + rest.format(segm)]) + '\n')
+    on_box = verdict.evidence(verdict.hyp('mask', 'H1', 'RS vs CE'),
+                              str(tmp_path))
+    on_mask = verdict.evidence(verdict.hyp('mask', 'H2', 'RS vs CE'),
+                               str(tmp_path))
+    assert 'seeds trained' not in on_box['text'] and not on_box['bimodal']
+    assert 'CE 3 of 5 seeds trained' in on_mask['text']
+    assert on_mask['bimodal'] and 'no interval: bimodal' in on_mask['text']
+
+
 def _claim_pairs():
     """Per test of the claim: the (method, baseline) test values per seed."""
     out = []
