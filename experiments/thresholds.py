@@ -19,7 +19,7 @@ import argparse
 import glob
 import json
 import os.path as osp
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -206,34 +206,47 @@ STILL_RISING = 0.01
 
 def budget_gains(study: str, evidence: str = EVIDENCE) -> Dict[str, float]:
     """``{method: mean val AP50 gain over the last LAST_EPOCHS epochs}``
-    of each method's test runs at its selected lr (the study CSV's
-    per-epoch val curves)."""
+    of each method's runs at its selected lr (:func:`budget_runs`)."""
+    return budget_runs(study, evidence)[0]
+
+
+def budget_runs(study: str, evidence: str = EVIDENCE
+                ) -> Tuple[Dict[str, float], str]:
+    """``(gains, whose)``: :func:`budget_gains` from the study CSV's
+    per-epoch val curves of the test runs at each method's selected lr
+    (``whose``: ``'test seeds'``), or, where those validated only after
+    their last epoch (``test_phase_options``), of the selection runs at
+    that lr (``'selection seeds'``)."""
     from experiments.results import read_csv
     path = osp.join(evidence, f'{study}.csv')
     if not osp.isfile(path):
-        return {}
-    gains: Dict[str, list] = {}
-    for row in read_csv(path):
-        if row.get('selected_lr') != 'True' or not row.get('test_ap50'):
-            continue
-        curve = [float(v) for k, v in row.items()
-                 if k.startswith('val_ap50_epoch') and v not in ('', None)]
-        if len(curve) > LAST_EPOCHS:
-            gains.setdefault(row['method'], []).append(
-                curve[-1] - curve[-1 - LAST_EPOCHS])
-    return {m: sum(g) / len(g) for m, g in gains.items()}
+        return {}, 'test seeds'
+    rows = [r for r in read_csv(path) if r.get('selected_lr') == 'True']
+    for whose, tested in (('test seeds', True), ('selection seeds', False)):
+        gains: Dict[str, list] = {}
+        for row in rows:
+            if bool(row.get('test_ap50')) != tested:
+                continue
+            curve = [float(v) for k, v in row.items()
+                     if k.startswith('val_ap50_epoch') and v]
+            if len(curve) > LAST_EPOCHS:
+                gains.setdefault(row['method'], []).append(
+                    curve[-1] - curve[-1 - LAST_EPOCHS])
+        if gains:
+            return {m: sum(g) / len(g) for m, g in gains.items()}, whose
+    return {}, 'test seeds'
 
 
 def budget_text(study: str, evidence: str = EVIDENCE) -> str:
     """A report's sentence on whether its methods were still learning at
     the last epoch ('' without per-epoch val curves)."""
-    gains = budget_gains(study, evidence)
+    gains, whose = budget_runs(study, evidence)
     if not gains:
         return ''
     rising = [m for m, g in gains.items() if g > STILL_RISING]
     listed = ', '.join(f'`{m}` {100 * g:+.1f}' for m, g in gains.items())
     text = (f'**Budget.** Mean val AP50 gain over the last {LAST_EPOCHS} '
-            f'epochs (test seeds, selected lr): {listed} points.')
+            f'epochs ({whose}, selected lr): {listed} points.')
     if rising:
         text += (f' {len(rising)} of {len(gains)} methods were still '
                  f'learning at the end (a gain above {100 * STILL_RISING:g} '

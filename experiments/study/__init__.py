@@ -33,8 +33,9 @@ data. The protocol is the one a reviewer asks for:
    ``test_phase_options`` (default none, frozen with the settings) are
    ``--cfg-options`` of the test trainings alone, e.g.
    ``train_cfg.val_interval=16``: a test run's val loops decide nothing
-   (its report then has no val curves); a spec whose selection seeds are
-   test seeds cannot have them.
+   (its report then draws the val curves and budget of its selection runs
+   at the selected lr, and says so); a spec whose selection seeds are test
+   seeds cannot have them.
 
 Metrics (spec keys ``metric`` and ``extra_metrics``): the learning rates
 are selected on the val value of ``metric`` after the last epoch, a key the
@@ -159,10 +160,10 @@ from .cli import main, parse_args, select_phase
 from .common import (METRIC, METRIC_LABELS, ROOT, SPEC_DIR, THRESHOLDS,
                      PreregistrationError, collect_results, declared_methods,
                      hypothesis_metric, is_coco, metric_label, record_path,
-                     study_metrics)
+                     study_metrics, val_by_epoch)
 from .comparisons import (bimodal_sides, comparisons_markdown,
                           study_comparisons, write_comparisons_csv)
-from .curves import plot_curves
+from .curves import curve_runs, plot_curves
 from .fairness import (check_fair_selection, fairness_problems, grid_step,
                        one_seed_problems)
 from .freeze import (check_preregistration, current_paths,
@@ -202,7 +203,8 @@ __all__ = [
     'check_preregistration', 'freeze', 'preregistration_markdown',
     'write_report', 'check_reportable', 'study_comparisons',
     'comparisons_markdown', 'write_comparisons_csv', 'seeds_sentence',
-    'preregistration_sentence', 'plot_curves', 'parse_args', 'main',
+    'preregistration_sentence', 'plot_curves', 'curve_runs', 'val_by_epoch',
+    'parse_args', 'main',
     'reselect_plan', 'run_score', 'grid_scores', 'grid_selection',
     'non_finite_reason', 'non_finite_loss', 'grid_step', 'fairness_problems',
     'check_fair_selection', 'bimodal_sides', 'selection_lines',

@@ -121,6 +121,14 @@ def _file_sha256(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def val_by_epoch(result: dict) -> Dict[int, float]:
+    """``{epoch: val value}`` of a run record: ``val_curve`` at its
+    ``val_epochs`` (records before them validated every epoch: 1..n)."""
+    curve = result.get('val_curve') or []
+    epochs = result.get('val_epochs') or range(1, len(curve) + 1)
+    return dict(zip(epochs, curve))
+
+
 def _fmt(value, digits: int) -> str:
     return '' if value is None else f'{value:.{digits}f}'
 

@@ -1,32 +1,58 @@
 """The curves of a study: val AP50 per epoch of each method at its
-selected learning rate, mean and band over the test seeds."""
+selected learning rate, mean and band over the test seeds (or over the
+selection seeds, where the test runs validated after their last epoch
+alone)."""
 from typing import Dict, Sequence, Tuple
 
 from experiments import run_logs
+
+from .common import val_by_epoch
+
+
+def curve_runs(spec: dict, results: Dict[Tuple, dict],
+               chosen: Dict[str, float]) -> Tuple[Dict[str, list], str]:
+    """``({method: [per-epoch val curve of each run]}, whose)``: the runs
+    at each method's selected lr of the test seeds (a ``select_only`` study:
+    its selection seeds); where those validated only after their last epoch
+    (``test_phase_options``), of the selection seeds. ``whose`` names
+    them (``'test seeds'``, ``'selection seeds 5, 11'``). A run that
+    diverged before its last epoch has no whole curve and is left out."""
+    def gather(seeds):
+        out = {}
+        for mname in spec['methods']:
+            if mname not in chosen:
+                continue
+            runs = [val_by_epoch(results[(mname, chosen[mname], s)])
+                    for s in seeds if (mname, chosen[mname], s) in results
+                    and results[(mname, chosen[mname], s)].get(
+                        'val_ap50') is not None]
+            runs = [[c[e] for e in sorted(c)] for c in runs if len(c) > 1]
+            if runs:
+                out[mname] = runs
+        return out
+    select = 'selection seeds ' + ', '.join(map(str, spec['select_seeds']))
+    if spec.get('select_only'):
+        return gather(spec['select_seeds']), select
+    curves = gather(spec['seeds'])
+    if curves:
+        return curves, 'test seeds'
+    return gather(spec['select_seeds']), select
 
 
 def plot_curves(spec: dict, results: Dict[Tuple, dict],
                 chosen: Dict[str, float], path: str,
                 exploratory: Sequence[str] = ()) -> bool:
-    """Val AP50 per epoch, mean and min-max band over the test seeds (a
-    ``select_only`` study: its selection seeds); the ``exploratory`` methods
-    (not pre-registered) dashed and so labelled."""
+    """Val AP50 per epoch, mean and min-max band over the runs of
+    :func:`curve_runs`; the ``exploratory`` methods (not pre-registered)
+    dashed and so labelled. False (no figure) without a curve of two or
+    more epochs."""
     import numpy as np
+    runs, whose = curve_runs(spec, results, chosen)
     curves = {}
-    seeds = spec['select_seeds'] if spec.get('select_only') else spec['seeds']
-    for mname in spec['methods']:
-        if mname not in chosen:
-            continue
-        runs = [results[(mname, chosen[mname], s)]
-                for s in seeds if (mname, chosen[mname], s) in results]
-        # a run that diverged before its last epoch: no whole curve
-        runs = [r['val_curve'] for r in runs
-                if r['val_curve'] and r.get('val_ap50') is not None]
-        if runs:
-            length = min(len(r) for r in runs)
-            curves[mname] = np.array([r[:length] for r in runs]) * 100
-    # test runs that validated only after their last epoch: no curve
-    if not curves or max(a.shape[1] for a in curves.values()) < 2:
+    for mname, rs in runs.items():
+        length = min(len(r) for r in rs)
+        curves[mname] = np.array([r[:length] for r in rs]) * 100
+    if not curves:
         return False
     import matplotlib
     matplotlib.use('Agg')
@@ -47,7 +73,7 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
                                 else '-')
     ax.set_xlabel('epoch')
     ax.set_ylabel('val AP50 (%)')
-    ax.set_title(f'{spec["name"]}: mean, band = min..max over seeds',
+    ax.set_title(f'{spec["name"]}: mean, band = min..max over {whose}',
                  fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)

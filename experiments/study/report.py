@@ -13,7 +13,8 @@ from experiments.stats import (COLLAPSE_BELOW, bimodal, interval_text,
 from experiments.thresholds import conditions_block
 
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
-                     declared_methods, is_coco, metric_label, study_metrics)
+                     declared_methods, is_coco, metric_label, study_metrics,
+                     val_by_epoch)
 from .comparisons import (comparisons_markdown, study_comparisons,
                           write_comparisons_csv)
 from .curves import plot_curves
@@ -42,7 +43,10 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     rows = sorted(results.values(),
                   key=lambda r: (list(spec['methods']).index(r['method']),
                                  r['lr'], r['seed']))
-    max_epochs = max((len(r['val_curve']) for r in rows), default=0)
+    # per-epoch val columns by epoch: a run that validated only after its
+    # last epoch (``test_phase_options``) fills that epoch's column alone
+    curves = [val_by_epoch(r) for r in rows]
+    epochs = sorted(set().union(*curves)) if curves else []
     # a study with extra_metrics: their val and test values after test_ap50
     extra = spec['extra_metrics']
     with open(paths['csv'], 'w', newline='', encoding='utf-8') as f:
@@ -52,8 +56,8 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
              'test_ap50'] + [f'{split}_{key}' for key in extra
                              for split in ('val', 'test')] +
             ['train_seconds', 'ece', 'ece_platt'] +
-            [f'val_ap50_epoch{e + 1}' for e in range(max_epochs)])
-        for r in rows:
+            [f'val_ap50_epoch{e}' for e in epochs])
+        for r, curve in zip(rows, curves):
             cal = r.get('calibration', {})
             writer.writerow(
                 [name, r['method'], r['lr'], r['seed'],
@@ -63,7 +67,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                  for key in extra for split in ('val', 'test')] +
                 [_fmt(r.get('train_seconds'), 1), _fmt(cal.get('ece'), 4),
                  _fmt(cal.get('ece_platt'), 4)] +
-                [_fmt(v, 4) for v in r['val_curve']])
+                [_fmt(curve.get(e), 4) for e in epochs])
     md = [f'# Study `{name}`', '']
     if spec.get('description'):
         md += [spec['description'].strip(), '']

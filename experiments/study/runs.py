@@ -250,7 +250,8 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 study=spec['name'], method=method, lr=lr, seed=seed,
                 diverged=reason, train_seconds=earlier_attempts_seconds(
                     attempts) + time.perf_counter() - start,
-                val_curve=[curve[k] for k in sorted(curve)], val_ap50=None,
+                val_curve=[curve[k] for k in sorted(curve)],
+                val_epochs=sorted(curve), val_ap50=None,
                 final_train=last_train_record(directory),
                 machine=machine_name())
             save(result)
@@ -262,7 +263,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 study=spec['name'], method=method, lr=lr, seed=seed,
                 train_seconds=earlier_attempts_seconds(attempts) + seconds,
                 val_curve=[curve[k] for k in sorted(curve)],
-                val_ap50=curve[max(curve)],
+                val_epochs=sorted(curve), val_ap50=curve[max(curve)],
                 final_train=last_train_record(directory),
                 machine=machine_name())
             if is_coco(spec):

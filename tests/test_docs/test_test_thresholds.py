@@ -77,6 +77,32 @@ def test_budget_gains_are_the_mean_gain_over_the_last_epochs():
     assert 'still learning at the end' in thresholds.budget_text(study)
 
 
+def test_budget_of_test_runs_without_curves_is_the_selection_runs(tmp_path):
+    """Test runs that validated after their last epoch alone (one column
+    filled): the budget comes from the selection runs at the selected lr,
+    and the sentence says so; a run at another lr counts nowhere."""
+    head = ['study', 'method', 'lr', 'seed', 'selected_lr', 'test_ap50'] + [
+        f'val_ap50_epoch{e}' for e in range(1, 6)]
+    rows = [['s', 'ce', '0.04', '5', 'True', '', 0.1, 0.2, 0.3, 0.35, 0.4],
+            ['s', 'ce', '0.04', '11', 'True', '', 0.1, 0.2, 0.3, 0.3, 0.3],
+            ['s', 'ce', '0.08', '5', 'False', '', 0.1, 0.9, 0.1, 0.1, 0.1],
+            ['s', 'ce', '0.04', '6', 'True', '0.5', '', '', '', '', 0.5]]
+    with open(tmp_path / 's.csv', 'w', newline='', encoding='utf-8') as f:
+        csv.writer(f).writerows([head] + rows)
+    gains, whose = thresholds.budget_runs('s', str(tmp_path))
+    # seed 5: 0.4 - 0.2; seed 11: 0.3 - 0.2
+    assert whose == 'selection seeds'
+    assert gains == {'ce': pytest.approx(0.15)}
+    text = thresholds.budget_text('s', str(tmp_path))
+    assert '(selection seeds, selected lr): `ce` +15.0 points' in text
+    # test runs with whole curves come first
+    rows[-1][-5:] = [0.1, 0.1, 0.1, 0.1, 0.2]
+    with open(tmp_path / 's.csv', 'w', newline='', encoding='utf-8') as f:
+        csv.writer(f).writerows([head] + rows)
+    assert thresholds.budget_runs('s', str(tmp_path)) == (
+        {'ce': pytest.approx(0.1)}, 'test seeds')
+
+
 def test_the_writer_reproduces_the_committed_thresholds():
     # selection-only studies (the budget phases) were never tested
     import json

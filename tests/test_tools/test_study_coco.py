@@ -253,15 +253,31 @@ def test_bad_test_phase_options_name_the_problem(study, tmp_path, extra,
         study.load_spec(_write(tmp_path, SPEC + extra + '\n'))
 
 
-def test_one_point_curves_draw_no_figure(study, tmp_path):
+def test_one_point_test_curves_give_way_to_the_selection_curves(study,
+                                                                 tmp_path):
+    """Test runs that validated after their last epoch alone: the curves
+    (and their figure) are the selection seeds' at the selected lr; with
+    neither, no figure."""
     spec = study.load_spec(_write(tmp_path, SPEC))
-    one = {('ce', 0.04, s): dict(val_curve=[0.4], val_ap50=0.4)
-           for s in spec['seeds']}
-    assert not study.plot_curves(spec, one, {'ce': 0.04},
-                                 str(tmp_path / 'c.png'))
-    two = {k: dict(val_curve=[0.2, 0.4], val_ap50=0.4) for k in one}
-    assert study.plot_curves(spec, two, {'ce': 0.04},
-                             str(tmp_path / 'c.png'))
+    png = str(tmp_path / 'c.png')
+    tested = {('ce', 0.04, s): dict(val_curve=[0.4], val_epochs=[16],
+                                    val_ap50=0.4) for s in spec['seeds']}
+    assert not study.plot_curves(spec, tested, {'ce': 0.04}, png)
+    selection = {('ce', 0.04, s): dict(val_curve=[0.1, 0.3, 0.2],
+                                       val_ap50=0.2) for s in (5, 11)}
+    runs, whose = study.curve_runs(spec, {**tested, **selection},
+                                   {'ce': 0.04})
+    assert runs == {'ce': [[0.1, 0.3, 0.2]] * 2}
+    assert whose == 'selection seeds 5, 11'
+    assert study.plot_curves(spec, {**tested, **selection}, {'ce': 0.04},
+                             png)
+    # every-epoch test curves come first
+    full = {k: dict(val_curve=[0.2, 0.4], val_ap50=0.4) for k in tested}
+    assert study.curve_runs(spec, {**full, **selection}, {'ce': 0.04}) == (
+        {'ce': [[0.2, 0.4]] * 3}, 'test seeds')
+    # a record's epochs: val_epochs, else 1..n
+    assert study.val_by_epoch(tested[('ce', 0.04, 6)]) == {16: 0.4}
+    assert study.val_by_epoch(full[('ce', 0.04, 6)]) == {1: 0.2, 2: 0.4}
 
 
 def _t_sf(t: float, dof: int) -> float:
