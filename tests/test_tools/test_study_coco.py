@@ -212,7 +212,7 @@ def test_a_coco_study_end_to_end(study, tmp_path, fake_training):
 
 
 def test_test_phase_options_reach_the_test_trainings_alone(
-        study, tmp_path, fake_training):
+        study, tmp_path, fake_training, monkeypatch):
     """``test_phase_options``: in every test training's ``--cfg-options``,
     in no selection training, frozen with the settings and printed in the
     pre-registration; the report has no curve figure of one-point curves."""
@@ -230,10 +230,29 @@ def test_test_phase_options_reach_the_test_trainings_alone(
     assert f'also train with `{option}`' in (
         out / 'coco_preregistration.md').read_text()
     del fake_training[:]
-    study.main(args + ['--phase', 'test'])
+    every_epoch = study.read_scalars
+
+    def after_the_last_epoch(directory, key):  # what the option does
+        curve = every_epoch(directory, key)
+        return curve if osp.basename(directory) == 'eval_test' else {
+            16: curve[max(curve)]}
+    monkeypatch.setattr(study, 'read_scalars', after_the_last_epoch)
+    paths = study.main(args + ['--phase', 'test'])
     trains = [c for c in fake_training if c[1] == 'tools/train.py']
     assert len(trains) == 6 and all(
         c[c.index('--cfg-options'):].count(option) == 1 for c in trains)
+    res = json.load(open(osp.join(study.run_dir(
+        str(tmp_path / 'work'), 'coco', 'rs', 0.01, 7), 'result.json')))
+    assert res['val_epochs'] == [16] and res['val_ap50'] == 0.50
+    # per-epoch columns by epoch: a test run fills epoch 16's alone
+    with open(paths['csv'], encoding='utf-8') as f:
+        rows = list(csv.DictReader(f))
+    tested = [r for r in rows if r['test_ap50']]
+    assert len(tested) == 6 and all(
+        r['val_ap50_epoch16'] and not r['val_ap50_epoch1'] for r in tested)
+    # the curves are the selection runs', and the report says so
+    assert 'of the selection seeds 5, 11 at the selected learning rates' in \
+        open(paths['md'], encoding='utf-8').read()
     # an edit of the option after the freeze is refused
     with open(spec_path, 'a') as f:
         f.write("test_phase_options = ['train_cfg.val_interval=8']\n")
