@@ -41,11 +41,12 @@ def curve_runs(spec: dict, results: Dict[Tuple, dict],
 
 def plot_curves(spec: dict, results: Dict[Tuple, dict],
                 chosen: Dict[str, float], path: str,
-                exploratory: Sequence[str] = ()) -> bool:
+                exploratory: Sequence[str] = ()) -> str:
     """Val AP50 per epoch, mean and min-max band over the runs of
     :func:`curve_runs`; the ``exploratory`` methods (not pre-registered)
-    dashed and so labelled. False (no figure) without a curve of two or
-    more epochs."""
+    dashed and so labelled. Returns whose runs it drew (``whose`` of
+    :func:`curve_runs`), or '' (no figure) without a curve of two or more
+    epochs."""
     import numpy as np
     runs, whose = curve_runs(spec, results, chosen)
     curves = {}
@@ -53,7 +54,7 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
         length = min(len(r) for r in rs)
         curves[mname] = np.array([r[:length] for r in rs]) * 100
     if not curves:
-        return False
+        return ''
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -79,4 +80,4 @@ def plot_curves(spec: dict, results: Dict[Tuple, dict],
     ax.legend(fontsize=7)
     fig.tight_layout()
     run_logs.save_figure(fig, path)
-    return True
+    return whose

@@ -17,7 +17,7 @@ from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      val_by_epoch)
 from .comparisons import (comparisons_markdown, study_comparisons,
                           write_comparisons_csv)
-from .curves import curve_runs, plot_curves
+from .curves import plot_curves
 from .freeze import check_preregistration, read_preregistration
 from .selection import (grid_selection, seed_overlap, selected_lrs,
                         run_score, selection_phrase, selection_seeds)
@@ -156,9 +156,9 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                '(AP unchanged).', '',
                '| method | ' + ' | '.join(head) + ' |',
                '|---|' + '---|' * len(head)] + cal_rows
-    if plot_curves(spec, results, chosen, paths['png'], exploratory):
+    whose = plot_curves(spec, results, chosen, paths['png'], exploratory)
+    if whose:
         md += ['', f'![val AP50 per epoch]({osp.basename(paths["png"])})']
-        whose = curve_runs(spec, results, chosen)[1]
         if whose != 'test seeds' and not spec.get('select_only'):
             md += ['', f'*Val AP50 per epoch of the {whose} at the selected '
                    'learning rates: the test runs validated after their '

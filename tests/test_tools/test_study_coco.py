@@ -215,7 +215,8 @@ def test_test_phase_options_reach_the_test_trainings_alone(
         study, tmp_path, fake_training, monkeypatch):
     """``test_phase_options``: in every test training's ``--cfg-options``,
     in no selection training, frozen with the settings and printed in the
-    pre-registration; the report has no curve figure of one-point curves."""
+    pre-registration; the report draws the selection runs' curves and says
+    so."""
     option = 'train_cfg.val_interval=16'
     spec_path = _write(tmp_path, SPEC + f"test_phase_options = ['{option}']\n")
     out = tmp_path / 'out'
