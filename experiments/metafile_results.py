@@ -83,6 +83,8 @@ LOSS_VERSION_NOTES = {
 #: given with its sd.
 METRICS = {
     'test_ap50': ('Object Detection', [('AP50', 'test_ap50')]),
+    'test_coco/segm_mAP_50': ('Instance Segmentation',
+                              [('mask AP50', 'test_coco/segm_mAP_50')]),
     'test_r1': ('Image Retrieval', [('R@1', 'test_r1'), ('R@8', 'test_r8'),
                                     ('MAP@R', 'test_map_at_r')]),
 }

@@ -3,7 +3,9 @@
 # recipe of `_base_/mask-rcnn_r18-w32_fpn_16e_digitsvoc.py`, which the mix
 # and RS configs share. Data: `tools/dataset_converters/make_digits_voc.py
 # --masks` (the COCO twin under `data/digits_voc/VOCdevkit/annotations/`).
-# lr: the Faster R-CNN CE twin's (chosen on val for boxes, not for masks).
+# lr: selected on val (box, mean of seeds 5 and 11) by
+# experiments/studies/digitsvoc_mask_rcnn_16e.py from {0.02, 0.04, 0.08};
+# results: docs/evidence/digitsvoc_mask_rcnn_16e.md.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './_base_/mask-rcnn_r18-w32_fpn_16e_digitsvoc.py'

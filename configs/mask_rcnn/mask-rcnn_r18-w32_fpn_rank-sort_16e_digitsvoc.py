@@ -4,7 +4,9 @@
 # RoI, weighted by the RS box weights and rescaled to the RS value).
 # Ranking-trained scores have no absolute scale: tested at score threshold
 # 0, as the Faster R-CNN RS twin.
-# lr: the Faster R-CNN RS twin's (chosen on val for boxes, not for masks).
+# lr: selected on val (box, mean of seeds 5 and 11) by
+# experiments/studies/digitsvoc_mask_rcnn_16e.py from {0.01, 0.02, 0.04};
+# results: docs/evidence/digitsvoc_mask_rcnn_16e.md.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./_base_/mask-rcnn_r18-w32_fpn_16e_digitsvoc.py',
