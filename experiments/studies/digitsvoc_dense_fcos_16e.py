@@ -41,7 +41,9 @@ fcos_methods = dict(
     # the config ranks the logits: nothing to set
     fcos_rambo_focal=dict(label='FCOS, RaMBO (logits) + focal',
                           config=_fcos.format('rambo-focal'),
-                          lrs=[0.0025, 0.005, 0.01, 0.02]),
+                          # 0.04 and 0.08: each the step beyond the edge
+                          # best of the grid before it (rule 3)
+                          lrs=[0.0025, 0.005, 0.01, 0.02, 0.04, 0.08]),
     fcos_rank_sort=dict(label='FCOS, Rank & Sort (delta 0.5)',
                         config=_fcos.format('rank-sort'),
                         lrs=[0.0025, 0.005, 0.01, 0.02]),
