@@ -31,8 +31,11 @@ def test_the_fcos_methods_follow_the_atss_ones(study):
         twin_name = name.replace('fcos_', 'atss_')
         twin = atss['methods'][twin_name]
         lr = chosen[twin_name]
-        # factor 2, two steps below the twin's lr and one above
-        assert m['lrs'] == pytest.approx([lr / 4, lr / 2, lr, 2 * lr]), name
+        # factor 2, two steps below the twin's lr and one above; the mix's
+        # grid grown by the steps beyond its edge best (fairness rule 3)
+        grown = [4 * lr, 8 * lr] if name == 'fcos_rambo_focal' else []
+        assert m['lrs'] == pytest.approx(
+            [lr / 4, lr / 2, lr, 2 * lr] + grown), name
         assert m['config'] == twin['config'].replace('atss', 'fcos'), name
         assert m['options'] == [], name  # the configs as they ship
     assert spec['select_seeds'] == [5, 11] and spec['select_seed'] == 5
@@ -50,6 +53,6 @@ def test_dry_run_plans_the_study(study, capsys):
                 '--dry-run', '--work-dir', '/nonexistent/work', '--out-dir',
                 '/nonexistent/out'])
     out = capsys.readouterr().out
-    # 3 methods x 4 lrs x 2 selection seeds
-    assert '[study] digitsvoc_dense_fcos_16e select: 24 runs' in out
+    # (4 + 4 + 6 lrs) x 2 selection seeds
+    assert '[study] digitsvoc_dense_fcos_16e select: 28 runs' in out
     assert '3 methods x 5 seeds = 15 runs' in out
