@@ -166,7 +166,11 @@ VERDICT: List[dict] = [
              hyp('digitsvoc_dense_fixed_16e', 'H5', 'aLRP vs focal'),
              hyp('digitsvoc_dense_fixed_16e', 'H6', 'logits mix vs focal'),
          ]),
-    dict(advice='**Mask R-CNN from scratch: RS-Mask R-CNN** (Rank & Sort with its Dice mask loss). At 16 epochs it came out ahead of cross-entropy on both box and mask AP50, beyond the correction for four tests; the mix was level with cross-entropy on both (and still learning at 16 epochs).',
+    dict(advice='**Mask R-CNN from scratch: RS-Mask R-CNN** (Rank & Sort '
+         'with its Dice mask loss). At 16 epochs it came out ahead of '
+         'cross-entropy on both box and mask AP50, beyond the correction for '
+         'four tests; the mix was level with cross-entropy on both (and '
+         'still learning at 16 epochs).',
          items=[
              hyp('digitsvoc_mask_rcnn_16e', 'H2',
                  'Rank & Sort (RS-Mask R-CNN) vs cross-entropy, box AP50'),
