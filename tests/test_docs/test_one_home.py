@@ -63,15 +63,14 @@ def test_every_config_of_a_results_block_has_labelled_results():
     for block in R.RESULTS + R.EXTRA:
         task = MR.METRICS[block['metric']][0]  # a study may give two
         for method, _, config, change in block['rows']:
-            results = models[config].get('Results', [])
-            studies = [r['Dataset'] for r in results
-                       if f'(study {block["study"]}, seed' in r['Dataset']
-                       and r['Task'] == task]
             if change:
                 continue  # a changed config: in the report, not here
-            assert len(studies) == 1, (config, block['study'], studies)
-            (r, ) = [r for r in results if r['Dataset'] == studies[0]
-                     and r['Task'] == task]
+            mine = [r for r in models[config].get('Results', [])
+                    if f'(study {block["study"]}, seed' in r['Dataset']
+                    and r['Task'] == task]
+            assert len(mine) == 1, (config, block['study'],
+                                    [r['Dataset'] for r in mine])
+            (r, ) = mine
             assert r['Report'] == f'docs/evidence/{block["study"]}.md'
             assert osp.isfile(osp.join(ROOT, r['Report']))
             assert set(r['Metrics']) >= {'Seeds', 'lr'}, r
