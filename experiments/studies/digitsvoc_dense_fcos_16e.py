@@ -14,8 +14,7 @@
 # score threshold 0 for every method (rank-trained scores have no scale),
 # hypotheses frozen before any test run; but every lr is selected on the
 # mean val AP50 over seeds 5 and 11 (a freeze now needs two selection
-# seeds), not on seed 5 alone. The configs ship the ATSS twins' lrs until
-# this study selects theirs.
+# seeds), not on seed 5 alone. The FCOS configs ship the lrs selected here.
 # Another pre-registered dense study takes these methods with
 #   _base_ = ['./digitsvoc_dense_fcos_16e.py']
 #   methods = dict(_base_.fcos_methods, <its own>)
