@@ -43,8 +43,8 @@ Beside the tables, ``--write`` writes (and ``--check`` compares):
   trained the config as it ships, labelled by study and seeds, between
   marker comments (:mod:`experiments.metafile_results` says how and why);
 * ``docs/images/results_ap50.png``: each method's per-seed test AP50 and its
-  mean, one panel per detection block of ``RESULTS``
-  (:mod:`experiments.results`), baseline first, and
+  mean, one panel per detection or segmentation block of ``RESULTS``
+  (:mod:`experiments.results`; box or mask AP50), baseline first, and
   beside it ``docs/images/results_ap50.json``, the plotted numbers. The PNG
   carries the SHA-256 of that JSON in its ``Comment`` text chunk; ``--check``
   compares the JSON with the reports and the PNG's digest with the JSON (not
@@ -299,6 +299,9 @@ def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
 PLOT_PNG = 'docs/images/results_ap50.png'
 PLOT_JSON = 'docs/images/results_ap50.json'
 _DIGEST = 'plotted data sha256 '
+#: The tasks of the blocks the plot shows (retrieval's R@1 is on another
+#: scale and data).
+PLOTTED_TASKS = ('Object Detection', 'Instance Segmentation')
 
 
 def _plain(label: str) -> str:
@@ -306,11 +309,12 @@ def _plain(label: str) -> str:
 
 
 def plot_data(root: str = ROOT) -> dict:
-    """What the results plot shows: per detection block of ``RESULTS``, each
-    row's per-seed test AP50 (percent) and mean, baseline first."""
+    """What the results plot shows: per detection or segmentation block of
+    ``RESULTS`` (box or mask AP50), each row's per-seed test AP50 (percent)
+    and mean, baseline first."""
     studies = []
     for block in RESULTS:
-        if block['metric'] != 'test_ap50':
+        if metafile_results.METRICS[block['metric']][0] not in PLOTTED_TASKS:
             continue
         rows = study_rows(block['study'], root)
         ordered = sorted(block['rows'],
@@ -394,10 +398,11 @@ def draw_plot(data: dict, path: str, digest: str) -> None:
                      loc='left')
         ax.grid(axis='x', color='0.9', zorder=0)
         ax.set_xlim(-1, 5 * (int(top) // 5 + 1) + 1)
-    axes[-1].set_xlabel(
-        'test AP50 (%) on DigitsVOC: dots are seeds, bars are means '
-        '(from docs/evidence/); [0.2.0 loss]: measured with 0.2.0\'s '
-        'RS / aLRP', fontsize=8)
+    axes[-1].set_xlabel(textwrap.fill(
+        'test AP50 (%) on DigitsVOC, of boxes (of masks where the title '
+        'says mask AP50): dots are seeds, bars are means (from '
+        'docs/evidence/); [0.2.0 loss]: measured with 0.2.0\'s RS / aLRP',
+        110), fontsize=8)
     fig.tight_layout()
     os.makedirs(osp.dirname(path), exist_ok=True)
     fig.savefig(path, format='png', metadata={
