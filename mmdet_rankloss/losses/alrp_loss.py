@@ -30,7 +30,8 @@ and sets ``w_sb`` every ``period`` counted iterations, or every
 defaults; ``period='epoch'`` is the earlier once-per-epoch update).
 ``w_sb`` is a buffer, saved in checkpoints; the hook's running sums and
 count are saved in the checkpoint too, so a resumed run updates at the
-same iterations.
+same iterations. :func:`alrp_loss` is the functional form, with a fixed
+``w_sb``.
 """
 import logging
 from typing import Dict, List, Optional, Tuple, Union
@@ -42,10 +43,82 @@ from ..ops.checks import check_choice, check_flag, check_int, \
     check_number, check_positive
 from ..optional_mmdet import (HOOKS, MODELS, Hook, all_reduce, get_dist_info,
                               is_model_wrapper, print_log)
-from .error_driven import LOC_ORDERS
+from .error_driven import LOC_ORDERS, error_driven_inputs, error_driven_loss
 from .error_driven_head import ErrorDrivenDetectionLoss
 
-__all__ = ['ALRPLoss', 'ALRPSelfBalanceHook']
+__all__ = ['alrp_loss', 'ALRPLoss', 'ALRPSelfBalanceHook']
+
+
+def _check_tau(owner: str, tau) -> float:
+    tau = check_number(owner, 'tau', tau, low=0)
+    if tau >= 1:
+        raise ValueError(f'{owner}: tau must be a finite number in [0, 1), '
+                         f'got {tau!r}')
+    return tau
+
+
+def _loc_term(loss: Tensor, loc_weight: Tensor,
+              loc_error: Optional[Tensor]) -> Tensor:
+    """``L_loc = sum_k v_k e_k`` (ranks fixed), differentiable in the
+    errors ``e`` (P,) (divided by ``1 - tau``); a zero in the graph of
+    ``loss`` without them."""
+    if loc_error is None or not loc_error.numel():
+        return loss * 0
+    return (loc_weight.to(loc_error.dtype) * loc_error).sum().to(loss.dtype)
+
+
+def alrp_loss(scores: Tensor,
+              positives: Tensor,
+              loc_error: Optional[Tensor] = None,
+              delta: float = 1.0,
+              sb_weight: float = 50.0,
+              tau: float = 0.5,
+              own_loc_in_update: bool = False,
+              loc_order: str = 'hard',
+              negatives: Optional[Tensor] = None,
+              precision: str = 'float64') -> Tensor:
+    """aLRP Loss of one ranking of all ``scores``: ``L_cls + sb_weight *
+    L_loc`` (module docstring), :class:`ALRPLoss` on given positives with a
+    fixed SB weight. The scores get the error-driven update of ``L_cls``
+    (the backward is that update), the errors the gradient of ``L_loc``.
+
+    Args:
+        scores (Tensor): Scores (...), e.g. the (N, C) logits of a dense
+            head, finite; all of them are one ranking.
+        positives (Tensor): Binary (...), the scores' shape.
+        loc_error (Tensor, optional): Localisation errors of the
+            positives, the scores' shape, in [0, 1] at the positives (e.g.
+            ``(1 - GIoU) / 2``), differentiable. Defaults to None: 0.
+        delta (float): Half-width of the smoothed step, > 0. Defaults to
+            1.0 (paper).
+        sb_weight (float): Weight ``w_sb`` of ``L_loc``, > 0. Defaults to
+            50.0 (paper's initial value).
+        tau (float): The errors are divided by ``1 - tau``, in [0, 1).
+            Defaults to 0.5 (paper).
+        own_loc_in_update (bool): See :class:`ALRPLoss`. Defaults to False.
+        loc_order (str): ``'hard'`` or ``'smoothed'``, see
+            :class:`ALRPLoss`. Defaults to ``'hard'``.
+        negatives (Tensor, optional): Binary (...); scores in neither take
+            no part. Defaults to None: every score that is not a positive.
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
+            Defaults to ``'float64'``.
+
+    Returns:
+        Tensor: Scalar loss (fp32, fp64 for fp64 scores).
+    """
+    owner = 'alrp_loss'
+    tau = _check_tau(owner, tau)
+    sb_weight = check_positive(owner, 'sb_weight', sb_weight)
+    flat, pos_idx, negs, errors = error_driven_inputs(
+        owner, scores, positives, negatives, delta, 'loc_error', loc_error)
+    if errors is not None and tau:
+        errors = errors / (1 - tau)
+    loss, _, loc_weight = error_driven_loss(
+        flat, pos_idx, delta, 'alrp', negs, None,
+        None if errors is None else errors.detach(),
+        own_loc_in_update=own_loc_in_update, loc_order=loc_order,
+        precision=precision)
+    return loss + sb_weight * _loc_term(loss, loc_weight, errors)
 
 
 @MODELS.register_module()
@@ -105,10 +178,7 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         super().__init__(delta, score_space, loss_weight, precision)
         owner = type(self).__name__
         self.self_balance = check_flag(owner, 'self_balance', self_balance)
-        self.tau = check_number(owner, 'tau', tau, low=0)
-        if self.tau >= 1:
-            raise ValueError(f'{owner}: tau must be a finite number in '
-                             f'[0, 1), got {tau!r}')
+        self.tau = _check_tau(owner, tau)
         self.own_loc_in_update = check_flag(owner, 'own_loc_in_update',
                                             own_loc_in_update)
         self.loc_order = check_choice(owner, 'loc_order', loc_order,
@@ -140,11 +210,7 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
     def _outputs(self, loss, parts, loc_weight,
                  loc_error) -> Dict[str, Tensor]:
         # loc_error: divided by 1 - tau; parts[2] = L_loc unweighted
-        if loc_error is None or not loc_error.numel():
-            loc = loss * 0  # a zero in the graph
-        else:
-            loc = (loc_weight.to(loc_error.dtype) * loc_error).sum().to(
-                loss.dtype)
+        loc = _loc_term(loss, loc_weight, loc_error)
         if self.training and torch.is_grad_enabled():
             self._sb_sums += torch.stack([loss.detach() + parts[2],
                                           parts[2]]).to(self._sb_sums)

@@ -19,12 +19,13 @@ from ..ops.device import reads_are_free
 from ..ops.distributed import gather_for_ranking
 from ..optional_mmdet import MODELS
 from .ap_rankers import APRanker, BlackboxRanker
-from .average_precision import APLossResult, average_precision_loss
+from .average_precision import (APLossResult, average_precision_loss,
+                                rambo_ap_loss)
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
 from .utils import check_reduction, zero_loss
 
-__all__ = ['average_precision_loss', 'RaMBOAPLoss']
+__all__ = ['rambo_ap_loss', 'RaMBOAPLoss', 'average_precision_loss']
 
 _RANKERS = ('BlackboxRanker', 'SigmoidRanker', 'SorterRanker')
 
@@ -93,9 +94,9 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         apc_weight (float): Weight of ``L_APC``, >= 0. Defaults to 1/3.
         score_space (str): ``'logits'``, ``'softmax'`` or ``'sigmoid'``
             (:class:`~.score_space.ScoreSpace`). Defaults to ``'logits'``.
-        normalize_ranks (bool): See :func:`average_precision_loss`.
+        normalize_ranks (bool): See :func:`rambo_ap_loss`.
             Defaults to True.
-        positive_rank_grad (bool): See :func:`average_precision_loss`.
+        positive_rank_grad (bool): See :func:`rambo_ap_loss`.
             Defaults to False.
         loss_weight (float): Multiplies both terms, >= 0. Defaults to 1.0.
         reduction (str): ``'mean'`` or ``'sum'`` over classes in ``L_mAP``.

@@ -219,7 +219,7 @@ class SigmoidRanker(APRanker):
     The rank among positives (the numerator) is the same soft sum over the
     row's positives; it is held constant (detached) unless
     ``positive_rank_grad``, for the reason given in
-    :func:`~mmdet_rankloss.losses.average_precision_loss`. The soft AP
+    :func:`~mmdet_rankloss.losses.rambo_ap_loss`. The soft AP
     tends to the exact AP as ``t -> 0`` (a test); the logged AP is exact.
 
     Args:

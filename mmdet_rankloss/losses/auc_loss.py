@@ -239,7 +239,7 @@ def auc_loss(embeddings: Tensor,
         or no negative pair (no anchor with both, for ``'hard'``).
     """
     check_choice('auc_loss', 'strategy', strategy, AUC_STRATEGIES)
-    pairs = retrieval_pairs(embeddings, labels)
+    pairs = retrieval_pairs(embeddings, labels, owner='auc_loss')
     negatives = negatives_of(pairs.positives, pairs.valid)
     if strategy == 'hard':
         hard = hardest_pairs(pairs.scores, pairs.positives, negatives)

@@ -14,8 +14,8 @@ losses train with: a fixed number of tensor operations on tensors of the
 input's shape, no read from the device (rows without a positive are
 masked, elements that are not ranked are ``-inf``), so that a GPU runs it
 as a handful of kernels. :func:`blackbox_ap_classes` gives the RaMBO AP
-loss's two rankings of a batch with it, and :func:`average_precision_loss`
-is its functional form. :func:`ap_of_rows` serves the other back-ends
+loss's two rankings of a batch with it, and :func:`rambo_ap_loss` is its
+functional form. :func:`ap_of_rows` serves the other back-ends
 (sigmoid soft ranks, a sorter network), which work on the positives'
 places (one ``nonzero``, a host read).
 """
@@ -26,16 +26,18 @@ from torch import Tensor
 
 from ..ops.checks import check_flag, check_positive
 from ..ops.device import reads_are_free
-from ..ops.ranking import (_SPARSE_RERANK_MAX_MOVED, exact_rank,
+from ..ops.ranking import (SPARSE_RERANK_MAX_MOVED, exact_rank,
                            margin_shift, rank_dtype, subset_rank_at)
 from ..ops.sparse_rerank import rerank_sparse
 from ..ops.stable_order import (column_orders, descending_indices,
                                 descending_order, ranks_from_order)
+from .deprecation import deprecated_alias, renamed_keywords
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 
 __all__ = [
     'APLossResult', 'ap_of_rows', 'blackbox_ap', 'blackbox_ap_classes',
-    'blackbox_ap_of_rows', 'exact_ap', 'average_precision_loss',
+    'blackbox_ap_of_rows', 'exact_ap', 'rambo_ap_loss',
+    'average_precision_loss',
     'shift_scores'
 ]
 
@@ -163,7 +165,7 @@ def _perturbed_ranks(ranked: Tensor, ranks: Tensor, grad_ranks: Tensor,
         moved_at = grad_ranks.nonzero(as_tuple=True)
         if not moved_at[0].numel():
             return ranks.clone()
-        if moved_at[0].numel() <= _SPARSE_RERANK_MAX_MOVED * rows * n:
+        if moved_at[0].numel() <= SPARSE_RERANK_MAX_MOVED * rows * n:
             moved = grad_ranks != 0
             return rerank_sparse(ranked, ranks, moved, perturbed, False,
                                  sorted_values, moved_at)
@@ -313,7 +315,7 @@ def blackbox_ap(shifted: Tensor,
         positives (Tensor): Bool (R, n).
         lambda_val (float): Algorithm 1's strength, > 0.
         normalize_ranks (bool): Ranks divided by the ranked elements of
-            their row (see :func:`average_precision_loss`).
+            their row (see :func:`rambo_ap_loss`).
         reduction (str): ``'mean'`` or ``'sum'`` over rows with a positive.
         positive_rank_grad (bool): Algorithm 1 on the rank among the
             positives too (a stacked second ranking).
@@ -338,14 +340,17 @@ def blackbox_ap(shifted: Tensor,
     return APLossResult(loss, ap, valid, grad if with_grad else None)
 
 
-def average_precision_loss(scores: Tensor,
-                           labels: Tensor,
-                           lambda_val: float = 0.5,
-                           margin: float = 0.0,
-                           normalize_ranks: bool = True,
-                           reduction: str = 'mean',
-                           positive_rank_grad: bool = False) -> Tensor:
-    """``1 - AP`` of each row of scores, differentiated by blackbox ranking.
+@renamed_keywords(labels='positives')
+def rambo_ap_loss(scores: Tensor,
+                  positives: Tensor,
+                  lambda_val: float = 0.5,
+                  margin: float = 0.15,
+                  normalize_ranks: bool = True,
+                  reduction: str = 'mean',
+                  positive_rank_grad: bool = False) -> Tensor:
+    """RaMBO AP loss: ``1 - AP`` of each row of scores, differentiated by
+    blackbox ranking (Algorithm 1); the functional form of
+    :class:`~.ap_loss.RaMBOAPLoss`'s rankings.
 
     Ties are ranked by index (see
     :func:`~mmdet_rankloss.ops.ranking.exact_rank`). Rows without a
@@ -353,12 +358,15 @@ def average_precision_loss(scores: Tensor,
     the result is a zero that keeps the graph.
 
     Args:
-        scores (Tensor): Scores of shape (..., n), one ranking per row.
-            Any floating dtype; fp16/bf16 are shifted and ranked in fp32.
-        labels (Tensor): Binary relevance of the scores' shape (bool or 0/1).
+        scores (Tensor): Scores (..., n), one ranking per row. Any floating
+            dtype; fp16/bf16 are shifted and ranked in fp32. Finite.
+        positives (Tensor): Binary relevance (..., n), the scores' shape
+            (bool or 0/1). Formerly ``labels`` (deprecated keyword).
         lambda_val (float): Algorithm 1's interpolation strength, > 0.
             Defaults to 0.5 (the paper's detection setting).
-        margin (float): Margin alpha of Eq. 14, >= 0. Defaults to 0.0.
+        margin (float): Margin alpha of Eq. 14 in score units, >= 0.
+            Defaults to 0.15 (paper; the deprecated
+            ``average_precision_loss`` keeps its 0.0).
         normalize_ranks (bool): Rank as fractions ``rank / n``. The value
             is the same (precision is a ratio of ranks), but Algorithm 1
             then acts as ``lambda * n`` on integer ranks: without it a
@@ -370,35 +378,39 @@ def average_precision_loss(scores: Tensor,
             positives (Eq. 21's numerator) by Algorithm 1. The value is the
             same. Off by default: AP does not change when two positives
             swap, but the two rankers are perturbed in opposite directions
-            and the second pushes the best-ranked positives down (measured
-            by ``experiments/analysis/score_space_density.py``;
-            ``docs/detection.md``). Defaults to False.
+            and the second pushes the best-ranked positives down
+            (``docs/detection.md``). Defaults to False.
 
     Returns:
         Tensor: Scalar loss (fp32, fp64 for fp64 scores).
 
     Raises:
-        ValueError: On bad shapes, non-binary labels, NaN/inf scores,
+        ValueError: On bad shapes, non-binary positives, NaN/inf scores,
             lambda <= 0, margin < 0 or an unknown reduction.
 
     Example:
         >>> scores = torch.tensor([[0.9, 0.2, 0.6, 0.1]], requires_grad=True)
-        >>> labels = torch.tensor([[1, 0, 0, 1]])
-        >>> loss = average_precision_loss(scores, labels)
+        >>> positives = torch.tensor([[1, 0, 0, 1]])
+        >>> loss = rambo_ap_loss(scores, positives, margin=0.0)
         >>> round(loss.item(), 4)  # AP = (1/1 + 2/4) / 2
         0.25
     """
-    owner = 'average_precision_loss'
-    check_scores_and_masks(owner, scores, dict(labels=labels))
+    owner = 'rambo_ap_loss'
+    check_scores_and_masks(owner, scores, dict(positives=positives))
     margin = check_positive(owner, 'margin', margin, allow_zero=True)
     check_reduction(owner, reduction)
     lambda_val = check_positive(owner, 'lambda_val', lambda_val)
     normalize_ranks = check_flag(owner, 'normalize_ranks', normalize_ranks)
     positive_rank_grad = check_flag(owner, 'positive_rank_grad',
                                     positive_rank_grad)
-    return blackbox_ap_of_rows(scores, labels, margin, lambda_val,
+    return blackbox_ap_of_rows(scores, positives, margin, lambda_val,
                                normalize_ranks, reduction,
                                positive_rank_grad).loss
+
+
+#: Deprecated name of :func:`rambo_ap_loss` (with its old margin, 0.0)
+average_precision_loss = deprecated_alias('average_precision_loss',
+                                          rambo_ap_loss, margin=0.0)
 
 
 def blackbox_ap_of_rows(scores: Tensor,
@@ -460,8 +472,8 @@ def blackbox_ap_classes(
             positive (the flat row is one row).
         with_grad (bool): Also return the score gradients at unit scale.
         lambda_val (float): Algorithm 1's strength, > 0.
-        normalize_ranks (bool): See :func:`average_precision_loss`.
-        positive_rank_grad (bool): See :func:`average_precision_loss`.
+        normalize_ranks (bool): See :func:`rambo_ap_loss`.
+        positive_rank_grad (bool): See :func:`rambo_ap_loss`.
         masked (bool): Whether some items may be ``-inf`` (then the ranks
             are normalised by the items ranked). Defaults to False.
 

@@ -76,21 +76,22 @@ sizes the ``P x P`` relations (none when the caller gives their indices;
 (float32's speed and errors, measured: ``docs/reliability.md``); the matrix
 products run with autocast off.
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
 
-from ..ops.checks import check_choice, check_flag, check_number, \
+from ..ops.checks import check_choice, check_data, check_flag, check_number, \
     check_positive
 from ..ops.precision import autocast_off
 from .error_driven_modes import alrp_errors, ap_errors, rank_sort_errors
 from .error_driven_negatives import SortedNegatives
+from .utils import check_scores_and_masks
 
 __all__ = ['MODES', 'LOC_ORDERS', 'PRECISIONS', 'ErrorDrivenTerms',
            'smoothed_step', 'error_driven_terms', 'error_driven_loss',
            'ErrorDrivenLossFunction', 'check_self_relation',
-           'check_precision']
+           'check_precision', 'error_driven_inputs']
 
 MODES = ('ap', 'rs', 'alrp')
 #: ``loc_order`` of 'alrp': the authors' hard order, the earlier smoothed one
@@ -326,3 +327,52 @@ def error_driven_loss(scores: Tensor, positives: Tensor, delta: float,
                                          mode, quality, loc_error,
                                          self_relation, own_loc_in_update,
                                          loc_order, precision)
+
+
+def error_driven_inputs(owner: str, scores: Tensor, positives: Tensor,
+                        negatives: Optional[Tensor], delta: float,
+                        name: str = '', values: Optional[Tensor] = None):
+    """Checked and flattened inputs of :func:`error_driven_loss`: the body
+    of the functional forms (``rank_sort_loss``, ``alrp_loss``,
+    ``error_driven_ap_loss``).
+
+    Args:
+        owner (str): The function named in the messages.
+        scores (Tensor): Scores (...), finite; one ranking of all of them.
+        positives (Tensor): Binary (...), the scores' shape.
+        negatives (Tensor, optional): Binary (...); scores in neither take
+            no part. None: every score that is not a positive.
+        delta (float): Half-width of the smoothed step, > 0.
+        name (str): The name of ``values`` in the messages.
+        values (Tensor, optional): Per-positive values (``quality``,
+            ``loc_error``) of the scores' shape, in [0, 1] at the
+            positives.
+
+    Returns:
+        tuple: Scores (n,), the positives' indices (P,) (the one read of
+        the data), negatives (n,) bool and ``values`` at the positives
+        (P,) (None without).
+    """
+    check_positive(owner, 'delta', delta)
+    masks = dict(positives=positives)
+    if negatives is not None:
+        masks['negatives'] = negatives
+    check_scores_and_masks(owner, scores, masks, allow_empty=True)
+    flat_pos = positives.reshape(-1).bool()
+    pos_idx = flat_pos.nonzero().squeeze(1)
+    flat_neg = ~flat_pos if negatives is None else \
+        negatives.reshape(-1).bool() & ~flat_pos
+    picked = None
+    if values is not None:
+        if not isinstance(values, Tensor) or values.shape != scores.shape \
+                or not values.is_floating_point():
+            raise ValueError(
+                f'{owner}: {name} must be a float tensor of the scores '
+                f'shape {tuple(scores.shape)}, got '
+                f'{getattr(values, "shape", values)}')
+        picked = values.reshape(-1)[pos_idx]
+        at = picked.detach()
+        check_data(owner, [((at.clamp(0, 1) == at).all(),
+                            f'{name} must be finite and in [0, 1] at the '
+                            'positives')])
+    return scores.reshape(-1), pos_idx, flat_neg, picked

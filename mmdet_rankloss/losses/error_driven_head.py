@@ -30,9 +30,9 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     score of anchor ``a`` for its label is a positive, every other score of
     a row with weight > 0 a negative; rows with weight 0 take no part.
     Per-anchor extras (``quality``, ``loc_error``) are read at the rows of
-    the positives. Subclasses set :attr:`mode`, :attr:`default_delta` and
-    :attr:`per_anchor_input`, build the output dict (``_outputs``) and may
-    pass options to the core (``_core_options``) or change the positives
+    the positives. Subclasses set :attr:`mode` and
+    :attr:`per_anchor_input`, give ``delta`` its default, build the output
+    dict (``_outputs``) and may pass options to the core (``_core_options``) or change the positives
     (``_positive_rows``) and their extras (``_positive_inputs``).
 
     On a device a call reads the data back once (the positive rows'
@@ -42,8 +42,7 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     device-side assertions there (a ``ValueError`` on the CPU).
 
     Args:
-        delta (float, optional): Half-width of the smoothed step, > 0.
-            Defaults to None: :attr:`default_delta`.
+        delta (float): Half-width of the smoothed step, > 0.
         score_space (str): See :class:`~.score_space.ScoreSpace`.
         loss_weight (float): Multiplies value and update, >= 0.
         precision (str): The dtype the core computes in, ``'float64'`` or
@@ -54,20 +53,17 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
             returned in the scores' dtype either way.
     """
     mode = 'ap'
-    #: ``delta`` when the config gives none (the paper's)
-    default_delta = 1.0
     #: The per-anchor input :meth:`forward` takes by keyword, if any
     #: (``'quality'``, ``'loc_error'``)
     per_anchor_input: Optional[str] = None
 
-    def __init__(self, delta: Optional[float] = None,
+    def __init__(self, delta: float,
                  score_space: str = 'logits',
                  loss_weight: float = 1.0,
                  precision: str = 'float64') -> None:
         super().__init__()
         owner = type(self).__name__
-        self.delta = check_positive(
-            owner, 'delta', self.default_delta if delta is None else delta)
+        self.delta = check_positive(owner, 'delta', delta)
         self.space = ScoreSpace(score_space, None, owner)
         self.loss_weight = check_number(owner, 'loss_weight', loss_weight,
                                         low=0)

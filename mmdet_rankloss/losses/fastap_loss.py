@@ -90,15 +90,20 @@ def fastap_loss(embeddings: Tensor, labels: Tensor,
     """``1 - mean FastAP`` over the queries of a batch that have a positive.
 
     Args:
-        embeddings (Tensor): L2-normalised embeddings (B, D).
+        embeddings (Tensor): L2-normalised embeddings (B, D): squared
+            distances are read as ``2 - 2 cos`` in [0, 4].
         labels (Tensor): Integer class labels (B,).
         num_bins (int): See :func:`fastap`. Defaults to 10.
 
     Returns:
         Tensor: Scalar loss in [0, 1]; 0 (connected to the graph) when no
         query has a positive.
+
+    Raises:
+        ValueError: Naming ``embeddings`` when they are not finite or not
+            of unit length (a device-side assertion off the CPU).
     """
-    pairs = retrieval_pairs(embeddings, labels)
+    pairs = retrieval_pairs(embeddings, labels, owner='fastap_loss')
     result = fastap(
         sq_distance_from_scores(pairs.scores), pairs.positives, pairs.valid,
         num_bins)

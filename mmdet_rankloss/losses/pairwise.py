@@ -1,10 +1,11 @@
 """The in-batch retrieval problem shared by every metric-learning loss.
 
 Every retrieval loss of the package is called as ``loss(embeddings,
-labels)`` with L2-normalised embeddings (B, D) and integer class labels
-(B,). Each batch element is a query; the gallery is the rest of the batch
-(its own column is excluded by index, never by value) plus, for losses with
-a memory, reference embeddings of earlier batches. These helpers build that
+labels)`` with L2-normalised embeddings (B, D) (checked:
+:func:`unit_length`) and integer class labels (B,). Each batch element is a
+query; the gallery is the rest of the batch (its own column is excluded by
+index, never by value) plus, for losses with a memory, reference embeddings
+of earlier batches. These helpers build that
 problem once, so that no loss re-implements the self-exclusion or the
 ground truth (same class = relevant), and :class:`EmbeddingLoss` is the base
 of those losses.
@@ -15,31 +16,47 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from ..ops.checks import check_positive
+from ..ops.checks import all_finite, check_data, check_positive
 from ..ops.precision import autocast_off
 from ..ops.ranking import rank_dtype
 
 __all__ = [
-    'check_embeddings_labels', 'RetrievalPairs', 'retrieval_pairs',
-    'EmbeddingLoss'
+    'unit_length', 'embedding_conditions', 'check_embeddings_labels',
+    'RetrievalPairs', 'retrieval_pairs', 'EmbeddingLoss'
 ]
+
+
+def unit_length(embeddings: Tensor) -> Tensor:
+    """0-d bool: every row of ``embeddings`` (B, D) has L2 norm 1 within
+    ``max(1e-3, 4 eps)`` of its dtype (0.031 for bf16, 0.0039 for fp16,
+    1e-3 above), the rounding of a row normalised in that dtype. The norm
+    is taken in fp32 (fp64 stays fp64); NaN fails."""
+    tol = max(1e-3, 4 * torch.finfo(embeddings.dtype).eps)
+    norms = torch.linalg.vector_norm(
+        embeddings.detach().to(rank_dtype(embeddings.dtype)), dim=1)
+    return ((norms - 1).abs() <= tol).all()
 
 
 def check_embeddings_labels(embeddings: Tensor,
                             labels: Tensor,
                             name: str = 'embeddings',
-                            check_values: bool = True) -> None:
+                            check_values: bool = True,
+                            owner: str = 'retrieval_pairs') -> None:
     """Validates the ``(embeddings, labels)`` contract of retrieval losses.
 
     Args:
-        embeddings (Tensor): Floating point tensor of shape (B, D), finite.
+        embeddings (Tensor): Floating point tensor of shape (B, D), finite,
+            rows of unit L2 norm (:func:`unit_length`): every retrieval
+            loss reads inner products as cosines.
         labels (Tensor): Integer tensor of shape (B,).
         name (str): Name used in the error messages. Defaults to
             ``'embeddings'``.
-        check_values (bool): Also check that the embeddings are finite,
-            which reads the data back (a wait for the device on a GPU).
-            False leaves that check to the caller, e.g. one that runs on
-            the device. Defaults to True.
+        check_values (bool): Also check the values (finite, unit length):
+            one read on the CPU, device-side assertions elsewhere
+            (:func:`~mmdet_rankloss.ops.checks.check_data`). False leaves
+            that check to the caller. Defaults to True.
+        owner (str): The function named in the value checks' messages.
+            Defaults to ``'retrieval_pairs'``.
 
     Raises:
         ValueError: Naming the argument, its shape or dtype, when the
@@ -70,8 +87,18 @@ def check_embeddings_labels(embeddings: Tensor,
     if labels.device != embeddings.device:
         raise ValueError(f'labels are on {labels.device} but {name} on '
                          f'{embeddings.device}')
-    if check_values and n and not bool(torch.isfinite(embeddings).all()):
-        raise ValueError(f'{name} contain NaN or inf')
+    if check_values and n:
+        check_data(owner, embedding_conditions(embeddings, name))
+
+
+def embedding_conditions(embeddings: Tensor, name: str = 'embeddings'):
+    """The value checks of ``embeddings`` for
+    :func:`~mmdet_rankloss.ops.checks.check_data`: finite, unit length."""
+    return [(all_finite(embeddings), f'{name} contain NaN or inf'),
+            (unit_length(embeddings),
+             f'{name} must have unit L2 norm per row (the losses read inner '
+             'products as cosines): normalise them first, e.g. '
+             'F.normalize(embeddings, dim=1)')]
 
 
 class RetrievalPairs(NamedTuple):
@@ -90,7 +117,8 @@ def retrieval_pairs(embeddings: Tensor,
                     labels: Tensor,
                     ref_embeddings: Optional[Tensor] = None,
                     ref_labels: Optional[Tensor] = None,
-                    check_values: bool = True) -> RetrievalPairs:
+                    check_values: bool = True,
+                    owner: str = 'retrieval_pairs') -> RetrievalPairs:
     """Scores and ground truth of every (query, gallery item) pair.
 
     The score is the inner product, i.e. the cosine similarity for
@@ -113,13 +141,15 @@ def retrieval_pairs(embeddings: Tensor,
             ``ref_embeddings``.
         check_values (bool): See :func:`check_embeddings_labels`. Defaults
             to True.
+        owner (str): The loss named in the value checks' messages.
 
     Returns:
         RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape
         (B, B + M). ``valid`` excludes each query's own column (by index:
         duplicates of a query in the batch stay valid positives).
     """
-    check_embeddings_labels(embeddings, labels, check_values=check_values)
+    check_embeddings_labels(embeddings, labels, check_values=check_values,
+                            owner=owner)
     work = rank_dtype(embeddings.dtype)
     gallery, gallery_labels = embeddings.to(work), labels
     if (ref_embeddings is None) != (ref_labels is None):
@@ -127,7 +157,7 @@ def retrieval_pairs(embeddings: Tensor,
                          'together')
     if ref_embeddings is not None:
         check_embeddings_labels(ref_embeddings, ref_labels, 'ref_embeddings',
-                                check_values)
+                                check_values, owner)
         if ref_embeddings.shape[1] != embeddings.shape[1]:
             raise ValueError(
                 f'ref_embeddings have dimension {ref_embeddings.shape[1]} '
@@ -147,9 +177,11 @@ class EmbeddingLoss(nn.Module):
     """Base of the metric-learning losses: ``loss(embeddings, labels)``.
 
     Called with L2-normalised embeddings (B, D) and integer class labels
-    (B,). Every batch element is a query (anchor); its gallery is the rest
-    of the batch, its own column excluded by index
-    (:func:`retrieval_pairs`), plus a memory for losses that keep one.
+    (B,); rows not of unit length raise a ``ValueError`` naming
+    ``embeddings`` (a device-side assertion off the CPU). Every batch
+    element is a query (anchor); its gallery is the rest of the batch, its
+    own column excluded by index (:func:`retrieval_pairs`), plus a memory
+    for losses that keep one.
 
     Reduction, the same for every subclass: the per-query loss is averaged
     over the queries that have what the loss needs (a positive; for the

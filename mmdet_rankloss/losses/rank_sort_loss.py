@@ -7,6 +7,8 @@ rank(i)``) and sorts the positives by their continuous labels (the IoU of
 their predicted box, sorting error minus its target); ``'ap'`` is the
 ranking error alone, ``1 - AP`` with the smoothed step. Values, updates and
 the cost are documented in :mod:`.error_driven` and ``docs/losses.md``.
+:func:`rank_sort_loss` and :func:`error_driven_ap_loss` are the functional
+forms: one ranking of scores of any shape, given the positives.
 """
 from typing import Dict, Optional
 
@@ -14,10 +16,81 @@ from torch import Tensor
 
 from ..ops.checks import check_flag
 from ..optional_mmdet import MODELS
-from .error_driven import check_self_relation
+from .error_driven import (check_self_relation, error_driven_inputs,
+                           error_driven_loss)
 from .error_driven_head import ErrorDrivenDetectionLoss
 
-__all__ = ['RankSortLoss', 'ErrorDrivenAPLoss']
+__all__ = ['rank_sort_loss', 'RankSortLoss', 'error_driven_ap_loss',
+           'ErrorDrivenAPLoss']
+
+
+def rank_sort_loss(scores: Tensor,
+                   positives: Tensor,
+                   quality: Optional[Tensor] = None,
+                   delta: float = 0.5,
+                   self_relation: float = 0.5,
+                   negatives: Optional[Tensor] = None,
+                   precision: str = 'float64') -> Tensor:
+    """Rank & Sort Loss of one ranking of all ``scores``, trained by the
+    paper's identity update (the backward is that update, not the
+    derivative of the value): :class:`RankSortLoss` on given positives.
+
+    Args:
+        scores (Tensor): Scores (...), e.g. the (N, C) logits of a dense
+            head, finite; all of them are one ranking.
+        positives (Tensor): Binary (...), the scores' shape. (The module
+            makes a positive of quality 0 a negative,
+            ``zero_quality_as_negative``; here the caller chooses.)
+        quality (Tensor, optional): The positives' continuous labels (the
+            IoU of their boxes), the scores' shape, in [0, 1] at the
+            positives; detached. Defaults to None: 1 (no sorting error).
+        delta (float): Half-width of the smoothed step, > 0. Defaults to
+            0.5 (paper).
+        self_relation (float): A positive's relation to itself, in (0, 1].
+            Defaults to 0.5 (authors).
+        negatives (Tensor, optional): Binary (...); scores that are
+            neither positive nor negative take no part. Defaults to None:
+            every score that is not a positive.
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
+            Defaults to ``'float64'``.
+
+    Returns:
+        Tensor: Scalar ``L_RS`` (fp32, fp64 for fp64 scores); 0 in the
+        graph without positives.
+    """
+    flat, pos_idx, negs, quality = error_driven_inputs(
+        'rank_sort_loss', scores, positives, negatives, delta, 'quality',
+        quality)
+    return error_driven_loss(
+        flat, pos_idx, delta, 'rs', negs,
+        None if quality is None else quality.detach(),
+        self_relation=self_relation, precision=precision)[0]
+
+
+def error_driven_ap_loss(scores: Tensor,
+                         positives: Tensor,
+                         delta: float = 1.0,
+                         negatives: Optional[Tensor] = None,
+                         precision: str = 'float64') -> Tensor:
+    """AP Loss (``1 - AP`` with the smoothed step) of one ranking of all
+    ``scores``, trained by its error-driven update: :class:`ErrorDrivenAPLoss`
+    on given positives.
+
+    Args:
+        scores (Tensor): Scores (...), finite; one ranking.
+        positives (Tensor): Binary (...), the scores' shape.
+        delta (float): Half-width of the smoothed step, > 0. Defaults to
+            1.0 (paper).
+        negatives (Tensor, optional): See :func:`rank_sort_loss`.
+        precision (str): See :func:`rank_sort_loss`.
+
+    Returns:
+        Tensor: Scalar ``1 - AP`` (fp32, fp64 for fp64 scores).
+    """
+    flat, pos_idx, negs, _ = error_driven_inputs(
+        'error_driven_ap_loss', scores, positives, negatives, delta)
+    return error_driven_loss(flat, pos_idx, delta, 'ap', negs,
+                             precision=precision)[0]
 
 
 @MODELS.register_module()
@@ -37,8 +110,8 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
     ``rs_sorting``, the two parts of the value.
 
     Args:
-        delta (float, optional): Half-width of the smoothed step in logit
-            units, > 0. Defaults to None: 0.5 (paper).
+        delta (float): Half-width of the smoothed step in logit units, > 0.
+            Defaults to 0.5 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
         precision (str): The core's dtype, ``'float64'`` or ``'float32'``
@@ -60,10 +133,9 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
             31 % (28 %) of its largest entry.
     """
     mode = 'rs'
-    default_delta = 0.5
     per_anchor_input = 'quality'
 
-    def __init__(self, delta: Optional[float] = None,
+    def __init__(self, delta: float = 0.5,
                  score_space: str = 'logits', loss_weight: float = 1.0,
                  self_relation: float = 0.5,
                  zero_quality_as_negative: bool = True,
@@ -105,8 +177,8 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
     Outputs ``loss_ap``.
 
     Args:
-        delta (float, optional): Half-width of the smoothed step, > 0.
-            Defaults to None: 1.0 (paper).
+        delta (float): Half-width of the smoothed step, > 0. Defaults to
+            1.0 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
         precision (str): The core's dtype, ``'float64'`` or ``'float32'``
@@ -114,7 +186,11 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
             Defaults to ``'float64'``.
     """
     mode = 'ap'
-    default_delta = 1.0
+
+    def __init__(self, delta: float = 1.0, score_space: str = 'logits',
+                 loss_weight: float = 1.0,
+                 precision: str = 'float64') -> None:
+        super().__init__(delta, score_space, loss_weight, precision)
 
     def _outputs(self, loss, parts, loc_weight,
                  loc_error) -> Dict[str, Tensor]:

@@ -40,7 +40,7 @@ from ..ops.ranking import margin_shift, rank_dtype
 from ..ops.stable_order import descending_indices, ranks_from_order
 from ..optional_mmdet import MODELS
 from .memory import ScoreMemory, ScoreMemoryMixin
-from .pairwise import EmbeddingLoss, retrieval_pairs
+from .pairwise import EmbeddingLoss, embedding_conditions, retrieval_pairs
 from .utils import check_reduction, check_scores_and_masks
 
 __all__ = ['recall_rank_weight', 'rambo_recall_loss', 'RaMBORecallLoss']
@@ -328,12 +328,16 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     (:func:`rambo_recall_loss`), reduced over the queries with a positive
     (:class:`~.pairwise.EmbeddingLoss`; ``reduction='sum'`` sums instead).
 
-    Memory (section 4.3, Appendix A: 3 batches): the detached embeddings and
-    labels of the last ``memory`` training batches of this process
+    Memory (section 4.3, Appendix A: the paper keeps 3 batches, as the
+    retrieval configs do with ``memory=3``; off by default, so that a call
+    depends on its input only): the detached embeddings and labels of the
+    last ``memory`` training batches of this process
     (:class:`~.memory.ScoreMemory`) are extra gallery columns, used and
-    appended to in training mode only. ``r_i`` counts a query's negatives
-    among batch and memory exactly; stored items are no queries and get no
-    gradient. Under DDP each process keeps its own memory and ranks its
+    appended to in training mode only: with a memory the same batch gives
+    a different loss on the next training call.
+    :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it. ``r_i``
+    counts a query's negatives among batch and memory exactly; stored items
+    are no queries and get no gradient. Under DDP each process keeps its own memory and ranks its
     own batch.
 
     Scale of lambda: Algorithm 1 acts on the batch loss with ranks divided
@@ -342,9 +346,10 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     ranks with a full memory and PK batches; the paper's Table 9 values are
     taken in this scale (``docs/losses.md``).
 
-    Logged diagnostics (keys without ``loss``, so MMEngine only logs them,
-    computed from the Algorithm-1 gradient that backward applies, so they
-    cost no extra sort): ``rambo_recall_r1``, the fraction of queries whose
+    Diagnostics, on request (``log_diagnostics=True``: the module returns
+    a dict, ``loss_rambo_recall`` and keys without ``loss``, so MMEngine
+    only logs them; computed from the Algorithm-1 gradient that backward
+    applies, so they cost no extra sort): ``rambo_recall_r1``, the fraction of queries whose
     best positive beats every negative by the margin (in-batch R@1 of the
     shifted scores); ``rambo_pos_grad_frac`` / ``rambo_neg_grad_frac``,
     the fraction of (query, positive) / (query, negative) scores pushed up
@@ -367,26 +372,27 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
             0.02 (paper, CUB and SOP; In-Shop uses 0.05).
         weighting (str): ``'log'`` or ``'loglog'`` (Eq. 20). Defaults to
             ``'log'``.
-        memory (int): Number of previous batches kept, >= 0. Defaults to 3.
+        memory (int): Number of previous training batches kept, >= 0.
+            Defaults to 0 (none; the paper's 3 is set by the configs).
         normalize_ranks (bool): See :func:`rambo_recall_loss`. Defaults to
             True.
         reduction (str): ``'mean'`` or ``'sum'`` over queries. Defaults to
             ``'mean'``.
         loss_weight (float): Multiplies the loss. Defaults to 1.0.
         log_diagnostics (bool): Return a dict with the loss under
-            ``loss_rambo_recall`` and the diagnostics; False returns the
-            scalar loss only. Defaults to True.
+            ``loss_rambo_recall`` and the diagnostics instead of the scalar
+            loss. Defaults to False.
     """
 
     def __init__(self,
                  lambda_val: float = 0.2,
                  margin: float = 0.02,
                  weighting: str = 'log',
-                 memory: int = 3,
+                 memory: int = 0,
                  normalize_ranks: bool = True,
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
-                 log_diagnostics: bool = True) -> None:
+                 log_diagnostics: bool = False) -> None:
         super().__init__(loss_weight)
         owner = type(self).__name__
         self.lambda_val, self.margin, self.weighting, self.reduction = \
@@ -416,7 +422,8 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
 
         Raises:
             ValueError: On bad shapes or dtypes, and on the CPU NaN/inf
-                embeddings (a device-side assertion on other devices).
+                or not unit-length embeddings (a device-side assertion on
+                other devices).
         """
         use_memory = self.training and self.memory > 0
         ref, ref_labels = None, None
@@ -429,7 +436,8 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
                                 check_values=False)
         check_data(type(self).__name__, [
             (all_finite(pairs.scores),
-             'embeddings (or the memory) contain NaN or inf')])
+             'embeddings (or the memory) contain NaN or inf'),
+            embedding_conditions(embeddings)[1]])
         result = _recall_loss(pairs.scores, pairs.positives, pairs.valid,
                               self.lambda_val, self.margin, self.weighting,
                               self.normalize_ranks, self.reduction)

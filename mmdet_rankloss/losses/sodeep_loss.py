@@ -26,12 +26,14 @@ from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
 from ..optional_mmdet import MODELS
 from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
+from .deprecation import deprecated_alias
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import negatives_of, zero_loss
 
 __all__ = [
-    'average_ranks', 'spearman_loss', 'sodeep_ap_loss', 'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
-    'SoDeepRecallLoss'
+    'average_ranks', 'sodeep_spearman_loss', 'sodeep_ap_loss',
+    'sodeep_recall_loss', 'SoDeepSpearmanLoss', 'SoDeepAPLoss',
+    'SoDeepRecallLoss', 'spearman_loss'
 ]
 
 
@@ -42,8 +44,9 @@ def average_ranks(target: Tensor) -> Tensor:
     return (1 + greater + (equal - 1) / 2).to(rank_dtype(target.dtype))
 
 
-def spearman_loss(ranks: Tensor, target: Tensor) -> Tensor:
-    """``1 - Spearman`` of each row with predicted ranks (Eq. 2, 4).
+def sodeep_spearman_loss(ranks: Tensor, target: Tensor) -> Tensor:
+    """``1 - Spearman`` of each row with predicted ranks (Eq. 2, 4): the
+    loss of :class:`SoDeepSpearmanLoss` given the sorter's ranks.
 
     ``6 |ranks - rk(target)|^2 / (d (d^2 - 1))``, i.e. Eq. 4 scaled so that
     exact ranks give ``1 - r_s`` of Eq. 2 (0 for the same order, 2 for the
@@ -59,6 +62,10 @@ def spearman_loss(ranks: Tensor, target: Tensor) -> Tensor:
     d = target.shape[-1]
     diff = ranks - average_ranks(target)
     return (6 * diff.pow(2).sum(-1) / (d * (d * d - 1))).mean()
+
+
+#: Deprecated name of :func:`sodeep_spearman_loss`
+spearman_loss = deprecated_alias('spearman_loss', sodeep_spearman_loss)
 
 
 def sodeep_ap_loss(ranks: Tensor, positives: Tensor) -> Tensor:
@@ -168,7 +175,8 @@ class SoDeepSpearmanLoss(_SorterLoss):
                              f'correlation, got shape {tuple(pred.shape)}')
         if pred.shape[0] == 0:
             return zero_loss(pred)
-        return self.loss_weight * spearman_loss(self._ranks(pred), target)
+        return self.loss_weight * sodeep_spearman_loss(self._ranks(pred),
+                                                       target)
 
 
 class _SorterRetrievalLoss(_SorterLoss, EmbeddingLoss):
@@ -187,7 +195,8 @@ class _SorterRetrievalLoss(_SorterLoss, EmbeddingLoss):
     def _retrieval_rows(self, embeddings: Tensor, labels: Tensor):
         """Scores, positives and negatives of each query against the other
         B - 1 items (its own column removed), shape (B, B - 1)."""
-        pairs = retrieval_pairs(embeddings, labels)
+        pairs = retrieval_pairs(embeddings, labels,
+                                owner=type(self).__name__)
         b = embeddings.shape[0]
         if b < 2:  # no other item to rank
             empty = pairs.scores.new_zeros(b, 0)

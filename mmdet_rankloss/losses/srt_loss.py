@@ -27,11 +27,13 @@ from torch import Tensor
 from ..ops.checks import check_flag, check_in_range, check_int, check_positive
 from ..ops.soft_rank import soft_rank
 from ..optional_mmdet import MODELS, runner_iter
+from .deprecation import deprecated_alias
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import (distance_from_scores, hardest_pairs, negatives_of,
                     zero_loss)
 
-__all__ = ['srt_loss', 'srt_row_losses', 'SoftRankThresholdLoss']
+__all__ = ['soft_rank_threshold_loss', 'srt_row_losses',
+           'SoftRankThresholdLoss', 'srt_loss']
 
 
 def _check_settings(owner, alpha, margin, soft_margin, hard_weight,
@@ -45,13 +47,13 @@ def _check_settings(owner, alpha, margin, soft_margin, hard_weight,
             check_positive(owner, 'temperature', temperature))
 
 
-def srt_loss(embeddings: Tensor,
-             labels: Tensor,
-             alpha: float = 0.5,
-             margin: float = 0.0,
-             soft_margin: bool = False,
-             hard_weight: float = 0.0,
-             temperature: float = 0.1) -> Tensor:
+def soft_rank_threshold_loss(embeddings: Tensor,
+                             labels: Tensor,
+                             alpha: float = 0.5,
+                             margin: float = 0.0,
+                             soft_margin: bool = False,
+                             hard_weight: float = 0.0,
+                             temperature: float = 0.1) -> Tensor:
     """SRT loss of a retrieval batch, averaged over its anchors.
 
     Args:
@@ -74,10 +76,15 @@ def srt_loss(embeddings: Tensor,
         Tensor: Scalar loss, mean over the anchors that have at least one
         positive and one negative (others are skipped); 0 with a graph when
         there is none.
+
+    Raises:
+        ValueError: On bad settings, and naming ``embeddings`` when they
+            are not finite or not of unit length.
     """
-    _check_settings('srt_loss', alpha, margin, soft_margin, hard_weight,
+    owner = 'soft_rank_threshold_loss'
+    _check_settings(owner, alpha, margin, soft_margin, hard_weight,
                     temperature)
-    pairs = retrieval_pairs(embeddings, labels)
+    pairs = retrieval_pairs(embeddings, labels, owner=owner)
     negatives = negatives_of(pairs.positives, pairs.valid)
     rows = pairs.positives.any(1) & negatives.any(1)
     if not bool(rows.any()):
@@ -88,6 +95,10 @@ def srt_loss(embeddings: Tensor,
     return srt_row_losses(distances, pairs.positives[rows], negatives[rows],
                           alpha, margin, soft_margin, hard_weight,
                           temperature).mean()
+
+
+#: Deprecated name of :func:`soft_rank_threshold_loss`
+srt_loss = deprecated_alias('srt_loss', soft_rank_threshold_loss)
 
 
 def srt_row_losses(distances: Tensor, positives: Tensor, negatives: Tensor,
@@ -103,7 +114,7 @@ def srt_row_losses(distances: Tensor, positives: Tensor, negatives: Tensor,
             own column); every row needs one.
         negatives (Tensor): Bool (Q, B), its negatives; every row needs one.
         alpha, margin, soft_margin, hard_weight, temperature: See
-            :func:`srt_loss`.
+            :func:`soft_rank_threshold_loss`.
 
     Returns:
         Tensor: Per-anchor losses (Q,).
@@ -169,7 +180,7 @@ class SoftRankThresholdLoss(EmbeddingLoss):
             runner sets it, else the number of training-mode calls of this
             module. Defaults to 0.
         temperature (float): Soft-rank temperature on unit-sphere distances,
-            > 0, see :func:`srt_loss`. Defaults to 0.1.
+            > 0, see :func:`soft_rank_threshold_loss`. Defaults to 0.1.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
     _repr_keys = ('alpha', 'margin', 'soft_margin', 'hard_weight',
@@ -203,6 +214,6 @@ class SoftRankThresholdLoss(EmbeddingLoss):
             self.current_iter() >= self.hard_warmup_iters
         if self.training:
             self._calls += 1
-        return srt_loss(
+        return soft_rank_threshold_loss(
             embeddings, labels, self.alpha, self.margin, self.soft_margin,
             self.hard_weight if hard_on else 0.0, self.temperature)

@@ -29,8 +29,9 @@ __all__ = [
 ]
 
 
-def _hardest(embeddings: Tensor, labels: Tensor, distances: bool):
-    pairs = retrieval_pairs(embeddings, labels)
+def _hardest(embeddings: Tensor, labels: Tensor, distances: bool,
+             owner: str):
+    pairs = retrieval_pairs(embeddings, labels, owner=owner)
     scores = -distance_from_scores(pairs.scores) if distances \
         else pairs.scores
     return hardest_pairs(scores, pairs.positives,
@@ -56,7 +57,7 @@ def batch_hard_triplet_loss(embeddings: Tensor,
         Tensor: Scalar loss; 0 with a graph when no anchor has both a
         positive and a negative.
     """
-    hard = _hardest(embeddings, labels, distances=True)
+    hard = _hardest(embeddings, labels, True, 'batch_hard_triplet_loss')
     if not bool(hard.rows.any()):
         return zero_loss(embeddings)
     # hardest_pairs works on -distance: .positive is -max d(a, p)
@@ -80,7 +81,7 @@ def wilcoxon_loss(embeddings: Tensor, labels: Tensor,
         over the N anchors that have a positive and a negative (all N x N
         combinations); 0 with a graph when there is none.
     """
-    hard = _hardest(embeddings, labels, distances=False)
+    hard = _hardest(embeddings, labels, False, 'wilcoxon_loss')
     if not bool(hard.rows.any()):
         return zero_loss(embeddings)
     pos, neg = hard.positive[hard.rows], hard.negative[hard.rows]

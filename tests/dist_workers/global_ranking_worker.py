@@ -11,7 +11,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from mmdet_rankloss.losses import average_precision_loss
+from mmdet_rankloss.losses import rambo_ap_loss
 from mmdet_rankloss.ops import gather_for_ranking
 
 SIZES = (5, 7)  # uneven on purpose
@@ -63,8 +63,8 @@ def main(out_path):
     scores = torch.randn(n, 6, generator=g, dtype=torch.float64)
     labels = torch.rand(n, 6, generator=g) < 0.3
     results = [
-        check('average_precision_loss over rows gathered along dim 0',
-              lambda s, l: average_precision_loss(s.t(), l.t(), 0.5, 0.1),
+        check('rambo_ap_loss over rows gathered along dim 0',
+              lambda s, l: rambo_ap_loss(s.t(), l.t(), 0.5, 0.1),
               (scores, labels), rank, world)
     ]
     results += extra_checks(rank, world, g)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from mmdet.registry import HOOKS, MODELS
-from mmdet_rankloss.losses import ALRPLoss, error_driven_loss
+from mmdet_rankloss.losses import ALRPLoss, alrp_loss, error_driven_loss
 
 from _error_driven_reference import reference  # tests/test_losses on path
 from _official_reference import (CASES, alrp_reference, flat_ranking,
@@ -58,6 +58,32 @@ def test_without_loc_errors_the_update_is_ap_losss(rpn_batch):
                                                  labels)['loss_ap'].backward()
     torch.testing.assert_close(grad, cls_score.grad)
     assert out['loss_alrp_loc'].item() == 0
+
+
+@pytest.mark.parametrize('options', [
+    {}, dict(tau=0.0, own_loc_in_update=True, loc_order='smoothed',
+             sb_weight=3.0, delta=0.8)])
+def test_function_equals_the_module(options, rpn_batch):
+    """Same value (L_cls + w_sb L_loc) and gradients, of the scores (the
+    update) and of the localisation errors."""
+    cls_score, labels, loc_error = alrp_batch(rpn_batch)
+    weight = torch.ones(14, dtype=torch.float64)
+    weight[[0, 5]] = 0
+    out = ALRPLoss(**options)(cls_score, labels, weight, loc_error=loc_error)
+    value = out['loss_alrp_cls'] + out['loss_alrp_loc']
+    value.backward()
+    x = cls_score.detach().clone().requires_grad_(True)
+    e = loc_error.detach().clone().requires_grad_(True)
+    keep = (weight > 0)[:, None].expand(-1, 3)
+    positives = torch.nn.functional.one_hot(labels, 4)[:, :3].bool() & keep
+    got = alrp_loss(x[:, :3], positives, e[:, None].expand(-1, 3),
+                    negatives=keep & ~positives, **options)
+    got.backward()
+    assert got.item() == pytest.approx(value.item(), rel=1e-15)
+    torch.testing.assert_close(x.grad, cls_score.grad, atol=0, rtol=0)
+    torch.testing.assert_close(e.grad, loc_error.grad, atol=1e-15, rtol=0)
+    with pytest.raises(ValueError, match='alrp_loss: tau'):
+        alrp_loss(x[:, :3], positives, tau=1.0)
 
 
 def test_defaults_are_the_papers():

@@ -12,8 +12,8 @@ import _ap_reference as ref  # tests/test_losses on sys.path
 from _device_modes import ShadowMeta
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import RaMBOAPLoss
-from mmdet_rankloss.losses.average_precision import (average_precision_loss,
-                                                     blackbox_ap,
+from mmdet_rankloss.losses.average_precision import (blackbox_ap,
+                                                     rambo_ap_loss,
                                                      shift_scores)
 
 CASES = ('random', 'ties', 'saturated', 'no_positives', 'one_positive',
@@ -157,7 +157,7 @@ def test_module_equals_leaving_weight_0_rois_out(space, memory, prg,
 
 def test_functional_loss_equals_the_replaced_one():
     scores, positives = make_rows('random')
-    new = average_precision_loss(scores, positives, margin=0.1)
+    new = rambo_ap_loss(scores, positives, margin=0.1)
     old = ref.reference_average_precision_loss(scores, positives,
                                                margin=0.1)
     assert torch.equal(new, old)

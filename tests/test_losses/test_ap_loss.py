@@ -4,7 +4,7 @@ import torch
 from sklearn.metrics import average_precision_score
 
 from mmdet.registry import MODELS
-from mmdet_rankloss.losses import RaMBOAPLoss, average_precision_loss
+from mmdet_rankloss.losses import RaMBOAPLoss, rambo_ap_loss
 
 DEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() else [])
 SPACES = ['sigmoid', 'softmax', 'logits']
@@ -41,7 +41,7 @@ def test_functional_equals_one_minus_sklearn_ap(positive_rank_grad):
     per_row = [1 - sk_ap(s, t) for s, t in zip(scores[:5], labels[:5])]
     for reduction, expected in (('mean', sum(per_row) / 5),
                                 ('sum', sum(per_row))):
-        loss = average_precision_loss(
+        loss = rambo_ap_loss(
             scores, labels, margin=0.0, reduction=reduction,
             positive_rank_grad=positive_rank_grad)
         assert loss.item() == pytest.approx(expected, abs=1e-12)
@@ -52,14 +52,14 @@ def test_functional_margin_is_eq14():
     scores = torch.randn(50, dtype=torch.float64)
     labels = torch.rand(50) < 0.4
     shifted = scores + torch.where(labels, -0.15, 0.15)
-    loss = average_precision_loss(scores, labels, margin=0.3)
+    loss = rambo_ap_loss(scores, labels, margin=0.3)
     assert loss.item() == pytest.approx(1 - sk_ap(shifted, labels), abs=1e-12)
 
 
 def test_functional_docstring_example_and_gradient_signs():
     scores = torch.tensor([[0.9, 0.2, 0.6, 0.1]], requires_grad=True)
     labels = torch.tensor([[1, 0, 0, 1]])
-    loss = average_precision_loss(scores, labels)
+    loss = rambo_ap_loss(scores, labels, margin=0.0)
     assert loss.item() == pytest.approx(0.25)
     loss.backward()
     # the last positive is pushed up, the negative it overtakes down
@@ -73,8 +73,7 @@ def test_functional_signs_on_random_rows(device):
     torch.manual_seed(2)
     scores = torch.randn(8, 300, device=device, requires_grad=True)
     labels = torch.rand(8, 300, device=device) < 0.1
-    average_precision_loss(scores, labels, lambda_val=5.0,
-                           margin=0.15).backward()
+    rambo_ap_loss(scores, labels, lambda_val=5.0).backward()
     g = scores.grad
     assert (g[~labels] >= 0).all() and (g[~labels] > 0).any()
     moved = g[labels][g[labels] != 0]
@@ -87,29 +86,29 @@ def test_positive_rank_grad_pushes_top_positive_down():
     scores = torch.tensor([5.0, 4.9, 4.8, 4.7, -0.9, -1.0],
                           requires_grad=True)
     labels = torch.tensor([1, 1, 1, 1, 0, 1])
-    average_precision_loss(scores, labels, lambda_val=5.0,
-                           positive_rank_grad=True).backward()
+    rambo_ap_loss(scores, labels, lambda_val=5.0, margin=0.0,
+                  positive_rank_grad=True).backward()
     assert scores.grad[0] > 0  # the best positive would be pushed down
     scores.grad = None
-    average_precision_loss(scores, labels, lambda_val=5.0).backward()
+    rambo_ap_loss(scores, labels, lambda_val=5.0, margin=0.0).backward()
     assert scores.grad[0] == 0 and scores.grad[5] < 0 and scores.grad[4] > 0
 
 
 @pytest.mark.parametrize('kwargs, match', [
-    (dict(labels=torch.ones(3, 5)), 'shape'),
-    (dict(labels=torch.full((3, 4), 2)), 'binary'),
+    (dict(positives=torch.ones(3, 5)), 'shape'),
+    (dict(positives=torch.full((3, 4), 2)), 'binary'),
     (dict(scores=torch.full((3, 4), float('nan'))), 'NaN'),
     (dict(margin=-0.1), 'margin'),
     (dict(lambda_val=0.0), 'lambda_val'),
     (dict(reduction='none'), 'per-element'),
     (dict(reduction='avg'), 'reduction'),
-    (dict(scores=torch.zeros(3, 0), labels=torch.zeros(3, 0)), 'n > 0'),
+    (dict(scores=torch.zeros(3, 0), positives=torch.zeros(3, 0)), 'n > 0'),
 ])
 def test_functional_bad_input(kwargs, match):
-    args = dict(scores=torch.randn(3, 4), labels=torch.ones(3, 4))
+    args = dict(scores=torch.randn(3, 4), positives=torch.ones(3, 4))
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        average_precision_loss(**args)
+        rambo_ap_loss(**args)
 
 
 @pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
@@ -117,11 +116,11 @@ def test_functional_half_precision_and_ties(dtype):
     scores = torch.tensor([[0.5, 0.5, 0.5, 0.25]], dtype=dtype,
                           requires_grad=True)
     labels = torch.tensor([[0, 1, 1, 0]])
-    loss = average_precision_loss(scores, labels, margin=0.15)
+    loss = rambo_ap_loss(scores, labels)
     loss.backward()
     assert torch.isfinite(loss) and scores.grad.dtype == dtype
     assert torch.isfinite(scores.grad).all()
-    none = average_precision_loss(scores, torch.zeros(1, 4))
+    none = rambo_ap_loss(scores, torch.zeros(1, 4))
     assert none.item() == 0 and none.requires_grad
 
 
@@ -169,7 +168,7 @@ def test_memory_keeps_tau_batches_without_gradient(rpn_batch):
                                                        batches[2])])
     labels = torch.cat([b[1] for b in (batches[3], batches[1], batches[2])])
     onehot = torch.nn.functional.one_hot(labels, 6)[:, :-1].bool()
-    expected = average_precision_loss(rows.t(), onehot.t(), margin=0.1)
+    expected = rambo_ap_loss(rows.t(), onehot.t(), margin=0.1)
     assert outs[-1]['loss_rambo_map'].item() == pytest.approx(
         expected.item(), abs=1e-6)
     outs[-1]['loss_rambo_map'].backward()

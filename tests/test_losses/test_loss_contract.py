@@ -13,6 +13,14 @@ class, which says how it is called:
 A loss of no known kind fails :func:`test_every_loss_has_a_kind`. Per-loss
 files keep only what is specific to a loss (values against references).
 
+One API (``test_one_api_*``): every loss is a function ``<stem>_loss`` and
+a module ``<Stem>Loss``, both in ``__all__``, whose shared hyper-parameters
+have the same names and defaults; an embedding or pair module returns a
+Tensor (diagnostics only on request); a detection module returns
+MMDetection's dict of ``loss*`` terms and logged values, which its head
+adds to the losses; deprecated names warn; a retrieval loss refuses
+embeddings that are not of unit length, naming ``embeddings``.
+
 Device contract, checked without a GPU (``_device_modes``): every loss
 runs forward and backward on the ``meta`` device, its host reads answered
 from CPU shadows, with the CPU's values and gradients and at most
@@ -50,7 +58,6 @@ SEQ = 15  # sorter length: a retrieval row of a batch of 16
 CONFIGS = {
     'MixedRankLoss': dict(rank_loss=dict(type='RaMBOAPLoss', memory=0)),
     'RaMBOAPLoss': dict(memory=0),
-    'RaMBORecallLoss': dict(memory=0),
     'SoDeepAPLoss': dict(sorter=dict(type='HandcraftedSorter', seq_len=SEQ)),
     'SoDeepRecallLoss': dict(
         sorter=dict(type='HandcraftedSorter', seq_len=SEQ)),
@@ -361,3 +368,132 @@ def test_no_op_that_deterministic_cuda_refuses(name, inputs):
     with OpLog() as log:
         run(build(name), x, rest)
     assert log.flagged == []
+
+
+# ---------------------------------------------------------------- one API
+#: Modules without a function, and why.
+NO_FUNCTION = {'MixedRankLoss': 'a rank loss plus an mmdet loss, both '
+               'configured modules: no math of its own'}
+#: Functions without a module, and why.
+NO_MODULE = {'error_driven_loss': 'the core of the error-driven losses, '
+             'returns (loss, parts, loc_weight)'}
+#: Function arguments that are data (tensors), not hyper-parameters.
+DATA_ARGS = {'valid', 'negatives', 'quality', 'loc_error'}
+FUNCTIONS = sorted(n for n in losses.__all__
+                   if n.endswith('_loss') and n not in NO_MODULE)
+
+
+def _stem(name):
+    """``'rambo_ap_loss'`` and ``'RaMBOAPLoss'`` -> ``'ramboap'``."""
+    return name[:-len('_loss')].replace('_', '') if name.endswith('_loss') \
+        else name[:-len('Loss')].lower()
+
+
+MODULE_OF = {f: next(m for m in REGISTERED if _stem(m) == _stem(f))
+             for f in FUNCTIONS
+             if any(_stem(m) == _stem(f) for m in REGISTERED)}
+
+
+def test_one_api_every_module_has_its_function_and_back():
+    modules = {_stem(n) for n in REGISTERED
+               if n.endswith('Loss') and n not in NO_FUNCTION}
+    assert {_stem(f) for f in FUNCTIONS} == modules
+    assert len(MODULE_OF) == len(FUNCTIONS) >= 13
+    assert all(inspect.isfunction(getattr(losses, f)) for f in FUNCTIONS)
+
+
+@pytest.mark.parametrize('fn', FUNCTIONS)
+def test_one_api_shared_hyper_parameters_same_names_and_defaults(fn):
+    """Every hyper-parameter of the function (an argument with a default
+    that is not data) is one of the module's, with the same default."""
+    module = inspect.signature(MODELS.get(MODULE_OF[fn])).parameters
+    function = inspect.signature(getattr(losses, fn)).parameters
+    for name, param in function.items():
+        if param.default is inspect.Parameter.empty or name in DATA_ARGS:
+            continue
+        assert name in module, (fn, name)
+        assert module[name].default == param.default, (fn, name)
+
+
+def _function_inputs(fn, batch):
+    """Inputs of a function, by its first arguments' names."""
+    names = list(inspect.signature(getattr(losses, fn)).parameters)
+    gen = torch.Generator().manual_seed(0)
+    if names[0] == 'embeddings':
+        x, labels = batch(SEQ + 1, 4, seed=2)
+        return x.float().requires_grad_(True), (labels, )
+    positives = torch.rand(3, 12, generator=gen) < 0.3
+    positives[:, 0] = True
+    if names[:2] == ['scores', 'positives']:
+        return torch.randn(3, 12, generator=gen).requires_grad_(True), \
+            (positives, )
+    ranks = torch.stack([torch.randperm(12, generator=gen) + 1.0
+                         for _ in range(3)]).requires_grad_(True)
+    if names[1] == 'target':
+        return ranks, (torch.randn(3, 12, generator=gen), )
+    return ranks, (positives, ~positives)[:1 + ('negatives' in names)]
+
+
+@pytest.mark.parametrize('fn', FUNCTIONS)
+def test_one_api_functions_return_a_scalar_tensor(fn, batch):
+    x, rest = _function_inputs(fn, batch)
+    value = getattr(losses, fn)(x, *rest)
+    assert isinstance(value, torch.Tensor) and value.dim() == 0
+    value.backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
+@pytest.mark.parametrize('name', [
+    n for n in REGISTERED if kind_of(MODELS.get(n)) in ('embedding', 'pairs')
+])
+def test_one_api_modules_return_a_tensor(name, inputs):
+    x, rest = inputs(name)
+    value = build(name)(x, *rest)
+    assert isinstance(value, torch.Tensor) and value.dim() == 0
+    value.backward()  # no dict to unpack first
+    assert x.grad is not None
+
+
+def test_one_api_recall_diagnostics_and_memory_on_request(inputs):
+    x, rest = inputs('RaMBORecallLoss')
+    loss = build('RaMBORecallLoss')
+    assert loss(x, *rest).item() == loss(x, *rest).item()  # no memory
+    out = build('RaMBORecallLoss', log_diagnostics=True)(x, *rest)
+    assert 'loss_rambo_recall' in out and 'rambo_recall_r1' in out
+    remembering = build('RaMBORecallLoss', memory=3)
+    assert remembering(x, *rest).item() != remembering(x, *rest).item()
+
+
+@pytest.mark.parametrize('old, new', sorted(losses.DEPRECATED.items()))
+def test_one_api_deprecated_names_warn_and_compute_as_before(old, new,
+                                                               batch):
+    x, rest = _function_inputs(new, batch)
+    with pytest.warns(DeprecationWarning, match=f'{old}.*{new}'):
+        got = getattr(losses, old)(x, *rest)
+    old_defaults = dict(margin=0.0) if old == 'average_precision_loss' \
+        else {}
+    assert got.item() == getattr(losses, new)(x, *rest,
+                                              **old_defaults).item()
+
+
+def test_one_api_renamed_keyword_warns():
+    scores = torch.randn(2, 8)
+    positives = torch.rand(2, 8) < 0.5
+    expected = losses.rambo_ap_loss(scores, positives)
+    with pytest.warns(DeprecationWarning, match='labels.*positives'):
+        got = losses.rambo_ap_loss(scores, labels=positives)
+    assert got.item() == expected.item()
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError):
+        losses.rambo_ap_loss(scores, positives=positives, labels=positives)
+
+
+@pytest.mark.parametrize('name', [
+    n for n in REGISTERED if kind_of(MODELS.get(n)) == 'embedding'] + [
+    f for f in FUNCTIONS if next(iter(inspect.signature(
+        getattr(losses, f)).parameters)) == 'embeddings'])
+@pytest.mark.parametrize('scale', [0.5, 2.0])
+def test_one_api_embeddings_must_have_unit_length(name, scale, batch):
+    x, labels = batch(SEQ + 1, 4, seed=2)
+    loss = build(name) if name in REGISTERED else getattr(losses, name)
+    with pytest.raises(ValueError, match='embeddings must have unit L2'):
+        loss(x.float() * scale, labels)

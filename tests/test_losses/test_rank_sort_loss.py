@@ -16,7 +16,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import (ErrorDrivenAPLoss, RankSortLoss,
-                                   error_driven_loss, error_driven_terms)
+                                   error_driven_ap_loss, error_driven_loss,
+                                   error_driven_terms, rank_sort_loss)
 from mmdet_rankloss.losses.error_driven_negatives import (fixed_point,
                                                           prefix_sums)
 
@@ -384,6 +385,63 @@ def test_zero_iou_positive_is_a_negative(rpn_batch):
     ref = RankSortLoss()(cls_score.detach(), labels, weight,
                          quality=quality)
     assert out['loss_rank_sort'].item() == ref['loss_rank_sort'].item()
+
+
+def module_as_function_inputs(cls_score, labels, weight, quality=None):
+    """The module's ranking as the functional forms take it: the (N, C)
+    logits, the label's score positive, rows of weight 0 in neither mask,
+    a positive of quality 0 a negative (``zero_quality_as_negative``)."""
+    num_classes = cls_score.shape[1] - 1
+    keep = (weight > 0)[:, None].expand(-1, num_classes)
+    positives = torch.nn.functional.one_hot(
+        labels, num_classes + 1)[:, :num_classes].bool() & keep
+    if quality is not None:
+        positives &= (quality > 0)[:, None]
+        quality = quality[:, None].expand(-1, num_classes)
+    return (cls_score[:, :num_classes], positives, keep & ~positives,
+            quality)
+
+
+@pytest.mark.parametrize('case', CASES)
+@pytest.mark.parametrize('name', ['RankSortLoss', 'ErrorDrivenAPLoss'])
+def test_function_equals_the_module(case, name, rpn_batch):
+    """Same value and update as the module."""
+    cls_score, labels, weight, quality = rs_module_case(rpn_batch, case)
+    options = dict(delta=0.7) if name == 'RankSortLoss' else {}
+    module = MODELS.build(dict(type=name, **options))
+    if name == 'RankSortLoss':
+        out = module(cls_score, labels, weight, quality=quality)
+        value = out['loss_rank_sort']
+    else:
+        value = module(cls_score, labels, weight)['loss_ap']
+    value.backward()
+    x = cls_score.detach().clone().requires_grad_(True)
+    scores, positives, negatives, quality = module_as_function_inputs(
+        x, labels, weight, quality if name == 'RankSortLoss' else None)
+    if name == 'RankSortLoss':
+        got = rank_sort_loss(scores, positives, quality, negatives=negatives,
+                             **options)
+    else:
+        got = error_driven_ap_loss(scores, positives, negatives=negatives)
+    got.backward()
+    assert got.item() == value.item()
+    torch.testing.assert_close(x.grad, cls_score.grad, atol=0, rtol=0)
+
+
+def test_functions_check_their_inputs():
+    scores = torch.randn(4, 3)
+    positives = torch.rand(4, 3) < 0.5
+    with pytest.raises(ValueError, match='rank_sort_loss: delta'):
+        rank_sort_loss(scores, positives, delta=0)
+    with pytest.raises(ValueError, match='rank_sort_loss: positives'):
+        rank_sort_loss(scores, positives[:3])
+    with pytest.raises(ValueError, match='rank_sort_loss: quality must be'):
+        rank_sort_loss(scores, positives, torch.ones(4))
+    with pytest.raises(ValueError, match='quality must be finite and in'):
+        rank_sort_loss(scores, positives, torch.full((4, 3), 2.0))
+    with pytest.raises(ValueError, match='error_driven_ap_loss: scores'):
+        error_driven_ap_loss(scores.masked_fill(positives, float('nan')),
+                             positives)
 
 
 def test_options_default_to_the_authors():

@@ -21,13 +21,19 @@ import torch
 import torch.nn.functional as F
 
 from _device_modes import ShadowMeta  # tests/test_losses on sys.path
-from mmdet_rankloss.losses import RaMBORecallLoss, rambo_recall_loss
+from mmdet_rankloss.losses import RaMBORecallLoss as _RaMBORecallLoss
+from mmdet_rankloss.losses import rambo_recall_loss
 from mmdet_rankloss.losses.pairwise import retrieval_pairs
 from mmdet_rankloss.losses.recall_loss import recall_rank_weight
 from mmdet_rankloss.losses.utils import zero_loss
 from mmdet_rankloss.ops.ranking import blackbox_rank_loss, margin_shift
 
 MAX_OPS = 150
+
+
+def RaMBORecallLoss(**settings):
+    """The module with its diagnostics, which are compared here."""
+    return _RaMBORecallLoss(**{'log_diagnostics': True, **settings})
 
 
 # ------------------------------------------------------------- reference

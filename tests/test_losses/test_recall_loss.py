@@ -307,7 +307,7 @@ def test_half_precision(device, dtype):
     emb = F.normalize(torch.randn(16, 8), dim=1).to(device, dtype)
     emb.requires_grad_(True)
     labels = torch.arange(16, device=device) % 4
-    out = RaMBORecallLoss(lambda_val=4.0, memory=0)(emb, labels)
+    out = RaMBORecallLoss(lambda_val=4.0, log_diagnostics=True)(emb, labels)
     loss = out['loss_rambo_recall']
     loss.backward()
     assert loss.dtype == torch.float32 and torch.isfinite(loss)
@@ -319,7 +319,8 @@ def test_half_precision(device, dtype):
 
 @pytest.mark.parametrize('device', DEVICES)
 def test_module_contract_and_diagnostics(device):
-    loss = MODELS.build(dict(type='RaMBORecallLoss', lambda_val=4.0))
+    loss = MODELS.build(dict(type='RaMBORecallLoss', lambda_val=4.0,
+                             log_diagnostics=True))
     assert isinstance(loss, RaMBORecallLoss)
     emb = F.normalize(torch.randn(12, 8, device=device), dim=1)
     emb.requires_grad_(True)
@@ -340,9 +341,10 @@ def test_module_contract_and_diagnostics(device):
     assert pairs.positives.sum(1).tolist() == [2] * 9 + [0] * 3
     assert not bool(pairs.valid.diagonal().any())
     # empty batch and a batch without positives: zero, graph kept
-    loss = RaMBORecallLoss(memory=0)
+    loss = RaMBORecallLoss(log_diagnostics=True)
     for n in (0, 1):
-        e = torch.randn(n, 8, device=device, requires_grad=True)
+        e = F.normalize(torch.randn(n, 8, device=device), dim=1)
+        e.requires_grad_(True)
         value = loss(e, torch.arange(n, device=device))['loss_rambo_recall']
         value.backward()
         assert value.item() == 0

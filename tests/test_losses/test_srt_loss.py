@@ -7,7 +7,8 @@ import torch.nn.functional as F
 from mmengine.logging import MessageHub
 
 from mmdet.registry import MODELS
-from mmdet_rankloss.losses.srt_loss import (SoftRankThresholdLoss, srt_loss,
+from mmdet_rankloss.losses.srt_loss import (SoftRankThresholdLoss,
+                                            soft_rank_threshold_loss,
                                             srt_row_losses)
 
 
@@ -57,17 +58,19 @@ def brute_srt(x, y, alpha=0.5, margin=0.0, soft=False, beta=0.0, t=0.1,
 ])
 def test_matches_eq1_to_8_brute_force(kwargs, batch):
     x, y = batch(10, 3, seed=1)
-    ours = srt_loss(x, y, kwargs.get('alpha', 0.5), kwargs.get('margin', 0.0),
-                    kwargs.get('soft', False), kwargs.get('beta', 0.0),
-                    kwargs.get('t', 0.1))
+    ours = soft_rank_threshold_loss(
+        x, y, kwargs.get('alpha', 0.5), kwargs.get('margin', 0.0),
+        kwargs.get('soft', False), kwargs.get('beta', 0.0),
+        kwargs.get('t', 0.1))
     assert ours.item() == pytest.approx(brute_srt(x, y, **kwargs), abs=1e-9)
 
 
 def test_converges_to_the_exact_rank_loss_as_the_sigmoid_sharpens(batch):
     x, y = batch(12, 3, seed=2)
     exact = brute_srt(x, y, beta=0.01, exact=True)
-    errors = [abs(srt_loss(x, y, hard_weight=0.01, temperature=t).item() -
-                  exact) for t in (1.0, 0.01, 1e-4)]
+    errors = [abs(soft_rank_threshold_loss(
+        x, y, hard_weight=0.01, temperature=t).item() - exact)
+        for t in (1.0, 0.01, 1e-4)]
     assert all(a > b for a, b in zip(errors, errors[1:])), errors
     assert errors[-1] < 1e-6
 
@@ -121,15 +124,15 @@ def test_gradcheck_float64(batch):
     x, y = batch(8, 3, d=4, seed=3)
     x.requires_grad_(True)
     assert torch.autograd.gradcheck(
-        lambda v: srt_loss(F.normalize(v, dim=1), y, 0.4, 0.5, True, 0.2,
-                           0.3), (x, ))
+        lambda v: soft_rank_threshold_loss(F.normalize(v, dim=1), y, 0.4,
+                                           0.5, True, 0.2, 0.3), (x, ))
 
 
 def test_hard_term_waits_for_the_warmup(batch):
     x, y = batch(12, 3, seed=4)
     loss = SoftRankThresholdLoss(hard_weight=1.0, hard_warmup_iters=2)
-    basic = srt_loss(x, y).item()
-    full = srt_loss(x, y, hard_weight=1.0).item()
+    basic = soft_rank_threshold_loss(x, y).item()
+    full = soft_rank_threshold_loss(x, y, hard_weight=1.0).item()
     assert full > basic
     hub = MessageHub.get_instance('srt_warmup_without_iter')
     assert hub.get_info('iter') is None  # counts training calls
@@ -146,9 +149,10 @@ def test_hard_term_waits_for_the_warmup(batch):
 def test_anchors_without_positives_are_skipped_and_empty_is_zero(batch):
     x, y = batch(9, 3, seed=5)
     y[0] = 50
-    assert srt_loss(x, y).item() == pytest.approx(brute_srt(x, y), abs=1e-9)
+    assert soft_rank_threshold_loss(x, y).item() == pytest.approx(
+        brute_srt(x, y), abs=1e-9)
     x.requires_grad_(True)
-    loss = srt_loss(x, torch.arange(9))
+    loss = soft_rank_threshold_loss(x, torch.arange(9))
     loss.backward()
     assert loss.item() == 0.0 and torch.equal(x.grad, torch.zeros_like(x))
 

@@ -37,7 +37,8 @@ def tiny_cfg(**kwargs):
             init_cfg=None),
         in_channels=64,
         embed_dim=16,
-        loss=dict(type='RaMBORecallLoss', lambda_val=4.0))
+        loss=dict(type='RaMBORecallLoss', lambda_val=4.0,
+                  log_diagnostics=True))
     cfg.update(kwargs)
     return cfg
 
