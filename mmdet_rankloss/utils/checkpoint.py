@@ -27,10 +27,17 @@ Two more faults get a clear answer (``docs/reliability.md``):
   write checkpoints to a temporary file renamed into place, so a kill
   during the write leaves the previous checkpoint (which ``last_checkpoint``
   still names) and no truncated file.
+
+Errors that do not come from the file's bytes are raised as torch raised
+them, not as a corrupt checkpoint: a ``map_location`` naming a device that
+is not there (``'cuda'`` on a CPU-only machine), an out-of-memory error, an
+error while loading an intact ``torch.save`` archive; and a file that cannot
+be opened (missing, a directory, no permission).
 """
 import os
 import pickle
 import struct
+import zipfile
 from typing import Callable, List, Tuple, Union
 
 SafeGlobal = Union[Callable, Tuple[Callable, str]]
@@ -75,13 +82,13 @@ def _load_checked(load: Callable, filename: str, *args, **kwargs):
     that name the file and say what to do."""
     try:
         return load(filename, *args, **kwargs)
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except pickle.UnpicklingError as e:
         # "Unsupported global": a pickled class or function, refused;
         # anything else (an unknown opcode, a bad load key) is damage.
         if 'Unsupported global' not in str(e):
-            return _corrupt(filename, e)
+            return _corrupt_or_raise(filename, e)
         detail = next((line.strip() for line in str(e).splitlines()
                        if 'Unsupported global' in line), '')
         raise UnsafeCheckpointError(
@@ -95,7 +102,61 @@ def _load_checked(load: Callable, filename: str, *args, **kwargs):
             ValueError, TypeError, struct.error) as e:
         # random bytes can read as a legacy pickle whose opcodes break the
         # unpickler itself (a pop from an empty stack, a missing memo key)
-        return _corrupt(filename, e)
+        return _corrupt_or_raise(filename, e)
+
+
+# torch's words for a file it cannot read as a checkpoint.
+_DAMAGE = ('PytorchStreamReader', 'Invalid magic number',
+           'invalid load key', 'unpickling stack underflow')
+# torch's words for a device or memory problem: the file may be fine.
+_DEVICE_OR_MEMORY = ('out of memory', "can't allocate memory",
+                     'Attempting to deserialize object on',
+                     'is_available() is False', 'device_count()',
+                     'Storage device not recognized',
+                     "don't know how to restore data location",
+                     'CUDA error', 'CUDA driver', 'no CUDA GPUs')
+
+
+def _corrupt_or_raise(filename: str, error: Exception):
+    """Raises :class:`CorruptCheckpointError` if ``error`` (raised while
+    loading ``filename``) says the file is damaged, else ``error`` itself.
+
+    Only damage is a corrupt checkpoint: an out-of-memory error or a
+    ``map_location`` naming a device that is not there (``'cuda'`` on a
+    CPU-only machine) is raised as torch raised it, so that nobody throws
+    away a good checkpoint. Damage is what torch's message says it is, or,
+    for any other error, a file that is not an intact zip archive (the
+    format of ``torch.save``; every member's CRC is checked): an error
+    while loading an intact archive does not come from its bytes.
+    """
+    message = str(error)
+    if _is_out_of_memory(error) or any(words in message
+                                       for words in _DEVICE_OR_MEMORY):
+        raise error
+    if not any(words in message for words in _DAMAGE) and _intact_zip(
+            filename):
+        raise error
+    return _corrupt(filename, error)
+
+
+def _is_out_of_memory(error: Exception) -> bool:
+    import torch
+    kinds = tuple(
+        kind for kind in (getattr(torch, 'OutOfMemoryError', None),
+                          getattr(torch.cuda, 'OutOfMemoryError', None))
+        if isinstance(kind, type))
+    return isinstance(error, (MemoryError, ) + kinds)
+
+
+def _intact_zip(filename: str) -> bool:
+    """Whether ``filename`` is a zip archive whose members all read back
+    with their CRCs (reads the whole file)."""
+    try:
+        with zipfile.ZipFile(filename) as archive:
+            return archive.testzip() is None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError,
+            struct.error):
+        return False
 
 
 def _corrupt(filename: str, error: Exception):

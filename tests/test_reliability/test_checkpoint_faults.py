@@ -2,7 +2,8 @@
 
 The checkpoints come from MMEngine's Runner (a small model, our resume
 hooks), loaded the way ``--resume`` and ``load_from`` load them
-(MMEngine's ``_load_checkpoint``, patched by ``import mmdet_rankloss``);
+(MMEngine's ``_load_checkpoint`` with the patch ``checkpoint_loader`` of
+``mmdet_rankloss.patches``: the fixture ``checked_loader``);
 the training script enables the atomic checkpoint writes as
 ``tools/train.py`` does (``mmdet_rankloss.patches``).
 """
@@ -140,6 +141,18 @@ def test_keeping_one_checkpoint_loses_it_to_a_kill(tmp_path):
     assert last in resumed.stderr and 'finished' not in resumed.stdout
 
 
+@pytest.fixture
+def checked_loader():
+    """MMEngine's local loader through the patch ``checkpoint_loader``
+    (whether or not ``import mmdet_rankloss`` applied it)."""
+    from mmdet_rankloss import patches
+    was_on = patches.enabled('checkpoint_loader')
+    patches.enable('checkpoint_loader')
+    yield _load_checkpoint
+    if not was_on:
+        patches.disable('checkpoint_loader')
+
+
 @pytest.fixture(scope='module')
 def checkpoint(killed):
     """The complete epoch-1 checkpoint the killed run left."""
@@ -147,12 +160,12 @@ def checkpoint(killed):
 
 
 @pytest.mark.slow
-def test_our_checkpoints_load_weights_only(checkpoint):
+def test_our_checkpoints_load_weights_only(checkpoint, checked_loader):
     with torch.serialization.safe_globals(checkpoint_globals()):
         ckpt = torch.load(str(checkpoint), weights_only=True)
     assert {'state_dict', 'optimizer', 'message_hub', 'random_state'} <= set(
         ckpt)
-    assert _load_checkpoint(str(checkpoint))['meta']['epoch'] == 1
+    assert checked_loader(str(checkpoint))['meta']['epoch'] == 1
 
 
 def cut(checkpoint, tmp_path, keep):
@@ -166,15 +179,16 @@ def cut(checkpoint, tmp_path, keep):
 @pytest.mark.slow
 @pytest.mark.parametrize('keep', [0, 1, 64, 1000, -1000, -1],
                          ids=lambda k: f'keep{k}')
-def test_truncated_checkpoint_names_the_file(checkpoint, tmp_path, keep):
+def test_truncated_checkpoint_names_the_file(checkpoint, checked_loader,
+                                            tmp_path, keep):
     path = cut(checkpoint, tmp_path, keep)
     with pytest.raises(CorruptCheckpointError,
                        match=rf'checkpoint {path} \(\d+ bytes\) is truncated'):
-        _load_checkpoint(str(path))
+        checked_loader(str(path))
 
 
 @pytest.mark.parametrize('seed', range(64))
-def test_garbage_checkpoint_names_the_file(tmp_path, seed):
+def test_garbage_checkpoint_names_the_file(checked_loader, tmp_path, seed):
     """Random bytes fail in many ways inside torch.load: of these 64,
     54 raise UnpicklingError, 5 IndexError (a pop from the unpickler's
     empty stack; seed 13), 4 UnicodeDecodeError (seed 5), 1 KeyError (seed
@@ -183,12 +197,12 @@ def test_garbage_checkpoint_names_the_file(tmp_path, seed):
     path = tmp_path / 'garbage.pth'
     path.write_bytes(np.random.RandomState(seed).bytes(4096))
     with pytest.raises(CorruptCheckpointError, match=rf"checkpoint {path} "):
-        _load_checkpoint(str(path))
+        checked_loader(str(path))
 
 
-def test_missing_checkpoint_names_the_file(tmp_path):
+def test_missing_checkpoint_names_the_file(checked_loader, tmp_path):
     with pytest.raises(FileNotFoundError, match='nothere.pth'):
-        _load_checkpoint(str(tmp_path / 'nothere.pth'))
+        checked_loader(str(tmp_path / 'nothere.pth'))
 
 
 class Payload:
@@ -202,7 +216,8 @@ class Payload:
 
 
 @pytest.mark.slow
-def test_pickled_code_is_refused_not_run(checkpoint, tmp_path):
+def test_pickled_code_is_refused_not_run(checkpoint, checked_loader,
+                                        tmp_path):
     marker = tmp_path / 'EXECUTED'
     ckpt = torch.load(str(checkpoint), weights_only=False)
     ckpt['meta']['extra'] = Payload(str(marker))
@@ -211,7 +226,7 @@ def test_pickled_code_is_refused_not_run(checkpoint, tmp_path):
     with pytest.raises(UnsafeCheckpointError,
                        match=rf'{path} holds a pickled object .*NOT '
                        r'executed.*open') as info:
-        _load_checkpoint(str(path))
+        checked_loader(str(path))
     assert isinstance(info.value, pickle.UnpicklingError)
     assert not marker.exists()
 
@@ -225,3 +240,89 @@ def test_resume_from_truncated_checkpoint_fails_clearly(checkpoint, tmp_path):
     proc = run_script(tmp_path, work, 2, resume=True)
     assert proc.returncode != 0
     assert f'CorruptCheckpointError: checkpoint {path}' in proc.stderr
+
+
+@pytest.fixture
+def small_checkpoint(tmp_path):
+    """A valid, tiny ``torch.save`` checkpoint."""
+    path = tmp_path / 'small.pth'
+    torch.save(dict(state_dict=dict(w=torch.ones(3)), meta=dict(epoch=1)),
+               str(path))
+    return path
+
+
+@pytest.mark.parametrize('device', ['cuda', 'cuda:1', 'xpu', 'mps'])
+def test_unavailable_device_is_not_a_corrupt_checkpoint(
+        checked_loader, small_checkpoint, device):
+    """A good file loaded with ``map_location`` naming a device that is not
+    there fails with torch's own error (it names the device), not with
+    CorruptCheckpointError's advice to resume from the previous one."""
+    backend = getattr(torch.backends, 'mps', None) if device == 'mps' else \
+        getattr(torch, device.split(':')[0], None)
+    if backend is not None and backend.is_available():
+        pytest.skip(f'{device} is available here')
+    with pytest.raises(RuntimeError) as info:
+        checked_loader(str(small_checkpoint), map_location=device)
+    assert not isinstance(info.value, CorruptCheckpointError), info.value
+    assert 'corrupt' not in str(info.value)
+    # the same file loads on the CPU
+    assert checked_loader(str(small_checkpoint),
+                          map_location='cpu')['meta']['epoch'] == 1
+
+
+@pytest.mark.parametrize('kind', ['OutOfMemoryError', 'RuntimeError',
+                                  'cpu'])
+def test_out_of_memory_is_not_a_corrupt_checkpoint(
+        checked_loader, small_checkpoint, monkeypatch, kind):
+    """An out-of-memory error while loading (torch's OutOfMemoryError, an
+    older plain RuntimeError, the CPU allocator's) is raised unchanged."""
+    error = {
+        'OutOfMemoryError': lambda: torch.cuda.OutOfMemoryError(
+            'CUDA out of memory. Tried to allocate 20.00 MiB'),
+        'RuntimeError': lambda: RuntimeError('CUDA error: out of memory'),
+        'cpu': lambda: RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: "
+            "can't allocate memory: you tried to allocate 1073741824 bytes"),
+    }[kind]()
+
+    def load(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(torch, 'load', load)
+    with pytest.raises(RuntimeError) as info:
+        checked_loader(str(small_checkpoint), map_location='cpu')
+    assert info.value is error
+
+
+def test_other_errors_on_an_intact_file_are_not_corruption(
+        checked_loader, small_checkpoint, monkeypatch):
+    """An error torch's message does not classify, raised while loading an
+    intact archive, is raised unchanged; the same error on a damaged file
+    is a corrupt checkpoint."""
+    error = RuntimeError('some new torch failure')
+
+    def load(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(torch, 'load', load)
+    with pytest.raises(RuntimeError) as info:
+        checked_loader(str(small_checkpoint))
+    assert info.value is error
+    data = small_checkpoint.read_bytes()
+    damaged = small_checkpoint.parent / 'damaged.pth'
+    damaged.write_bytes(data[:len(data) // 2])
+    with pytest.raises(CorruptCheckpointError, match=str(damaged)):
+        checked_loader(str(damaged))
+
+
+@pytest.mark.parametrize('keep', [0, 1, 64, 200, -100, -1],
+                         ids=lambda k: f'keep{k}')
+def test_truncated_small_checkpoint_names_the_file(
+        checked_loader, small_checkpoint, tmp_path, keep):
+    """The fast twin of test_truncated_checkpoint_names_the_file (a tiny
+    torch.save file, no Runner)."""
+    path = cut(small_checkpoint, tmp_path, keep)
+    with pytest.raises(CorruptCheckpointError,
+                       match=rf'checkpoint {path} \(\d+ bytes\) is truncated'):
+        checked_loader(str(path))
+
