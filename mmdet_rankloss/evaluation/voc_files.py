@@ -54,13 +54,32 @@ def load_voc_ground_truth(data_root: str, split: str,
 
 def load_detections(pkl_path: str) -> Dict[str, dict]:
     """``{image id: {bboxes, scores, labels}}`` (numpy) from the results
-    file of ``tools/test.py --out``."""
+    file of ``tools/test.py --out``.
+
+    The image id is the file name without directory and extension (a VOC
+    id, as in ``ImageSets/Main/<split>.txt``), which is how the analyses
+    match detections to :func:`load_voc_ground_truth`. Two results whose
+    images share that id (``a/0001.jpg`` and ``b/0001.png``, or the same
+    image twice) cannot both be kept under it: a ``ValueError`` names both
+    files and the id, rather than one silently replacing the other.
+    """
     with open(pkl_path, 'rb') as f:
         results = pickle.load(f)
-    out = {}
+    out, paths = {}, {}
     for item in results:
         pred = item['pred_instances']
-        img_id = osp.splitext(osp.basename(item['img_path']))[0]
+        img_path = item['img_path']
+        img_id = osp.splitext(osp.basename(img_path))[0]
+        if img_id in paths:
+            first = paths[img_id]
+            what = (f'holds the image {img_path} twice' if first == img_path
+                    else f'holds two images with the file stem {img_id!r}: '
+                    f'{first} and {img_path}')
+            raise ValueError(
+                f'{pkl_path} {what}; detections are keyed by image id (the '
+                'file name without directory and extension), so each image '
+                'of the evaluated split must have its own id')
+        paths[img_id] = img_path
         out[img_id] = {
             k: np.asarray(pred[k].cpu() if hasattr(pred[k], 'cpu') else
                           pred[k])
