@@ -65,7 +65,7 @@ setup(
     # MMEngine resolves `_base_ = 'mmdet_rankloss::...'` through
     # mmdet_rankloss/.mim (see mmdet_rankloss/utils/config.py).
     package_data={PACKAGE: mim_files()},
-    python_requires='>=3.8',
+    python_requires='>=3.10',
     # The losses (losses/, ops/, networks/) need torch and numpy only: the
     # plain install. Torch 2.0 to 2.13 is tested (2.13.0 CPU); pip keeps one
     # that is installed, so install the CPU or CUDA build you want first.
@@ -92,6 +92,8 @@ setup(
         'tests': [
             'pytest',
             'pycocotools',
+            # tests/test_packaging/test_lint.py (ruff.toml)
+            'ruff',
             # Reference values in tests; 3.x requires torch >= 2.14, which
             # cannot build mmcv 2.1.0.
             'pytorch-metric-learning<3',
