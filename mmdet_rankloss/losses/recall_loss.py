@@ -361,7 +361,7 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     Cost of a training step (forward and backward with the diagnostics,
     batch 256, D 512, memory 3 full, counted on the CUDA path without a
     GPU, ``tests/test_losses/test_recall_device.py``): no host read (the
-    previous implementation made 20) and 86 kernels (162 before; budget
+    previous implementation made 20) and 93 kernels (162 before; budget
     150), the same number at any batch and memory size. On the CPU: one
     read for the data check plus those of the CPU's sort.
 
