@@ -2,11 +2,13 @@
 
 ``tools/analysis_tools/evidence_tables.py`` writes every table between
 ``<!-- evidence-table: NAME -->`` markers from the study reports in
-``docs/evidence/``. These tests fail when a marked table differs from what
-the tool writes now (run it with ``--write``), and check the tool's numbers
-against a hand computation from the CSV. Its other outputs (the metafiles'
-``Results``, the results plot) are tested in ``test_one_home.py``; here,
-that ``--check`` covers them.
+``docs/evidence/``: the README's "which loss" table, docs/evidence.md's
+results, verdict and verdict test by test, docs/get_started.md's quickstart.
+These tests fail when a marked table or a config folder's README.md differs
+from what the tool writes now (run it with ``--write``), and check the
+tool's numbers against a hand computation from the CSV. Its other outputs
+(the metafiles' ``Results``, the results plot) are tested in
+``test_one_home.py``; here, that ``--check`` covers them.
 """
 import csv
 import glob
@@ -55,9 +57,43 @@ def _body(text, name):
     raise KeyError(name)
 
 
-def test_readme_has_the_results_and_quickstart_tables():
-    names = [name for rel, name in MARKED if rel == 'README.md']
-    assert 'results' in names and 'quickstart' in names
+#: Each table's one home.
+HOMES = {'which-loss': 'README.md', 'results': 'docs/evidence.md',
+         'verdict': 'docs/evidence.md', 'verdict-tests': 'docs/evidence.md',
+         'quickstart': 'docs/get_started.md'}
+
+
+def test_each_table_is_in_its_one_home():
+    for name, home in HOMES.items():
+        assert [rel for rel, n in MARKED if n == name] == [home], name
+
+
+def test_config_folder_readmes_are_the_generated_ones(ET):
+    files = ET.generated_files(ROOT)
+    readmes = {rel: v for rel, v in files.items()
+               if rel.endswith('README.md')}
+    assert len(readmes) == len(ET.metafile_results.metafile_paths(ROOT))
+    for rel, (old, new) in readmes.items():
+        assert old == new, (
+            f'{rel} is stale; run '
+            '`python tools/analysis_tools/evidence_tables.py --write`')
+        assert ET.metafile_results.README_MARK in new
+
+
+def test_a_config_folder_readme_shows_a_metafile_result(ET):
+    """A number of a metafile's generated Results, with its sd and seeds,
+    stands in the row of its config in the folder's README."""
+    import yaml
+    text = _read('configs/digitsvoc/metafile.yml')
+    model = next(m for m in yaml.safe_load(text)['Models']
+                 if m['Config'].endswith('_rambo-bce_16e_digitsvoc.py'))
+    r = model['Results'][0]
+    readme = _read('configs/digitsvoc/README.md')
+    row = next(line for line in readme.splitlines()
+               if f'[`{osp.basename(model["Config"])}`]' in line)
+    m = r['Metrics']
+    assert (f'{r["Dataset"]}: AP50 {m["AP50"]:.1f} ± {m["AP50 sd"]:.1f}, '
+            f'{m["Seeds"]} seeds, lr {m["lr"]:g}') in row
 
 
 @pytest.mark.parametrize('rel,name', MARKED,
@@ -76,7 +112,7 @@ def test_check_mode_agrees(ET, capsys):
     """``--check`` exits 0 exactly when no marked table, no metafile's
     Results and not the results plot is stale."""
     files, _ = ET.update(ROOT)
-    files.update(ET.metafile_results.metafile_updates(ROOT))
+    files.update(ET.generated_files(ROOT))
     stale = [rel for rel, (old, new) in files.items() if old != new]
     old_json, new_json, png_current = ET.plot_status(ROOT)
     plot_stale = old_json != new_json or not png_current
@@ -181,7 +217,7 @@ def test_numbers_match_a_hand_computation(study, method, baseline, metric,
     expected_diff = (f'{d.mean():+.1f} [{d.mean() - half:+.1f}, '
                      f'{d.mean() + half:+.1f}]')
 
-    table = _body(_read('README.md'), 'results')
+    table = _body(_read('docs/evidence.md'), 'results')
     cells = _row_of(table, config, change, study)
     # the count and the seeds themselves: rows of one config from two
     # studies differ by their seeds
@@ -207,7 +243,7 @@ def test_numbers_match_a_hand_computation(study, method, baseline, metric,
 
 
 def test_baseline_rows_say_baseline(ET):
-    table = ET.results_table('.')
+    table = ET.results_table('docs')
     for block in ET.RESULTS:
         base = [row for row in block['rows'] if row[0] == block['baseline']]
         assert len(base) == 1, block['study']
