@@ -153,7 +153,7 @@ def margin_shift(scores: Tensor, positives: Tensor, margin: float) -> Tensor:
 
 
 # Above this share of moved elements a full re-sort beats the merge.
-_SPARSE_RERANK_MAX_MOVED = 0.25
+SPARSE_RERANK_MAX_MOVED = 0.25
 
 
 def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
@@ -182,7 +182,7 @@ def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
                             device=grad_ranks.device)
         moved[moved_at] = True
         moved = moved.view(grad_ranks.shape)
-    if moved_at[0].numel() <= _SPARSE_RERANK_MAX_MOVED * moved.numel():
+    if moved_at[0].numel() <= SPARSE_RERANK_MAX_MOVED * moved.numel():
         perturbed_ranks = rerank_sparse(base, ranks, moved, perturbed,
                                         normalize, sorted_scores, moved_at)
     else:
