@@ -29,8 +29,11 @@
 * ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
   module, loaded from its file.
 
-The ``slow`` marker (``pytest.ini``) is set in each test module, except for
-the tests :data:`SLOW_TESTS` lists by node id.
+The ``slow`` marker (``pytest.ini``) is set one way only: a
+``@pytest.mark.slow`` decorator on each slow test function or class,
+never a module's ``pytestmark`` nor a list of node ids here, so that the
+marker moves with its test when the test is renamed or moved
+(``tests/test_packaging/test_lint.py`` checks this).
 
 Factories rather than fixed tensors: the tests vary sizes and seeds, and
 the same seed gives the same batch everywhere.
@@ -163,26 +166,6 @@ def rpn_batch_fixture():
 
 
 REPO_ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-
-#: Slow tests (modules, or tests by node id) whose modules carry no marker:
-#: the GPU install check (subprocesses) and the rank-loss benchmark's runs
-#: (the tool end to end).
-SLOW_TESTS = {
-    'tests/test_tools/test_check_gpu_install.py',
-    'tests/test_tools/test_benchmark_smoke.py::test_benchmark_smoke',
-    'tests/test_tools/test_benchmark_smoke.py::'
-    'test_speed_run_writes_every_section',
-    'tests/test_tools/test_benchmark_smoke.py::'
-    'test_speed_run_markdown_is_the_docs_generator',
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        test = item.nodeid.split('[')[0]
-        if test in SLOW_TESTS or test.split('::')[0] in SLOW_TESTS:
-            item.add_marker(pytest.mark.slow)
-
 
 def _load_tool(relpath: str):
     """A tool script as a module, loaded from its file (the tools are

@@ -18,7 +18,7 @@ DIGITSVOC = ['mask-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
 CLS_KEYS = dict(ce='train/loss_cls', bce='train/loss_rambo_map',
                 sort='train/loss_rank_sort')
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures('one_torch_thread')]
+pytestmark = pytest.mark.usefixtures('one_torch_thread')
 
 
 def point_at(cfg, root):
@@ -35,6 +35,7 @@ def point_at(cfg, root):
             root, 'annotations', f'instances_{split}.json')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name', DIGITSVOC)
 def test_trains_and_scores_boxes_and_masks(name, digits_masks_root,
                                            tmp_path):

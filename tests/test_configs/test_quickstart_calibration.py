@@ -21,8 +21,6 @@ from mmengine.config import Config
 from mmdet_rankloss.evaluation.voc_files import load_voc_ground_truth
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
@@ -68,6 +66,7 @@ def drawn_boxes_per_image(config, checkpoint, root):
         [len(gt['labels']) for gt in gts]))
 
 
+@pytest.mark.slow
 def test_the_shipped_calibration_keeps_the_picture_readable(trained,
                                                             tmp_path):
     root, checkpoint = trained

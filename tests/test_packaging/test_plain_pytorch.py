@@ -20,8 +20,6 @@ import pytest
 
 import mmdet_rankloss  # noqa: F401  (registers in MMDetection's registries)
 
-pytestmark = pytest.mark.slow
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BLOCKED = ('mmdet', 'mmcv', 'mmengine')
@@ -170,12 +168,14 @@ def report(tmp_path_factory):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_nothing_of_mmdetection_is_imported(report):
     assert report['refused'] == list(BLOCKED)  # the finder does refuse
     assert report['loaded'] == [] and report['loaded_at_end'] == []
     assert report['has_mmdet'] is False
 
 
+@pytest.mark.slow
 def test_the_snippet_trains_both_models(report):
     assert report['same_data'] and report['loss_is_finite']
     trained, untrained = report['trained'], report['untrained']
@@ -183,6 +183,7 @@ def test_the_snippet_trains_both_models(report):
     assert trained['r1'] > untrained['r1'] + 0.1, report
 
 
+@pytest.mark.slow
 def test_the_same_losses_register_without_mmdetection(report):
     from mmdet.registry import HOOKS, MODELS
 
@@ -195,11 +196,13 @@ def test_the_same_losses_register_without_mmdetection(report):
     assert report['hooks'] == ours(HOOKS) == ['ALRPSelfBalanceHook']
 
 
+@pytest.mark.slow
 def test_the_losses_work_without_a_runner(report):
     assert report['ranker'] == 'SigmoidRanker'
     assert report['srt_iters'] == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_an_mmdetection_bound_loss_names_the_install(report):
     assert 'MixedRankLoss needs MMDetection' in report['mixed_error']
     assert "pip install '.[mmdet]'" in report['mixed_error']

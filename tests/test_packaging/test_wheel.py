@@ -23,8 +23,6 @@ import pytest
 
 from mmdet_rankloss.utils.config import config_files
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIGS = osp.join(ROOT, 'configs')
 # What setup.py reads; `mmdet_rankloss/.mim` links into `configs/` and to
@@ -79,6 +77,7 @@ def installed(source, tmp_path_factory):
     return wheels[0], site
 
 
+@pytest.mark.slow
 def test_wheel_lists_every_config(installed):
     wheel, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -90,6 +89,7 @@ def test_wheel_lists_every_config(installed):
     assert not expected - names, sorted(expected - names)
 
 
+@pytest.mark.slow
 def test_sdist_carries_every_config(source, tmp_path):
     """The sdist has the configs in the package data (a wheel built from it
     is complete) and under ``configs/``, plus ``model-index.yml``."""
@@ -138,6 +138,7 @@ LOAD_ALL = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_installed_wheel_loads_every_config(installed, tmp_path):
     _, site = installed
     configs = config_files(CONFIGS, exts=('.py', ))

@@ -19,8 +19,6 @@ import torch
 from mmdet_rankloss.utils import checkpoint_globals
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
@@ -76,6 +74,7 @@ def workspace(tmp_path_factory):
     return ws
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('backend', BACKENDS)
 @pytest.mark.parametrize('global_ranking', [True, False])
 def test_distributed_resume_keeps_every_process_memory(

@@ -33,8 +33,6 @@ from mmdet.registry import MODELS
 from mmdet_rankloss.utils import checkpoint_globals
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 WORKER = osp.join(ROOT, 'tests', 'dist_workers', 'ddp_step_worker.py')
 
@@ -104,6 +102,7 @@ def dist_step(setup, work_dir, *extra):
     return state(osp.join(work_dir, 'epoch_1.pth'))
 
 
+@pytest.mark.slow
 def test_two_processes_update_like_one(setup):
     ws, data_root, init = setup
     # one intra-op thread in both runs (cpu_env): with two, oneDNN sums the

@@ -21,8 +21,6 @@ import torch
 from mmdet_rankloss.utils import checkpoint_globals
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
@@ -105,12 +103,14 @@ def runs(tmp_path_factory):
     return ws, killed, resumed
 
 
+@pytest.mark.slow
 def test_killed_run_stopped_after_epoch_1(runs):
     ws, killed, _ = runs
     assert killed.returncode == -9, killed.stderr[-4000:]
     assert osp.isfile(ws / 'resumed' / 'epoch_1.pth')
 
 
+@pytest.mark.slow
 def test_resumed_run_continues_after_epoch_1(runs):
     ws, _, resumed = runs
     out = resumed.stdout + resumed.stderr
@@ -119,6 +119,7 @@ def test_resumed_run_continues_after_epoch_1(runs):
     assert 'Epoch(train) [1]' not in out and 'Epoch(train) [2]' in out
 
 
+@pytest.mark.slow
 def test_same_weights(runs):
     ws = runs[0]
 
@@ -135,6 +136,7 @@ def test_same_weights(runs):
     assert len(memory[0]['values']) == 4
 
 
+@pytest.mark.slow
 def test_same_logged_losses(runs):
     ws = runs[0]
     straight, resumed = logged(ws / 'straight'), logged(ws / 'resumed')

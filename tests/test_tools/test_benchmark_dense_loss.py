@@ -10,11 +10,10 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
+@pytest.mark.slow
 def test_speed_and_step_parts_run_and_report(tmp_path):
     out = str(tmp_path / 'bench')
     proc = subprocess.run(

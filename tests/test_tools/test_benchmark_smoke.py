@@ -5,6 +5,7 @@ import json
 import pytest
 
 
+@pytest.mark.slow
 def test_benchmark_smoke(tmp_path, load_tool):
     bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
     out = tmp_path / 'bench'
@@ -74,6 +75,7 @@ def speed_run(tmp_path_factory, load_tool):
             out.with_suffix('.md').read_text(), bench)
 
 
+@pytest.mark.slow
 def test_speed_run_writes_every_section(speed_run):
     result, _, bench = speed_run
     from experiments.speed_run import FORMAT, SECTIONS
@@ -105,6 +107,7 @@ def test_speed_run_writes_every_section(speed_run):
         assert 'share_of_step' in r or r['error']
 
 
+@pytest.mark.slow
 def test_speed_run_markdown_is_the_docs_generator(speed_run):
     result, md, _ = speed_run
     from experiments.speed_tables import speed_section

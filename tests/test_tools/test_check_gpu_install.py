@@ -6,6 +6,7 @@ import os.path as osp
 import subprocess
 import sys
 
+import pytest
 import torch
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -19,6 +20,7 @@ def run_tool(*args):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_fast_run_says_what_it_checked_and_skipped(tmp_path):
     out_json = str(tmp_path / 'check.json')
     code, out = run_tool('--fast', '--only', 'RaMBOAPLoss', 'FastAPLoss',
@@ -40,6 +42,7 @@ def test_fast_run_says_what_it_checked_and_skipped(tmp_path):
             'detail']
 
 
+@pytest.mark.slow
 def test_unknown_loss_is_refused():
     code, out = run_tool('--fast', '--only', 'NoSuchLoss')
     assert code == 2 and 'NoSuchLoss' in out

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / 'tools' / 'analysis_tools' / 'benchmark_retrieval_metric.py'
 
 
+@pytest.mark.slow
 def test_retrieval_benchmark_smoke():
     compare = ['reid'] + (['faiss']
                           if importlib.util.find_spec('faiss') else [])

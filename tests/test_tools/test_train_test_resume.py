@@ -14,8 +14,6 @@ import torch
 from mmdet_rankloss.utils import mmdet_tool_path
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
-pytestmark = pytest.mark.slow
-
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 QUICK = osp.join(ROOT, 'configs', 'quickstart')
 # Two iterations per epoch (4 images, batch 2), evaluation after each epoch.
@@ -78,6 +76,7 @@ def trained(workspace):
     return work_dir
 
 
+@pytest.mark.slow
 def test_train_writes_checkpoint_and_evaluates(trained):
     assert osp.isfile(osp.join(trained, 'epoch_1.pth'))
     with open(osp.join(trained, 'last_checkpoint')) as f:
@@ -86,6 +85,7 @@ def test_train_writes_checkpoint_and_evaluates(trained):
     assert len(ap50) == 1 and 0.0 <= ap50[0] <= 1.0
 
 
+@pytest.mark.slow
 def test_test_tool_evaluates_checkpoint(workspace, trained):
     work_dir = str(workspace / 'test')
     out = run([
@@ -97,6 +97,7 @@ def test_test_tool_evaluates_checkpoint(workspace, trained):
     assert logged_ap50(work_dir) == logged_ap50(trained)
 
 
+@pytest.mark.slow
 def test_resume_continues_the_run(workspace, trained):
     out = run([
         osp.join(ROOT, 'tools', 'train.py'), 'my_rambo.py', '--work-dir',
@@ -110,6 +111,7 @@ def test_resume_continues_the_run(workspace, trained):
     assert (ckpt['meta']['epoch'], ckpt['meta']['iter']) == (2, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     tuple(int(x) for x in torch.__version__.split('.')[:2]) < (2, 6),
     reason='torch < 2.6 loads with weights_only=False by default')
@@ -130,6 +132,7 @@ def test_checkpoint_loading_needs_the_allowlist(trained):
     assert 'loaded' in out and 'UnpicklingError' in out
 
 
+@pytest.mark.slow
 def test_mmdet_own_train_tool(tmp_path, workspace):
     """MMDetection's script, config by path; ``custom_imports`` loads the
     package, which also lets its ``--resume`` load the checkpoint."""
@@ -146,6 +149,7 @@ def test_mmdet_own_train_tool(tmp_path, workspace):
     assert osp.isfile(osp.join(work_dir, 'epoch_2.pth'))
 
 
+@pytest.mark.slow
 def test_quickstart_smoke(tmp_path, load_tool):
     work_dir = tmp_path / 'quickstart'
     out = run([
@@ -174,6 +178,7 @@ def test_quickstart_smoke(tmp_path, load_tool):
     assert 'pkg_resources is deprecated' not in out
 
 
+@pytest.mark.slow
 def test_distributed_training_on_cpu(tmp_path, workspace):
     """Two CPU processes (gloo) started as users start them, through
     ``tools/dist_train.sh``, with the AP loss ranking the global batch.
@@ -183,6 +188,7 @@ def test_distributed_training_on_cpu(tmp_path, workspace):
     dist_train(tmp_path, workspace, 'gloo')
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.device_count() < 2,
                     reason='NCCL needs two GPUs')
 def test_distributed_training_on_two_gpus(tmp_path, workspace):
