@@ -173,7 +173,7 @@ def assert_same(out, grad, ref_out, ref_grad):
 @pytest.mark.parametrize('settings', SETTINGS, ids=str)
 def test_equals_the_previous_implementation(case, settings):
     emb, labels = make_batch(case)
-    module = RaMBORecallLoss(memory=0, **settings)
+    module = RaMBORecallLoss(**settings)
     (out, grad), = run_module(module, [emb], [labels])
     x = emb.clone().requires_grad_(True)
     ref_out = reference_recall(module, x, labels)
@@ -212,7 +212,7 @@ def test_equals_the_previous_implementation_on_a_global_batch():
               for s in range(3)]
     emb = torch.cat([e for e, _ in shards])
     labels = torch.cat([t for _, t in shards])
-    module = RaMBORecallLoss(memory=0, lambda_val=4.0)
+    module = RaMBORecallLoss(lambda_val=4.0)
     (out, grad), = run_module(module, [emb], [labels])
     x = emb.clone().requires_grad_(True)
     ref_out = reference_recall(module, x, labels)
@@ -344,9 +344,9 @@ def test_bad_values_assert_on_the_device_and_raise_on_the_cpu():
     bad = emb.clone()
     bad[3, 1] = float('nan')
     with pytest.raises(ValueError, match='NaN'):
-        RaMBORecallLoss(memory=0)(bad, labels)
+        RaMBORecallLoss()(bad, labels)
     with ShadowMeta() as meta:
-        module = meta.module_to_meta(RaMBORecallLoss(memory=0))
+        module = meta.module_to_meta(RaMBORecallLoss())
         x, lab = meta.to_meta(bad), meta.to_meta(labels)
         meta.reset_counts()
         with pytest.raises(RuntimeError, match='RaMBORecallLoss: embeddings'
@@ -388,7 +388,7 @@ def test_compiles_to_one_graph():
     ``as_strided`` view); the function, without it, also compiles with
     ``backend='aot_eager'``."""
     emb, labels = make_batch('few_values', 32, dtype=torch.float32)
-    module = RaMBORecallLoss(memory=0, lambda_val=4.0)
+    module = RaMBORecallLoss(lambda_val=4.0)
     compiled = torch.compile(module, fullgraph=True, backend='eager')
     x = emb.clone().requires_grad_(True)
     out = compiled(x, labels)

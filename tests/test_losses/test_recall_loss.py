@@ -192,15 +192,14 @@ def test_immune_to_upstream_scaling(device):
     (1024 * rambo_recall_loss(scores, positives, valid,
                               lambda_val=2.0)).backward()
     assert torch.allclose(scores.grad, 1024 * grad)
-    module = RaMBORecallLoss(loss_weight=1024, log_diagnostics=False,
-                             memory=0)
+    module = RaMBORecallLoss(loss_weight=1024)
     emb = F.normalize(torch.randn(12, 5, dtype=torch.float64), dim=1)
     emb = emb.to(device).requires_grad_(True)
     labels = torch.arange(12, device=device) % 3
     module(emb, labels).backward()
     scaled = emb.grad.clone()
     emb.grad = None
-    RaMBORecallLoss(log_diagnostics=False, memory=0)(emb, labels).backward()
+    RaMBORecallLoss()(emb, labels).backward()
     assert torch.allclose(scaled, 1024 * emb.grad)
 
 
@@ -250,12 +249,8 @@ def module_brute(embeddings, labels, ref, ref_labels, margin, weighting):
 @pytest.mark.parametrize('normalize', [True, False])
 def test_module_batch_and_memory_exact(weighting, normalize):
     torch.manual_seed(0)
-    module = RaMBORecallLoss(
-        memory=2,
-        margin=0.5,
-        weighting=weighting,
-        normalize_ranks=normalize,
-        log_diagnostics=False)
+    module = RaMBORecallLoss(memory=2, margin=0.5, weighting=weighting,
+                             normalize_ranks=normalize)
     module.train()
     batches, grads = [], []
     for step in range(4):
@@ -288,13 +283,13 @@ def test_module_batch_and_memory_exact(weighting, normalize):
 
 
 def test_memory_changes_with_dimension_and_memory_zero():
-    module = RaMBORecallLoss(memory=3, log_diagnostics=False).train()
+    module = RaMBORecallLoss(memory=3).train()
     labels = torch.tensor([0, 0, 1, 1])
     module(F.normalize(torch.randn(4, 5), dim=1), labels)
     module(F.normalize(torch.randn(4, 7), dim=1), labels)  # new dim: reset
     assert len(module._memory) == 1
     assert module._memory[0][0].shape == (4, 7)
-    none = RaMBORecallLoss(memory=0, log_diagnostics=False).train()
+    none = RaMBORecallLoss().train()
     for _ in range(2):
         none(F.normalize(torch.randn(4, 5), dim=1), labels)
     assert len(none._memory) == 0
@@ -312,7 +307,7 @@ def test_half_precision(device, dtype):
     loss.backward()
     assert loss.dtype == torch.float32 and torch.isfinite(loss)
     assert emb.grad.dtype == dtype and bool(torch.isfinite(emb.grad).all())
-    ref = RaMBORecallLoss(lambda_val=4.0, memory=0, log_diagnostics=False)
+    ref = RaMBORecallLoss(lambda_val=4.0)
     assert loss.item() == pytest.approx(
         ref(emb.detach().float(), labels).item(), abs=1e-6)
 
