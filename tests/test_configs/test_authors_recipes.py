@@ -9,17 +9,15 @@ the bases their repositories ship (``configs/_base_/...``). Then each model
 is built (no pretrained weights) and trains one step on tiny images, and
 the 512 px training pipeline of the aLRP recipe runs on a synthetic image.
 """
-import copy
-import functools
 import math
 import os.path as osp
 
 import numpy as np
 import pytest
 import torch
-from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401
+from helpers import read_config  # tests/ on sys.path
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG_DIR = osp.join(ROOT, 'configs')
@@ -197,14 +195,9 @@ GPUS = {RS_ATSS: (4, RS_README), RS_RCNN: (4, RS_README),
 COCO_TRAIN_IMAGES = 117266
 
 
-@functools.lru_cache(maxsize=None)
-def _parsed(name):
-    return Config.fromfile(osp.join(CONFIG_DIR, name))
-
-
 def load(name):
     """The config, parsed once per run (a copy: a test may change it)."""
-    return copy.deepcopy(_parsed(name))
+    return read_config(osp.join(CONFIG_DIR, name))
 
 
 def setting(cfg, path):

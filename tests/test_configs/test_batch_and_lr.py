@@ -22,10 +22,10 @@ import re
 import shlex
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 
+from helpers import scaled_lr  # tests/ on sys.path
 from mmdet_rankloss.utils.batch import (load_config, per_process_batch,
                                         ranking_losses, resolve_batch,
                                         total_batch_options)
@@ -74,27 +74,6 @@ def load(name):
     return load_config(osp.join(CONFIG_DIR, name))
 
 
-def mmengine_lr(cfg, world_size, options=None):
-    """The lr MMEngine's ``Runner.scale_lr`` gives the config's optimizer,
-    run on the attributes it reads."""
-    import torch
-    from mmengine.config import Config
-    from mmengine.optim import OptimWrapper
-    from mmengine.runner import Runner
-    if options:  # the keys scale_lr reads, with the options merged
-        cfg = Config({k: cfg[k] for k in ('train_dataloader', 'optim_wrapper',
-                                         'auto_scale_lr') if k in cfg})
-        cfg.merge_from_dict(options)
-    param = torch.nn.Parameter(torch.zeros(1))
-    optimizer = torch.optim.SGD([param], lr=cfg.optim_wrapper.optimizer.lr)
-    runner = SimpleNamespace(
-        _train_dataloader=cfg.train_dataloader, world_size=world_size,
-        logger=SimpleNamespace(info=lambda message: None),
-        param_schedulers=None)
-    Runner.scale_lr(runner, OptimWrapper(optimizer), cfg.get('auto_scale_lr'))
-    return optimizer.param_groups[0]['lr']
-
-
 def test_every_family_is_resolved():
     families = {name.split('/')[0] for name in CONFIGS}
     assert families >= {'dense', 'digitsvoc', 'quickstart', 'rambo',
@@ -110,7 +89,7 @@ def test_the_resolved_setting_is_mmengines(name):
     for n in PROCESSES:
         plan = resolve_batch(cfg, n)
         assert plan.total == n * cfg.train_dataloader.batch_size
-        assert plan.lr == pytest.approx(mmengine_lr(cfg, n), rel=1e-12)
+        assert plan.lr == pytest.approx(scaled_lr(cfg, n), rel=1e-12)
         if base % n:
             with pytest.raises(ValueError, match='does not split evenly'):
                 total_batch_options(cfg, base, n)
@@ -119,7 +98,7 @@ def test_the_resolved_setting_is_mmengines(name):
         split = resolve_batch(cfg, n, options)
         assert split.total == base and split.per_process == base // n
         assert split.lr == pytest.approx(split.config_lr)
-        assert mmengine_lr(cfg, n, options) == pytest.approx(split.lr)
+        assert scaled_lr(cfg, n, options) == pytest.approx(split.lr)
         sampler = cfg.train_dataloader.get('sampler', {})
         if sampler.get('batch_size') is not None:  # PKSampler: both batches
             assert options['train_dataloader.sampler.batch_size'] == \
@@ -291,7 +270,7 @@ def test_a_documented_command_trains_the_setting_it_names(
         f'{page}: `{command}` trains a total batch of {plan.total}, the '
         f'config is for {plan.base_batch}')
     assert plan.lr == pytest.approx(plan.config_lr), (page, command)
-    assert plan.lr == pytest.approx(mmengine_lr(cfg, processes, options))
+    assert plan.lr == pytest.approx(scaled_lr(cfg, processes, options))
     # a setting of one process, split over several: every rank loss must
     # rank the whole batch, as the one process did
     if processes > 1 and plan.base_batch == cfg.train_dataloader.batch_size:
@@ -348,4 +327,4 @@ def test_resolve_without_auto_scale_lr():
     cfg = load('rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py')
     plan = resolve_batch(cfg, 8, {'auto_scale_lr.enable': False})
     assert (plan.total, plan.lr, plan.scaled) == (64, 0.1, False)
-    assert mmengine_lr(cfg, 8, {'auto_scale_lr.enable': False}) == 0.1
+    assert scaled_lr(cfg, 8, {'auto_scale_lr.enable': False}) == 0.1

@@ -7,16 +7,14 @@ Covers ``configs/`` except ``configs/retrieval`` (tested in
 (ResNet-50/101, ResNeXt-101) but without pretrained weights and on a tiny
 input, so the test needs no network.
 """
-import copy
-import functools
 import glob
 import os.path as osp
 
 import pytest
 import torch
-from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401
+from helpers import read_config  # tests/ on sys.path
 from mmdet_rankloss.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -39,14 +37,9 @@ PAPER_LOSS = dict(type='RaMBOAPLoss', memory=7, margin=0.15, lambda_val=0.5,
 pytestmark = pytest.mark.usefixtures('one_torch_thread')
 
 
-@functools.lru_cache(maxsize=None)
-def _parsed(name):
-    return Config.fromfile(osp.join(CONFIG_DIR, name))
-
-
 def load(name):
     """The config, parsed once per run (a copy: a test may change it)."""
-    return copy.deepcopy(_parsed(name))
+    return read_config(osp.join(CONFIG_DIR, name))
 
 
 def test_expected_configs_exist():

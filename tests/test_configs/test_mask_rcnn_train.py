@@ -8,6 +8,7 @@ import pytest
 from mmengine.config import Config
 
 import mmdet_rankloss  # noqa: F401
+from helpers import point_at  # tests/ on sys.path
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG_DIR = osp.join(ROOT, 'configs', 'mask_rcnn')
@@ -19,20 +20,6 @@ CLS_KEYS = dict(ce='train/loss_cls', bce='train/loss_rambo_map',
                 sort='train/loss_rank_sort')
 
 pytestmark = pytest.mark.usefixtures('one_torch_thread')
-
-
-def point_at(cfg, root):
-    """The config's data and metrics on the DigitsVOC at ``root``."""
-    for split in ('train', 'val', 'test'):
-        loader = cfg[f'{split}_dataloader']
-        loader.dataset.data_root = root
-        loader.num_workers = 0
-        loader.persistent_workers = False
-        loader.batch_size = 2
-    for split in ('val', 'test'):
-        evaluator = cfg[f'{split}_evaluator']
-        evaluator.ann_file = osp.join(
-            root, 'annotations', f'instances_{split}.json')
 
 
 @pytest.mark.slow

@@ -9,19 +9,13 @@
   at the single-device lr with 8x the batch (MMEngine scales the lr by
   ``world_size * batch_size / base_batch_size``).
 """
-import copy
-import functools
 import inspect
 import os.path as osp
-from types import SimpleNamespace
 
 import pytest
-import torch
-from mmengine.config import Config
-from mmengine.optim import OptimWrapper
-from mmengine.runner import Runner
 
 import mmdet_rankloss  # noqa: F401
+from helpers import read_config, scaled_lr  # tests/ on sys.path
 from mmdet_rankloss.losses.memory import ScoreMemoryMixin
 from mmdet_rankloss.utils.config import config_files
 
@@ -31,14 +25,9 @@ CONFIGS = config_files(CONFIG_DIR, exts=('.py', ), skip_bases=True)
 MEMORY_HOOKS = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
 
 
-@functools.lru_cache(maxsize=None)
-def _parsed(name):
-    return Config.fromfile(osp.join(CONFIG_DIR, name))
-
-
 def load(name):
     """The config, parsed once per run (a copy: a test may change it)."""
-    return copy.deepcopy(_parsed(name))
+    return read_config(osp.join(CONFIG_DIR, name))
 
 
 def memory_losses(node, path='model'):
@@ -127,20 +116,6 @@ def test_auto_scale_lr_is_on(name):
     batch = cfg.train_dataloader.batch_size
     # the lr is stated for base_batch_size: a whole number of devices
     assert scale.base_batch_size % batch == 0, (scale, batch)
-
-
-def scaled_lr(cfg, world_size):
-    """The lr MMEngine's ``Runner.scale_lr`` gives the config's optimizer
-    with ``world_size`` processes (the Runner's own method, run on the
-    attributes it reads)."""
-    param = torch.nn.Parameter(torch.zeros(1))
-    optimizer = torch.optim.SGD([param], lr=cfg.optim_wrapper.optimizer.lr)
-    runner = SimpleNamespace(
-        _train_dataloader=cfg.train_dataloader, world_size=world_size,
-        logger=SimpleNamespace(info=lambda message: None),
-        param_schedulers=None)
-    Runner.scale_lr(runner, OptimWrapper(optimizer), cfg.auto_scale_lr)
-    return optimizer.param_groups[0]['lr']
 
 
 @pytest.mark.parametrize('name', [

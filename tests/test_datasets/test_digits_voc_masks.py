@@ -2,7 +2,6 @@
 detection files do not change, and the COCO twin is read and scored by
 pycocotools and MMDetection (``CocoDataset``, ``CocoMetric``)."""
 import json
-import os
 import os.path as osp
 import re
 import shlex
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from helpers import read_tree  # tests/ on sys.path
 from mmdet_rankloss.datasets import digits_voc as D
 from mmdet_rankloss.datasets.voc_writer import voc_palette
 
@@ -21,16 +21,6 @@ SMALL = (('train', 4), ('val', 3), ('test', 3))
 MASK_FILES = re.compile(r'^(VOC2007/(SegmentationObject|SegmentationClass)/'
                         r'\w+\.png|VOC2007/ImageSets/Segmentation/\w+\.txt|'
                         r'annotations/instances_\w+\.json)$')
-
-
-def _files(root):
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            path = osp.join(dirpath, name)
-            with open(path, 'rb') as f:
-                out[osp.relpath(path, root)] = f.read()
-    return out
 
 
 @pytest.fixture(scope='module')
@@ -108,7 +98,7 @@ def test_masks_are_the_drawn_ink(monkeypatch):
 
 def test_detection_files_are_unchanged(both):
     """``masks=True`` adds files and changes none."""
-    plain, masked = (_files(root) for root in both)
+    plain, masked = (read_tree(root) for root in both)
     for rel, data in plain.items():
         assert masked.get(rel) == data, rel
     added = sorted(set(masked) - set(plain))
@@ -219,8 +209,8 @@ def test_fresh_split_with_masks(tmp_path):
         assert f.read().split() == [f'confirm_{i:05d}' for i in range(3)]
     plain = str(tmp_path / 'plain')
     D.make_fresh_test_split(plain, 'confirm', 3, splits=SMALL)
-    files = _files(root)
-    for rel, data in _files(plain).items():
+    files = read_tree(root)
+    for rel, data in read_tree(plain).items():
         assert files[rel] == data, rel
 
 

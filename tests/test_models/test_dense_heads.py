@@ -20,6 +20,7 @@ from mmengine.structures import InstanceData
 from sklearn.metrics import average_precision_score
 
 import mmdet_rankloss  # noqa: F401
+from helpers import point_at, read_config  # tests/ on sys.path
 from mmdet.models.dense_heads import ATSSHead
 from mmdet.registry import MODELS
 from mmdet_rankloss.models import RaMBOATSSHead, RaMBORetinaHead
@@ -398,14 +399,9 @@ def test_logits_space_gets_a_dummy_background_column():
 
 
 # ------------------------------------------------------------- configs
-@functools.lru_cache(maxsize=None)
-def _parsed(name):
-    return Config.fromfile(osp.join(DENSE, name))
-
-
 def load(name):
     """The config, parsed once per run (a copy: a test may change it)."""
-    return copy.deepcopy(_parsed(name))
+    return read_config(osp.join(DENSE, name))
 
 
 def test_expected_configs_exist():
@@ -630,12 +626,7 @@ def test_digitsvoc_config_trains_through_the_runner(arch, digits_root,
     from mmengine.runner import Runner
     cfg = load(f'{arch}/{arch}_r18-w32_fpn_rambo_16e_digitsvoc.py')
     cfg.work_dir = str(tmp_path / 'work')
-    for split in ('train', 'val', 'test'):
-        loader = cfg[f'{split}_dataloader']
-        loader.dataset.data_root = digits_root
-        loader.num_workers = 0
-        loader.persistent_workers = False
-        loader.batch_size = 2
+    point_at(cfg, digits_root)
     # two iterations (4 images, batch 2), then AP50 on val
     cfg.train_cfg.max_epochs = 1
     cfg.default_hooks.logger.interval = 1

@@ -8,8 +8,6 @@ points, the strides and the boxes. The configs load, build, train a step,
 and the DigitsVOC ones train through MMEngine's ``Runner`` on a tiny
 generated DigitsVOC (slow).
 """
-import copy
-import functools
 import glob
 import os.path as osp
 
@@ -22,6 +20,7 @@ from mmengine.structures import InstanceData
 from sklearn.metrics import average_precision_score
 
 import mmdet_rankloss  # noqa: F401
+from helpers import read_config  # tests/ on sys.path
 from mmdet.registry import MODELS
 from mmdet_rankloss.models import RaMBOFCOSHead, RankSortFCOSHead
 
@@ -52,14 +51,9 @@ LOSSES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
-def _parsed(name):
-    return Config.fromfile(osp.join(FCOS, name))
-
-
 def load(name):
     """The config, parsed once per run (a copy: a test may change it)."""
-    return copy.deepcopy(_parsed(name))
+    return read_config(osp.join(FCOS, name))
 
 
 def build_head(kind, seed=0, **overrides):

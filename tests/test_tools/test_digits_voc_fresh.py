@@ -2,7 +2,6 @@
 byte, the fresh split writes only its own files, draws only digit images
 that no existing split draws, and is deterministic."""
 import hashlib
-import os
 import os.path as osp
 import subprocess
 import sys
@@ -10,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from helpers import read_tree  # tests/ on sys.path
 from mmdet_rankloss.datasets import digits_voc as D
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -19,16 +19,6 @@ SMALL = (('train', 6), ('val', 3), ('test', 4))
 # existed: the default output must stay byte for byte the same
 SMALL_DIGEST = \
     '0fc8c01783af3236511e6e1bb9cde78784101edb548bda88bfc52bab34b63888'
-
-
-def _hashes(root):
-    out = {}
-    for dirpath, _, files in os.walk(root):
-        for name in files:
-            path = osp.join(dirpath, name)
-            with open(path, 'rb') as f:
-                out[osp.relpath(path, root)] = f.read()
-    return out
 
 
 def _digest(files):
@@ -41,16 +31,16 @@ def _digest(files):
 
 def test_default_output_is_unchanged(tmp_path):
     D.make_digits_voc(str(tmp_path / 'a'), splits=SMALL, seed=0)
-    assert _digest(_hashes(str(tmp_path / 'a'))) == SMALL_DIGEST
+    assert _digest(read_tree(str(tmp_path / 'a'))) == SMALL_DIGEST
 
 
 def test_fresh_split_writes_only_its_own_files(tmp_path):
     root = str(tmp_path / 'VOCdevkit')
     D.make_digits_voc(root, splits=SMALL, seed=0)
-    before = _hashes(root)
+    before = read_tree(root)
     stats = D.make_fresh_test_split(root, 'confirm', 5, fresh_seed=1,
                                     splits=SMALL)
-    after = _hashes(root)
+    after = read_tree(root)
     # every existing file byte for byte the same, only confirm files added
     assert {k: after[k] for k in before} == before
     new = sorted(set(after) - set(before))
@@ -65,11 +55,11 @@ def test_fresh_split_writes_only_its_own_files(tmp_path):
     again = str(tmp_path / 'again')
     D.make_digits_voc(again, splits=SMALL, seed=0)
     D.make_fresh_test_split(again, 'confirm', 5, fresh_seed=1, splits=SMALL)
-    assert _hashes(again) == after
+    assert read_tree(again) == after
     other = str(tmp_path / 'other')
     D.make_fresh_test_split(other, 'confirm', 5, fresh_seed=2, splits=SMALL)
     jpg = 'VOC2007/JPEGImages/confirm_00000.jpg'
-    assert _hashes(other)[jpg] != after[jpg]
+    assert read_tree(other)[jpg] != after[jpg]
 
 
 @pytest.mark.slow
@@ -131,13 +121,13 @@ def test_cli_writes_the_fresh_split(tmp_path):
     sizes = ['--train', '6', '--val', '3', '--test', '4']
     subprocess.run([sys.executable, tool, root] + sizes, check=True,
                    capture_output=True)
-    before = _hashes(root)
+    before = read_tree(root)
     out = subprocess.run(
         [sys.executable, tool, root] + sizes +
         ['--fresh-test', 'confirm', '--fresh-test-images', '3'],
         check=True, capture_output=True, text=True).stdout
     assert 'confirm: 3 images' in out and 'no other split draws' in out
-    after = _hashes(root)
+    after = read_tree(root)
     assert {k: after[k] for k in before} == before
     assert osp.isfile(osp.join(root, 'VOC2007', 'ImageSets', 'Main',
                                'confirm.txt'))
