@@ -32,8 +32,9 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     Per-anchor extras (``quality``, ``loc_error``) are read at the rows of
     the positives. Subclasses set :attr:`mode` and
     :attr:`per_anchor_input`, give ``delta`` its default, build the output
-    dict (``_outputs``) and may pass options to the core (``_core_options``) or change the positives
-    (``_positive_rows``) and their extras (``_positive_inputs``).
+    dict (``_outputs``) and may pass options to the core
+    (``_core_options``) or change the positives (``_positive_rows``) and
+    their extras (``_positive_inputs``).
 
     On a device a call reads the data back once (the positive rows'
     ``nonzero``, which sizes the positives) and runs a fixed number of

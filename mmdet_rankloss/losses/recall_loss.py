@@ -337,8 +337,8 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     a different loss on the next training call.
     :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it. ``r_i``
     counts a query's negatives among batch and memory exactly; stored items
-    are no queries and get no gradient. Under DDP each process keeps its own memory and ranks its
-    own batch.
+    are no queries and get no gradient. Under DDP each process keeps its
+    own memory and ranks its own batch.
 
     Scale of lambda: Algorithm 1 acts on the batch loss with ranks divided
     by the gallery length N, as in the public prototype, so a query's
@@ -349,9 +349,9 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     Diagnostics, on request (``log_diagnostics=True``: the module returns
     a dict, ``loss_rambo_recall`` and keys without ``loss``, so MMEngine
     only logs them; computed from the Algorithm-1 gradient that backward
-    applies, so they cost no extra sort): ``rambo_recall_r1``, the fraction of queries whose
-    best positive beats every negative by the margin (in-batch R@1 of the
-    shifted scores); ``rambo_pos_grad_frac`` / ``rambo_neg_grad_frac``,
+    applies, so they cost no extra sort): ``rambo_recall_r1``, the
+    fraction of queries whose best positive beats every negative by the
+    margin (in-batch R@1 of the shifted scores); ``rambo_pos_grad_frac`` / ``rambo_neg_grad_frac``,
     the fraction of (query, positive) / (query, negative) scores pushed up
     / down; ``rambo_grad_density``, the fraction of scores with any
     gradient; all over the queries that have a positive. The keys are
