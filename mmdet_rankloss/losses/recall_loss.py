@@ -346,17 +346,17 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     ranks with a full memory and PK batches; the paper's Table 9 values are
     taken in this scale (``docs/losses.md``).
 
-    Diagnostics, on request (``log_diagnostics=True``: the module returns
-    a dict, ``loss_rambo_recall`` and keys without ``loss``, so MMEngine
-    only logs them; computed from the Algorithm-1 gradient that backward
-    applies, so they cost no extra sort): ``rambo_recall_r1``, the
-    fraction of queries whose best positive beats every negative by the
-    margin (in-batch R@1 of the shifted scores); ``rambo_pos_grad_frac``
-    / ``rambo_neg_grad_frac``, the fraction of (query, positive) / (query,
-    negative) scores pushed up / down; ``rambo_grad_density``, the fraction of scores with any
-    gradient; all over the queries that have a positive. The keys are
-    fixed (the gradient's only when there is one): a fraction of nothing
-    (no such query, positive or negative) is 0.
+    Diagnostics, on request (``log_diagnostics=True``: the module returns a
+    dict, ``loss_rambo_recall`` and keys without ``loss``, so MMEngine only
+    logs them; computed from the Algorithm-1 gradient that backward applies, so
+    they cost no extra sort): ``rambo_recall_r1``, the fraction of queries
+    whose best positive beats every negative by the margin (in-batch R@1 of the
+    shifted scores); ``rambo_pos_grad_frac`` / ``rambo_neg_grad_frac``, the
+    fraction of (query, positive) / (query, negative) scores pushed up / down;
+    ``rambo_grad_density``, the fraction of scores with any gradient; all over
+    the queries that have a positive. The keys are fixed (the gradient's only
+    when there is one): a fraction of nothing (no such query, positive or
+    negative) is 0.
 
     Cost of a training step (forward and backward with the diagnostics,
     batch 256, D 512, memory 3 full, counted on the CUDA path without a
