@@ -4,8 +4,9 @@ The checkpoints come from MMEngine's Runner (a small model, our resume
 hooks), loaded the way ``--resume`` and ``load_from`` load them
 (MMEngine's ``_load_checkpoint`` with the patch ``checkpoint_loader`` of
 ``mmdet_rankloss.patches``: the fixture ``checked_loader``);
-the training script enables the atomic checkpoint writes as
-``tools/train.py`` does (``mmdet_rankloss.patches``).
+the training script enables every patch of ``mmdet_rankloss.patches``
+(the atomic checkpoint writes, the checked loader) as ``tools/train.py``
+does.
 """
 import os
 import os.path as osp
@@ -35,7 +36,7 @@ SCRIPT = textwrap.dedent('''
     from mmengine.runner import Runner
     import mmdet_rankloss
     from mmdet_rankloss import patches
-    patches.enable('atomic_checkpoints')  # as tools/train.py does
+    patches.enable_all()  # as tools/train.py does
 
     work_dir, max_epochs, resume, kill, keep = sys.argv[1:6]
 
