@@ -29,6 +29,10 @@
 * ``load_tool``: ``load_tool('tools/study.py')`` -> a tool script as a
   module, loaded from its file.
 
+Plain functions that test modules share (a config parsed once per run,
+MMEngine's scaled lr, a config pointed at a written DigitsVOC, a folder's
+files) are in ``tests/helpers.py``, imported as ``helpers``.
+
 The ``slow`` marker (``pytest.ini``) is set one way only: a
 ``@pytest.mark.slow`` decorator on each slow test function or class,
 never a module's ``pytestmark`` nor a list of node ids here, so that the
