@@ -11,28 +11,52 @@ error-driven losses (AP, RS, aLRP) share :mod:`.error_driven` (the core),
 :mod:`.error_driven_negatives` (the sorted negatives) and
 :mod:`.error_driven_head` (the detection module).
 """
-from .ap_loss import RaMBOAPLoss, average_precision_loss, rambo_ap_loss
+from .alrp_loss import ALRPLoss, ALRPSelfBalanceHook, alrp_loss
+from .ap_loss import RaMBOAPLoss, rambo_ap_loss
+from .ap_loss import average_precision_loss as average_precision_loss
 from .ap_rankers import BlackboxRanker, SigmoidRanker, SorterRanker
-from .memory import ScoreMemory
-from .pairwise import (EmbeddingLoss, RetrievalPairs, check_embeddings_labels,
-                       retrieval_pairs, unit_length)
-from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
 from .auc_loss import AUCLoss, auc_loss, auc_sigmoid_slope, relaxed_auc
-from .mixed_loss import MixedRankLoss
-from .fastap_loss import FastAPLoss, fastap, fastap_loss
-from .score_space import ScoreSpace
-from .sodeep_loss import (SoDeepAPLoss, SoDeepRecallLoss, SoDeepSpearmanLoss,
-                          sodeep_ap_loss, sodeep_recall_loss,
-                          sodeep_spearman_loss, spearman_loss)
-from .srt_loss import (SoftRankThresholdLoss, soft_rank_threshold_loss,
-                       srt_loss, srt_row_losses)
-from .triplet_loss import (BatchHardTripletLoss, WilcoxonLoss,
-                           batch_hard_triplet_loss, wilcoxon_loss)
 from .error_driven import error_driven_loss, error_driven_terms, smoothed_step
 from .error_driven_head import ErrorDrivenDetectionLoss
-from .rank_sort_loss import (ErrorDrivenAPLoss, RankSortLoss,
-                             error_driven_ap_loss, rank_sort_loss)
-from .alrp_loss import ALRPLoss, ALRPSelfBalanceHook, alrp_loss
+from .fastap_loss import FastAPLoss, fastap, fastap_loss
+from .memory import ScoreMemory
+from .mixed_loss import MixedRankLoss
+from .pairwise import (
+    EmbeddingLoss,
+    RetrievalPairs,
+    check_embeddings_labels,
+    retrieval_pairs,
+    unit_length,
+)
+from .rank_sort_loss import (
+    ErrorDrivenAPLoss,
+    RankSortLoss,
+    error_driven_ap_loss,
+    rank_sort_loss,
+)
+from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
+from .score_space import ScoreSpace
+from .sodeep_loss import (
+    SoDeepAPLoss,
+    SoDeepRecallLoss,
+    SoDeepSpearmanLoss,
+    sodeep_ap_loss,
+    sodeep_recall_loss,
+    sodeep_spearman_loss,
+)
+from .sodeep_loss import spearman_loss as spearman_loss
+from .srt_loss import (
+    SoftRankThresholdLoss,
+    soft_rank_threshold_loss,
+    srt_row_losses,
+)
+from .srt_loss import srt_loss as srt_loss
+from .triplet_loss import (
+    BatchHardTripletLoss,
+    WilcoxonLoss,
+    batch_hard_triplet_loss,
+    wilcoxon_loss,
+)
 
 #: The losses: (function, module) pairs with the same stem, arguments and
 #: defaults (``tests/test_losses/test_loss_contract.py``).
@@ -55,8 +79,8 @@ __all__ += [
     'auc_sigmoid_slope', 'relaxed_auc', 'fastap', 'srt_row_losses',
     'error_driven_loss', 'error_driven_terms', 'smoothed_step'
 ]
-#: Deprecated names, not in ``__all__`` (removed in the next release; they
-#: warn)
+#: Deprecated names (imported above as ``x as x``), not in ``__all__``
+#: (removed in the next release; they warn)
 DEPRECATED = {'average_precision_loss': 'rambo_ap_loss',
               'srt_loss': 'soft_rank_threshold_loss',
               'spearman_loss': 'sodeep_spearman_loss'}

@@ -39,10 +39,22 @@ from typing import Dict, List, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..ops.checks import check_choice, check_flag, check_int, \
-    check_number, check_positive
-from ..optional_mmdet import (HOOKS, MODELS, Hook, all_reduce, get_dist_info,
-                              is_model_wrapper, print_log)
+from ..ops.checks import (
+    check_choice,
+    check_flag,
+    check_int,
+    check_number,
+    check_positive,
+)
+from ..optional_mmdet import (
+    HOOKS,
+    MODELS,
+    Hook,
+    all_reduce,
+    get_dist_info,
+    is_model_wrapper,
+    print_log,
+)
 from .error_driven import LOC_ORDERS, error_driven_inputs, error_driven_loss
 from .error_driven_head import ErrorDrivenDetectionLoss
 

@@ -19,8 +19,11 @@ from ..ops.device import reads_are_free
 from ..ops.distributed import gather_for_ranking
 from ..optional_mmdet import MODELS
 from .ap_rankers import APRanker, BlackboxRanker
-from .average_precision import (APLossResult, average_precision_loss,
-                                rambo_ap_loss)
+from .average_precision import (
+    APLossResult,
+    average_precision_loss,
+    rambo_ap_loss,
+)
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
 from .utils import check_reduction, zero_loss

@@ -11,8 +11,9 @@ constant, so each back-end supplies a different surrogate gradient:
   (Eq. 4 of that paper; the handcrafted sorter of SoDeep Eq. 11-12); plain
   autograd.
 * :class:`SorterRanker`: the ranks predicted by a SoDeep sorter network
-  (Engilberge et al., CVPR 2019), pre-trained by ``tools/misc/pretrain_sorter.py``
-  and frozen by default; plain autograd through the sorter.
+  (Engilberge et al., CVPR 2019), pre-trained by
+  ``tools/misc/pretrain_sorter.py`` and frozen by default; plain autograd
+  through the sorter.
 
 All three take the same margin-shifted scores (Eq. 14), compute the same
 exact AP for logging, and differ only in the gradient they give, so a
@@ -27,14 +28,20 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
+from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
 from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
 from ..optional_mmdet import MODELS
-from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
-from .average_precision import (APLossResult, ap_of_rows,
-                                blackbox_ap_classes, blackbox_ap_of_rows,
-                                exact_ap, reduce_rows, row_mean)
+from .average_precision import (
+    APLossResult,
+    ap_of_rows,
+    blackbox_ap_classes,
+    blackbox_ap_of_rows,
+    exact_ap,
+    reduce_rows,
+    row_mean,
+)
 
 __all__ = [
     'APLossResult', 'APRanker', 'BlackboxRanker', 'SigmoidRanker',

@@ -76,13 +76,18 @@ sizes the ``P x P`` relations (none when the caller gives their indices;
 (float32's speed and errors, measured: ``docs/reliability.md``); the matrix
 products run with autocast off.
 """
-from typing import NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
 
-from ..ops.checks import check_choice, check_data, check_flag, check_number, \
-    check_positive
+from ..ops.checks import (
+    check_choice,
+    check_data,
+    check_flag,
+    check_number,
+    check_positive,
+)
 from ..ops.precision import autocast_off
 from .error_driven_modes import alrp_errors, ap_errors, rank_sort_errors
 from .error_driven_negatives import SortedNegatives

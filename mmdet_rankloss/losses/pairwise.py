@@ -62,11 +62,12 @@ def check_embeddings_labels(embeddings: Tensor,
         ValueError: Naming the argument, its shape or dtype, when the
             contract is broken.
     """
+    def described(x):
+        return tuple(x.shape) if isinstance(x, Tensor) else type(x)
+
     if not isinstance(embeddings, Tensor) or embeddings.dim() != 2:
-        raise ValueError(
-            f'{name} must be a tensor of shape (B, D), got '
-            f'{tuple(embeddings.shape) if isinstance(embeddings, Tensor) else type(embeddings)}'
-        )
+        raise ValueError(f'{name} must be a tensor of shape (B, D), got '
+                         f'{described(embeddings)}')
     if not embeddings.is_floating_point():
         raise ValueError(
             f'{name} must be floating point, got {embeddings.dtype}')
@@ -77,9 +78,7 @@ def check_embeddings_labels(embeddings: Tensor,
     if not isinstance(labels, Tensor) or labels.shape != (n, ):
         raise ValueError(
             f'labels must be a tensor of shape ({n},) to match {name} of '
-            f'shape {tuple(embeddings.shape)}, got '
-            f'{tuple(labels.shape) if isinstance(labels, Tensor) else type(labels)}'
-        )
+            f'shape {tuple(embeddings.shape)}, got {described(labels)}')
     if labels.is_floating_point() or labels.is_complex() or \
             labels.dtype == torch.bool:
         raise ValueError(

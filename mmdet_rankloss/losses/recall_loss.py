@@ -34,8 +34,13 @@ from typing import Dict, NamedTuple, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..ops.checks import (all_finite, check_choice, check_data, check_flag,
-                          check_positive)
+from ..ops.checks import (
+    all_finite,
+    check_choice,
+    check_data,
+    check_flag,
+    check_positive,
+)
 from ..ops.ranking import margin_shift, rank_dtype
 from ..ops.stable_order import descending_indices, ranks_from_order
 from ..optional_mmdet import MODELS

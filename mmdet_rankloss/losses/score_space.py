@@ -16,8 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ops.checks import (all_finite, check_choice, check_data,
-                          check_number)
+from ..ops.checks import all_finite, check_choice, check_data, check_number
 from ..ops.ranking import rank_dtype
 
 __all__ = ['SCORE_SPACES', 'ScoreSpace', 'ClsHooksMixin']
@@ -45,7 +44,8 @@ class ScoreSpace:
             to the test-time foreground scores. Monotone, so it changes no
             ranking and no AP, only what a score threshold means; fitted on
             val by ``tools/study.py`` or
-            ``tools/analysis_tools/fit_score_calibration.py``. Defaults to None.
+            ``tools/analysis_tools/fit_score_calibration.py``. Defaults to
+            None.
         owner (str): Component named in error messages.
     """
 

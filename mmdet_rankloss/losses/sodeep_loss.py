@@ -22,10 +22,10 @@ from typing import Optional, Union
 import torch.nn as nn
 from torch import Tensor
 
+from ..networks.sorter_ranking import SorterRankingBase
 from ..ops.checks import check_positive
 from ..ops.ranking import rank_dtype
 from ..optional_mmdet import MODELS
-from ..networks.sorter_ranking import SorterRankingBase, sorter_ranks
 from .deprecation import deprecated_alias
 from .pairwise import EmbeddingLoss, retrieval_pairs
 from .utils import negatives_of, zero_loss
@@ -124,8 +124,8 @@ _SORTER_ARGS = """
             ``checkpoint`` is None. Defaults to None: the handcrafted
             sorter of length 100 (no training needed).
         checkpoint (str, optional): A file written by
-            ``tools/misc/pretrain_sorter.py``; it defines the sorter. Defaults to
-            None.
+            ``tools/misc/pretrain_sorter.py``; it defines the sorter.
+            Defaults to None.
         finetune_sorter (bool): Train the sorter with the model instead of
             freezing it (section 3.2.1). Defaults to False.
         pad_value (float, optional): Pads rows shorter than the sorter's

@@ -29,8 +29,7 @@ from ..ops.soft_rank import soft_rank
 from ..optional_mmdet import MODELS, runner_iter
 from .deprecation import deprecated_alias
 from .pairwise import EmbeddingLoss, retrieval_pairs
-from .utils import (distance_from_scores, hardest_pairs, negatives_of,
-                    zero_loss)
+from .utils import distance_from_scores, hardest_pairs, negatives_of, zero_loss
 
 __all__ = ['soft_rank_threshold_loss', 'srt_row_losses',
            'SoftRankThresholdLoss', 'srt_loss']

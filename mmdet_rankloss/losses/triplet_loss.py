@@ -20,8 +20,7 @@ from torch import Tensor
 from ..ops.checks import check_flag, check_positive
 from ..optional_mmdet import MODELS
 from .pairwise import EmbeddingLoss, retrieval_pairs
-from .utils import (distance_from_scores, hardest_pairs, negatives_of,
-                    zero_loss)
+from .utils import distance_from_scores, hardest_pairs, negatives_of, zero_loss
 
 __all__ = [
     'batch_hard_triplet_loss', 'BatchHardTripletLoss', 'wilcoxon_loss',

@@ -11,8 +11,8 @@ import torch
 from torch import Tensor
 
 from .checks import check_positive
-from .stable_order import descending_order
 from .sparse_rerank import rerank_sparse
+from .stable_order import descending_order
 
 __all__ = [
     'exact_rank', 'subset_rank', 'subset_rank_at', 'blackbox_rank',
