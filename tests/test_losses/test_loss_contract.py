@@ -313,9 +313,9 @@ def test_zero_is_refused_by_name_or_accepted(name):
 HOST_READS = {
     'RaMBOAPLoss': 0, 'MixedRankLoss': 1, 'BlackboxRanker': 0,
     'SigmoidRanker': 2, 'SorterRanker': 11,
-    'RaMBORecallLoss': 0, 'FastAPLoss': 4, 'AUCLoss': 5,
-    'BatchHardTripletLoss': 6, 'WilcoxonLoss': 6, 'SoftRankThresholdLoss': 9,
-    'SoDeepAPLoss': 10, 'SoDeepRecallLoss': 12, 'SoDeepSpearmanLoss': 1,
+    'RaMBORecallLoss': 0, 'FastAPLoss': 3, 'AUCLoss': 4,
+    'BatchHardTripletLoss': 5, 'WilcoxonLoss': 5, 'SoftRankThresholdLoss': 8,
+    'SoDeepAPLoss': 9, 'SoDeepRecallLoss': 11, 'SoDeepSpearmanLoss': 1,
     # error_driven*.py, rank_sort_loss.py, alrp_loss.py (other owners)
     'RankSortLoss': 1, 'ErrorDrivenAPLoss': 1, 'ALRPLoss': 1,
 }
