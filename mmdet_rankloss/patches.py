@@ -1,51 +1,46 @@
-"""Every change this package makes to MMEngine's and MMDetection's behaviour.
+"""Every change this package can make to MMEngine's and MMDetection's
+behaviour, each one named and opt-in.
 
-Each change is one named patch with an ``apply_<name>`` / ``restore_<name>``
-pair; :func:`enable` / :func:`disable` switch a patch by name, and
-``restore_*`` puts back MMEngine's own object (the same function object, not
-a copy). All are idempotent.
+``import mmdet_rankloss`` changes nothing outside the package except
+registering its components and its config scope (``config_scope``, so that
+``_base_ = 'mmdet_rankloss::...'`` works). The other patches are applied by
+the project's ``tools/train.py`` / ``tools/test.py``, by an explicit
+:func:`enable` / :func:`enable_all`, or from a config with
+``custom_imports=dict(imports=['mmdet_rankloss', 'mmdet_rankloss.apply_patches'])``.
+Each patch is an ``apply_<name>`` / ``restore_<name>`` pair; ``restore_*``
+puts back MMEngine's own object (the same function object, not a copy). All
+are idempotent.
 
-================== ========================================= ==============
-name               what it changes                           default
-================== ========================================= ==============
-config_scope       one entry ``'mmdet_rankloss'`` in         on at import
-                   ``mmengine.config.utils.MODULE2PACKAGE``
-                   (``_base_ = 'mmdet_rankloss::...'``)
-checkpoint_loader  MMEngine's loader for local checkpoint    on at import
-                   paths (``CheckpointLoader`` scheme
-                   ``''``): torch >= 2.6 ``weights_only``
-                   loading with MMEngine's own types
+================== =========================================================
+name               what it changes
+================== =========================================================
+config_scope       one entry ``'mmdet_rankloss'`` in
+                   ``mmengine.config.utils.MODULE2PACKAGE`` (applied by
+                   ``import mmdet_rankloss``)
+checkpoint_loader  MMEngine's loader for local checkpoint paths
+                   (``CheckpointLoader`` scheme ``''``): torch >= 2.6
+                   ``weights_only`` loading with MMEngine's own types
                    allow-listed, corrupt files named
-head_fit_check     ``build_func`` of the ``MODELS``          on at import
-                   registries: a head whose ``loss_cls`` of
-                   this package does not fit it fails the
+head_fit_check     ``build_func`` of the ``MODELS`` registries: a head whose
+                   ``loss_cls`` of this package does not fit it fails the
                    build
-atomic_checkpoints MMEngine's ``save_checkpoint`` (the only  off; on in
-                   function through which Runner and         ``tools/
-                   ``CheckpointHook`` write checkpoints):    train.py``,
-                   local checkpoints are written to a        ``tools/
-                   temporary file and renamed into place     test.py``
-================== ========================================= ==============
+atomic_checkpoints MMEngine's ``save_checkpoint``: local checkpoints are
+                   written to a temporary file and renamed into place
+================== =========================================================
 
-``import mmdet_rankloss`` applies the patches named by the environment
-variable ``MMDET_RANKLOSS_PATCHES`` (comma-separated names, ``all`` or
-``none``), by default :data:`IMPORT_DEFAULT`. Why those three must be
-automatic (MMDetection's own scripts import the package only through a
-config's ``custom_imports``, with no chance to call anything) and what each
-patch changes: ``docs/architecture.md``, section "Changes to MMEngine
-(patches)".
+Why each exists and what it touches: ``docs/architecture.md``, "Changes to
+MMEngine (patches)".
 """
 import functools
-import importlib
 import os
+import importlib
 from collections import OrderedDict
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 import torch
 
 __all__ = [
-    'PATCHES', 'IMPORT_DEFAULT', 'ENV_VAR', 'enable', 'disable', 'enabled',
-    'enable_all', 'disable_all', 'apply_import_defaults',
+    'PATCHES', 'enable', 'disable', 'enabled', 'enable_all', 'disable_all',
     'apply_config_scope', 'restore_config_scope', 'apply_checkpoint_loader',
     'restore_checkpoint_loader', 'apply_head_fit_check',
     'restore_head_fit_check', 'apply_atomic_checkpoints',
@@ -53,7 +48,6 @@ __all__ = [
 ]
 
 PACKAGE = 'mmdet_rankloss'
-ENV_VAR = 'MMDET_RANKLOSS_PATCHES'
 # Marks a function object installed by this module.
 _MARK = '_mmdet_rankloss_patch'
 
@@ -118,7 +112,7 @@ def apply_checkpoint_loader() -> None:
     """
     if not hasattr(torch.serialization, 'safe_globals'):
         return
-    from .utils.checkpoint import _load_checked, checkpoint_globals
+    from .utils.checkpoint import load_checked, checkpoint_globals
     loader = _checkpoint_loader_class()
     original = loader._schemes['']
     if _ours(original):
@@ -127,7 +121,7 @@ def apply_checkpoint_loader() -> None:
     @functools.wraps(original)
     def load_from_local(filename, map_location):
         with torch.serialization.safe_globals(checkpoint_globals()):
-            return _load_checked(original, filename, map_location)
+            return load_checked(original, filename, map_location)
 
     setattr(load_from_local, _MARK, True)
     loader.register_scheme(prefixes='', loader=load_from_local, force=True)
@@ -171,10 +165,10 @@ def apply_head_fit_check() -> None:
     ``loss_cls`` of this package it cannot serve, naming the config field,
     its value and the fix (:mod:`mmdet_rankloss.models.head_checks`). Builds
     of anything else only pass through the check."""
-    from .models.head_checks import _checked
+    from .models.head_checks import checked_build_func
     for registry in _model_registries():
         if not _head_checked(registry.build_func):
-            registry.build_func = _checked(registry.build_func)
+            registry.build_func = checked_build_func(registry.build_func)
 
 
 def restore_head_fit_check() -> None:
@@ -285,10 +279,6 @@ PATCHES: Dict[str, Patch] = OrderedDict(
                              _atomic_checkpoints_applied),
 )
 
-# What ``import mmdet_rankloss`` applies when MMDET_RANKLOSS_PATCHES is unset.
-IMPORT_DEFAULT = ('config_scope', 'checkpoint_loader', 'head_fit_check')
-
-
 def _patch(name: str) -> Patch:
     if name not in PATCHES:
         raise KeyError(f'mmdet_rankloss.patches: no patch {name!r}; the '
@@ -324,24 +314,3 @@ def disable_all() -> None:
     package's modules stay registered)."""
     for name in reversed(PATCHES):
         disable(name)
-
-
-def _names(value: str) -> Iterable[str]:
-    value = value.strip()
-    if value.lower() == 'all':
-        return list(PATCHES)
-    if value.lower() in ('', 'none', '0'):
-        return []
-    return [name.strip() for name in value.split(',') if name.strip()]
-
-
-def apply_import_defaults() -> None:
-    """What ``import mmdet_rankloss`` calls: the patches named by the
-    environment variable ``MMDET_RANKLOSS_PATCHES`` or, unset,
-    :data:`IMPORT_DEFAULT`."""
-    value = os.environ.get(ENV_VAR)
-    names = IMPORT_DEFAULT if value is None else _names(value)
-    for name in names:
-        _patch(name)  # every name checked before anything is applied
-    for name in names:
-        enable(name)

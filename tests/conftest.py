@@ -87,10 +87,24 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(scope='module')
+def mmengine_patches():
+    """The patches ``tools/train.py`` applies (checkpoint loading under
+    torch >= 2.6, the head-fit check at build time) while a module's tests
+    run; afterwards MMEngine is as ``import mmdet_rankloss`` leaves it."""
+    from mmdet_rankloss import patches
+    names = ('checkpoint_loader', 'head_fit_check')
+    for name in names:
+        patches.enable(name)
+    yield
+    for name in names:
+        patches.disable(name)
+
+
 @pytest.fixture(scope='session')
 def digits_root(tmp_path_factory):
     """A tiny DigitsVOC (see the module docstring)."""
-    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
+    from rankloss_lab.datasets.digits_voc import make_digits_voc
     root = str(tmp_path_factory.mktemp('digitsvoc') / 'VOCdevkit') + '/'
     make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)))
     return root
@@ -99,7 +113,7 @@ def digits_root(tmp_path_factory):
 @pytest.fixture(scope='session')
 def digits_masks_root(tmp_path_factory):
     """``digits_root`` with instance masks (see the module docstring)."""
-    from mmdet_rankloss.datasets.digits_voc import make_digits_voc
+    from rankloss_lab.datasets.digits_voc import make_digits_voc
     root = str(tmp_path_factory.mktemp('digitsmasks') / 'VOCdevkit') + '/'
     make_digits_voc(root, splits=(('train', 4), ('val', 2), ('test', 2)),
                     masks=True)

@@ -82,7 +82,6 @@ def run(body, env=None):
     line."""
     full = dict(os.environ)
     full['PYTHONPATH'] = ROOT + os.pathsep + full.get('PYTHONPATH', '')
-    full.pop(patches.ENV_VAR, None)
     full.update(env or {})
     proc = subprocess.run([sys.executable, '-c', PRELUDE + body],
                           env=full, capture_output=True, text=True,
@@ -108,62 +107,40 @@ def head_fit_keys(changed):
 
 
 @pytest.mark.slow
-def test_import_changes_exactly_the_default_patches():
+def test_import_changes_only_the_config_scope():
+    """``import mmdet_rankloss`` registers its modules and its config scope
+    (one ``MODULE2PACKAGE`` entry, no function replaced) and nothing else:
+    every write, checkpoint loading and saving, ``build_func``, config path
+    lookup and torch stay MMEngine's / torch's own objects."""
     report = run(IMPORT)
-    changed = report['changed']
-    # The config scope: one table entry, no MMEngine function replaced.
     assert report['added'] == [['mmdet_rankloss', 'mmdet_rankloss.registry']]
-    assert 'MODULE2PACKAGE' in changed
-    # The MODELS registries that existed: MMEngine's root, MMDetection's.
+    assert report['changed'] == ['MODULE2PACKAGE']
+    assert report['enabled'] == dict(
+        config_scope=True, checkpoint_loader=False, head_fit_check=False,
+        atomic_checkpoints=False)
+
+
+@pytest.mark.slow
+def test_apply_patches_is_the_opt_in_for_mmdetections_own_scripts():
+    """``custom_imports=dict(imports=['mmdet_rankloss',
+    'mmdet_rankloss.apply_patches'])`` applies every patch."""
+    report = run(IMPORT.replace('import mmdet_rankloss\n',
+                                'import mmdet_rankloss.apply_patches\n'))
+    changed = report['changed']
     assert {'build_func:mmengine', 'build_func:mmengine.mmdet'} <= set(
         head_fit_keys(changed))
-    expected = {'MODULE2PACKAGE'} | set(head_fit_keys(changed))
-    if HAS_SAFE_GLOBALS:
-        expected.add('CheckpointLoader.local')
-    assert set(changed) == expected, changed
-    # In particular untouched: every write, MMEngine's checkpoint saving,
-    # config path lookup, torch.
-    for name in ('LocalBackend.put', 'checkpoint.save_checkpoint',
-                 'runner.save_checkpoint', 'mmengine.runner.save_checkpoint',
-                 'config.get_installed_path', 'torch.load',
-                 'torch.cuda.set_device'):
-        assert name not in changed
+    assert {'MODULE2PACKAGE', 'runner.save_checkpoint'} <= set(changed)
+    assert 'LocalBackend.put' not in changed and 'torch.load' not in changed
     assert report['enabled'] == dict(
         config_scope=True, checkpoint_loader=HAS_SAFE_GLOBALS,
-        head_fit_check=True, atomic_checkpoints=False)
-
-
-@pytest.mark.slow
-def test_import_with_no_patches_changes_nothing():
-    report = run(IMPORT, env={patches.ENV_VAR: 'none'})
-    assert report['changed'] == [] and report['added'] == []
-    assert not any(report['enabled'].values())
-
-
-@pytest.mark.slow
-def test_env_var_selects_patches():
-    report = run(IMPORT, env={patches.ENV_VAR: 'atomic_checkpoints'})
-    assert report['changed'] == [
-        'checkpoint.save_checkpoint', 'mmengine.runner.save_checkpoint',
-        'runner.save_checkpoint'
-    ]
-    assert [k for k, v in report['enabled'].items() if v] == [
-        'atomic_checkpoints'
-    ]
-
-
-@pytest.mark.slow
-def test_env_var_with_an_unknown_name_fails_the_import():
-    full = dict(os.environ, **{patches.ENV_VAR: 'nope'})
-    full['PYTHONPATH'] = ROOT + os.pathsep + full.get('PYTHONPATH', '')
-    proc = subprocess.run([sys.executable, '-c', 'import mmdet_rankloss'],
-                          env=full, capture_output=True, text=True)
-    assert proc.returncode != 0 and "no patch 'nope'" in proc.stderr
+        head_fit_check=True, atomic_checkpoints=True)
 
 
 SWITCHES = textwrap.dedent('''
     from mmdet_rankloss import patches
     steps = {}
+    patches.disable_all()  # from MMEngine's own state
+    before, originals = snapshot()
     patches.enable_all()
     steps['enable_all'] = changed(before, snapshot()[0])
     for name in patches.PATCHES:
@@ -188,8 +165,7 @@ SWITCHES = textwrap.dedent('''
 
 @pytest.mark.slow
 def test_each_switch_restores_mmengines_own_objects():
-    # MMDET_RANKLOSS_PATCHES=none: start from MMEngine's own state
-    report = run(SWITCHES, env={patches.ENV_VAR: 'none'})
+    report = run(SWITCHES)
     steps, alone = report['steps'], report['alone']
     assert 'LocalBackend.put' not in steps['enable_all']
     assert 'runner.save_checkpoint' in steps['enable_all']
@@ -249,8 +225,7 @@ def test_atomic_checkpoints_cover_checkpoints_only(tmp_path):
     """A checkpoint goes through a temporary file renamed into place; any
     other local write (``LocalBackend.put``) and, once disabled, the
     checkpoints too are written directly."""
-    report = run(ATOMIC.replace('sys.argv[1]', repr(str(tmp_path))),
-                 env={patches.ENV_VAR: 'none'})
+    report = run(ATOMIC.replace('sys.argv[1]', repr(str(tmp_path))))
     pid_tmp = report['replaced'][0][0]
     assert report['replaced'] == [[pid_tmp, 'a.pth']]
     assert pid_tmp.startswith('a.pth.tmp-')

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What tools/dist_train.sh and tools/dist_test.sh share: runs a script of
 # tools/ in NPROC processes with torch.distributed.run and MMEngine's pytorch
-# launcher, with this checkout on PYTHONPATH.
+# launcher (the packages installed, as tools/install.sh installs them).
 #   tools/dist_launch.sh SCRIPT NPROC [SCRIPT args]
 # NNODES, NODE_RANK, PORT and MASTER_ADDR select a multi-machine run, PYTHON
 # the interpreter.
@@ -14,7 +14,6 @@ PORT=${PORT:-29500}
 MASTER_ADDR=${MASTER_ADDR:-127.0.0.1}
 PYTHON=${PYTHON:-python}
 
-PYTHONPATH="$(dirname "$0")/..${PYTHONPATH:+:$PYTHONPATH}" \
 exec "$PYTHON" -m torch.distributed.run \
     --nnodes="$NNODES" \
     --node_rank="$NODE_RANK" \

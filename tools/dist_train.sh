@@ -7,7 +7,7 @@
 # Without --total-batch each process loads the config's batch_size images, so
 # the total batch is GPUS x batch_size and auto_scale_lr scales the lr to it.
 # --total-batch N sets the per-process batch to N / (GPUS x NNODES) instead
-# (mmdet_rankloss/utils/batch.py; docs/multi_gpu.md): with N the config's
+# (lab/rankloss_lab/batch.py; docs/multi_gpu.md): with N the config's
 # auto_scale_lr.base_batch_size, the run trains the config's total batch at
 # the config's lr. NNODES, NODE_RANK, PORT and MASTER_ADDR select a
 # multi-machine run (tools/dist_launch.sh), PYTHON the interpreter.
@@ -47,8 +47,7 @@ done
 if [[ -n $TOTAL ]]; then
     WORLD=$((GPUS * ${NNODES:-1}))
     # the per-process batch (and a PKSampler's batch) for that total
-    OPTIONS=$(PYTHONPATH="$(dirname "$0")/..${PYTHONPATH:+:$PYTHONPATH}" \
-        "${PYTHON:-python}" "$(dirname "$0")/../mmdet_rankloss/utils/batch.py" \
+    OPTIONS=$("${PYTHON:-python}" -m rankloss_lab.batch \
         "$CONFIG" --processes "$WORLD" --total-batch "$TOTAL" --print-options \
         ${CFG_OPTIONS[@]+--cfg-options "${CFG_OPTIONS[@]}"})
     read -r -a SPLIT <<< "$OPTIONS"

@@ -69,11 +69,14 @@ fi
 "${PIP[@]}" 'pytorch-metric-learning<3' || log "pytorch-metric-learning not installed: its comparison test will be skipped"
 # Optional reference for the retrieval metric (exact search, one binary wheel).
 "${PIP[@]}" faiss-cpu || log "faiss-cpu not installed: its comparison test and the benchmark's --compare faiss will be skipped"
+# The library, then the lab beside it (benchmarks, studies, the tools' code),
+# both editable: the lab reads the configs and records of this checkout.
 "${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT"
+"${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT/lab"
 
 "$PY" - <<'PYEOF'
 import mmcv, mmcv.ops, mmdet, mmengine, torch
-import mmdet_rankloss
+import mmdet_rankloss, rankloss_lab
 print(f'[install] ok: torch {torch.__version__}, mmcv {mmcv.__version__} (ops), '
       f'mmengine {mmengine.__version__}, mmdet {mmdet.__version__}, '
       f'mmdet_rankloss {mmdet_rankloss.__version__}')

@@ -53,12 +53,9 @@ from typing import Dict, List, Optional
 import numpy as np
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.run_logs import (EpochWatcher, last_record, machine_name,
+from rankloss_lab.run_logs import (EpochWatcher, last_record, machine_name,
                                   run_logged)
-from experiments.runner import Progress, clock, markdown_table, run_each
+from rankloss_lab.runner import Progress, clock, markdown_table, run_each
 
 _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
 CONFIGS = {
@@ -315,7 +312,7 @@ def format_table(rows: List[Dict], machine: str) -> str:
 
 def main(argv: Optional[List[str]] = None) -> None:
     args = parse_args(argv)
-    from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+    from rankloss_lab.datasets.toy_voc import make_toy_voc
 
     load_start, start = os.getloadavg()[0], time.time()
     work_dir = osp.abspath(args.work_dir)

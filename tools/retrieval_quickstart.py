@@ -39,7 +39,6 @@ import copy
 import json
 import os
 import os.path as osp
-import sys
 import time
 
 import numpy as np
@@ -47,12 +46,8 @@ import torch
 
 import mmdet_rankloss  # noqa: F401
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.run_logs import machine_name
-from experiments.runner import run_plan
+from rankloss_lab.run_logs import machine_name
+from rankloss_lab.runner import run_plan
 from mmdet_rankloss.evaluation import retrieval_metrics
 
 CONFIG_DIR = osp.join(
@@ -66,7 +61,7 @@ SCENE_CONFIG = osp.join(CONFIG_DIR,
 ROWS = ('pixels, no network', 'untrained network', 'trained, final epoch')
 # `--loss`: the config's loss replaced by a peer's, at its paper's settings
 # where the paper gives them (compared by tools/retrieval_study.py, e.g.
-# experiments/studies/digit_instances_losses.py; the lr stays the config's
+# lab/rankloss_lab/studies/digit_instances_losses.py; the lr stays the config's
 # unless set). The batches are 60 images, so SoDeep's rows hold 59 scores
 # and its (handcrafted, lambda 10) sorter is built for that length.
 PEER_LOSSES = {

@@ -12,7 +12,7 @@ The metric is the config's ``test_evaluator`` (``VOCMetric`` AP50 for the VOC
 configs); the results are logged and written under ``--work-dir``.
 """
 from mmdet_rankloss import patches
-from mmdet_rankloss.utils import run_mmdet_tool
+from rankloss_lab.mmdet_tools import run_mmdet_tool
 
 if __name__ == '__main__':
     # Every patch of mmdet_rankloss.patches, atomic checkpoint writes

@@ -15,7 +15,7 @@ killed while writing a checkpoint leaves the previous one intact (see
 ``AmpOptimWrapper`` refuses to run on CPU.
 """
 from mmdet_rankloss import patches
-from mmdet_rankloss.utils import run_mmdet_tool
+from rankloss_lab.mmdet_tools import run_mmdet_tool
 
 if __name__ == '__main__':
     # Every patch of mmdet_rankloss.patches, atomic checkpoint writes

@@ -3,7 +3,7 @@
 # start from ImageNet, instead of from scratch. Cross-entropy twin of
 # `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`; what differs:
 # - the R18-w32 backbone is initialised from a 62-class classifier of
-#   printed glyphs (`mmdet_rankloss.datasets.glyphs`: 21 typefaces on
+#   printed glyphs (`rankloss_lab.datasets.glyphs`: 21 typefaces on
 #   generated backgrounds, no image of the detection data). Make it first
 #   (about 25 minutes on one CPU thread):
 #     python tools/misc/pretrain_backbone.py checkpoints/r18-w32_glyphs.pth

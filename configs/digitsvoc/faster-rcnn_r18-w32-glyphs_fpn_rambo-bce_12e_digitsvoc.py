@@ -10,7 +10,7 @@ _base_ = ['./faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py',
 model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)))
 # lr 0.08: chosen on val from {0.01, 0.02, 0.04, 0.08, 0.16}
-# (experiments/studies/digitsvoc_pretrained_12e.py, docs/evidence.md); it
+# (lab/rankloss_lab/studies/digitsvoc_pretrained_12e.py, docs/evidence.md); it
 # trained with all 5 test seeds, where cross-entropy at 0.08 diverged with
 # 2 (its config ships 0.04).
 optim_wrapper = dict(optimizer=dict(lr=0.08))

@@ -16,5 +16,5 @@ model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_loss)),
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 # lr: the paper's 0.1, also chosen on val from {0.02, 0.05, 0.1, 0.2}
-# (experiments/studies/digitsvoc_pretrained_12e.py, docs/evidence.md).
+# (lab/rankloss_lab/studies/digitsvoc_pretrained_12e.py, docs/evidence.md).
 optim_wrapper = dict(optimizer=dict(lr=0.1))

@@ -92,7 +92,7 @@ test_dataloader = dict(
 # 16 epochs of 48 iterations, lr / 10 after epoch 12 (at 8 epochs
 # cross-entropy's val AP50 was still climbing), AP50 on val after every epoch
 # (the learning curves of docs/evidence.md). lr (batch 8): chosen on val from {0.01,
-# 0.02, 0.04, 0.08} (experiments/studies/, docs/evidence.md); each loss's
+# 0.02, 0.04, 0.08} (lab/rankloss_lab/studies/, docs/evidence.md); each loss's
 # config sets its own.
 train_cfg = dict(max_epochs=max_epochs, val_interval=1)
 optim_wrapper = dict(

@@ -13,5 +13,5 @@ _base_ = ['./faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
 model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)))
 # lr: chosen on val from {0.02, 0.04, 0.1}
-# (experiments/studies/digitsvoc_scratch_16e.py).
+# (lab/rankloss_lab/studies/digitsvoc_scratch_16e.py).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

@@ -25,7 +25,7 @@ model = dict(
         rcnn=dict(sampler=_base_.rank_sort_rcnn_sampler)),
     test_cfg=dict(rcnn=_base_.rank_sort_test_cfg))
 # lr (selected with the stock RPN and uniform box weights): selected on val
-# by experiments/studies/digitsvoc_rank_sort_frcnn_16e.py (seed 5) from
+# by lab/rankloss_lab/studies/digitsvoc_rank_sort_frcnn_16e.py (seed 5) from
 # {0.01, 0.02, 0.04, 0.08}; the val and test results against cross-entropy:
 # docs/evidence/digitsvoc_rank_sort_frcnn_16e.md.
 # Its raw scores sit high (precision 3 % at 0.3): calibrate before you

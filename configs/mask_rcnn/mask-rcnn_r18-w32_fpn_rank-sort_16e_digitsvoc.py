@@ -5,7 +5,7 @@
 # Ranking-trained scores have no absolute scale: tested at score threshold
 # 0, as the Faster R-CNN RS twin.
 # lr: selected on val (box, mean of seeds 5 and 11) by
-# experiments/studies/digitsvoc_mask_rcnn_16e.py from {0.01, 0.02, 0.04};
+# lab/rankloss_lab/studies/digitsvoc_mask_rcnn_16e.py from {0.01, 0.02, 0.04};
 # results: docs/evidence/digitsvoc_mask_rcnn_16e.md.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).

@@ -17,7 +17,7 @@ from mmengine.logging import print_log
 from mmdet.datasets import CocoDataset
 from mmdet.registry import DATASETS
 
-from .checked import check_options
+from .checked import CheckedOptions
 from ..utils.coco_check import (CocoCheckError, check_coco_file,
                                 read_coco_json)
 
@@ -28,7 +28,7 @@ MAX_QUOTED = 10
 
 
 @DATASETS.register_module()
-class CheckedCocoDataset(CocoDataset):
+class CheckedCocoDataset(CheckedOptions, CocoDataset):
     """:class:`mmdet.datasets.CocoDataset` that checks its annotation file.
 
     Checked, with the file, the entry and the value in the message: the file
@@ -61,14 +61,6 @@ class CheckedCocoDataset(CocoDataset):
             :data:`MAX_QUOTED` quoted, all counted), or is not valid JSON.
         FileNotFoundError: A missing annotation file (named).
     """
-
-    def __init__(self,
-                 unknown_class: str = 'error',
-                 check_images: bool = True,
-                 **kwargs) -> None:
-        self.unknown_class, self.check_images = check_options(
-            unknown_class, check_images)
-        super().__init__(**kwargs)
 
     def load_data_list(self) -> List[dict]:
         """Checks the annotation file, then loads it as MMDetection does."""

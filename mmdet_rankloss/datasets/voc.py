@@ -18,14 +18,14 @@ from mmengine.logging import print_log
 from mmdet.datasets import VOCDataset
 from mmdet.registry import DATASETS
 
-from .checked import check_options
+from .checked import CheckedOptions
 from ..utils.voc_check import VOCCheckError, check_voc_item
 
 __all__ = ['CheckedVOCDataset']
 
 
 @DATASETS.register_module()
-class CheckedVOCDataset(VOCDataset):
+class CheckedVOCDataset(CheckedOptions, VOCDataset):
     """:class:`mmdet.datasets.VOCDataset` that checks every item it loads.
 
     Checked, with the file, field and value in the message: the image list
@@ -56,14 +56,6 @@ class CheckedVOCDataset(VOCDataset):
             faults of every item instead.
         FileNotFoundError: A missing XML or image (named).
     """
-
-    def __init__(self,
-                 unknown_class: str = 'error',
-                 check_images: bool = True,
-                 **kwargs) -> None:
-        self.unknown_class, self.check_images = check_options(
-            unknown_class, check_images)
-        super().__init__(**kwargs)
 
     def load_data_list(self) -> List[dict]:
         """The items of ``ann_file``; an empty list or a blank line in it is

@@ -50,7 +50,7 @@ def _map_tensors(state: Any, fn) -> Any:
     return state
 
 
-def _unwrap(model):
+def unwrap_model(model):
     return model.module if is_model_wrapper(model) else model
 
 
@@ -62,7 +62,7 @@ def memory_modules(model: torch.nn.Module) -> Dict[str, torch.nn.Module]:
     """
     return {
         name: module
-        for name, module in _unwrap(model).named_modules()
+        for name, module in unwrap_model(model).named_modules()
         if callable(getattr(module, 'memory_state_dict', None))
         and callable(getattr(module, 'load_memory_state_dict', None))
     }
@@ -203,7 +203,7 @@ class RankLossMemoryHook(Hook):
 
 
 def _model_device(model) -> torch.device:
-    for tensor in _unwrap(model).parameters():
+    for tensor in unwrap_model(model).parameters():
         return tensor.device
     return torch.device('cpu')
 

@@ -25,8 +25,8 @@ from mmengine.hooks import Hook
 from mmengine.logging import print_log
 
 from mmdet.registry import HOOKS
-from ..models.head_checks import _classifier
-from .hooks import _unwrap
+from ..models.head_checks import classifier_of
+from .hooks import unwrap_model
 
 __all__ = ['RankLogitsFp32Hook', 'run_in_weight_dtype']
 
@@ -77,14 +77,14 @@ class RankLogitsFp32Hook(Hook):
         self.layers: List[str] = []
 
     def before_run(self, runner) -> None:
-        model = _unwrap(runner.model)
+        model = unwrap_model(runner.model)
         self.layers = []
         for name, head in model.named_modules():
             loss = getattr(head, 'loss_cls', None)
             if not isinstance(loss, nn.Module) or not _rambo_loss(
                     loss, self.losses):
                 continue
-            attr, _ = _classifier(head)
+            attr, _ = classifier_of(head)
             if not attr:
                 raise TypeError(
                     f'RankLogitsFp32Hook: {name} ({type(head).__name__}) '

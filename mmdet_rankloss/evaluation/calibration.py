@@ -30,7 +30,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from .lrp_metric import lrp_match
+from .lrp import lrp_match
 
 #: Thresholds at which precision and recall are reported: MMDetection's test
 #: threshold, its visualiser's default and a strict one.

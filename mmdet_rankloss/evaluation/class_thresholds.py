@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .calibration import paired_images
-from .lrp_metric import lrp_match, optimal_lrp
+from .lrp import lrp_match, optimal_lrp
 
 __all__ = [
     'ClassMatches', 'class_matches', 'lrp_optimal_thresholds',

@@ -80,7 +80,7 @@ def _check(emb: Tensor, labels: Tensor, name: str) -> None:
         raise ValueError(f'{name}_emb contains NaN or inf')
 
 
-def _check_ks(ks: Sequence[int]) -> tuple:
+def check_ks(ks: Sequence[int]) -> tuple:
     if isinstance(ks, int):
         ks = (ks, )
     ks = tuple(ks)
@@ -150,7 +150,7 @@ def retrieval_metrics(query_emb: Tensor,
     self_gallery = gallery_emb is None
     gallery_emb, gallery_labels = _check_gallery(query_emb, query_labels,
                                                  gallery_emb, gallery_labels)
-    ks = _check_ks(ks)
+    ks = check_ks(ks)
     chunk_size = _check_chunk_size(chunk_size, gallery_emb.shape[0])
     device = query_emb.device
     state = _ChunkState(
@@ -403,7 +403,7 @@ def recall_at_k(query_emb: Tensor,
         >>> recall_at_k(emb, torch.tensor([0, 1, 1, 0]), ks=(1, 2))
         {1: 0.0, 2: 1.0}
     """
-    ks = _check_ks(ks)
+    ks = check_ks(ks)
     out = retrieval_metrics(query_emb, query_labels, gallery_emb,
                             gallery_labels, ks, False, chunk_size)
     return {k: out[f'R@{k}'] for k in ks}

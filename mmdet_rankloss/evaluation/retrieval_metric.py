@@ -6,7 +6,7 @@ from mmengine.evaluator import BaseMetric
 
 from mmdet.registry import METRICS
 
-from .functional import _check_ks, retrieval_metrics
+from .functional import check_ks, retrieval_metrics
 
 __all__ = ['RetrievalMetric']
 
@@ -69,7 +69,7 @@ class RetrievalMetric(BaseMetric):
             collect_device=collect_device,
             prefix=prefix,
             collect_dir=collect_dir)
-        self.topk = _check_ks(topk)
+        self.topk = check_ks(topk)
         self.map_at_r = bool(map_at_r)
         if chunk_size is not None and (isinstance(chunk_size, bool)
                                        or not isinstance(chunk_size, int)

@@ -41,8 +41,8 @@ from mmdet.registry import MODELS
 
 from ..losses.rank_sort_loss import RankSortLoss
 from .dense_heads import RankLossDenseHeadMixin
-from .rank_sort_heads import (ErrorDrivenDenseHeadMixin, _BoxWeightingMixin,
-                              _NoCenternessPredictMixin)
+from .rank_sort_heads import (ErrorDrivenDenseHeadMixin, BoxWeightingMixin,
+                              NoCenternessPredictMixin)
 
 __all__ = ['RaMBOFCOSHead', 'RankSortFCOSHead']
 
@@ -58,7 +58,7 @@ class RaMBOFCOSHead(RankLossDenseHeadMixin, FCOSHead):
 
 
 @MODELS.register_module()
-class RankSortFCOSHead(_BoxWeightingMixin, _NoCenternessPredictMixin,
+class RankSortFCOSHead(BoxWeightingMixin, NoCenternessPredictMixin,
                        ErrorDrivenDenseHeadMixin, FCOSHead):
     """``FCOSHead`` trained by Rank & Sort Loss over all points of the
     batch, with the IoU of each positive's predicted box as its label, the

@@ -17,7 +17,7 @@ never (``docs/reliability.md``):
   ranked alone (``RaMBORetinaHead`` / ``RaMBOATSSHead`` rank them all; a
   stock ``FCOSHead`` is pointed to ``RaMBOFCOSHead``).
 
-:func:`head_fit_faults` finds them on a built module. ``_checked`` wraps a
+:func:`head_fit_faults` finds them on a built module. ``checked_build_func`` wraps a
 registry's ``build_func`` so that it runs the same check on each head it
 builds; the patch ``head_fit_check`` of :mod:`mmdet_rankloss.patches`
 installs it in every ``MODELS`` registry, so ``Runner.from_cfg`` (and
@@ -52,7 +52,7 @@ def _ours(loss: nn.Module) -> bool:
     return type(loss).__module__.split('.')[0] == _PACKAGE
 
 
-def _classifier(head: nn.Module) -> Tuple[str, int]:
+def classifier_of(head: nn.Module) -> Tuple[str, int]:
     """(attribute, class channels) of a head's classification layer, or
     ('', -1) when it has none that can be read off."""
     for name, layer in head.named_children():
@@ -113,7 +113,7 @@ def _head_faults(head: nn.Module) -> List[str]:
                 'together, or for FCOS RaMBOFCOSHead')
     elif getattr(loss, 'custom_cls_channels', False):
         expected = loss.get_cls_channels(head.num_classes)
-        attr, actual = _classifier(head)
+        attr, actual = classifier_of(head)
         if attr and actual != expected:
             faults.append(
                 f'the loss asks for {expected} class channels '
@@ -203,7 +203,7 @@ def _fail(stack: List[Any], cfg: Any, module: nn.Module,
         [_located(field, module, fault) for fault in faults])
 
 
-def _checked(build_func):
+def checked_build_func(build_func):
     """``build_func`` that raises :class:`HeadFitError` for a built head
     whose ``loss_cls`` (one of ours) does not fit it. A head is built by
     its parent's build call, so the check runs as soon as the head is

@@ -106,7 +106,7 @@ def weighted_box_loss(per_positive: Tensor, weights: Tensor) -> Tensor:
     return (weights * per_positive).sum() / divisor
 
 
-class _BoxWeightingMixin:
+class BoxWeightingMixin:
     """The ``box_weighting`` argument of the RS heads (see the module doc
     and :func:`box_loss_weights`), checked when the head is built."""
 
@@ -250,11 +250,11 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
                                          box_weights)
         out = self.loss_cls(scores, all_labels, weights,
                             avg_factor=avg_factor, quality=quality)
-        out['loss_bbox'] = _value_weighted(box_loss, out['loss_rank_sort'])
+        out['loss_bbox'] = value_weighted(box_loss, out['loss_rank_sort'])
         return out
 
 
-def _value_weighted(box_loss: Tensor, rank_loss: Tensor) -> Tensor:
+def value_weighted(box_loss: Tensor, rank_loss: Tensor) -> Tensor:
     """``box_loss * (rank_loss / box_loss)``, the ratio detached: the RS
     paper's loss-value-based weighting (the box term then has the value of
     the ranking loss). Zero ratio when the box loss is 0."""
@@ -266,7 +266,7 @@ def _value_weighted(box_loss: Tensor, rank_loss: Tensor) -> Tensor:
     return box_loss * ratio
 
 
-class _NoCenternessPredictMixin:
+class NoCenternessPredictMixin:
     """ATSS prediction without the centerness factor (see the module
     doc)."""
 
@@ -277,7 +277,7 @@ class _NoCenternessPredictMixin:
 
 
 @MODELS.register_module()
-class RankSortRetinaHead(_BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
+class RankSortRetinaHead(BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
                          RetinaHead):
     """``RetinaHead`` trained by Rank & Sort Loss over all anchors with IoU
     labels and the value-weighted box loss. Arguments are ``RetinaHead``'s
@@ -288,7 +288,7 @@ class RankSortRetinaHead(_BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
 
 
 @MODELS.register_module()
-class RankSortATSSHead(_BoxWeightingMixin, _NoCenternessPredictMixin,
+class RankSortATSSHead(BoxWeightingMixin, NoCenternessPredictMixin,
                        ErrorDrivenDenseHeadMixin, ATSSHead):
     """``ATSSHead`` trained by Rank & Sort Loss, without centerness (as in
     the paper). Arguments are ``ATSSHead``'s and ``box_weighting``
@@ -309,7 +309,7 @@ class ALRPRetinaHead(LevelCountsAssignerMixin, ErrorDrivenDenseHeadMixin,
 
 
 @MODELS.register_module()
-class ALRPATSSHead(_NoCenternessPredictMixin, ErrorDrivenDenseHeadMixin,
+class ALRPATSSHead(NoCenternessPredictMixin, ErrorDrivenDenseHeadMixin,
                    ATSSHead):
     """``ATSSHead`` trained by aLRP Loss, without centerness (as the RS
     heads). Arguments are ``ATSSHead``'s."""
@@ -326,7 +326,7 @@ class _AnchorLossesRPNHead(RPNHead):
 
 
 @MODELS.register_module()
-class RankSortRPNHead(_BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
+class RankSortRPNHead(BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
                       _AnchorLossesRPNHead):
     """The RPN of RS-R-CNN: MMDetection's ``RPNHead`` trained by Rank & Sort
     Loss over all anchors of all levels and images of the batch (one class:
@@ -471,6 +471,6 @@ class RankSortBBoxHead(Shared2FCBBoxHead):
         losses.update(out)
         losses.update(self.loss_cls.get_accuracy(cls_score, labels))
         if 'loss_bbox' in losses:
-            losses['loss_bbox'] = _value_weighted(losses['loss_bbox'],
+            losses['loss_bbox'] = value_weighted(losses['loss_bbox'],
                                                   out['loss_rank_sort'])
         return losses

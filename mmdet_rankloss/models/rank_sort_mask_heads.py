@@ -43,7 +43,7 @@ from mmdet.structures.bbox import bbox2roi
 from mmdet.utils import InstanceList
 
 from ..ops.checks import check_int
-from .rank_sort_heads import (RankSortBBoxHead, _value_weighted,
+from .rank_sort_heads import (RankSortBBoxHead, value_weighted,
                               box_loss_weights, weighted_box_loss)
 
 __all__ = [
@@ -89,7 +89,7 @@ def rank_sort_mask_loss(per_roi: Tensor,
     loss = weighted_box_loss(per_roi, weights)
     if target_value is None:
         return loss
-    return _value_weighted(loss, target_value)
+    return value_weighted(loss, target_value)
 
 
 def keep_positives(sampling_results: Sequence[SamplingResult],

@@ -10,7 +10,7 @@ The fix keeps ``weights_only=True`` and only widens it where MMEngine loads
 a checkpoint from a local path: the patch ``checkpoint_loader`` of
 :mod:`mmdet_rankloss.patches` replaces MMEngine's local loader with the same
 loader run inside ``torch.serialization.safe_globals(checkpoint_globals())``
-and through :func:`_load_checked`. Other ``torch.load`` calls in the process
+and through :func:`load_checked`. Other ``torch.load`` calls in the process
 keep torch's default allow-list, and a checkpoint holding any type outside
 the list below still fails. This module holds the list and the errors; it
 changes nothing in MMEngine itself.
@@ -77,7 +77,7 @@ class CorruptCheckpointError(RuntimeError):
     """A checkpoint file is truncated or otherwise not a torch file."""
 
 
-def _load_checked(load: Callable, filename: str, *args, **kwargs):
+def load_checked(load: Callable, filename: str, *args, **kwargs):
     """``load(filename, ...)`` with its failures translated into errors
     that name the file and say what to do."""
     try:

@@ -88,11 +88,11 @@ def main(argv=None):
     parser.add_argument('--launcher', default='none')
     parser.add_argument('--global-ranking', action='store_true')
     args = parser.parse_args(argv)
-    sys.path.insert(0, ROOT)
-    import mmdet_rankloss  # noqa: F401
-    from mmdet_rankloss.utils.cpu_distributed import (close_process_group,
-                                                      cpu_distributed_args)
     from mmengine.runner import Runner
+
+    import mmdet_rankloss  # noqa: F401
+    from rankloss_lab.cpu_distributed import (close_process_group,
+                                              cpu_distributed_args)
     register_seeded_sampler()
     cfg = step_cfg(args.work_dir, args.data_root, args.init_ckpt,
                    args.batch_size, args.global_ranking)

@@ -3,7 +3,7 @@ docs/multi_gpu.md state, for 1, 2 and 8 processes, with and without
 ``tools/dist_train.sh --total-batch``; every documented
 ``tools/dist_train.sh`` command trains the setting it names.
 
-* ``resolve_batch`` (mmdet_rankloss/utils/batch.py) is checked against
+* ``resolve_batch`` (lab/rankloss_lab/batch.py) is checked against
   MMEngine's own ``Runner.scale_lr`` for every config and world size.
 * The header line ``# Batch: P images per process; lr L is for a total batch
   of B`` of each config and the row of docs/multi_gpu.md's table that
@@ -26,7 +26,7 @@ import sys
 import pytest
 
 from helpers import scaled_lr  # tests/ on sys.path
-from mmdet_rankloss.utils.batch import (load_config, per_process_batch,
+from rankloss_lab.batch import (load_config, per_process_batch,
                                         ranking_losses, resolve_batch,
                                         total_batch_options)
 from mmdet_rankloss.utils.config import config_files

@@ -60,7 +60,7 @@ def trained_as_shipped(config, options) -> bool:
 def has_test_runs(study, method, seeds) -> bool:
     """Whether the study's report has a test value of ``method`` at its
     selected lr for each of ``seeds``."""
-    from experiments.results import read_csv, test_values
+    from rankloss_lab.results import read_csv, test_values
     path = osp.join(ROOT, 'docs', 'evidence', f'{study}.csv')
     if not osp.isfile(path):
         return False

@@ -15,7 +15,7 @@ import torch
 
 import mmdet_rankloss  # noqa: F401
 from helpers import read_config  # tests/ on sys.path
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG_DIR = osp.join(ROOT, 'configs')

@@ -7,10 +7,11 @@ from mmengine.registry import init_default_scope
 from torch.utils.data import DataLoader
 
 from mmdet.registry import TRANSFORMS
-from mmdet_rankloss.datasets import (AugmentLaterViews, DigitsDataset,
-                                     RandomMotionBlur, RandomZoom)
+from mmdet_rankloss.datasets import (AugmentLaterViews, RandomMotionBlur,
+                                     RandomZoom)
 from mmdet_rankloss.datasets.augmentations import motion_blur_kernel
 from mmdet_rankloss.samplers import PKSampler
+from rankloss_lab.datasets import DigitsDataset
 
 init_default_scope('mmdet')
 

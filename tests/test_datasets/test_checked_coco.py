@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from mmdet_rankloss.datasets import (TOY_CATEGORY_IDS, TOY_CLASSES,
-                                     CheckedCocoDataset, make_toy_coco)
+from mmdet_rankloss.datasets import CheckedCocoDataset
+from rankloss_lab.datasets import TOY_CATEGORY_IDS, TOY_CLASSES, make_toy_coco
 from mmdet_rankloss.utils.coco_check import (CocoCheckError, check_coco_file,
                                              read_coco_json)
 

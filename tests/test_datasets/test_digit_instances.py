@@ -10,7 +10,7 @@ from mmengine.registry import init_default_scope
 from sklearn.datasets import load_digits
 
 from mmdet.registry import DATASETS, TRANSFORMS
-from mmdet_rankloss.datasets import DigitInstancesDataset
+from rankloss_lab.datasets import DigitInstancesDataset
 from mmdet_rankloss.evaluation import retrieval_metrics
 
 init_default_scope('mmdet')

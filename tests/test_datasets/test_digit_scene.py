@@ -7,9 +7,9 @@ from mmengine.registry import init_default_scope
 from sklearn.datasets import load_digits
 
 from mmdet.registry import TRANSFORMS
-from mmdet_rankloss.datasets import (DigitsDataset, RandomDigitScene,
-                                     render_digit_scene)
 from mmdet_rankloss.evaluation import retrieval_metrics
+from rankloss_lab.datasets import (DigitsDataset, RandomDigitScene,
+                                   render_digit_scene)
 
 init_default_scope('mmdet')
 

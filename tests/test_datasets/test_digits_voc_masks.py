@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from helpers import read_tree  # tests/ on sys.path
-from mmdet_rankloss.datasets import digits_voc as D
-from mmdet_rankloss.datasets.voc_writer import voc_palette
+from rankloss_lab.datasets import digits_voc as D
+from rankloss_lab.datasets.voc_writer import voc_palette
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SMALL = (('train', 4), ('val', 3), ('test', 3))

@@ -4,7 +4,7 @@ image, and disjoint from DigitsVOC's handwritten digits by construction."""
 import numpy as np
 import pytest
 
-from mmdet_rankloss.datasets import glyphs as G
+from rankloss_lab.datasets import glyphs as G
 
 
 def test_classes_are_digits_then_letters():
@@ -14,7 +14,7 @@ def test_classes_are_digits_then_letters():
 
 
 def test_every_face_draws_62_different_glyphs():
-    from mmdet_rankloss.datasets.canvas import resize_patch
+    from rankloss_lab.datasets.canvas import resize_patch
     fonts = G.glyph_fonts()
     assert len(fonts) == 21
     for font in fonts:

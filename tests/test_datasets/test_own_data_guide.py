@@ -16,7 +16,7 @@ import shlex
 import numpy as np
 import pytest
 
-from mmdet_rankloss.datasets import TOY_CLASSES, make_toy_coco
+from rankloss_lab.datasets import TOY_CLASSES, make_toy_coco
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 PAGE = osp.join(ROOT, 'docs', 'own_data.md')
@@ -95,7 +95,7 @@ def num_classes_of(cfg):
 def check_page_settings(cfg, root):
     """What the page says the config sets: classes, paths, num_classes,
     evaluator, batch; the lr is the base's, scaled by auto_scale_lr."""
-    from mmdet_rankloss.utils.batch import resolve_batch
+    from rankloss_lab.batch import resolve_batch
     assert tuple(cfg.metainfo.classes) == TOY_CLASSES
     assert num_classes_of(cfg) == len(TOY_CLASSES)
     for split in ('train', 'val', 'test'):
@@ -168,7 +168,7 @@ def test_the_r50_bases_of_the_page(recipe, depth, lr, my_dataset, tmp_path):
     from mmdet.registry import DATASETS
     from mmengine.registry import init_default_scope
 
-    from mmdet_rankloss.utils.batch import resolve_batch
+    from rankloss_lab.batch import resolve_batch
     code = with_base(with_root(page_block(f'own-data-config: {recipe}'),
                                my_dataset),
                      page_block(f'own-data-base: {recipe}'))
@@ -209,7 +209,7 @@ def test_the_voc_layout_datasets(tmp_path, monkeypatch):
     from mmdet.registry import DATASETS
     from mmengine.registry import init_default_scope
 
-    from mmdet_rankloss.datasets import make_toy_voc
+    from rankloss_lab.datasets import make_toy_voc
     monkeypatch.chdir(tmp_path)
     root = str(tmp_path / 'data' / 'my_voc' / 'VOCdevkit')
     make_toy_voc(root, num_trainval=4, num_test=2, num_val=2, image_size=64)
@@ -255,7 +255,7 @@ def test_a_twin_is_the_baseline_recipe_on_the_same_data(
     same data, detector, lr, schedule and hooks; its model builds."""
     from mmdet.registry import MODELS
 
-    from mmdet_rankloss.utils.batch import resolve_batch
+    from rankloss_lab.batch import resolve_batch
     page = with_root(page_block(f'own-data-config: {recipe}'), my_dataset)
     twin = page_block(f'own-data-twin: {recipe}')
     if r50:
@@ -376,7 +376,7 @@ def test_the_threshold_commands(my_dataset, tmp_path, load_tool):
     from mmdet.registry import HOOKS
     from mmengine.config import Config
 
-    from mmdet_rankloss.datasets import TOY_CATEGORY_IDS
+    from rankloss_lab.datasets import TOY_CATEGORY_IDS
     val_dump, test_dump, fit, final = page_commands(
         'own-data-commands: thresholds', my_dataset)
     page = with_root(page_block('own-data-config: faster-rcnn'), my_dataset)

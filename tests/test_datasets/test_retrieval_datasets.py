@@ -8,9 +8,9 @@ from mmcv.transforms import Compose
 from mmengine.registry import init_default_scope
 
 from mmdet.registry import DATASETS, TRANSFORMS
-from mmdet_rankloss.datasets import (CUB200Dataset, DigitsDataset,
-                                     InShopDataset, PackRetrievalInputs,
-                                     SOPDataset)
+from mmdet_rankloss.datasets import (CUB200Dataset, InShopDataset,
+                                     PackRetrievalInputs, SOPDataset)
+from rankloss_lab.datasets import DigitsDataset
 
 init_default_scope('mmdet')
 

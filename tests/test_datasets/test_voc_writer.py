@@ -5,7 +5,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 from PIL import Image
 
-from mmdet_rankloss.datasets.voc_writer import (add_class_flags,
+from rankloss_lab.datasets.voc_writer import (add_class_flags,
                                                 make_voc_dirs,
                                                 write_image_sets,
                                                 write_voc_item)

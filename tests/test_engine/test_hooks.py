@@ -296,6 +296,9 @@ from mmdet_rankloss.losses import alrp_loss as alrp_module  # noqa: E402
 from mmdet_rankloss.losses.alrp_loss import (  # noqa: E402
     ALRPSelfBalanceHook, default_sb_period, warmup_end)
 
+# as tools/train.py runs them: checkpoint loading, the head-fit check
+pytestmark = pytest.mark.usefixtures('mmengine_patches')
+
 
 def _optimizer():
     return torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.01)

@@ -369,9 +369,9 @@ def test_rs_bbox_head_uniform_is_the_stock_box_gradient():
     ours = bbox_pred.grad.clone()
     bbox_pred.grad = None
     from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
-    from mmdet_rankloss.models.rank_sort_heads import _value_weighted
+    from mmdet_rankloss.models.rank_sort_heads import value_weighted
     stock = Shared2FCBBoxHead.loss(head, None, *inputs[1:])['loss_bbox']
-    _value_weighted(stock, losses['loss_rank_sort']).backward()
+    value_weighted(stock, losses['loss_rank_sort']).backward()
     torch.testing.assert_close(ours, bbox_pred.grad, rtol=1e-4, atol=1e-8)
 
 

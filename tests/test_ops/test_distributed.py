@@ -3,6 +3,7 @@
 Started the way users start distributed training (torchrun, gloo, CPU), so
 it exercises the real collectives, uneven local batch sizes included.
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -76,8 +77,11 @@ def test_sizes_go_between_hosts_so_no_device_is_read(monkeypatch):
     are gathered through a gloo group of CPU tensors: the data's gather
     reads nothing back from the device (counted on the ``meta`` device,
     the CUDA path, with a stand-in for two processes)."""
-    sys.path.insert(0, str(ROOT / 'tests' / 'test_losses'))
-    from _device_modes import ShadowMeta
+    spec = importlib.util.spec_from_file_location(
+        '_device_modes', ROOT / 'tests' / 'test_losses' / '_device_modes.py')
+    device_modes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(device_modes)
+    ShadowMeta = device_modes.ShadowMeta
     from mmdet_rankloss.ops import distributed
     other = 3  # the other process's rows
     groups, size_devices = [], []

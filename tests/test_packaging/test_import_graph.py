@@ -1,7 +1,7 @@
-"""The losses' import graph holds no MMDetection, mmcv or MMEngine.
+"""The torch-only parts' import graph holds no MMDetection, mmcv or MMEngine.
 
 Read from the source (no import): every module that ``import
-mmdet_rankloss.losses`` (``.ops``, ``.networks``) runs, following the
+mmdet_rankloss.losses`` (``.ops``, ``.networks``, ``.evaluation``) runs, following the
 module-level imports, those inside ``if``/``try``/``with`` too, except the
 ``if HAS_MMDET:`` branches (:mod:`mmdet_rankloss.optional_mmdet` decides
 that once). The third-party packages it reaches are exactly setup.py's
@@ -18,10 +18,11 @@ from unittest import mock
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 PACKAGE = 'mmdet_rankloss'
 OPENMMLAB = {'mmdet', 'mmcv', 'mmengine'}
-ENTRIES = [f'{PACKAGE}.losses', f'{PACKAGE}.ops', f'{PACKAGE}.networks']
+ENTRIES = [f'{PACKAGE}.losses', f'{PACKAGE}.ops', f'{PACKAGE}.networks',
+           f'{PACKAGE}.evaluation']
 #: the modules those may run: the package root runs first
 ALLOWED = re.compile(rf'^{PACKAGE}(\.version|\.optional_mmdet'
-                     r'|\.(losses|ops|networks)(\..+)?)?$')
+                     r'|\.(losses|ops|networks|evaluation)(\..+)?)?$')
 #: imports of MMEngine / MMDetection inside functions of these packages:
 #: the aLRP self-balance hook's look-up of the warm-up schedulers, which
 #: only MMEngine's runner calls
@@ -112,8 +113,9 @@ def graph(guarded=True):
 def test_the_losses_run_only_their_own_modules():
     seen, _ = graph()
     assert {f'{PACKAGE}.losses.ap_loss', f'{PACKAGE}.ops.distributed',
-            f'{PACKAGE}.networks.sorters',
+            f'{PACKAGE}.networks.sorters', f'{PACKAGE}.evaluation.lrp',
             f'{PACKAGE}.optional_mmdet'} <= seen
+    assert f'{PACKAGE}.evaluation.lrp_metric' not in seen
     assert sorted(m for m in seen if not ALLOWED.match(m)) == []
 
 

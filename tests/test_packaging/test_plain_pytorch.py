@@ -68,6 +68,10 @@ EPILOGUE = textwrap.dedent('''
     from mmdet_rankloss.losses import MixedRankLoss, RaMBOAPLoss
     from mmdet_rankloss.losses import SoftRankThresholdLoss
     from mmdet_rankloss.optional_mmdet import HOOKS, MODELS
+    # the torch-only parts: losses and ops above, the metric functions
+    from mmdet_rankloss.evaluation import (
+        fit_platt, localisation_aware_ece, lrp_match, lrp_optimal_thresholds,
+        map_at_r, optimal_lrp, recall_at_k)
 
     report = dict(has_mmdet=mmdet_rankloss.HAS_MMDET)
     report['loaded'] = sorted(

@@ -17,6 +17,9 @@ from mmdet.models.roi_heads.bbox_heads import (DoubleConvFCBBoxHead,
 from mmdet.registry import MODELS
 from mmdet_rankloss.models import HeadFitError, head_fit_faults
 
+# as tools/train.py runs them: checkpoint loading, the head-fit check
+pytestmark = pytest.mark.usefixtures('mmengine_patches')
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')

@@ -31,7 +31,7 @@ from mmengine.config import Config
 
 from mmdet.registry import MODELS
 from mmdet_rankloss.utils import checkpoint_globals
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 WORKER = osp.join(ROOT, 'tests', 'dist_workers', 'ddp_step_worker.py')

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from mmdet_rankloss.utils import checkpoint_globals
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',

@@ -1,10 +1,10 @@
-"""experiments/analysis/long_run.py: the slopes it reports, and a short run."""
+"""lab/rankloss_lab/analysis/long_run.py: the slopes it reports, and a short run."""
 import json
 
 import numpy as np
 import pytest
 
-from experiments.analysis import long_run
+from rankloss_lab.analysis import long_run
 
 
 def test_block_median_slope_ignores_step_peaks():

@@ -23,7 +23,7 @@ from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 
 from mmdet.registry import DATASETS, MODELS
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',

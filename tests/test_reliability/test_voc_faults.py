@@ -16,7 +16,7 @@ import pytest
 from mmengine.logging import MMLogger
 
 from mmdet.registry import DATASETS
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 from mmdet_rankloss.utils.voc_check import VOCCheckError, check_voc_item
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))

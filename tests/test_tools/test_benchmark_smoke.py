@@ -78,7 +78,7 @@ def speed_run(tmp_path_factory, load_tool):
 @pytest.mark.slow
 def test_speed_run_writes_every_section(speed_run):
     result, _, bench = speed_run
-    from experiments.speed_run import FORMAT, SECTIONS
+    from rankloss_lab.speed_run import FORMAT, SECTIONS
     assert result['format'] == FORMAT and result['device'] == 'cpu'
     assert result['device_name'] and result['machine']
     for section in SECTIONS + ('skipped', 'paper_numbers'):
@@ -110,7 +110,7 @@ def test_speed_run_writes_every_section(speed_run):
 @pytest.mark.slow
 def test_speed_run_markdown_is_the_docs_generator(speed_run):
     result, md, _ = speed_run
-    from experiments.speed_tables import speed_section
+    from rankloss_lab.speed_tables import speed_section
     assert md == speed_section(result, 'speed_run.json') + '\n'
     for part in ('| torch.sort (the floor) |', 'bucketed Rank & Sort',
                  'Bucketed peer over ours', 'Paper numbers, not measured',
@@ -123,14 +123,14 @@ def test_speed_run_markdown_is_the_docs_generator(speed_run):
 def test_docs_speed_section_is_generated():
     """docs/losses.md's GPU speed section is what the generator makes of its
     JSON (``benchmark_rank_losses.py --docs write``)."""
-    from experiments import speed_tables
+    from rankloss_lab import speed_tables
     assert speed_tables.update_doc(write=False), (
         'docs/losses.md: GPU speed section stale; run '
         'tools/analysis_tools/benchmark_rank_losses.py --docs write')
 
 
 def test_plan_skips_what_the_budget_cannot_fit():
-    from experiments.speed_run import Plan
+    from rankloss_lab.speed_run import Plan
     plan = Plan(budget_s=1.0)
     plan.add('per_step', 'fits', lambda: dict(x=1), expect_s=0.1)
     plan.add('per_step', 'fails', lambda: 1 / 0, expect_s=0.1, loss='x')
@@ -149,6 +149,8 @@ def test_full_speed_run_plans_every_item(load_tool):
     that exist."""
     import argparse
     import os.path as osp
+
+    from rankloss_lab.paths import ROOT
     bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
     args = argparse.Namespace(smoke=False, budget_s=420.0, repeats=5,
                               lengths=[100_000, 1_000_000, 10_000_000])
@@ -165,7 +167,7 @@ def test_full_speed_run_plans_every_item(load_tool):
         assert case in steps, case
     configs = bench.detector_configs(smoke=False)
     for detector, loss, config in configs['share'] + configs['amp']:
-        assert osp.isfile(osp.join(bench.ROOT, config)), config
+        assert osp.isfile(osp.join(ROOT, config)), config
     assert {d for d, _, _ in configs['share']} == {'Faster R-CNN R50',
                                                    'ATSS R50'}
     assert len(names['amp']) == len(names['per_step']) + len(configs['amp'])

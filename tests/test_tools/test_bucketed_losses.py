@@ -1,4 +1,4 @@
-"""The bucketed peer (``experiments/bucketed_losses.py``) against our
+"""The bucketed peer (``lab/rankloss_lab/bucketed_losses.py``) against our
 error-driven losses: with a smoothing width below every gap between two
 different scores our smoothed step is the hard step the bucketed loss uses,
 so value and update must be the same (float64), ties and one positive
@@ -6,7 +6,7 @@ included; and the buckets are what the paper describes (at most 2P + 1)."""
 import pytest
 import torch
 
-from experiments.bucketed_losses import (bucketed_loss, bucketed_terms,
+from rankloss_lab.bucketed_losses import (bucketed_loss, bucketed_terms,
                                          hard_step, negative_buckets)
 from mmdet_rankloss.losses import error_driven_loss
 

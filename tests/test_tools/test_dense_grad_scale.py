@@ -1,4 +1,4 @@
-"""``experiments/analysis/dense_grad_scale.py`` at toy size: focal's gradient
+"""``lab/rankloss_lab/analysis/dense_grad_scale.py`` at toy size: focal's gradient
 agrees with a brute-force formula, RaMBO's is finite, and the spread state
 shrinks RaMBO's gradient far more than focal's (the documented finding)."""
 import pytest
@@ -6,7 +6,7 @@ import torch
 
 
 def test_focal_matches_the_formula():
-    from experiments.analysis import dense_grad_scale as tool
+    from rankloss_lab.analysis import dense_grad_scale as tool
     logits, labels = tool.make_batch(500, 3, 20, 'spread')
     got = tool.gradient_scale(tool.FOCAL, logits, labels)
     x = logits.clone().requires_grad_(True)
@@ -22,7 +22,7 @@ def test_focal_matches_the_formula():
 
 @pytest.mark.slow
 def test_rambo_gradient_collapses_when_scores_spread():
-    from experiments.analysis import dense_grad_scale as tool
+    from rankloss_lab.analysis import dense_grad_scale as tool
     rows = tool.main(['--anchors', '20000', '--classes', '3',
                       '--positives', '60'])
     by = {(r['state'], r['loss']): r for r in rows}

@@ -1,4 +1,4 @@
-"""experiments/analysis/dense_step_share.py and the shared step timing: the
+"""lab/rankloss_lab/analysis/dense_step_share.py and the shared step timing: the
 loss is timed on the scores a real forward pass hands it, the share is the
 ratio of the two measured times, and the shipped R50 configs it names
 exist for every loss."""
@@ -13,7 +13,7 @@ SMALL = 'configs/dense/retinanet/retinanet_r18-w32_fpn_{}_16e_digitsvoc.py'
 
 @pytest.fixture(scope='module')
 def tool():
-    from experiments.analysis import dense_step_share
+    from rankloss_lab.analysis import dense_step_share
     return dense_step_share
 
 

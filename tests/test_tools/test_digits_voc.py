@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from mmdet_rankloss.datasets.digits_voc import (DIGIT_CLASSES,
+from rankloss_lab.datasets.digits_voc import (DIGIT_CLASSES,
                                                 _digit_pools,
                                                 make_digits_voc)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers import read_tree  # tests/ on sys.path
-from mmdet_rankloss.datasets import digits_voc as D
+from rankloss_lab.datasets import digits_voc as D
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 SMALL = (('train', 6), ('val', 3), ('test', 4))

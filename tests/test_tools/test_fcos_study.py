@@ -1,4 +1,4 @@
-"""The FCOS dense study (experiments/studies/digitsvoc_dense_fcos_16e.py):
+"""The FCOS dense study (lab/rankloss_lab/studies/digitsvoc_dense_fcos_16e.py):
 its methods are the shipped FCOS DigitsVOC configs, each on a factor-2
 grid of four points around the lr its ATSS twin was selected at in the
 fixed dense study, selected on two seeds; the rest of the protocol is that
@@ -8,12 +8,12 @@ import os.path as osp
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-STUDIES = osp.join(ROOT, 'experiments', 'studies')
+STUDIES = osp.join(ROOT, 'lab', 'rankloss_lab', 'studies')
 
 
 @pytest.fixture(scope='module')
 def study():
-    from experiments import study
+    from rankloss_lab import study
     return study
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from mmdet_rankloss.evaluation.voc_files import load_voc_ground_truth
-from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
+from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 QUICK_RAMBO = osp.join(ROOT, 'configs', 'quickstart',
@@ -159,7 +159,7 @@ def coco_val(tmp_path, monkeypatch):
     the RaMBO-only recipe, and detections of its val split."""
     import json
 
-    from mmdet_rankloss.datasets import TOY_CATEGORY_IDS, make_toy_coco
+    from rankloss_lab.datasets import TOY_CATEGORY_IDS, make_toy_coco
     monkeypatch.chdir(tmp_path)
     make_toy_coco('data/my_dataset', splits=(('train', 4), ('val', 6),
                                              ('test', 2)), image_size=64)
@@ -277,7 +277,7 @@ def test_the_voc_hold_out_of_the_guide(tmp_path, monkeypatch, load_tool):
     be fitted on; the page's config that trains without VOC2007 val can."""
     from mmdet.datasets import VOCDataset
 
-    from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+    from rankloss_lab.datasets.toy_voc import make_toy_voc
     tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
     monkeypatch.chdir(tmp_path)
     root = 'data/VOCdevkit/'

@@ -1,4 +1,4 @@
-"""``experiments/analysis/input_checks_cost.py``: its 'off' mode really removes
+"""``lab/rankloss_lab/analysis/input_checks_cost.py``: its 'off' mode really removes
 the data checks of the losses (a NaN score then passes), its 'on' mode times
 and counts them, and the tool runs end to end at toy size (times are not
 asserted: a slow machine is not a failure; their ratios are)."""
@@ -12,7 +12,7 @@ from mmdet_rankloss.losses import RaMBOAPLoss, average_precision_loss
 
 
 def test_modes_switch_the_real_checks():
-    from experiments.analysis import input_checks_cost as tool
+    from rankloss_lab.analysis import input_checks_cost as tool
     timer = tool.CheckTimer()
     loss = RaMBOAPLoss(memory=0)
     scores = torch.randn(6, 4)
@@ -36,7 +36,7 @@ def test_modes_switch_the_real_checks():
 
 @pytest.mark.slow
 def test_tool_runs(tmp_path):
-    from experiments.analysis import input_checks_cost as tool
+    from rankloss_lab.analysis import input_checks_cost as tool
     out = tmp_path / 'overhead.json'
     result = tool.main(['--pairs', '1', '--warmup', '1', '--batch-size', '1',
                         '--image-size', '64', '--out', str(out)])

@@ -8,7 +8,7 @@ from PIL import Image
 
 @pytest.fixture
 def tool():
-    from experiments.analysis import plot_loss_landscape
+    from rankloss_lab.analysis import plot_loss_landscape
     return plot_loss_landscape
 
 

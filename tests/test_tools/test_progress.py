@@ -51,7 +51,7 @@ def test_pretrain_sorter_eta_and_evaluate_out(load_tool, tmp_path, capsys):
 
 
 def test_rank_loss_benchmark_progress(load_tool, capsys):
-    from experiments.runner import Progress
+    from rankloss_lab.runner import Progress
     progress = Progress([1, 10, 1])
     for _ in range(3):
         progress.step()
@@ -80,7 +80,7 @@ def test_retrieval_metric_benchmark_writes_json(load_tool, tmp_path, capsys):
 def test_runner_eta_is_the_work_left_over_the_jobs(capsys):
     """Four runs of 100 s, two at a time: after the first, three are left,
     150 s of wall time; the runs already done are skipped."""
-    from experiments.runner import Progress, run_plan
+    from rankloss_lab.runner import Progress, run_plan
     progress = Progress([1, 1, 1, 1], ['run'] * 4, jobs=2)
     assert progress.record(100.0) == (1, 150.0)
     assert progress.record(100.0) == (2, 100.0)

@@ -7,8 +7,8 @@ import os.path as osp
 
 import pytest
 
-from experiments import reproduce_voc as tool
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab import reproduce_voc as tool
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ methods = dict(
 
 @pytest.fixture(scope='module')
 def tool():
-    from experiments import retrieval_study
+    from rankloss_lab import retrieval_study
     return retrieval_study
 
 

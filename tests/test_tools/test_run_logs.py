@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from experiments.run_logs import (last_record, log_files,
+from rankloss_lab.run_logs import (last_record, log_files,
                                  machine_name, read_scalars,
                                  run_logged)
 
@@ -87,7 +87,7 @@ def _epoch_lines(epochs, iters=4, last_iter=None):
 
 
 def test_epochs_done_counts_finished_epochs_of_a_console_log(tmp_path):
-    from experiments.run_logs import epochs_done
+    from rankloss_lab.run_logs import epochs_done
     log = tmp_path / 'train.log'
     assert epochs_done(str(log)) == 0  # not started
     log.write_text(_epoch_lines(3, last_iter=2))
@@ -97,7 +97,7 @@ def test_epochs_done_counts_finished_epochs_of_a_console_log(tmp_path):
 
 
 def test_epoch_watcher_prints_each_new_epoch_with_an_eta(tmp_path, capsys):
-    from experiments.run_logs import EpochWatcher
+    from rankloss_lab.run_logs import EpochWatcher
     a, b = tmp_path / 'a.log', tmp_path / 'b.log'
     watcher = EpochWatcher({'a': (str(a), 4), 'b': (str(b), 4)}, jobs=2,
                            prefix='[q] ')

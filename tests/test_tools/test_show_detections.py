@@ -11,7 +11,7 @@ import torch
 from PIL import Image
 
 from mmdet_rankloss.evaluation import load_voc_ground_truth
-from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
+from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mmdet_rankloss.datasets import TOY_CLASSES, make_toy_coco
+from rankloss_lab.datasets import TOY_CLASSES, make_toy_coco
 
 
 @pytest.fixture

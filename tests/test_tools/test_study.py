@@ -15,7 +15,7 @@ RAMBO = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_rambo_16e_digitsvoc.py'
 
 @pytest.fixture(scope='module')
 def study():
-    from experiments import study
+    from rankloss_lab import study
     return study
 
 

@@ -1,4 +1,4 @@
-"""experiments/analysis/budget.py, the rule that picks the confirmation's
+"""lab/rankloss_lab/analysis/budget.py, the rule that picks the confirmation's
 budget from focal's val curves, against hand computations and a brute
 force; the budget study's spec (selection only, the 16-epoch lrs, a long
 schedule at constant lr). No training."""
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-SPEC = osp.join(ROOT, 'experiments', 'studies', 'digitsvoc_dense_budget.py')
+SPEC = osp.join(ROOT, 'lab', 'rankloss_lab', 'studies', 'digitsvoc_dense_budget.py')
 
 
 @pytest.fixture(scope='module')
 def budget():
-    from experiments.analysis import budget
+    from rankloss_lab.analysis import budget
     return budget
 
 
@@ -120,7 +120,7 @@ def _run(method, lr, seed, curve):
 
 
 def test_the_budget_of_a_study(budget):
-    from experiments import study
+    from rankloss_lab import study
     spec = study.load_spec(SPEC)
     late = [0.0] * 10 + RAMP[:38]  # flattens at 31
     results = {('retina_focal', 0.04, 5): _run('retina_focal', 0.04, 5,
@@ -151,7 +151,7 @@ def test_the_budget_study_spec():
     selected (read from its report), 48 epochs at constant lr."""
     from mmengine.config import Config, DictAction
 
-    from experiments import study
+    from rankloss_lab import study
     spec = study.load_spec(SPEC)
     assert spec['select_only'] and spec['seeds'] == []
     assert spec['select_seeds'] == [5, 11]
@@ -175,8 +175,8 @@ def test_the_budget_study_spec():
 
 
 def test_the_command_reads_the_records(budget, tmp_path, capsys):
-    """``python -m experiments.analysis.budget STUDY.py``, on records."""
-    from experiments import study
+    """``python -m rankloss_lab.analysis.budget STUDY.py``, on records."""
+    from rankloss_lab import study
     spec = study.load_spec(SPEC)
     records = str(tmp_path / 'runs')
     for method, lr in (('retina_focal', 0.04), ('atss_focal', 0.02)):
@@ -193,12 +193,12 @@ def test_the_command_reads_the_records(budget, tmp_path, capsys):
     assert open(out).read() == printed
 
 
-CONFIRM = osp.join(ROOT, 'experiments', 'studies', 'confirm_dense_long.py')
+CONFIRM = osp.join(ROOT, 'lab', 'rankloss_lab', 'studies', 'confirm_dense_long.py')
 
 
 def _other_specs():
-    from experiments import study
-    for path in sorted(glob.glob(osp.join(ROOT, 'experiments', 'studies',
+    from rankloss_lab import study
+    for path in sorted(glob.glob(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
                                           '*.py'))):
         if path not in (CONFIRM, SPEC):
             yield study.load_spec(path)
@@ -208,7 +208,7 @@ def test_the_long_confirmation_spec():
     """Two hypotheses, two-sided; every lr selected here on the mean of
     seeds 5 and 11 on a factor-2 grid of four points around the 16-epoch
     best (widened upwards where selection reached its edge); test seeds and a fresh split no other study used."""
-    from experiments import study
+    from rankloss_lab import study
     spec = study.load_spec(CONFIRM)
     assert spec['fair_selection'] is True and spec['preregistered']
     assert spec['select_seeds'] == [5, 11]
@@ -255,13 +255,13 @@ def test_the_budget_is_one_value_at_the_top(tmp_path):
     the schedule of every run."""
     from mmengine.config import Config, DictAction
 
-    from experiments import study
+    from rankloss_lab import study
     text = open(CONFIRM).read()
     assert text.count('_epochs = 56') == 1
     spec = study.load_spec(CONFIRM)
     assert spec['options'][1:] == budget_options(56)
     assert '56 epochs (lr / 10 after 42' in spec['description']
-    from experiments.analysis.budget import confirmation_schedule
+    from rankloss_lab.analysis.budget import confirmation_schedule
     assert confirmation_schedule([56, 37]) == dict(max_epochs=56,
                                                    milestone=42)
     path = tmp_path / 'confirm_dense_long.py'
@@ -282,6 +282,6 @@ def test_the_budget_is_one_value_at_the_top(tmp_path):
 
 
 def budget_options(epochs):
-    """The options experiments.analysis.budget prints for a budget."""
-    from experiments.analysis import budget
+    """The options rankloss_lab.analysis.budget prints for a budget."""
+    from rankloss_lab.analysis import budget
     return budget.schedule_options(budget.confirmation_schedule([epochs]))

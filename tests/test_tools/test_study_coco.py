@@ -47,7 +47,7 @@ TEST = {BOX: {'ce': {6: 0.40, 7: 0.42, 8: 0.44},
 @pytest.fixture(scope='module')
 def study():
     """The study tool's package, imported when a test first needs it."""
-    import experiments.study as tool
+    import rankloss_lab.study as tool
     return tool
 
 
@@ -113,7 +113,7 @@ def test_metric_keys_default_to_voc_and_are_checked(study, tmp_path):
     assert [study.common.hypothesis_metric(h)
             for h in spec['hypotheses']] == [BOX, SEGM]
     voc = study.load_spec(osp.join(
-        ROOT, 'experiments', 'studies', 'digitsvoc_dense_fixed_16e.py'))
+        ROOT, 'lab', 'rankloss_lab', 'studies', 'digitsvoc_dense_fixed_16e.py'))
     assert voc['metric'] == 'pascal_voc/AP50' and voc['extra_metrics'] == []
     # the text the VOC studies froze
     assert {h['metric'] for h in voc['hypotheses']} == {'test AP50'}
@@ -307,7 +307,7 @@ def _t_sf(t: float, dof: int) -> float:
 
 
 def test_the_mask_rcnn_study_spec(study, capsys):
-    path = osp.join(ROOT, 'experiments', 'studies',
+    path = osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
                     'digitsvoc_mask_rcnn_16e.py')
     spec = study.load_spec(path)
     assert spec['metric'] == BOX and spec['extra_metrics'] == [SEGM]

@@ -34,7 +34,7 @@ VAL1 = {('ce', 0.01): 0.54, ('ce', 0.02): 0.56, ('ce', 0.04): 0.51,
 
 @pytest.fixture(scope='module')
 def study():
-    from experiments import study
+    from rankloss_lab import study
     return study
 
 
@@ -454,7 +454,7 @@ def test_the_fixed_dense_study_is_fair_and_planned(study, capsys):
     aLRP's widened by two steps below), each selected in the study with seed
     5 (re-selection seed 11), six hypotheses against each detector's focal;
     its dry run plans 50 selection runs and 40 test runs."""
-    path = osp.join(ROOT, 'experiments', 'studies',
+    path = osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
                     'digitsvoc_dense_fixed_16e.py')
     spec = study.load_spec(path)
     assert spec['fair_selection'] is True and spec['preregistered']

@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from experiments.study import report as report_mod
-from experiments.study.runs import load_ground_truth, olrp_on_test
+from rankloss_lab.study import report as report_mod
+from rankloss_lab.study.runs import load_ground_truth, olrp_on_test
 
 
 def _write_detections(path, ids, gts, root, shift=0.0, extra_fp=False):

@@ -37,7 +37,7 @@ TEST = {'ce': {10: 0.40, 11: 0.42, 12: 0.41},
 
 @pytest.fixture(scope='module')
 def study():
-    from experiments import study
+    from rankloss_lab import study
     return study
 
 
@@ -262,7 +262,7 @@ def test_the_confirmation_study_is_frozen(study):
     """The committed pre-registration matches the confirmation spec: any
     change to its settings fails here before it could reach a run."""
     root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-    spec = study.load_spec(osp.join(root, 'experiments/studies/'
+    spec = study.load_spec(osp.join(root, 'lab/rankloss_lab/studies/'
                                     'confirm_digitsvoc.py'))
     record = study.read_preregistration(
         spec, osp.join(root, 'docs', 'evidence'), required=True)
@@ -282,7 +282,7 @@ def test_the_frozen_spec_path_still_loads(study, capsys):
         root, 'docs', 'evidence', 'confirm_digitsvoc_preregistration.json')))
     assert record['spec'] == 'tools/studies/confirm_digitsvoc.py'
     spec = study.load_spec(osp.join(root, record['spec']))
-    assert 'moved to experiments/studies/confirm_digitsvoc.py' in \
+    assert 'moved to lab/rankloss_lab/studies/confirm_digitsvoc.py' in \
         capsys.readouterr().out
     # the data writer moved since the freeze: the same script, by its
     # present path (freeze.MOVED_SCRIPTS)

@@ -9,7 +9,7 @@ from scipy import stats as sps
 
 @pytest.fixture(scope='module')
 def study():
-    from experiments import study
+    from rankloss_lab import study
     return study
 
 
@@ -97,7 +97,7 @@ def test_corrected_family(study):
 
 
 def test_retrieval_report_gives_corrected_intervals(tmp_path):
-    from experiments import retrieval_study as tool
+    from rankloss_lab import retrieval_study as tool
     config = 'configs/retrieval/retrieval_r18-w16_rambo-log_20e_' \
         'digit-instances.py'
     path = tmp_path / 'mini.py'

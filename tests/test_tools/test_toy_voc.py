@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from mmdet_rankloss.datasets.toy_voc import TOY_CLASSES, make_toy_voc
+from rankloss_lab.datasets.toy_voc import TOY_CLASSES, make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 

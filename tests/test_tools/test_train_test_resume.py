@@ -11,8 +11,8 @@ import sys
 import pytest
 import torch
 
-from mmdet_rankloss.utils import mmdet_tool_path
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.mmdet_tools import mmdet_tool_path
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 QUICK = osp.join(ROOT, 'configs', 'quickstart')

@@ -15,7 +15,7 @@ Times, in one run on this machine:
 * with ``--error-driven-lengths``: Rank & Sort, aLRP and error-driven AP
   (``error_driven_loss``, 500 positives) next to ``torch.sort``, the
   bucketed RS and AP-Loss of Yavuz et al., ECCV 2024
-  (``experiments/bucketed_losses.py``, written from that paper) and a naive
+  (``lab/rankloss_lab/bucketed_losses.py``, written from that paper) and a naive
   dense (positives x scores) version written from the papers, timed at
   lengths up to ``--naive-max`` (``--only-error-driven``: that table
   alone, on 1 CPU thread).
@@ -40,7 +40,7 @@ step, 2 random images of 1333 x 800, random weights, against CE / focal),
 or the failure), ``amp`` (the per-step losses and a step of every rank-loss
 head under fp16 autocast with a GradScaler), ``skipped`` and the bucketed
 paper's own numbers, labelled as such. ``<out>.md`` is the docs section
-(``experiments/speed_tables.py``); ``--docs write`` puts the section made
+(``lab/rankloss_lab/speed_tables.py``); ``--docs write`` puts the section made
 from ``docs/evidence/gpu/speed_run.json`` (or, before one exists, the
 earlier H200 JSON) into ``docs/losses.md``, ``--docs check`` exits 1 when
 it is stale::
@@ -54,7 +54,6 @@ it is stale::
 import argparse
 import json
 import os
-import os.path as osp
 import sys
 import time
 from typing import Callable, Dict, List, Optional
@@ -65,17 +64,13 @@ import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import average_precision_loss, error_driven_loss
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.bucketed_losses import (  # noqa: E402
+from rankloss_lab.bucketed_losses import (  # noqa: E402
     PAPER_SECONDS_PER_ITER, bucketed_loss)
-from experiments.run_logs import machine_name  # noqa: E402
-from experiments.runner import Progress  # noqa: E402
-from experiments import speed_run as sr  # noqa: E402
-from experiments import speed_tables  # noqa: E402
-from experiments.speed_run import time_it  # noqa: E402
+from rankloss_lab.run_logs import machine_name  # noqa: E402
+from rankloss_lab.runner import Progress  # noqa: E402
+from rankloss_lab import speed_run as sr  # noqa: E402
+from rankloss_lab import speed_tables  # noqa: E402
+from rankloss_lab.speed_run import time_it  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -166,7 +161,7 @@ class _NaiveErrorDriven(torch.autograd.Function):
 
 #: The error-driven losses and their default smoothing widths.
 ERROR_DRIVEN = (('rs', 0.5), ('alrp', 1.0), ('ap', 1.0))
-#: The modes the bucketed peer (experiments/bucketed_losses.py) has.
+#: The modes the bucketed peer (lab/rankloss_lab/bucketed_losses.py) has.
 BUCKETED = ('rs', 'ap')
 
 
@@ -422,7 +417,7 @@ def bench_detection(device: torch.device, repeats: int,
 # --------------------------------------------------------------------------
 # The speed run (--speed-run): every loss and peer at every length, the
 # per-step costs, the shares of detector steps and AMP steps, in one JSON
-# within a time budget (experiments/speed_run.py).
+# within a time budget (lab/rankloss_lab/speed_run.py).
 
 #: (key, label) of the losses timed at each length.
 LENGTH_LOSSES = (
@@ -649,7 +644,7 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
 
 
 def speed_run_plan(args, device: torch.device):
-    """Every item of the speed run, in ``experiments.speed_run.SECTIONS``
+    """Every item of the speed run, in ``rankloss_lab.speed_run.SECTIONS``
     order."""
     plan = sr.Plan(args.budget_s)
     cache: dict = {}
@@ -732,7 +727,7 @@ def error_driven_markdown(rows: List[dict]) -> List[str]:
     lines = [
         'RS / aLRP / AP error-driven update, forward+backward, '
         f"{rows[0]['positives']} positives, CPU, 1 thread; bucketed: the "
-        'peer of experiments/bucketed_losses.py (hard step)', '',
+        'peer of lab/rankloss_lab/bucketed_losses.py (hard step)', '',
         '| loss | length | torch.sort | ours | ours / sort | bucketed '
         '| bucketed / ours | naive dense | ours peak mem |',
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
@@ -820,7 +815,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
                         help='only rewrite (write) or compare (check, exit '
                         '1 when stale) the GPU speed section of '
                         'docs/losses.md, from its JSON '
-                        '(experiments/speed_tables.py)')
+                        '(lab/rankloss_lab/speed_tables.py)')
     parser.add_argument('--out', default='work_dirs/benchmark/rank_losses')
     args = parser.parse_args(argv)
     if args.docs:
@@ -899,7 +894,7 @@ def _speed_run_device(parser, devices: List[str]) -> torch.device:
 
 
 def speed_markdown(result: dict, out: str) -> str:
-    """The docs section of a speed run (``experiments.speed_tables``),
+    """The docs section of a speed run (``rankloss_lab.speed_tables``),
     linking ``<out>.json`` by its file name."""
     return speed_tables.speed_section(result,
                                       os.path.basename(out) + '.json')

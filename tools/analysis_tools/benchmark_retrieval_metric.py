@@ -35,7 +35,6 @@ import json
 import os
 import os.path as osp
 import resource
-import sys
 import time
 
 import numpy as np
@@ -44,11 +43,7 @@ import torch
 from mmdet_rankloss.evaluation import functional  # noqa
 from mmdet_rankloss.evaluation.functional import retrieval_metrics  # noqa
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.runner import Progress  # noqa
+from rankloss_lab.runner import Progress  # noqa
 
 KS = (1, 10, 100, 1000)
 REID_KS = (1, 5, 10, 20)  # ReIDMetrics stops at rank 20

@@ -24,13 +24,16 @@ The tables (``TABLES``):
   (``selected_lr`` True and a test value present): mean ± sample standard
   deviation over seeds, and the paired difference to the block's baseline
   method on the same seeds with a 95 % t interval. The statistics are
-  ``experiments.stats``' own (``mean_std``, ``paired_difference``), imported,
+  ``rankloss_lab.stats``' own (``mean_std``, ``paired_difference``), imported,
   not re-implemented.
-* ``verdict``: the README's verdict, each bullet's advice and gloss;
-  ``verdict-tests`` (docs/evidence.md): its tests, each with its numbers,
+* ``verdict`` (docs/evidence.md): the verdict, each bullet's advice and
+  gloss; ``verdict-tests`` (docs/evidence.md): its tests, each with its numbers,
   strength (confirmed / no difference detected / exploratory / k of n
   pre-registered tests) and scope read from the reports
-  (:mod:`experiments.verdict`).
+  (:mod:`rankloss_lab.verdict`).
+* ``which-loss`` (README.md): one row per detector family, the loss the
+  verdict recommends, its config, and the strength of its evidence in plain
+  words with a link to its tests (:data:`rankloss_lab.verdict.CHOICES`).
 * ``quickstart``: ``docs/evidence/quickstart_results.json``, written by
   ``tools/quickstart.py``. While that file does not exist the table is
   skipped with a message and its markers are left as they are.
@@ -41,10 +44,15 @@ Beside the tables, ``--write`` writes (and ``--check`` compares):
 
 * the ``Results`` of ``configs/**/metafile.yml``: one entry per study that
   trained the config as it ships, labelled by study and seeds, between
-  marker comments (:mod:`experiments.metafile_results` says how and why);
+  marker comments (:mod:`rankloss_lab.metafile_results` says how and why);
+* ``configs/<family>/README.md``, one per metafile of ``model-index.yml``,
+  generated from that metafile (with its ``Results`` as generated now), as
+  MMDetection's folders have one: per collection its paper and guide, per
+  config its metadata, results and the papers' numbers
+  (:func:`rankloss_lab.metafile_results.family_readme`);
 * ``docs/images/results_ap50.png``: each method's per-seed test AP50 and its
   mean, one panel per detection or segmentation block of ``RESULTS``
-  (:mod:`experiments.results`; box or mask AP50), baseline first, and
+  (:mod:`rankloss_lab.results`; box or mask AP50), baseline first, and
   beside it ``docs/images/results_ap50.json``, the plotted numbers. The PNG
   carries the SHA-256 of that JSON in its ``Comment`` text chunk; ``--check``
   compares the JSON with the reports and the PNG's digest with the JSON (not
@@ -63,11 +71,8 @@ import sys
 from typing import Callable, Dict, List, Optional, Tuple
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments import metafile_results, stats, thresholds, verdict
-from experiments.results import (EVIDENCE, RESULTS, read_csv, study_rows,
+from rankloss_lab import metafile_results, stats, thresholds, verdict
+from rankloss_lab.results import (EVIDENCE, RESULTS, read_csv, study_rows,
                                  test_values)
 
 QUICKSTART_JSON = metafile_results.QUICKSTART_JSON
@@ -158,7 +163,7 @@ def results_table(doc_dir: str = '.') -> str:
             note = metafile_results.LOSS_VERSION_NOTES.get(
                 (block['study'], method))
             if note:
-                label += ' (0.2.0 loss, not re-measured)'
+                label += ' (not the shipped loss)'
             cell = f'{label}: {_link(config, doc_dir)}'
             if change:
                 cell += f' with {change}'
@@ -212,22 +217,36 @@ def quickstart_table(doc_dir: str = '.',
 
 
 def verdict_table(doc_dir: str = '.') -> str:
-    """The verdict bullets (:mod:`experiments.verdict`)."""
+    """The verdict bullets (:mod:`rankloss_lab.verdict`)."""
     return verdict.verdict_markdown(doc_dir, ROOT)
 
 
 def verdict_tests_table(doc_dir: str = '.') -> str:
-    """The verdict test by test (:mod:`experiments.verdict`)."""
+    """The verdict test by test (:mod:`rankloss_lab.verdict`)."""
     return verdict.verdict_tests_markdown(doc_dir, ROOT)
+
+
+def which_loss_table(doc_dir: str = '.') -> str:
+    """Which loss for which detector (:mod:`rankloss_lab.verdict`)."""
+    return verdict.choices_markdown(doc_dir, ROOT)
 
 
 TABLES: Dict[str, Callable[..., Optional[str]]] = {
     'results': results_table, 'quickstart': quickstart_table,
-    'verdict': verdict_table, 'verdict-tests': verdict_tests_table}
+    'verdict': verdict_table, 'verdict-tests': verdict_tests_table,
+    'which-loss': which_loss_table}
+
+
+def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
+    """``{file: (old, new)}`` of every metafile and every config folder's
+    README.md."""
+    metafiles = metafile_results.metafile_updates(root)
+    readmes = metafile_results.readme_updates(root, metafiles)
+    return {**metafiles, **readmes}
 
 
 #: Tables named after a study: ``conditions-<study>``, a study report's
-#: test thresholds and budget (:func:`experiments.thresholds.
+#: test thresholds and budget (:func:`rankloss_lab.thresholds.
 #: conditions_block`).
 STUDY_TABLES: Dict[str, Callable[[str], str]] = dict(
     conditions=thresholds.conditions_block)
@@ -445,7 +464,7 @@ def main(argv=None) -> int:
         print(f'evidence_tables: skipped table {name!r}: its input '
               f'({QUICKSTART_JSON}) does not exist yet')
     stale = 0
-    metafiles = metafile_results.metafile_updates()
+    metafiles = generated_files()
     for rel, (old, new) in list(files.items()) + list(metafiles.items()):
         if old == new:
             continue
@@ -482,7 +501,7 @@ def main(argv=None) -> int:
     if args.check:
         print(f'evidence_tables: {stale} stale file(s) of '
               f'{len(files) + len(metafiles) + 1} (docs with tables, '
-              'metafiles, results plot)' +
+              'metafiles and config READMEs, results plot)' +
               ('; run with --write' if stale else ''))
     return 1 if stale else 0
 

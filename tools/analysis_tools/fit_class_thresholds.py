@@ -45,7 +45,7 @@ from mmdet_rankloss.evaluation import (
     apply_isotonic, apply_platt, class_matches, expected_calibration_error,
     fit_isotonic, fit_platt, keep_above, laece_targets, lrp_at_thresholds,
     lrp_optimal_thresholds, localisation_aware_ece, match_detections)
-from mmdet_rankloss.evaluation.held_out import (child_config, load_config,
+from rankloss_lab.held_out import (child_config, load_config,
                                                 split_ground_truth)
 
 #: A threshold every class gets in the comparison row (MMDetection's

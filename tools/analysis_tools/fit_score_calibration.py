@@ -67,7 +67,7 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 from mmdet_rankloss.evaluation.calibration import (
     REPORTED_THRESHOLDS, apply_platt, expected_calibration_error, fit_platt,
     match_detections, precision_recall_at)
-from mmdet_rankloss.evaluation.held_out import (child_config, load_config,
+from rankloss_lab.held_out import (child_config, load_config,
                                                 split_ground_truth)
 from mmdet_rankloss.evaluation.voc_files import (
     load_detections, load_voc_ground_truth)
@@ -100,11 +100,11 @@ def _multiplies_centerness(head) -> bool:
     from mmdet.registry import MODELS
 
     from mmdet_rankloss.models.rank_sort_heads import \
-        _NoCenternessPredictMixin
+        NoCenternessPredictMixin
     head_cls = MODELS.get(head.get('type'))
     return 'loss_centerness' in head and not (
         head_cls is not None and
-        issubclass(head_cls, _NoCenternessPredictMixin))
+        issubclass(head_cls, NoCenternessPredictMixin))
 
 
 def score_advice(model) -> Advice:
@@ -220,7 +220,7 @@ def voc_ground_truth(args) -> Tuple[list, List[dict], str]:
         from mmdet.datasets import VOCDataset
         classes = VOCDataset.METAINFO['classes']
     else:
-        from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
+        from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
         classes = DIGIT_CLASSES
     ids, gts = load_voc_ground_truth(args.data_root, args.split, classes)
     dets = load_detections(args.detections)

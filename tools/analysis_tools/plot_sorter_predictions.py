@@ -27,10 +27,7 @@ import torch
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 from mmdet_rankloss.networks.sorters import (
     HandcraftedSorter, load_sorter, normalized_ranks, synthetic_scores)
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.run_logs import save_figure
+from rankloss_lab.run_logs import save_figure
 
 DEFAULT_OUT = osp.join(ROOT, 'docs', 'images',
                        'sodeep_sorter_predictions.png')

@@ -16,15 +16,10 @@ compare each curve's shape, not the heights across methods.
 """
 import argparse
 import os.path as osp
-import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.run_logs import plot_mean_band, read_records, save_figure
+from rankloss_lab.run_logs import plot_mean_band, read_records, save_figure
 
 
 def epoch_losses(run_dir: str, key: str = 'loss') -> List[float]:
@@ -49,7 +44,7 @@ def collect_curves(spec_path: str,
                    loss_key: str = 'loss') -> Dict[str, dict]:
     """``{method: dict(label, lr, seeds, ap50, loss)}`` with ``ap50`` and
     ``loss`` as (seeds, epochs) lists cut to the shortest run."""
-    from experiments import study  # its spec reader and run layout
+    from rankloss_lab import study  # its spec reader and run layout
     spec = study.load_spec(spec_path)
     methods = study.requested_methods(spec, methods)
     results = study.collect_results(spec, work_dir)
@@ -102,7 +97,7 @@ def plot(curves: Dict[str, dict], out: str, title: str,
 
 def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('spec', help='study spec (experiments/studies/*.py)')
+    parser.add_argument('spec', help='study spec (lab/rankloss_lab/studies/*.py)')
     parser.add_argument('out', help='PNG to write')
     parser.add_argument('--methods', nargs='+',
                         help='methods to draw (default: all)')

@@ -14,14 +14,9 @@ classification accuracy of cross-entropy runs.
 """
 import argparse
 import os.path as osp
-import sys
 from typing import Dict, List
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.run_logs import (
+from rankloss_lab.run_logs import (
     read_records, save_figure)
 
 

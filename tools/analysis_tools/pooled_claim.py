@@ -1,20 +1,15 @@
 #!/usr/bin/env python
 """A claim tested by several pre-registered studies: k of n confirmed and
-one pooled estimate (:mod:`experiments.claims`).
+one pooled estimate (:mod:`rankloss_lab.claims`).
 
     python tools/analysis_tools/pooled_claim.py --freeze mix_vs_ce
     python tools/analysis_tools/pooled_claim.py --amend mix_vs_ce --why TEXT
     python tools/analysis_tools/pooled_claim.py mix_vs_ce
 """
 import argparse
-import os.path as osp
 import sys
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments import claims
+from rankloss_lab import claims
 
 
 def main(argv=None) -> int:

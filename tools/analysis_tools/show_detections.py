@@ -28,7 +28,7 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 from mmdet_rankloss.evaluation import (apply_platt,
                                        load_detections,
                                        load_voc_ground_truth)
-from mmdet_rankloss.datasets.digits_voc import DIGIT_CLASSES
+from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
 
 
 def parse_run(text: str, split: str) -> Tuple[str, str, object]:

@@ -10,7 +10,7 @@ ROOT (default ``data/digits_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with truncated and difficult flags) and
 ImageSets/Main (train, val, trainval, test): real handwritten digits from
 scikit-learn on textured, cluttered backgrounds, see
-:mod:`mmdet_rankloss.datasets.digits_voc`. Deterministic: the same arguments
+:mod:`rankloss_lab.datasets.digits_voc`. Deterministic: the same arguments
 give the same files. ``--preview`` also draws the first 8 train images with
 their boxes (red; difficult: yellow) into a PNG.
 
@@ -31,7 +31,7 @@ import argparse
 import os
 import os.path as osp
 
-from mmdet_rankloss.datasets.digits_voc import (
+from rankloss_lab.datasets.digits_voc import (
     DEFAULT_SPLITS, make_digits_voc, make_fresh_test_split)
 
 

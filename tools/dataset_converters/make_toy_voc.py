@@ -7,13 +7,13 @@
 
 ROOT (default ``data/toy_voc/VOCdevkit``) receives ``VOC2007/`` with
 JPEGImages, Annotations (VOC XML with difficult flags) and ImageSets/Main;
-see :mod:`mmdet_rankloss.datasets.toy_voc`. Deterministic: the same arguments
+see :mod:`rankloss_lab.datasets.toy_voc`. Deterministic: the same arguments
 give the same files.
 """
 import argparse
 import os.path as osp
 
-from mmdet_rankloss.datasets.toy_voc import make_toy_voc
+from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 
 def main(argv=None) -> None:

@@ -136,7 +136,8 @@ def build_and_check_model(model_cfg) -> List[str]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    import mmdet_rankloss  # noqa: F401  (registers datasets, config scope)
+    from mmdet_rankloss import patches
+    patches.enable('head_fit_check')  # a misfit loss_cls fails the build
     from mmengine.config import Config
     from mmengine.registry import init_default_scope
     cfg = Config.fromfile(args.config)

@@ -1,7 +1,7 @@
 """Pre-trains DigitsVOC's R18-w32 backbone as a classifier of printed glyphs.
 
 The paper's regime starts the detector from an ImageNet classifier; this
-tool makes the DigitsVOC stand-in (:mod:`mmdet_rankloss.datasets.glyphs`):
+tool makes the DigitsVOC stand-in (:mod:`rankloss_lab.datasets.glyphs`):
 MMDetection's ``ResNet`` (depth 18, 32 base channels, the DigitsVOC
 detectors' backbone) with a global average pool and a linear layer learns
 the 62 glyph classes at 64 x 64 px, each epoch on a fresh set of renders.
@@ -28,19 +28,14 @@ import json
 import math
 import os
 import os.path as osp
-import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.runner import clock
-from mmdet_rankloss.datasets.glyphs import GLYPH_CLASSES, make_glyph_set
+from rankloss_lab.runner import clock
+from rankloss_lab.datasets.glyphs import GLYPH_CLASSES, make_glyph_set
 
 HELD_OUT_SEED = 20200325  # no training epoch draws with this seed
 # MMDetection's DetDataPreprocessor defaults (RGB order)
@@ -200,7 +195,7 @@ def main(argv=None) -> dict:
     meta = dict(
         what='R18-w32 backbone (mmdet ResNet depth 18, base_channels 32) '
         'pretrained as a 62-class classifier of printed glyphs '
-        '(mmdet_rankloss.datasets.glyphs)',
+        '(rankloss_lab.datasets.glyphs)',
         classes=GLYPH_CLASSES, held_out_seed=HELD_OUT_SEED,
         held_out_images=args.held_out, top1=log[-1]['top1'],
         top1_digits=log[-1]['top1_digits'], epochs=log,

@@ -31,11 +31,7 @@ import time
 
 import torch
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-# experiments/ (the code the tools share) is not installed: it is
-# imported from this checkout
-sys.path.insert(0, ROOT)
-from experiments.runner import clock
+from rankloss_lab.runner import clock
 from mmdet_rankloss.networks.sorters import (SYNTHETIC_KINDS, CNNSorter,
                                              HandcraftedSorter, LSTMSorter,
                                              load_sorter, normalized_ranks,

@@ -90,5 +90,5 @@ alrp_hooks = [dict(type='ALRPSelfBalanceHook')]
 # scratch on DigitsVOC every test score of an RS-trained ATSS stayed below
 # MMDetection's 0.05, which would leave no box; a comparison with a focal or
 # CE twin evaluates every method at threshold 0, as
-# experiments/studies/digitsvoc_dense_fixed_16e.py does.)
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py does.)
 rank_sort_test_cfg = dict(score_thr=0.0)

@@ -3,7 +3,7 @@
 # budget was chosen on val from focal loss's own curves
 # (docs/evidence/digitsvoc_dense_budget_rule.md and
 # digitsvoc_dense_budget_96e_rule.md) and is the one
-# `experiments/studies/confirm_dense_long.py` trains. A `_56e_` config
+# `lab/rankloss_lab/studies/confirm_dense_long.py` trains. A `_56e_` config
 # inherits its 16-epoch twin and this file:
 #   train_cfg = dict(max_epochs=_base_.long_epochs)
 #   param_scheduler = _base_.long_param_scheduler

@@ -12,7 +12,7 @@ model = dict(
     bbox_head=dict(_base_.alrp_dense_head, type='ALRPATSSHead'),
     test_cfg=_base_.rank_sort_test_cfg)
 custom_hooks = _base_.alrp_hooks
-# lr: selected on val by experiments/studies/digitsvoc_dense_atss_rank_sort_16e.py
+# lr: selected on val by lab/rankloss_lab/studies/digitsvoc_dense_atss_rank_sort_16e.py
 # (seed 5) from {0.00125, 0.0025, 0.005, 0.01, 0.02}; val and test results
 # against focal: docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md.
 optim_wrapper = dict(optimizer=dict(lr=0.0025))

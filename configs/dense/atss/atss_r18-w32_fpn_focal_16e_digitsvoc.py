@@ -41,7 +41,7 @@ model = dict(
     test_cfg=dict(
         _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
 # lr: selected on val (seed 5) by
-# experiments/studies/digitsvoc_dense_fixed_16e.py from
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py from
 # {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}; its test against the rank losses is
 # pre-registered (val and test results:
 # docs/evidence/digitsvoc_dense_fixed_16e.md). At lr 0.01:

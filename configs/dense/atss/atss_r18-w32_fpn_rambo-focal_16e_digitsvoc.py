@@ -11,7 +11,7 @@ model = dict(
     bbox_head=dict(
         type='RaMBOATSSHead', loss_cls=_base_.rambo_focal_dense_loss))
 # lr: 0.01, selected on val by
-# experiments/studies/digitsvoc_dense_atss_16e.py from {0.005, 0.01, 0.02}
+# lab/rankloss_lab/studies/digitsvoc_dense_atss_16e.py from {0.005, 0.01, 0.02}
 # (the sigmoid mix), for the logits mix by
 # digitsvoc_dense_atss_16e_mix_logits_lr.py and by
 # digitsvoc_dense_fixed_16e.py from {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}.

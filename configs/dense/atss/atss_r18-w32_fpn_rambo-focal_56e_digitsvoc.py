@@ -1,7 +1,7 @@
 # ATSS with RaMBO (logits) + focal at the longer DigitsVOC budget: its
 # 16-epoch twin `atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py` trained 56
 # epochs (lr / 10 after 42; `../_base_/schedule_56e_digitsvoc.py`), the run of
-# `experiments/studies/confirm_dense_long.py`, which tests it on a fresh split
+# `lab/rankloss_lab/studies/confirm_dense_long.py`, which tests it on a fresh split
 # (pre-registered; val and test results: docs/evidence/confirm_dense_long.md).
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).

@@ -13,7 +13,7 @@ _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py']
 model = dict(
     bbox_head=dict(type='RaMBOATSSHead', loss_cls=_base_.rambo_dense_loss),
     test_cfg=dict(score_thr=0.0))
-# lr: selected on val by experiments/studies/digitsvoc_dense_atss_16e.py from
+# lr: selected on val by lab/rankloss_lab/studies/digitsvoc_dense_atss_16e.py from
 # {0.01, 0.02, 0.04, 0.1, 0.2}; val and test results against focal:
 # docs/evidence/digitsvoc_dense_atss_16e.md.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

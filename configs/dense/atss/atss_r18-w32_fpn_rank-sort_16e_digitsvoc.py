@@ -10,7 +10,7 @@ model = dict(
     bbox_head=dict(_base_.rank_sort_dense_head, type='RankSortATSSHead'),
     test_cfg=_base_.rank_sort_test_cfg)
 # lr: selected on val (seed 5) by
-# experiments/studies/digitsvoc_dense_fixed_16e.py from
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py from
 # {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}, with the authors' box weighting;
 # its test against focal is pre-registered (val and test results:
 # docs/evidence/digitsvoc_dense_fixed_16e.md). With uniform box weights and

@@ -47,7 +47,7 @@ model = dict(
     test_cfg=dict(
         _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
 # lr: selected on val (mean of seeds 5 and 11) by
-# experiments/studies/digitsvoc_dense_fcos_16e.py from
+# lab/rankloss_lab/studies/digitsvoc_dense_fcos_16e.py from
 # {0.005, 0.01, 0.02, 0.04};
 # results: docs/evidence/digitsvoc_dense_fcos_16e.md.
 optim_wrapper = dict(optimizer=dict(lr=0.01))

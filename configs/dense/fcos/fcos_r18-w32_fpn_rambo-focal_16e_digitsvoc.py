@@ -13,7 +13,7 @@ model = dict(
     bbox_head=dict(
         type='RaMBOFCOSHead', loss_cls=_base_.rambo_focal_dense_loss))
 # lr: selected on val (mean of seeds 5 and 11) by
-# experiments/studies/digitsvoc_dense_fcos_16e.py from
+# lab/rankloss_lab/studies/digitsvoc_dense_fcos_16e.py from
 # {0.0025, 0.005, 0.01, 0.02}, grown by the study's
 # edge rule to 0.04 and 0.08 while the best was at the upper edge;
 # results: docs/evidence/digitsvoc_dense_fcos_16e.md.

@@ -12,7 +12,7 @@ model = dict(
     bbox_head=dict(type='RankSortFCOSHead', loss_cls=_base_.rank_sort_loss),
     test_cfg=_base_.rank_sort_test_cfg)
 # lr: selected on val (mean of seeds 5 and 11) by
-# experiments/studies/digitsvoc_dense_fcos_16e.py from
+# lab/rankloss_lab/studies/digitsvoc_dense_fcos_16e.py from
 # {0.0025, 0.005, 0.01, 0.02};
 # results: docs/evidence/digitsvoc_dense_fcos_16e.md.
 optim_wrapper = dict(optimizer=dict(lr=0.01))

@@ -16,7 +16,7 @@ model = dict(
     test_cfg=_base_.rank_sort_test_cfg)
 custom_hooks = _base_.alrp_hooks
 # lr: selected on val by
-# experiments/studies/digitsvoc_dense_retinanet_rank_sort_16e.py (seed 5)
+# lab/rankloss_lab/studies/digitsvoc_dense_retinanet_rank_sort_16e.py (seed 5)
 # from {0.00125, 0.0025, 0.005, 0.01, 0.02, 0.04}; its test against focal is
 # pre-registered
 # (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md);

@@ -23,7 +23,7 @@ model = dict(
     train_cfg=_base_.retinanet_train_cfg,
     test_cfg=_base_.retinanet_test_cfg)
 # lr: selected on val (seed 5) by
-# experiments/studies/digitsvoc_dense_fixed_16e.py from
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py from
 # {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}: its best inside the grid, the step
 # beyond collapsed; its test against the rank losses is pre-registered (val
 # and test results: docs/evidence/digitsvoc_dense_fixed_16e.md). At lr 0.08,

@@ -13,7 +13,7 @@ model = dict(
     bbox_head=dict(
         type='RaMBORetinaHead', loss_cls=_base_.rambo_focal_dense_loss))
 # lr: selected on val (one seed) by
-# experiments/studies/digitsvoc_dense_fixed_16e.py from {0.005, 0.01, 0.02,
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py from {0.005, 0.01, 0.02,
 # 0.04, 0.08, 0.16}: the config its pre-registered test ran
 # (docs/evidence/digitsvoc_dense_fixed_16e.md, where not every test seed
 # trained).

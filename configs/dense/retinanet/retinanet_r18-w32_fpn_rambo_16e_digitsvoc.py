@@ -16,7 +16,7 @@ _base_ = [
 model = dict(
     bbox_head=dict(type='RaMBORetinaHead', loss_cls=_base_.rambo_dense_loss),
     test_cfg=dict(score_thr=0.0))
-# lr: selected on val by experiments/studies/digitsvoc_dense_retinanet_16e.py
+# lr: selected on val by lab/rankloss_lab/studies/digitsvoc_dense_retinanet_16e.py
 # from {0.01, 0.02, 0.04, 0.1, 0.2}: RaMBO alone does not train this head
 # at any of them (docs/evidence/digitsvoc_dense_retinanet_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.02))

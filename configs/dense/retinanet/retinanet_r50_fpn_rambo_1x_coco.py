@@ -2,7 +2,7 @@
 # RetinaHead with the RaMBO loss of `../_base_/rambo-ap.py` as its
 # classification loss (`RaMBORetinaHead`). lr: focal's (0.01 at batch 16). Not
 # selected for this head yet: the DigitsVOC study
-# (experiments/studies/digitsvoc_dense_retinanet_16e.py) selects each loss's
+# (lab/rankloss_lab/studies/digitsvoc_dense_retinanet_16e.py) selects each loss's
 # own rate on val. Scores: rank-trained, not probabilities. Before thresholding
 # them (e.g. DetInferencer's 0.3), fit a calibration on val and store it with
 # the model:

@@ -1,7 +1,6 @@
 # Periodic evaluation and the best checkpoint by R@1: the paper reports R@1
 # at the evaluation that maximises it (following ABE-8).
 default_scope = 'mmdet'
-custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
 default_hooks = dict(
     timer=dict(type='IterTimerHook'),
     logger=dict(type='LoggerHook', interval=50),

@@ -1,6 +1,7 @@
 # CUB-200-2011, zero-shot: classes 1-100 train, 101-200 test (its own gallery,
 # self excluded). Resize to 256, random 224 crop and flip / centre crop;
 # batches of 32 classes x 4 images (RaMBO Appendix A). Base of sop, inshop.
+custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
 dataset_type = 'CUB200Dataset'
 data_root = 'data/CUB_200_2011/'
 train_batch_size = 128

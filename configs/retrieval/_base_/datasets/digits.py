@@ -1,6 +1,10 @@
 # scikit-learn's 8x8 digits (in the package, no download), zero-shot: train
 # on 0-4, retrieve among 5-9 (its own gallery, self excluded). Upsampled to
 # 36x36, 32x32 random / centre crops, as 256 -> 224 on the real datasets.
+# The digits sets are the lab's (rankloss_lab.datasets), not the library's.
+custom_imports = dict(
+    imports=['mmdet_rankloss', 'rankloss_lab.datasets'],
+    allow_failed_imports=False)
 dataset_type = 'DigitsDataset'
 train_batch_size = 60
 train_pipeline = [

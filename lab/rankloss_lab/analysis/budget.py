@@ -1,0 +1,181 @@
+"""The training budget of a confirmation, chosen on val: the epoch at which
+a method's val curve has flattened.
+
+    python -m rankloss_lab.analysis.budget \
+        lab/rankloss_lab/studies/digitsvoc_dense_budget.py \
+        [--records-dir docs/evidence/runs] [--out budget.md]
+
+Reads the runs of a selection-only study (``select_only = True``) trained
+with a long schedule at constant lr: for each method, the per-epoch val
+AP50 (``val_curve`` of its run records) of every selection seed at its lr.
+The rule, fixed before those runs:
+
+1. the mean over the seeds, per epoch;
+2. smoothed over 3 epochs (trailing: the value at epoch e is the mean of
+   epochs e - 2, e - 1 and e; defined from epoch 3 on);
+3. ``E`` = the first epoch e whose smoothed value is at least
+   :data:`rankloss_lab.stats.COLLAPSE_BELOW` (the curve has left zero) and
+   that none of the next 8 smoothed values exceeds by 1 AP50 point or more
+   (``max(s[e + 1 .. e + 8]) - s[e] < 0.01``); none (the curve has not
+   flattened within the schedule) when no e with e + 8 epochs after it
+   qualifies.
+
+The confirmation budget is the largest ``E`` of the methods (every method
+has flattened at it), rounded up to a multiple of 4, with lr / 10 after
+3/4 of it, as the 16-epoch schedule drops after 12: ``train_cfg.max_epochs
+= E``, ``param_scheduler.1.milestones = [0.75 E]`` and ``.end = E``. The
+3-epoch smoothing keeps one noisy evaluation of 160 val images from ending
+the curve early; the 8-epoch look-ahead is half the earlier 16-epoch budget.
+"""
+import argparse
+import math
+from typing import Dict, List, Optional, Sequence
+
+from rankloss_lab.stats import COLLAPSE_BELOW
+
+#: The rule's constants: smoothing window, look-ahead, least gain (AP50 in
+#: [0, 1]: 0.01 is one point), rounding of the budget.
+WINDOW = 3
+HORIZON = 8
+MIN_GAIN = 0.01
+MULTIPLE = 4
+
+
+def mean_curve(curves: Sequence[Sequence[float]]) -> List[float]:
+    """Per-epoch mean over the seeds' curves (each a list of val AP50 per
+    epoch, all of one length)."""
+    if not curves or len({len(c) for c in curves}) != 1 or not curves[0]:
+        raise ValueError('mean_curve: curves must be one or more non-empty '
+                         'lists of one length, got lengths '
+                         f'{[len(c) for c in curves]}')
+    return [math.fsum(values) / len(values) for values in zip(*curves)]
+
+
+def smoothed(curve: Sequence[float], window: int = WINDOW) -> List[float]:
+    """Trailing mean over ``window`` epochs: item i is the mean of epochs
+    i + 1 - window ... i (0-based), for i >= window - 1 (so the list is
+    ``window - 1`` shorter than ``curve``; its first item is epoch
+    ``window``)."""
+    return [math.fsum(curve[i + 1 - window:i + 1]) / window
+            for i in range(window - 1, len(curve))]
+
+
+def flattening_epoch(curve: Sequence[float], window: int = WINDOW,
+                     horizon: int = HORIZON, min_gain: float = MIN_GAIN,
+                     floor: float = COLLAPSE_BELOW) -> Optional[int]:
+    """The first epoch (1-based) at which the ``window``-smoothed curve is
+    at least ``floor`` and gains less than ``min_gain`` over the next
+    ``horizon`` epochs (the largest of them minus its value); None where no
+    epoch with ``horizon`` epochs after it does."""
+    s = smoothed(curve, window)
+    for i in range(len(s) - horizon):
+        if s[i] >= floor and max(s[i + 1:i + 1 + horizon]) - s[i] < min_gain:
+            return i + window
+    return None
+
+
+def confirmation_schedule(epochs: Sequence[Optional[int]],
+                          multiple: int = MULTIPLE) -> Optional[dict]:
+    """``dict(max_epochs, milestone)`` for the methods' flattening epochs:
+    the largest, rounded up to a multiple of ``multiple``, with the lr drop
+    after 3/4 of it; None where a method has not flattened."""
+    if not epochs or any(e is None for e in epochs):
+        return None
+    total = -(-max(epochs) // multiple) * multiple
+    return dict(max_epochs=total, milestone=total * 3 // 4)
+
+
+def schedule_options(schedule: dict) -> List[str]:
+    """The ``--cfg-options`` of a schedule on the DigitsVOC configs (their
+    ``param_scheduler`` is a warm-up, then ``MultiStepLR``)."""
+    e, m = schedule['max_epochs'], schedule['milestone']
+    return [f'train_cfg.max_epochs={e}', f'param_scheduler.1.end={e}',
+            f'param_scheduler.1.milestones=[{m}]']
+
+
+def study_budget(spec: dict, results: Dict[tuple, dict]) -> dict:
+    """The rule applied to a study's runs: per method its lr, seeds, mean
+    and smoothed curves and flattening epoch; the schedule (None until
+    every method flattened) and its options."""
+    from rankloss_lab.study import selected_lrs
+    chosen = selected_lrs(spec, results)
+    methods = {}
+    for name in spec['methods']:
+        if name not in chosen:
+            raise ValueError(f"{spec['name']}: {name} has no finished run on "
+                             f"every seed of {spec['select_seeds']} yet")
+        runs = [results[(name, chosen[name], s)] for s in spec['select_seeds']]
+        diverged = [r['seed'] for r in runs if r.get('val_ap50') is None]
+        if diverged:
+            raise ValueError(f"{spec['name']}: {name} diverged with seeds "
+                             f'{diverged}: it has no curve to read')
+        curve = mean_curve([r['val_curve'] for r in runs])
+        methods[name] = dict(lr=chosen[name], seeds=list(spec['select_seeds']),
+                             mean=curve, smoothed=smoothed(curve),
+                             epoch=flattening_epoch(curve))
+    schedule = confirmation_schedule([m['epoch'] for m in methods.values()])
+    return dict(methods=methods, schedule=schedule,
+                options=schedule_options(schedule) if schedule else None)
+
+
+def budget_markdown(spec: dict, budget: dict) -> str:
+    """The decision in words, with the curves it read."""
+    md = [f"# Budget of `{spec['name']}`", '',
+          f'Rule: the mean val AP50 over seeds '
+          f"{', '.join(map(str, spec['select_seeds']))}, smoothed over "
+          f'{WINDOW} epochs (trailing), flattens at the first epoch E at '
+          f'which it is at least {100 * COLLAPSE_BELOW:g} % and none of the '
+          f'next {HORIZON} epochs exceeds it by {100 * MIN_GAIN:g} point or '
+          f'more; the budget is the largest E, rounded up to a multiple of '
+          f'{MULTIPLE}, with lr / 10 after 3/4 of it.', '']
+    for name, m in budget['methods'].items():
+        label = spec['methods'][name].get('label', name)
+        md.append(f"- {label} (`{name}`, lr {m['lr']:g}): " + (
+            f"flattens at epoch {m['epoch']}" if m['epoch'] else
+            f"not flat within its {len(m['mean'])} epochs"))
+    md.append('')
+    if budget['schedule']:
+        sch = budget['schedule']
+        md.append(f"Budget: {sch['max_epochs']} epochs, lr / 10 after "
+                  f"{sch['milestone']}: " + ' '.join(
+                      f'`{o}`' for o in budget['options']))
+    else:
+        md.append('No budget: a curve has not flattened within the schedule; '
+                  'a longer schedule (a new budget study) must decide it.')
+    md += ['', '| epoch | ' + ' | '.join(
+        f'`{n}` mean | smoothed' for n in budget['methods']) + ' |',
+        '|---|' + '---|---|' * len(budget['methods'])]
+    length = max(len(m['mean']) for m in budget['methods'].values())
+    for e in range(length):
+        cells = []
+        for m in budget['methods'].values():
+            mean = m['mean'][e] if e < len(m['mean']) else None
+            s = m['smoothed'][e - WINDOW + 1] if \
+                0 <= e - WINDOW + 1 < len(m['smoothed']) else None
+            cells += ['-' if mean is None else f'{100 * mean:.1f}',
+                      '-' if s is None else f'{100 * s:.1f}']
+        md.append(f'| {e + 1} | ' + ' | '.join(cells) + ' |')
+    return '\n'.join(md) + '\n'
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('spec', help='the budget study (select_only)')
+    parser.add_argument('--records-dir', default='docs/evidence/runs')
+    parser.add_argument('--work-dir', default='work_dirs/studies')
+    parser.add_argument('--out', help='also write the markdown here')
+    args = parser.parse_args(argv)
+    from rankloss_lab.study import collect_results, load_spec
+    spec = load_spec(args.spec)
+    results = collect_results(spec, args.work_dir, args.records_dir)
+    budget = study_budget(spec, results)
+    text = budget_markdown(spec, budget)
+    print(text, end='')
+    if args.out:
+        with open(args.out, 'w', encoding='utf-8') as f:
+            f.write(text)
+    return budget
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,408 @@
+"""Claims tested more than once: every pre-registered test and one pooled
+estimate, its method declared before it is computed.
+
+    python tools/analysis_tools/pooled_claim.py --freeze NAME   # declare
+    python tools/analysis_tools/pooled_claim.py NAME            # compute
+
+A claim (:data:`CLAIMS`) names the pre-registered hypotheses that tested it
+(a study and a hypothesis id of its pre-registration). ``--freeze`` writes
+``docs/evidence/pooled_<name>_declaration.json``: the tests, the pooling
+method (:data:`METHODS`) and the time, before any pooled number exists; it
+refuses when the record exists. A claim pre-registered again later is added
+with ``--amend NAME --why TEXT``: the record keeps its tests, method and time
+and lists the added tests with the time and the reason; only tests can be
+added, never removed, and the method cannot change. The computation refuses
+without that record, or when the claim's tests or method differ from the
+record's, and writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each test's
+outcome (confirmed: Holm-adjusted p <= alpha in the declared direction, as
+its study's report) and the pooled estimate over every pre-registered test
+seed. The numbers come from the studies' own CSVs (``docs/evidence/<study>
+.csv`` and ``<study>_comparisons.csv``).
+"""
+import datetime
+import json
+import math
+import os.path as osp
+from typing import Dict, List, Optional
+
+from . import stats
+from .results import read_csv, test_values
+from rankloss_lab.paths import ROOT
+
+__all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim', 'amend_claim',
+           'read_claim_record', 'pooled_claim', 'claim_markdown',
+           'test_outcomes']
+
+EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
+
+#: Pooling methods a record may declare.
+METHODS = {
+    'seed_pooled_t': (
+        'Every pre-registered test seed of every listed test contributes one '
+        'paired difference (method minus baseline, same seed, same test '
+        'set, test AP50). The pooled estimate is the mean of all those '
+        'differences with a two-sided 95 % t interval (n - 1 degrees of '
+        'freedom); beside it, the number of seeds with a positive '
+        'difference and the exact two-sided sign-test p-value (ties '
+        'dropped). No test is left out, whatever its outcome.'),
+}
+
+#: Claims made in the verdict that were pre-registered more than once.
+CLAIMS = {
+    'mix_vs_ce': dict(
+        claim='RaMBO + sigmoid CE (MixedRankLoss) beats cross-entropy on '
+        'the box head of Faster R-CNN',
+        tests=[
+            dict(study='confirm_digitsvoc', hypothesis='H1'),
+            dict(study='digitsvoc_rank_sort_frcnn_16e', hypothesis='H2'),
+            dict(study='digitsvoc_pretrained_12e', hypothesis='H1'),
+            # added by an amendment (the record says when and why)
+            dict(study='digitsvoc_scratch_8e_mix', hypothesis='H1'),
+        ],
+        method='seed_pooled_t',
+        # its declaration was committed 11 s before the first estimate,
+        # when the results of its three tests were already committed
+        declared_after_results=True),
+}
+
+
+class ClaimError(RuntimeError):
+    """A claim cannot be pooled (no record, or it differs)."""
+
+
+def _record_path(name: str, evidence: str = EVIDENCE) -> str:
+    return osp.join(evidence, f'pooled_{name}_declaration.json')
+
+
+def _claim(name: str) -> dict:
+    if name not in CLAIMS:
+        raise ClaimError(f'unknown claim {name!r}; known: {sorted(CLAIMS)}')
+    claim = CLAIMS[name]
+    if claim['method'] not in METHODS:
+        raise ClaimError(f'claim {name!r}: unknown method '
+                         f'{claim["method"]!r}; known: {sorted(METHODS)}')
+    return claim
+
+
+def freeze_claim(name: str, evidence: str = EVIDENCE,
+                 now: Optional[str] = None) -> str:
+    """Write the claim's pre-registration record; refuse if one exists."""
+    claim = _claim(name)
+    path = _record_path(name, evidence)
+    if osp.exists(path):
+        raise ClaimError(f'{path} exists: a pooled claim is declared once')
+    record = dict(
+        claim=name, statement=claim['claim'], tests=claim['tests'],
+        method=claim['method'], method_text=METHODS[claim['method']],
+        frozen_at=_now(now))
+    _write_record(path, record)
+    return path
+
+
+def _write_record(path: str, record: dict) -> None:
+    with open(path, 'w', encoding='utf-8') as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write('\n')
+
+
+def _now(now: Optional[str]) -> str:
+    return now or datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec='seconds')
+
+
+def amend_claim(name: str, why: str, evidence: str = EVIDENCE,
+                now: Optional[str] = None) -> str:
+    """Add the claim's tests that its record lacks (a later pre-registered
+    test of the same claim), with the time and ``why``. Refuses when the
+    record lacks nothing, when a recorded test is no longer in the claim
+    (tests are never removed) or when the method differs."""
+    claim = _claim(name)
+    path = _record_path(name, evidence)
+    if not osp.isfile(path):
+        raise ClaimError(f'{path} does not exist: declare it first '
+                         f'(--freeze {name})')
+    if not why.strip():
+        raise ClaimError('an amendment says why (--why)')
+    with open(path, encoding='utf-8') as f:
+        record = json.load(f)
+    if record['method'] != claim['method']:
+        raise ClaimError(f'{path}: method {record["method"]!r} differs from '
+                         f'the claim\'s {claim["method"]!r}; a method is '
+                         'declared once')
+    dropped = [t for t in record['tests'] if t not in claim['tests']]
+    if dropped:
+        raise ClaimError(f'{path}: recorded tests {dropped} are not in the '
+                         'claim: tests are never removed')
+    added = [t for t in claim['tests'] if t not in record['tests']]
+    if not added:
+        raise ClaimError(f'{path}: the record already lists every test of '
+                         f'claim {name!r}')
+    record['tests'] = list(claim['tests'])
+    record.setdefault('amendments', []).append(
+        dict(at=_now(now), added=added, why=why.strip()))
+    _write_record(path, record)
+    return path
+
+
+def read_claim_record(name: str, evidence: str = EVIDENCE) -> dict:
+    """The claim's record, checked against :data:`CLAIMS`."""
+    claim = _claim(name)
+    path = _record_path(name, evidence)
+    if not osp.isfile(path):
+        raise ClaimError(f'{path} does not exist: declare the pooling '
+                         f'method first (--freeze {name})')
+    with open(path, encoding='utf-8') as f:
+        record = json.load(f)
+    for key in ('tests', 'method'):
+        if record.get(key) != claim[key]:
+            raise ClaimError(f'{path}: {key} {record.get(key)!r} differs '
+                             f'from the claim\'s {claim[key]!r}')
+    return record
+
+
+def _hypothesis_row(study: str, hypothesis: str, evidence: str) -> dict:
+    path = osp.join(evidence, f'{study}_comparisons.csv')
+    for row in read_csv(path):
+        if row['family'] == 'pre-registered' and row['id'] == hypothesis:
+            return row
+    raise ClaimError(f'{path}: no pre-registered hypothesis {hypothesis}')
+
+
+def _test_values(study: str, method: str, evidence: str) -> Dict[int, float]:
+    return test_values(read_csv(osp.join(evidence, f'{study}.csv')), method)
+
+
+def test_outcomes(tests: List[dict], evidence: str = EVIDENCE,
+                  alpha: float = 0.05) -> List[dict]:
+    """Per test: its study, hypothesis, method, baseline, alternative, the
+    paired differences per seed, the interval, the Holm p and whether it
+    confirmed the claim."""
+    out = []
+    for test in tests:
+        row = _hypothesis_row(test['study'], test['hypothesis'], evidence)
+        method = _test_values(test['study'], row['method'], evidence)
+        base = _test_values(test['study'], row['baseline'], evidence)
+        seeds = [int(s) for s in row['seeds'].split()]
+        diff = stats.paired_difference({s: method[s] for s in seeds},
+                                       {s: base[s] for s in seeds})
+        p_holm = float(row['p_holm'])
+        direction = {'greater': 1, 'less': -1}.get(row['alternative'], 0)
+        sign = math.copysign(1, diff['mean'])
+        confirmed = p_holm <= alpha and (direction == 0 or
+                                         direction == sign)
+        out.append(dict(test, method=row['method'], baseline=row['baseline'],
+                        alternative=row['alternative'], diff=diff,
+                        p_holm=p_holm, confirmed=confirmed,
+                        method_values=[method[s] for s in seeds],
+                        baseline_values=[base[s] for s in seeds]))
+    return out
+
+
+def _sign_test(diffs: List[float]) -> float:
+    """Exact two-sided sign-test p-value (zero differences dropped)."""
+    pos = sum(d > 0 for d in diffs)
+    n = sum(d != 0 for d in diffs)
+    if n == 0:
+        return 1.0
+    k = min(pos, n - pos)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def seed_pooled(diffs: List[float]) -> dict:
+    """The declared method (``seed_pooled_t``) over ``diffs``: their mean,
+    a two-sided 95 % t interval, the positive count and the sign test."""
+    mean, std = stats.mean_std(diffs)
+    half = stats.t_quantile(len(diffs) - 1) * std / math.sqrt(len(diffs))
+    return dict(n=len(diffs), mean=mean, low=mean - half, high=mean + half,
+                positive=sum(d > 0 for d in diffs),
+                sign_p=_sign_test(diffs))
+
+
+def random_effects(groups: List[List[float]]) -> dict:
+    """DerSimonian-Laird random-effects pool of the tests' mean paired
+    differences with the Hartung-Knapp interval (t, k - 1 degrees of
+    freedom): each test is one study of the claim; ``groups`` holds each
+    test's differences (at least 2 each, at least 2 tests)."""
+    means, variances = [], []
+    for diffs in groups:
+        mean, std = stats.mean_std(diffs)
+        means.append(mean)
+        variances.append(std**2 / len(diffs))
+    k = len(means)
+    w = [1 / v for v in variances]
+    fixed = sum(wi * m for wi, m in zip(w, means)) / sum(w)
+    q = sum(wi * (m - fixed)**2 for wi, m in zip(w, means))
+    c = sum(w) - sum(wi * wi for wi in w) / sum(w)
+    tau2 = max(0.0, (q - (k - 1)) / c)
+    ws = [1 / (v + tau2) for v in variances]
+    mean = sum(wi * m for wi, m in zip(ws, means)) / sum(ws)
+    se = math.sqrt(sum(wi * (m - mean)**2 for wi, m in zip(ws, means))
+                   / ((k - 1) * sum(ws)))
+    half = stats.t_quantile(k - 1) * se
+    return dict(k=k, n=sum(map(len, groups)), mean=mean, low=mean - half,
+                high=mean + half, tau2=tau2)
+
+
+def _pairs(test: dict) -> List[dict]:
+    """A test's seeds as pairs: the difference and which side, if any,
+    collapsed (:func:`rankloss_lab.stats.trained`)."""
+    out = []
+    for seed, diff, m, b in zip(test['diff']['seeds'],
+                                test['diff']['diffs'], test['method_values'],
+                                test['baseline_values']):
+        sides = [name for name, v in ((test['method'], m),
+                                      (test['baseline'], b))
+                 if not stats.trained(v)]
+        out.append(dict(study=test['study'], seed=seed, diff=diff,
+                        collapsed=sides))
+    return out
+
+
+def pooled_claim(name: str, evidence: str = EVIDENCE) -> dict:
+    """The claim's outcome: ``k`` of ``n`` pre-registered tests confirmed
+    and the declared pooled estimate over the tests of the declaration
+    (``pooled``). Beside it, labelled exploratory: the estimate over the
+    tests added by amendments too (``amended``), and, where some pairs
+    collapsed (one side did not train: the differences are bimodal), the
+    estimate without those pairs and a random-effects pool of the tests
+    without them (``robust``). Refuses without its record."""
+    record = read_claim_record(name, evidence)
+    tests = test_outcomes(record['tests'], evidence)
+    added = [t for a in record.get('amendments', []) for t in a['added']]
+    declared = [t for t in tests
+                if dict(study=t['study'], hypothesis=t['hypothesis'])
+                not in added]
+    pairs = {t['study']: _pairs(t) for t in tests}
+    collapsed = [p for ps in pairs.values() for p in ps if p['collapsed']]
+    out = dict(
+        claim=name, statement=record['statement'],
+        frozen_at=record['frozen_at'], method=record['method'],
+        method_text=record['method_text'], tests=tests,
+        amendments=record.get('amendments', []),
+        declared_after_results=CLAIMS[name].get('declared_after_results',
+                                                False),
+        confirmed=sum(t['confirmed'] for t in tests), n_tests=len(tests),
+        pooled=dict(seed_pooled([d for t in declared
+                                 for d in t['diff']['diffs']]),
+                    tests=len(declared)),
+        collapsed=collapsed)
+    if added:
+        out['amended'] = dict(seed_pooled([d for t in tests
+                                           for d in t['diff']['diffs']]),
+                              tests=len(tests))
+    if collapsed:
+        kept = [[p['diff'] for p in ps if not p['collapsed']]
+                for ps in pairs.values()]
+        out['robust'] = dict(
+            without_collapsed=seed_pooled([d for g in kept for d in g]),
+            random_effects=random_effects([g for g in kept if len(g) > 1]))
+    return out
+
+
+def _pct(value: float) -> str:
+    return f'{100 * value:+.1f}'
+
+
+def _ci(est: dict) -> str:
+    return f'{_pct(est["mean"])} [{_pct(est["low"])}, {_pct(est["high"])}]'
+
+
+def collapsed_text(result: dict) -> str:
+    """Which pairs collapsed, e.g. ``2 pairs in which ce did not train
+    (digitsvoc_pretrained_12e seeds 1, 4)``."""
+    by = {}
+    for p in result['collapsed']:
+        by.setdefault((', '.join(p['collapsed']), p['study']),
+                      []).append(str(p['seed']))
+    n = len(result['collapsed'])
+    where = '; '.join(f'{side} did not train in {study} seed'
+                      f'{"s" if len(seeds) > 1 else ""} {", ".join(seeds)}'
+                      for (side, study), seeds in by.items())
+    return f'{n} pair{"s" if n != 1 else ""} collapsed ({where})'
+
+
+def _thresholds(test: dict) -> str:
+    from .thresholds import thresholds_text
+    text = thresholds_text(test['study'], test['method'], test['baseline'])
+    return text.replace('tested at score_thr ', '') or '-'
+
+
+def claim_markdown(result: dict) -> str:
+    """The claim's report."""
+    p = result['pooled']
+    lines = [
+        f'# Pooled claim `{result["claim"]}`', '',
+        f'Claim: {result["statement"]}.', '',
+        f'Method declared in `pooled_{result["claim"]}_declaration.json`'
+        f', frozen {result["frozen_at"]}, before this estimate was computed:'
+        f' {result["method_text"]}', '',
+    ]
+    if result.get('declared_after_results'):
+        lines += ['The declaration was written when the test results of its '
+                  'tests were already known: the pooled estimate summarises '
+                  'them; it was not predicted.', '']
+    for a in result.get('amendments', []):
+        added = ', '.join(f'{t["study"]} {t["hypothesis"]}'
+                          for t in a['added'])
+        lines += [f'Amended {a["at"]}: added {added}. {a["why"]} The '
+                  'estimate with the added tests is exploratory: the '
+                  'amendment was made when some of their results were '
+                  'known.', '']
+    lines += [
+        '| study | hypothesis | alternative | seeds | paired diff. [95 % CI] '
+        '| Holm p | confirmed | test score_thr |',
+        '|---|---|---|---|---|---|---|---|'
+    ]
+    for t in result['tests']:
+        d = t['diff']
+        lines.append(
+            f'| [{t["study"]}]({t["study"]}.md) | {t["hypothesis"]}: '
+            f'{t["method"]} vs {t["baseline"]} | {t["alternative"]} | '
+            f'{" ".join(map(str, d["seeds"]))} | {_ci(d)} | '
+            f'{t["p_holm"]:.4f} | {"yes" if t["confirmed"] else "no"} | '
+            f'{_thresholds(t)} |')
+    lines += [
+        '',
+        f'**Confirmed in {result["confirmed"]} of {result["n_tests"]} '
+        f'pre-registered tests.** Pre-registered pooled estimate, over the '
+        f'{p["tests"]} tests of the declaration ({p["n"]} pairs): '
+        f'{_ci(p)} AP50; {p["positive"]} of {p["n"]} pairs positive, sign '
+        f'test p {p["sign_p"]:.4f}.'
+    ]
+    if 'amended' in result:
+        a = result['amended']
+        lines += ['', f'Exploratory, with the tests added by amendment (all '
+                  f'{a["tests"]} tests, {a["n"]} pairs): {_ci(a)} AP50; '
+                  f'{a["positive"]} of {a["n"]} pairs positive, sign test p '
+                  f'{a["sign_p"]:.4f}.']
+    if 'robust' in result:
+        w = result['robust']['without_collapsed']
+        r = result['robust']['random_effects']
+        lines += ['', f'**Bimodal:** {collapsed_text(result)}: a mean over '
+                  'them mixes failed runs with results. Exploratory '
+                  f'estimates robust to them, all {result["n_tests"]} tests: '
+                  f'without the collapsed pairs {_ci(w)} AP50 ({w["n"]} '
+                  f'pairs, {w["positive"]} positive); random-effects pool of '
+                  f'the tests without them (DerSimonian-Laird, Hartung-Knapp'
+                  f' interval, {r["k"]} tests) {_ci(r)}, between-test '
+                  f'variance {r["tau2"] * 1e4:.1f} points squared.']
+    return '\n'.join(lines + [''])
+
+
+def write_claim(name: str, evidence: str = EVIDENCE) -> dict:
+    """Compute the claim and write its ``.md`` and ``.json``."""
+    result = pooled_claim(name, evidence)
+    with open(osp.join(evidence, f'pooled_{name}.md'), 'w',
+              encoding='utf-8') as f:
+        f.write(claim_markdown(result))
+    slim = dict(result, tests=[
+        dict({k: v for k, v in t.items() if k != 'diff'},
+             mean=t['diff']['mean'], low=t['diff']['low'],
+             high=t['diff']['high'], seeds=t['diff']['seeds'],
+             diffs=t['diff']['diffs']) for t in result['tests']])
+    with open(osp.join(evidence, f'pooled_{name}.json'), 'w',
+              encoding='utf-8') as f:
+        json.dump(slim, f, indent=1, sort_keys=True)
+        f.write('\n')
+    return result

@@ -1,0 +1,162 @@
+"""A retrieval dataset that needs no download: scikit-learn's digits.
+
+The 1,797 8x8 grayscale handwritten digits of the UCI ML hand-written
+digits test set ship inside the scikit-learn package
+(``sklearn.datasets.load_digits``), so the retrieval quickstart and the
+tests run offline. The split is zero-shot, as for CUB: train on some digit
+classes, retrieve unseen ones.
+"""
+from typing import List, Sequence
+
+import numpy as np
+
+from mmdet.registry import DATASETS
+
+from mmdet_rankloss.datasets.retrieval import RetrievalDataset
+
+__all__ = ['DigitsDataset', 'DigitInstancesDataset']
+
+
+@DATASETS.register_module()
+class DigitsDataset(RetrievalDataset):
+    """scikit-learn's 8x8 digits as an in-memory retrieval dataset.
+
+    Each sample carries ``img``, an 8x8 ``uint8`` array (the 0-16 pixel
+    values scaled to 0-255), so pipelines start with a resize (e.g. mmcv's
+    ``Resize`` to 32x32) instead of ``LoadImageFromFile``, and
+    ``gt_label``, the digit.
+
+    Args:
+        split (str): ``'train'``: the digits in ``train_classes`` (901
+            images for 0-4); ``'test'``: the others (896 for 5-9); ``'all'``:
+            all 1,797. Defaults to ``'train'``.
+        train_classes (Sequence[int]): Digits of the training split.
+            Defaults to (0, 1, 2, 3, 4).
+        **kwargs: See :class:`~mmdet_rankloss.datasets.RetrievalDataset`
+            (``pipeline``, ``indices``, ...; no files are read).
+    """
+    SPLITS = ('train', 'test', 'all')
+
+    def __init__(self,
+                 split: str = 'train',
+                 train_classes: Sequence[int] = (0, 1, 2, 3, 4),
+                 **kwargs) -> None:
+        classes = set(int(c) for c in train_classes)
+        if not classes or not classes <= set(range(10)):
+            raise ValueError('train_classes must be a non-empty subset of '
+                             f'0..9, got {train_classes!r}')
+        self.train_classes = tuple(sorted(classes))
+        super().__init__(split=split, **kwargs)
+
+    def load_data_list(self) -> List[dict]:
+        """Read the digits bundled with scikit-learn."""
+        from sklearn.datasets import load_digits
+        digits = load_digits()
+        images = np.round(digits.images * (255.0 / 16.0)).astype(np.uint8)
+        in_train = np.isin(digits.target, self.train_classes)
+        if self.split == 'train':
+            keep = in_train
+        elif self.split == 'test':
+            keep = ~in_train
+        else:
+            keep = np.ones_like(in_train)
+        return [
+            dict(
+                img=images[i],
+                img_shape=images[i].shape,
+                ori_shape=images[i].shape,
+                gt_label=int(digits.target[i])) for i in np.flatnonzero(keep)
+        ]
+
+
+@DATASETS.register_module()
+class DigitInstancesDataset(RetrievalDataset):
+    """Each of scikit-learn's 1,797 digit images is a class of its own.
+
+    The Stanford Online Products protocol on digits: a class is one
+    handwritten instance (one image), seen in several views, and the test
+    instances are held out from training. A view is whatever the pipeline
+    makes of the instance's 8x8 image, e.g. :class:`RandomDigitScene`
+    (position, size, rotation, stroke and background colour): retrieving the
+    other views of the same instance needs features of *that* hand-written
+    shape that survive the view change, which raw pixels do not have. The
+    instances are split once, by a permutation of all images drawn from
+    ``split_seed``; the splits never share an instance.
+
+    Each sample carries ``img`` (8x8 ``uint8``, ink bright, 0-255),
+    ``gt_label`` (the instance: its index in ``load_digits()``), ``digit``
+    (its digit, 0-9, for display only) and ``view`` (0 .. views - 1); the
+    dataset lists every instance ``views`` times, so that a fixed-seed
+    pipeline (the test split) draws one fixed view per entry and a P x K
+    sampler finds K entries per class.
+
+    Args:
+        split (str): ``'train'``, ``'val'`` (for choosing hyper-parameters)
+            or ``'test'``. Defaults to ``'train'``.
+        views (int): Entries per instance, >= 2. Defaults to 4.
+        split_sizes (Sequence[int]): Instances in train, val and test, at
+            most 1,797 together. Defaults to (997, 300, 500).
+        split_seed (int): Seed of the permutation that splits the
+            instances. Defaults to 0.
+        **kwargs: See :class:`~mmdet_rankloss.datasets.RetrievalDataset`.
+    """
+    SPLITS = ('train', 'val', 'test')
+    NUM_IMAGES = 1797
+
+    def __init__(self,
+                 split: str = 'train',
+                 views: int = 4,
+                 split_sizes: Sequence[int] = (997, 300, 500),
+                 split_seed: int = 0,
+                 **kwargs) -> None:
+        name = type(self).__name__
+        if isinstance(views, bool) or not isinstance(views, int) or \
+                views < 2:
+            raise ValueError(f'{name}: views must be an int >= 2 (a query '
+                             f'needs another view of its instance), got '
+                             f'{views!r}')
+        sizes = tuple(split_sizes) if isinstance(split_sizes,
+                                                 (tuple, list)) else ()
+        if len(sizes) != 3 or any(
+                isinstance(s, bool) or not isinstance(s, int) or s < 1
+                for s in sizes) or sum(sizes) > self.NUM_IMAGES:
+            raise ValueError(
+                f'{name}: split_sizes must be three ints >= 1 (train, val, '
+                f'test) summing to at most {self.NUM_IMAGES}, got '
+                f'{split_sizes!r}')
+        if isinstance(split_seed, bool) or not isinstance(
+                split_seed, int) or split_seed < 0:
+            raise ValueError(
+                f'{name}: split_seed must be an int >= 0, got {split_seed!r}')
+        self.views = views
+        self.split_sizes = sizes
+        self.split_seed = split_seed
+        super().__init__(split=split, **kwargs)
+
+    def instances(self) -> np.ndarray:
+        """The ``load_digits()`` indices of this split's instances, sorted."""
+        order = np.random.default_rng(self.split_seed).permutation(
+            self.NUM_IMAGES)
+        start = sum(self.split_sizes[:self.SPLITS.index(self.split)])
+        size = self.split_sizes[self.SPLITS.index(self.split)]
+        return np.sort(order[start:start + size])
+
+    def load_data_list(self) -> List[dict]:
+        """Every instance of the split, ``views`` times."""
+        from sklearn.datasets import load_digits
+        digits = load_digits()
+        if len(digits.images) != self.NUM_IMAGES:
+            raise RuntimeError(
+                f'{type(self).__name__}: scikit-learn ships '
+                f'{len(digits.images)} digits, expected {self.NUM_IMAGES}')
+        images = np.round(digits.images * (255.0 / 16.0)).astype(np.uint8)
+        return [
+            dict(
+                img=images[i],
+                img_shape=images[i].shape,
+                ori_shape=images[i].shape,
+                gt_label=int(i),
+                digit=int(digits.target[i]),
+                view=view) for i in self.instances()
+            for view in range(self.views)
+        ]

@@ -1,0 +1,48 @@
+"""Runs MMDetection's own command-line tools with this package set up.
+
+``tools/train.py`` and ``tools/test.py`` of this repository are MMDetection's
+scripts (shipped in the mmdet wheel under ``mmdet/.mim/tools``) run after
+``import mmdet_rankloss``, so they take exactly MMDetection's arguments and
+behave the same, plus four things the bare scripts cannot do: resolve
+``_base_ = 'mmdet_rankloss::...'``, build the ``mmdet_rankloss`` registry
+scope, resume MMEngine checkpoints under torch >= 2.6, and launch
+distributed training on CPU-only machines (gloo; see
+:mod:`~rankloss_lab.cpu_distributed`).
+"""
+import os.path as osp
+import runpy
+import sys
+from typing import Optional, Sequence
+
+
+def mmdet_tool_path(name: str) -> str:
+    """Returns the path of one of MMDetection's tools, e.g. ``'train.py'``.
+
+    Raises:
+        FileNotFoundError: When the installed mmdet has no such tool (an
+            mmdet installed without its ``.mim`` data).
+    """
+    import mmdet
+    path = osp.join(osp.dirname(mmdet.__file__), '.mim', 'tools', name)
+    if not osp.isfile(path):
+        raise FileNotFoundError(
+            f'MMDetection tool {name!r} not found at {path}; install mmdet '
+            'from its wheel (`pip install mmdet==3.3.0`), which ships it')
+    return path
+
+
+def run_mmdet_tool(name: str, argv: Optional[Sequence[str]] = None) -> None:
+    """Runs MMDetection's tool ``name`` as ``__main__`` in this process.
+
+    Args:
+        name (str): File name under ``mmdet/.mim/tools``, e.g. ``'train.py'``.
+        argv (Sequence[str], optional): Command-line arguments without the
+            program name. Defaults to None (``sys.argv[1:]``).
+    """
+    import mmdet_rankloss  # noqa: F401  (registers modules, applies patches)
+    from .cpu_distributed import close_process_group, cpu_distributed_args
+    path = mmdet_tool_path(name)
+    args = sys.argv[1:] if argv is None else list(argv)
+    sys.argv = [path] + cpu_distributed_args(args)
+    runpy.run_path(path, run_name='__main__')
+    close_process_group()

@@ -1,0 +1,263 @@
+"""What the experiments and tools need of an MMEngine run: its JSON logs,
+the machine it ran on, a logged subprocess and the figures drawn from them
+(the progress lines of a long command are :mod:`rankloss_lab.runner`'s;
+:class:`EpochWatcher` adds a line per trained epoch from the console logs).
+
+The study, the quickstart, the VOC reproduction and the plotting tools all
+read the same logs; reading them in one place keeps their rules the same:
+``<work_dir>/<timestamp>/vis_data/<timestamp>.json`` holds a training run's
+records (train and val), ``<work_dir>/<timestamp>/<timestamp>.json`` those of
+``tools/test.py``; ``scalars.json`` is a copy and is skipped; logs are read
+oldest first, so a resumed run's later records replace earlier ones.
+"""
+import glob
+import json
+import os
+import os.path as osp
+import platform
+import re
+import subprocess
+import threading
+import time
+from typing import Dict, Iterator, List, Optional
+
+from .runner import clock
+
+__all__ = [
+    'log_files', 'read_records', 'read_scalars', 'last_record',
+    'machine_name', 'run_logged', 'plot_mean_band', 'save_figure',
+    'epochs_done', 'EpochWatcher'
+]
+
+
+def log_files(work_dir: str, train_only: bool = False) -> List[str]:
+    """MMEngine JSON logs under ``work_dir``, oldest first.
+
+    Args:
+        work_dir (str): A ``--work-dir`` of ``tools/train.py`` or
+            ``tools/test.py``.
+        train_only (bool): Only the logs of training runs (``vis_data``).
+
+    Returns:
+        list[str]: Paths sorted by modification time.
+    """
+    paths = glob.glob(osp.join(work_dir, '*', 'vis_data', '*.json'))
+    if not train_only:
+        paths += glob.glob(osp.join(work_dir, '*', '*.json'))
+    return sorted((p for p in paths if osp.basename(p) != 'scalars.json'),
+                  key=osp.getmtime)
+
+
+def read_records(work_dir: str,
+                 key: str,
+                 train_only: bool = False) -> Iterator[dict]:
+    """Every logged record that holds ``key``, oldest log first."""
+    for path in log_files(work_dir, train_only):
+        with open(path, encoding='utf-8') as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith('{') and f'"{key}"' in line:
+                    record = json.loads(line)
+                    if key in record:
+                        yield record
+
+
+def read_scalars(work_dir: str,
+                 key: str,
+                 step_key: str = 'step',
+                 train_only: bool = False) -> Dict[int, float]:
+    """``{step: value}`` of ``key`` (later logs override earlier ones).
+
+    Args:
+        work_dir (str): The run's ``--work-dir``.
+        key (str): A logged scalar, e.g. ``'pascal_voc/AP50'``.
+        step_key (str): The record field used as step: ``'step'`` (the
+            epoch of a validation record) or ``'iter'`` (training records).
+        train_only (bool): See :func:`log_files`.
+    """
+    return {
+        int(record.get(step_key, 0)): float(record[key])
+        for record in read_records(work_dir, key, train_only)
+    }
+
+
+def last_record(work_dir: str,
+                key: str,
+                train_only: bool = False) -> Optional[dict]:
+    """The last logged record holding ``key`` (None if there is none)."""
+    record = None
+    for record in read_records(work_dir, key, train_only):
+        pass
+    return record
+
+
+def machine_name() -> str:
+    """The device the numbers were measured on, as reports name it."""
+    import torch
+    if torch.cuda.is_available():
+        device = torch.cuda.get_device_name(0)
+    else:
+        cpu = platform.processor() or platform.machine()
+        try:
+            with open('/proc/cpuinfo', encoding='utf-8') as f:
+                for line in f:
+                    if line.startswith('model name'):
+                        cpu = line.split(':', 1)[1].strip()
+                        break
+        except OSError:
+            pass
+        device = f'{os.cpu_count()}-core CPU ({cpu})'
+    return f'{device}, torch {torch.__version__}'
+
+
+def run_logged(cmd: List[str],
+               log_path: str,
+               cwd: Optional[str] = None,
+               append: bool = True,
+               echo: bool = False) -> float:
+    """Runs ``cmd`` with its output in ``log_path``; returns its seconds.
+
+    One intra-op thread unless the caller's environment chose: the models
+    of the tools are small and the data-loader workers need the other core
+    (on the 2-core VM a step took 2-3x longer with 2 threads while the
+    machine was busy).
+
+    Raises:
+        RuntimeError: The command failed; the message holds the log's tail.
+    """
+    if echo:
+        print('$ ' + ' '.join(cmd), flush=True)
+    env = dict(os.environ)
+    env.setdefault('OMP_NUM_THREADS', '1')
+    start = time.perf_counter()
+    with open(log_path, 'a' if append else 'w', encoding='utf-8') as log:
+        log.write('$ ' + ' '.join(cmd) + '\n')
+        log.flush()
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        with open(log_path, encoding='utf-8') as f:
+            tail = ''.join(f.readlines()[-40:])
+        raise RuntimeError(f'command failed ({proc.returncode}): '
+                           f'{" ".join(cmd)}\nlog {log_path}:\n{tail}')
+    return seconds
+
+
+def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o',
+                   linestyle: str = '-'):
+    """Draws runs of equal length (a seeds x epochs array) against the epoch
+    (1, 2, ...): their mean as a line and, for more than one run, the min..max
+    band around it. Returns the line.
+    """
+    import numpy as np
+    arr = np.asarray(runs, dtype=float)
+    epochs = np.arange(1, arr.shape[1] + 1)
+    line, = ax.plot(epochs, arr.mean(0), marker=marker, ms=3, color=color,
+                    linestyle=linestyle, label=label)
+    if arr.shape[0] > 1:
+        ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
+                        color=line.get_color())
+    return line
+
+
+def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:
+    """Writes a matplotlib figure to ``path`` (its folder created) and
+    closes it, so that a tool drawing many figures holds none open.
+
+    Returns:
+        str: ``path``.
+    """
+    import matplotlib.pyplot as plt
+    if osp.dirname(path):
+        os.makedirs(osp.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+_EPOCH_LINE = re.compile(r'Epoch\(train\)\s*\[(\d+)\]\[\s*(\d+)/(\d+)\]')
+
+
+def epochs_done(log_path: str) -> int:
+    """Training epochs a run's console log shows finished (MMEngine's
+    ``Epoch(train) [e][i/n]`` lines; 0 while there is none)."""
+    if not osp.isfile(log_path):
+        return 0
+    done = 0
+    with open(log_path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            m = _EPOCH_LINE.search(line)
+            if m:
+                epoch, it, n = map(int, m.groups())
+                done = max(done, epoch if it == n else epoch - 1)
+    return done
+
+
+class EpochWatcher:
+    """Prints a line each time a training run finishes an epoch, with the
+    ETA of the trainings: a thread that reads the runs' console logs.
+
+    Args:
+        runs (dict): ``{name: (log path, max epochs)}``.
+        jobs (int): Runs trained side by side.
+        prefix (str): Printed before each line.
+        every (float): Seconds between two reads of the logs.
+    """
+
+    def __init__(self, runs: Dict[str, tuple], jobs: int = 1,
+                 prefix: str = '', every: float = 5.0) -> None:
+        self.runs, self.jobs = dict(runs), max(1, jobs)
+        self.prefix, self.every = prefix, every
+        self.done = {name: 0 for name in self.runs}
+        self.started: Dict[str, float] = {}
+        self.t0 = time.time()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> 'EpochWatcher':
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll()  # the epochs finished since the last read
+
+    def eta(self, now: float) -> Optional[float]:
+        """Seconds until every run has trained: each started run's epochs
+        left at its own pace, the runs not started at the mean pace."""
+        paces = [(now - self.started[n]) / self.done[n]
+                 for n in self.runs if self.done[n] and n in self.started]
+        if not paces:
+            return None
+        pace = sum(paces) / len(paces)
+        left = []
+        for name, (_, epochs) in self.runs.items():
+            own = ((now - self.started[name]) / self.done[name]
+                   if self.done[name] and name in self.started else pace)
+            left.append((epochs - self.done[name]) * own)
+        return sum(left) / min(self.jobs, len(left))
+
+    def poll(self, now: Optional[float] = None) -> List[str]:
+        """Reads the logs once; returns (and prints) the new lines."""
+        now = time.time() if now is None else now
+        lines = []
+        for name, (log_path, epochs) in self.runs.items():
+            if name not in self.started and osp.isfile(log_path):
+                self.started[name] = now
+            done = epochs_done(log_path)
+            if done > self.done[name]:
+                self.done[name] = done
+                eta = self.eta(now)
+                lines.append(
+                    f'{self.prefix}{name}: epoch {done}/{epochs} trained; '
+                    f'elapsed {clock(now - self.t0)}' +
+                    ('' if eta is None else f', trainings ETA {clock(eta)}'))
+        for line in lines:
+            print(line, flush=True)
+        return lines
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.poll()

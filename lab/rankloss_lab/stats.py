@@ -1,0 +1,206 @@
+"""Paired statistics of the studies: mean and standard deviation over
+seeds, the paired difference of two methods on the same seeds with its t
+interval, the paired t-test, and the multiplicity corrections of a family
+of comparisons (Bonferroni intervals, Holm-adjusted p-values).
+
+Shared by the detection study (:mod:`rankloss_lab.study`) and the retrieval
+study (:mod:`rankloss_lab.retrieval_study`).
+"""
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+__all__ = [
+    'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
+    'paired_difference',
+    't_interval', 'paired_t_pvalue', 'holm', 'corrected_family',
+    'interval_text', 'COLLAPSE_BELOW', 'trained', 'trained_count',
+    'bimodal', 'trained_text', 'mean_std_trained_text', 'bimodal_texts'
+]
+
+ALTERNATIVES = ('greater', 'less', 'two-sided')
+
+#: A run whose metric (a fraction, e.g. AP50) stays below this did not
+#: train: it collapsed. One point of AP50 separates the runs that learnt
+#: nothing (0.0-0.4 in the studies) from the ones that trained (4 and up).
+COLLAPSE_BELOW = 0.01
+
+
+def trained(value: float) -> bool:
+    """Whether one run trained (its metric is at least
+    :data:`COLLAPSE_BELOW`)."""
+    return value >= COLLAPSE_BELOW
+
+
+def trained_count(values: Sequence[float]) -> Tuple[int, int]:
+    """``(k, n)``: how many of the ``n`` runs trained."""
+    return sum(trained(v) for v in values), len(values)
+
+
+def bimodal(values: Sequence[float]) -> bool:
+    """Some runs trained and some collapsed: a mean and a t-interval over
+    them is not a result; report :func:`trained_text` beside them."""
+    k, n = trained_count(values)
+    return 0 < k < n
+
+
+def trained_text(values: Sequence[float]) -> str:
+    """``'k of n seeds trained'``."""
+    k, n = trained_count(values)
+    return f'{k} of {n} seeds trained'
+
+
+def bimodal_texts(sides: Dict[str, Sequence[float]]) -> Dict[str, str]:
+    """``{name: 'k of n seeds trained'}`` of the sides (name: its values)
+    that are :func:`bimodal`, in the order given."""
+    return {name: trained_text(values) for name, values in sides.items()
+            if bimodal(values)}
+
+
+def mean_std_trained_text(values: Sequence[float]) -> str:
+    """:func:`mean_std_text`, with :func:`trained_text` beside it where
+    some or all runs collapsed."""
+    k, n = trained_count(values)
+    text = mean_std_text(values)
+    return text if k == n else f'{text}, {trained_text(values)}'
+
+
+def t_quantile(df: int, q: float = 0.975) -> float:
+    from scipy import stats
+    return float(stats.t.ppf(q, df))
+
+
+def mean_std(values: Sequence[float]) -> Tuple[float, float]:
+    """Mean and sample standard deviation (n - 1; NaN for one value)."""
+    n = len(values)
+    if n == 0:
+        return float('nan'), float('nan')
+    mean = sum(values) / n
+    if n == 1:
+        return mean, float('nan')
+    return mean, math.sqrt(sum((v - mean)**2 for v in values) / (n - 1))
+
+
+def mean_std_text(values: Sequence[float]) -> str:
+    """``mean ± std`` of fractions, in percent with one decimal (the mean
+    alone for one value)."""
+    mean, std = mean_std([100 * v for v in values])
+    return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
+
+
+def paired_difference(method: Dict[int, float], baseline: Dict[int, float],
+                      confidence: float = 0.95) -> Optional[dict]:
+    """Mean of per-seed differences and its t confidence interval.
+
+    Only seeds present for both count; None with fewer than 2 pairs.
+    """
+    seeds = sorted(set(method) & set(baseline))
+    if len(seeds) < 2:
+        return None
+    diffs = [method[s] - baseline[s] for s in seeds]
+    mean, std = mean_std(diffs)
+    se = std / math.sqrt(len(diffs))
+    half = t_quantile(len(diffs) - 1, 0.5 + confidence / 2) * se
+    return dict(n=len(diffs), mean=mean, std=std, se=se, low=mean - half,
+                high=mean + half, diffs=diffs, seeds=seeds)
+
+
+def t_interval(diff: dict, level: float,
+               alternative: str = 'two-sided') -> Tuple[float, float]:
+    """The t interval of a ``paired_difference`` at ``level``.
+
+    Two-sided: mean -+ t(1 - (1 - level) / 2, n - 1) * se. One-sided, as
+    its test: 'greater' gives [mean - t(level, n - 1) * se, +inf), 'less'
+    (-inf, mean + t(level, n - 1) * se].
+    """
+    df = diff['n'] - 1
+    if alternative == 'two-sided':
+        half = t_quantile(df, 0.5 + level / 2) * diff['se']
+        return diff['mean'] - half, diff['mean'] + half
+    half = t_quantile(df, level) * diff['se']
+    if alternative == 'greater':
+        return diff['mean'] - half, math.inf
+    if alternative == 'less':
+        return -math.inf, diff['mean'] + half
+    raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
+                     f'{alternative!r}')
+
+
+def paired_t_pvalue(diff: dict, alternative: str = 'two-sided') -> float:
+    """p-value of the paired t-test of a ``paired_difference``: t = mean /
+    se with n - 1 degrees of freedom ('greater': the method is better)."""
+    from scipy import stats
+    if diff['se'] > 0:
+        t = diff['mean'] / diff['se']
+    else:  # every pair differs by the same amount
+        t = 0.0 if diff['mean'] == 0 else math.copysign(math.inf,
+                                                        diff['mean'])
+    df = diff['n'] - 1
+    if alternative == 'greater':
+        return float(stats.t.sf(t, df))
+    if alternative == 'less':
+        return float(stats.t.cdf(t, df))
+    if alternative == 'two-sided':
+        return min(1.0, float(2 * stats.t.sf(abs(t), df)))
+    raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
+                     f'{alternative!r}')
+
+
+def holm(pvalues: Sequence[float]) -> List[float]:
+    """Holm's step-down adjusted p-values, in the input order.
+
+    With the p-values sorted p(1) <= ... <= p(m), the adjusted p(i) is
+    max over j <= i of min(1, (m - j + 1) p(j)); a hypothesis is rejected at
+    level alpha when its adjusted p-value is at most alpha.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def corrected_family(comparisons: List[dict], alpha: float = 0.05,
+                     confidence: float = 0.95) -> List[dict]:
+    """Raw and multiplicity-corrected statistics of one family.
+
+    ``comparisons``: dicts with ``diff`` (a ``paired_difference`` or None:
+    not measured yet) and ``alternative``. The family has m = len(
+    comparisons) members, measured or not (a missing one counts with p = 1,
+    which keeps Holm valid). Each gets: the raw two-sided ``confidence`` t
+    interval (``low``, ``high``), the Bonferroni interval at level 1 -
+    alpha / m (one-sided for a one-sided alternative: ``bonf_low``,
+    ``bonf_high``), the paired t-test ``p``, Holm's ``p_holm`` and
+    ``significant`` (p_holm <= alpha). Returns new dicts.
+    """
+    m = len(comparisons)
+    out = []
+    for c in comparisons:
+        row = dict(c, m=m, alpha=alpha, bonf_level=1 - alpha / m)
+        diff = c.get('diff')
+        if diff is not None:
+            row['low'], row['high'] = t_interval(diff, confidence)
+            row['bonf_low'], row['bonf_high'] = t_interval(
+                diff, 1 - alpha / m, c['alternative'])
+            row['p'] = paired_t_pvalue(diff, c['alternative'])
+        out.append(row)
+    adjusted = holm([r.get('p', 1.0) for r in out])
+    for row, p_holm in zip(out, adjusted):
+        if 'p' in row:
+            row['p_holm'] = p_holm
+            row['significant'] = p_holm <= alpha
+    return out
+
+
+def _bound(value: float) -> str:
+    return '+∞' if value == math.inf else (
+        '-∞' if value == -math.inf else f'{100 * value:+.1f}')
+
+
+def interval_text(c: dict) -> str:
+    """``[low, high]`` in points; an infinite end is open."""
+    left = '(' if c['bonf_low'] == -math.inf else '['
+    right = ')' if c['bonf_high'] == math.inf else ']'
+    return (f"{left}{_bound(c['bonf_low'])}, {_bound(c['bonf_high'])}"
+            f"{right} (m = {c['m']})")

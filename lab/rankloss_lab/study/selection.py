@@ -1,0 +1,229 @@
+"""The selection phase: the runs of each learning-rate grid on val, the
+learning rate each method takes, and the seeds that chose it.
+
+A grid method's lr is the best mean val AP50 of its grid over the
+selection seeds (``select_seeds``: every grid point runs with each; ties,
+means within :data:`TIE`: the smaller lr), or, in a spec with one
+``select_seed``, its best val AP50 on that seed; a run that diverged scores
+below every other (and so does its lr's mean). In a one-seed study with
+``fair_selection = True``, a method whose best val AP50 is below
+:data:`rankloss_lab.stats.COLLAPSE_BELOW` (it collapsed) is re-selected: its
+grid runs again with ``reselect_seed`` and the lr with the best mean over
+both seeds is selected; until then it has no selection.
+"""
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from rankloss_lab.stats import trained
+
+
+def select_plan(spec: dict, methods: Sequence[str]) -> List[Tuple]:
+    """(method, lr, seed) of the selection phase: every grid point with
+    every selection seed, seed by seed (a phase stopped half-way leaves
+    whole grids of the first seeds)."""
+    plan = []
+    for seed in spec['select_seeds']:
+        for name in methods:
+            for lr in spec['methods'][name].get('lrs', []):
+                plan.append((name, float(lr), seed))
+    return plan
+
+
+def reselect_plan(spec: dict, methods: Sequence[str],
+                  results: Dict[Tuple, dict]) -> List[Tuple]:
+    """(method, lr, reselect_seed) of the grids of the ``methods`` that
+    collapsed on the selection seed (``fair_selection`` studies only)."""
+    plan = []
+    for name in methods:
+        if 'lrs' in spec['methods'][name] and grid_selection(
+                spec, results, name)['collapsed']:
+            plan += [(name, float(lr), spec['reselect_seed'])
+                     for lr in spec['methods'][name]['lrs']]
+    return plan
+
+
+def run_score(res: Optional[dict]) -> Optional[float]:
+    """The val AP50 a selection run scores: None where it has not finished,
+    -inf where it diverged (``diverged`` in its result: never selected)."""
+    if res is None:
+        return None
+    if res.get('diverged'):
+        return -math.inf
+    return res.get('val_ap50')
+
+
+def grid_scores(spec: dict, results: Dict[Tuple, dict], name: str,
+                seed: int) -> Optional[Dict[float, float]]:
+    """``{lr: val AP50}`` of a method's grid on ``seed``; None until every
+    lr of the grid has finished."""
+    scores = {}
+    for lr in spec['methods'][name]['lrs']:
+        score = run_score(results.get((name, float(lr), seed)))
+        if score is None:
+            return None
+        scores[float(lr)] = score
+    return scores
+
+
+#: Scores (val AP50 in [0, 1], or their means) closer than this are a tie:
+#: two means of the same logged values summed in another order may differ in
+#: their last bit.
+TIE = 1e-9
+
+
+def best_lr(scores: Dict[float, float]) -> float:
+    """The lr of the best score; of scores tied within :data:`TIE`, the
+    smallest lr."""
+    top = max(scores.values())
+    return min(lr for lr, v in scores.items()
+               if v >= top or math.isclose(v, top, rel_tol=0, abs_tol=TIE))
+
+
+def mean_scores(grids: Sequence[Dict[float, float]]) -> Dict[float, float]:
+    """``{lr: mean score}`` over the grids of several seeds (each ``{lr:
+    val AP50}``, the same lrs); -inf where a seed's run diverged."""
+    return {lr: math.fsum(g[lr] for g in grids) / len(grids)
+            for lr in grids[0]}
+
+
+def grid_selection(spec: dict, results: Dict[Tuple, dict],
+                   name: str) -> dict:
+    """How a grid method's lr is selected from ``results``.
+
+    Returns ``dict(lr, seeds, scores, collapsed, pending)``: ``lr`` the
+    selected lr (None: not yet), ``seeds`` the selection seeds, ``scores``
+    ``{lr: val AP50}`` (the mean over ``seeds`` when re-selected; None
+    while the first grid is incomplete), ``collapsed`` whether the best on
+    the selection seed collapsed (``fair_selection`` studies only: it is
+    then re-selected), ``pending`` ``'select'`` (the grid is not finished),
+    ``'reselect'`` (collapsed, the second grid is not finished) or None;
+    ``first``: the scores on the (first) selection seed. With
+    ``select_seeds``, ``scores`` is the mean over them (None until every
+    grid is finished) and ``per_seed`` ``{seed: {lr: val AP50} or None}``.
+    """
+    seed = spec['select_seed']
+    first = grid_scores(spec, results, name, seed)
+    if len(spec['select_seeds']) > 1:
+        per_seed = {s: grid_scores(spec, results, name, s)
+                    for s in spec['select_seeds']}
+        out = dict(lr=None, seeds=list(spec['select_seeds']), scores=None,
+                   first=first, per_seed=per_seed, collapsed=False,
+                   pending='select')
+        if all(g is not None for g in per_seed.values()):
+            out.update(scores=mean_scores(list(per_seed.values())),
+                       pending=None)
+            out['lr'] = best_lr(out['scores'])
+        return out
+    out = dict(lr=None, seeds=[seed], scores=first, first=first,
+               collapsed=False, pending=None)
+    if first is None:
+        out['pending'] = 'select'
+        return out
+    lr = best_lr(first)
+    if spec.get('fair_selection') is not True or trained(first[lr]):
+        out['lr'] = lr
+        return out
+    again = spec['reselect_seed']
+    out.update(collapsed=True, collapsed_lr=lr, seeds=[seed, again])
+    second = grid_scores(spec, results, name, again)
+    if second is None:
+        out['pending'] = 'reselect'
+        return out
+    out['scores'] = mean_scores([first, second])
+    out['lr'] = best_lr(out['scores'])
+    return out
+
+
+def selected_lrs(spec: dict, results: Dict[Tuple, dict]) -> Dict[str, float]:
+    """Best (mean) val AP50 of each grid (ties: smaller lr); lr_from
+    follows.
+
+    A method whose grid is not complete (or, collapsed, whose re-selection
+    grid is not) has no selection yet.
+    """
+    chosen = {}
+    for name, m in spec['methods'].items():
+        if 'lrs' not in m:
+            continue
+        lr = grid_selection(spec, results, name)['lr']
+        if lr is not None:
+            chosen[name] = lr
+    for name, m in spec['methods'].items():
+        if 'lr' in m:  # selected before this study (``selected_on``)
+            chosen[name] = float(m['lr'])
+    for name, m in spec['methods'].items():
+        if 'lr_from' in m and m['lr_from'] in chosen:
+            chosen[name] = chosen[m['lr_from']]
+    return chosen
+
+
+def selection_seeds(spec: dict, name: str,
+                    results: Optional[Dict[Tuple, dict]] = None
+                    ) -> Optional[List[int]]:
+    """The seeds that selected a method's lr (None: not recorded); with
+    ``results``, both seeds of a re-selected grid."""
+    m = spec['methods'][name]
+    if 'lr_from' in m:
+        return selection_seeds(spec, m['lr_from'], results)
+    if 'lrs' in m:
+        if results is None:
+            return list(spec['select_seeds'])
+        return grid_selection(spec, results, name)['seeds']
+    on = m.get('selected_on')
+    return None if on is None else sorted(on.get('seeds', []))
+
+
+def seed_overlap(spec: dict, methods: Sequence[str],
+                 results: Optional[Dict[Tuple, dict]] = None
+                 ) -> Dict[str, List[int]]:
+    """``{method: test seeds that also selected its lr}``, overlaps only."""
+    out = {}
+    for name in methods:
+        both = sorted(set(selection_seeds(spec, name, results) or [])
+                      & set(spec['seeds']))
+        if both:
+            out[name] = both
+    return out
+
+
+def selection_phrase(spec: dict) -> str:
+    """How the study's grids select, for a report's first line: ``'seed
+    5'`` or ``'the mean over seeds 5, 11'``."""
+    seeds = spec['select_seeds']
+    if len(seeds) > 1:
+        return f"the mean over seeds {', '.join(map(str, seeds))}"
+    return f"seed {spec['select_seed']}"
+
+
+def selection_note(spec: dict, name: str,
+                   results: Optional[Dict[Tuple, dict]] = None) -> str:
+    """How a method's learning rate was chosen, in words."""
+    m = spec['methods'][name]
+    if 'lr_from' in m:
+        return (f"the lr of `{m['lr_from']}` "
+                f"({selection_note(spec, m['lr_from'], results)})")
+    if 'lrs' in m:
+        grid = ', '.join(f'{lr:g}' for lr in m['lrs'])
+        sel = (grid_selection(spec, results, name) if results is not None
+               else dict(collapsed=False))
+        if sel['collapsed']:
+            seeds = sel['seeds']
+            return (f'best mean val AP50 over seeds {seeds[0]} and '
+                    f'{seeds[1]} of the grid {{{grid}}}, in this study (re-'
+                    f'selected: on seed {seeds[0]} its best, '
+                    f"{100 * sel['first'][sel['collapsed_lr']]:.1f} at lr "
+                    f"{sel['collapsed_lr']:g}, had collapsed)")
+        if len(spec['select_seeds']) > 1:
+            return (f'best mean val AP50 over seeds '
+                    f"{', '.join(map(str, spec['select_seeds']))} of the grid "
+                    f'{{{grid}}}, in this study')
+        return (f'best val AP50 of the grid {{{grid}}}, seed '
+                f"{spec['select_seed']}, in this study")
+    on = m.get('selected_on')
+    if not on:
+        return 'declared in the spec (no selection record)'
+    seeds = on.get('seeds', [])
+    text = ('declared in the spec; selected on val in '
+            f"`{on.get('study', '?')}` with seed{'s' if len(seeds) != 1 else ''} "
+            f"{', '.join(map(str, seeds)) or '?'}")
+    return text + (f"; {on['note']}" if on.get('note') else '')
