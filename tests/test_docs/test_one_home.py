@@ -14,7 +14,7 @@ numbers. Their copies must agree with them, or not exist:
   the report (``docs/evidence/<study>.md``) instead; paper numbers
   (``... AP50 paper number``) are exempt;
 * the results plot (``docs/images/results_ap50.png``) was drawn from the
-  reports' numbers (its sidecar JSON), and README.md shows it.
+  reports' numbers (its sidecar JSON), and docs/evidence.md shows it.
 
 Fast: text and CSV only (no config is built, no matplotlib is imported).
 """
@@ -27,8 +27,8 @@ import re
 import pytest
 import yaml
 
-from experiments import metafile_results as MR
-from experiments import results as R
+from rankloss_lab import metafile_results as MR
+from rankloss_lab import results as R
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -252,7 +252,7 @@ def test_config_comments_point_to_reports_that_exist(rel):
 
 def test_the_comment_check_catches_a_copied_result():
     pointer = ('lr: selected on val by '
-               'experiments/studies/digitsvoc_dense_atss_16e.py from {0.005, '
+               'lab/rankloss_lab/studies/digitsvoc_dense_atss_16e.py from {0.005, '
                '0.01}; val and test results: '
                'docs/evidence/digitsvoc_dense_atss_16e.md.')
     assert quoted_results(pointer) == []
@@ -299,10 +299,10 @@ def test_plotted_numbers_are_the_report_rows(ET):
             assert len(m['seeds']) == len(m['ap50'])
 
 
-def test_readme_shows_the_plot_under_results():
-    readme = _read('README.md')
-    section = readme.split('\n## Results\n', 1)[1].split('\n## ', 1)[0]
+def test_the_evidence_page_shows_the_plot_under_results():
+    page = _read('docs/evidence.md')
+    section = page.split('\n## Results\n', 1)[1].split('\n## ', 1)[0]
     first_paragraph_end = section.index('\n\n', 1)
     image = ('![Test AP50 per seed, from the reports]'
-             '(docs/images/results_ap50.png)')
+             '(images/results_ap50.png)')
     assert section[first_paragraph_end:].lstrip('\n').startswith(image)

@@ -1,4 +1,4 @@
-"""The test score thresholds the reports state (``experiments.thresholds``):
+"""The test score thresholds the reports state (``rankloss_lab.thresholds``):
 the recorded ones agree with the configs and study options wherever no
 config has changed since, the reports and the results table say where a
 comparison crossed thresholds, and the budget sentence matches the curves.
@@ -8,8 +8,8 @@ import os.path as osp
 
 import pytest
 
-from experiments import thresholds
-from experiments.study.spec import load_spec
+from rankloss_lab import thresholds
+from rankloss_lab.study.spec import load_spec
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -20,7 +20,7 @@ EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
                                    'confirm_digitsvoc',
                                    'digitsvoc_rank_sort_frcnn_16e'])
 def test_recorded_thresholds_follow_the_configs_and_options(study):
-    spec = load_spec(osp.join(ROOT, 'experiments', 'studies', f'{study}.py'))
+    spec = load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies', f'{study}.py'))
     recorded = thresholds.test_thresholds(study)
     assert set(recorded) == set(spec['methods'])
     for method in spec['methods']:

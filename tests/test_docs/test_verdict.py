@@ -1,9 +1,10 @@
-"""The README's verdict and its tests (docs/evidence.md) are generated from
-the reports, and say nothing the reports do not show.
+"""The verdict and its tests (docs/evidence.md), and the README's "which
+loss" table drawn from it, are generated from the reports, and say nothing
+the reports do not show.
 
-``experiments.verdict`` builds each bullet from the study records
+``rankloss_lab.verdict`` builds each bullet from the study records
 (``docs/evidence/``); ``tools/analysis_tools/evidence_tables.py`` writes it
-into README.md (the staleness of every marked table is tested in
+into docs/evidence.md (the staleness of every marked table is tested in
 ``test_evidence_tables.py``). Here: every number of the verdict stands in a
 report, every claim carries its strength, the words a non-significant test
 must not produce are absent, one pre-registered and one exploratory item
@@ -19,8 +20,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from experiments import claims, verdict
-from experiments.results import read_csv
+from rankloss_lab import claims, verdict
+from rankloss_lab.results import read_csv
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -36,7 +37,7 @@ def _block(page, name):
 
 
 def _readme_verdict():
-    return _block('README.md', 'verdict')
+    return _block(verdict.TESTS_PAGE, 'verdict')
 
 
 def _verdict_tests():
@@ -44,8 +45,22 @@ def _verdict_tests():
 
 
 def test_readme_verdict_is_the_generated_one():
-    assert _readme_verdict() == verdict.verdict_markdown('.', ROOT)
+    assert _readme_verdict() == verdict.verdict_markdown('docs', ROOT)
     assert _verdict_tests() == verdict.verdict_tests_markdown('docs', ROOT)
+    assert _block('README.md', 'which-loss') == verdict.choices_markdown(
+        '.', ROOT)
+
+
+def test_which_loss_glosses_its_verdict_bullet():
+    """A row's plain words are its bullet's first test's gloss, and the
+    row links the tests."""
+    rows = [r for r in _block('README.md', 'which-loss').splitlines()[2:]]
+    assert len(rows) == len(verdict.CHOICES)
+    for row, choice in zip(rows, verdict.CHOICES):
+        bullet = verdict.VERDICT[choice['bullet']]
+        ev = verdict.evidence(bullet['items'][0], ROOT)
+        assert verdict.gloss(ev) in row
+        assert f'({verdict.TESTS_PAGE}#{verdict.TESTS_ANCHOR})' in row
 
 
 def test_readme_verdict_links_to_its_tests():
@@ -58,7 +73,7 @@ def test_readme_verdict_links_to_its_tests():
     for bullet, spec in zip(bullets, verdict.VERDICT):
         n = len(spec['items'])
         assert f'[{n} test' in bullet
-        assert f'({verdict.TESTS_PAGE}#{verdict.TESTS_ANCHOR})' in bullet
+        assert f'(evidence.md#{verdict.TESTS_ANCHOR})' in bullet
 
 
 def test_every_pre_registered_test_is_in_the_verdict_or_left_out_why():
@@ -81,7 +96,12 @@ def test_every_pre_registered_test_is_in_the_verdict_or_left_out_why():
         declared ^ (used | set(verdict.LEFT_OUT)))
 
 
-@pytest.mark.parametrize('block', [_readme_verdict, _verdict_tests])
+def _which_loss():
+    return _block('README.md', 'which-loss')
+
+
+@pytest.mark.parametrize('block', [_readme_verdict, _verdict_tests,
+                                   _which_loss])
 def test_every_number_of_the_verdict_is_in_a_report(block):
     assert verdict.check_numbers(block(), ROOT) == []
 
@@ -112,9 +132,9 @@ def test_every_bullet_has_a_gloss_and_every_test_scope_and_strength():
                                   r'only loss that trained',
                                   r'beat cross-entropy with every seed'])
 def test_no_unlabelled_equivalence_or_known_false_sentence(word):
-    with open(osp.join(ROOT, 'README.md'), encoding='utf-8') as f:
-        readme = f.read()
-    assert not re.search(word, readme, re.I)
+    for page in ('README.md', verdict.TESTS_PAGE):
+        with open(osp.join(ROOT, page), encoding='utf-8') as f:
+            assert not re.search(word, f.read(), re.I), page
 
 
 def _test(study, method):
