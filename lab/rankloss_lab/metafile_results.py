@@ -455,7 +455,7 @@ def family_readme(rel: str, text: str) -> str:
             said = []
             if paper:
                 said.append(f'Paper: [{paper["Title"]}]({paper["URL"]}).')
-            if c.get('README'):
+            if c.get('README') and osp.dirname(c['README']) != folder:
                 link = osp.relpath(c['README'], folder).replace(osp.sep, '/')
                 said.append(f'Guide: [{c["README"]}]({link}).')
             if said:

@@ -128,12 +128,20 @@ def test_which_loss_names_every_detector_family():
 
 
 def test_each_config_folder_has_its_readme_and_the_readme_links_it():
+    """As in MMDetection: a folder's README.md is the ``README`` of each
+    collection of its metafile."""
+    import yaml
+
     from rankloss_lab import metafile_results as MR
     readme = _readme()
     for rel in MR.metafile_paths(ROOT):
         folder_readme = osp.join(osp.dirname(rel), 'README.md')
         assert osp.isfile(osp.join(ROOT, folder_readme)), folder_readme
         assert f']({folder_readme})' in readme, folder_readme
+        with open(osp.join(ROOT, rel), encoding='utf-8') as f:
+            collections = yaml.safe_load(f).get('Collections') or []
+        assert collections and all(
+            c['README'] == folder_readme for c in collections), rel
 
 
 @pytest.mark.parametrize('term', ['DigitsVOC', 'R18-w32', 'the mix',
