@@ -116,16 +116,22 @@ def test_resume_continues_the_run(workspace, trained):
     tuple(int(x) for x in torch.__version__.split('.')[:2]) < (2, 6),
     reason='torch < 2.6 loads with weights_only=False by default')
 def test_checkpoint_loading_needs_the_allowlist(trained):
-    """torch >= 2.6 refuses MMEngine's checkpoints (``weights_only``) until
-    ``import mmdet_rankloss`` widens MMEngine's loader, and only it."""
+    """torch >= 2.6 refuses MMEngine's checkpoints (``weights_only``);
+    ``import mmdet_rankloss`` leaves MMEngine's loader as it is, and the
+    opt-in ``mmdet_rankloss.apply_patches`` widens it, and only it."""
     ckpt = osp.join(trained, 'epoch_1.pth')
     load = ('from mmengine.runner.checkpoint import _load_checkpoint; '
             'import sys; _load_checkpoint(sys.argv[1])')
     bare = subprocess.run([sys.executable, '-c', load, ckpt],
                           capture_output=True, text=True)
     assert bare.returncode != 0 and 'weights_only' in bare.stderr
+    plain = subprocess.run(
+        [sys.executable, '-c', 'import mmdet_rankloss; ' + load, ckpt],
+        capture_output=True, text=True)
+    assert plain.returncode != 0 and 'weights_only' in plain.stderr
     out = run([
-        '-c', 'import mmdet_rankloss, torch; ' + load + '; print("loaded")\n'
+        '-c', 'import mmdet_rankloss.apply_patches, torch; ' + load +
+        '; print("loaded")\n'
         'try:\n    torch.load(sys.argv[1])\n'
         'except Exception as e:\n    print(type(e).__name__)', ckpt
     ], cwd=ROOT)
@@ -134,9 +140,14 @@ def test_checkpoint_loading_needs_the_allowlist(trained):
 
 @pytest.mark.slow
 def test_mmdet_own_train_tool(tmp_path, workspace):
-    """MMDetection's script, config by path; ``custom_imports`` loads the
-    package, which also lets its ``--resume`` load the checkpoint."""
-    config = osp.join(QUICK, 'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
+    """MMDetection's script, config by path; the config's
+    ``custom_imports`` loads the package and opts in to its patches, which
+    let ``--resume`` load the checkpoint under torch >= 2.6."""
+    config = str(tmp_path / 'my_rambo.py')
+    with open(config, 'w') as f:
+        f.write(f"_base_ = {osp.join(QUICK, 'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')!r}\n"
+                "custom_imports = dict(imports=['mmdet_rankloss', "
+                "'mmdet_rankloss.apply_patches'], allow_failed_imports=False)\n")
     work_dir = str(tmp_path / 'work')
     train = mmdet_tool_path('train.py')
     run([train, config, '--work-dir', work_dir, '--cfg-options',
