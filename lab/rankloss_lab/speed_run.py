@@ -20,9 +20,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from rankloss_lab.paths import ROOT
 from rankloss_lab.run_logs import machine_name
 from rankloss_lab.runner import Progress, clock
-from rankloss_lab.paths import ROOT
 
 __all__ = ['FORMAT', 'SECTIONS', 'sync', 'PeakMemory', 'time_it',
            'device_label', 'Plan', 'build_detector', 'detector_batch',
@@ -261,9 +261,26 @@ def _num_classes(model) -> int:
 def detector_batch(model, size: Sequence[int], images: int = 2) -> dict:
     """A random batch (``images`` x ``size`` = (H, W), 4 boxes each) through
     the model's data preprocessor, on the model's device."""
-    from rankloss_lab.step_timing import fake_batch
-    return fake_batch(model, num_images=images, size=tuple(size),
-                      num_classes=_num_classes(model))
+    from mmengine.structures import InstanceData
+
+    from mmdet.structures import DetDataSample
+    g = torch.Generator().manual_seed(0)
+    h, w = size = tuple(size)
+    inputs, samples = [], []
+    for _ in range(images):
+        inputs.append(torch.randint(0, 256, (3, h, w), generator=g,
+                                    dtype=torch.uint8))
+        xy = torch.rand(4, 2, generator=g) * torch.tensor([w * 0.6, h * 0.6])
+        wh = 40 + torch.rand(4, 2, generator=g) * torch.tensor(
+            [w * 0.35, h * 0.35])
+        s = DetDataSample(metainfo=dict(img_shape=size, ori_shape=size,
+                                        scale_factor=(1.0, 1.0)))
+        s.gt_instances = InstanceData(
+            bboxes=torch.cat([xy, xy + wh], 1),
+            labels=torch.randint(0, _num_classes(model), (4, ), generator=g))
+        samples.append(s)
+    return model.data_preprocessor(dict(inputs=inputs, data_samples=samples),
+                                   True)
 
 
 def amp_scaler(device: torch.device):
