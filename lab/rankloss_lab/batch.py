@@ -1,23 +1,5 @@
-"""How the batch size, the number of processes and ``auto_scale_lr`` combine.
-
-What MMEngine 0.10.7 does (``Runner.scale_lr``, called once when the
-optimizer is built, before the parameter schedulers):
-
-* each process loads ``train_dataloader.batch_size`` images per step, so the
-  **total batch** is ``processes x batch_size``;
-* when ``auto_scale_lr.enable`` is true (MMDetection's ``tools/train.py
-  --auto-scale-lr`` sets it), every learning rate of the optimizer is
-  multiplied by ``total / auto_scale_lr.base_batch_size``; otherwise it stays
-  as written, whatever the total.
-
-So a config's lr is the lr *for a total batch of* ``base_batch_size``. The
-configs of this package enable ``auto_scale_lr`` with ``base_batch_size`` the
-total batch their lr was set for. ``tools/dist_train.sh CONFIG N`` keeps the
-per-process batch, so the total becomes ``N x batch_size`` and the lr
-follows it; ``tools/dist_train.sh CONFIG N --total-batch T`` sets the
-per-process batch to ``T / N`` instead (:func:`total_batch_options`), which
-with ``T = base_batch_size`` trains the config's own total batch at the
-config's own lr. ``docs/multi_gpu.md`` is the user-facing account.
+"""How the batch size, the number of processes and ``auto_scale_lr`` combine
+in MMEngine 0.10.7 (``Runner.scale_lr``; the account: docs/multi_gpu.md).
 
 :func:`resolve_batch` computes the per-process batch, total and starting lr
 MMEngine will use, from the config alone (no model, no data), so tests can
