@@ -9,6 +9,7 @@ that once). The third-party packages it reaches are exactly setup.py's
 ``test_plain_pytorch.py``.
 """
 import ast
+import glob
 import os.path as osp
 import re
 import runpy
@@ -161,3 +162,57 @@ def test_no_loss_imports_openmmlab_inside_a_function():
                         for m in imported(name, node)):
                     found.add((name, func.name))
     assert found == FUNCTION_IMPORTS
+
+
+def _all_modules():
+    return sorted(
+        osp.relpath(path, ROOT)[:-3].replace(osp.sep, '.').removesuffix(
+            '.__init__')
+        for path in glob.glob(osp.join(ROOT, PACKAGE, '**', '*.py'),
+                              recursive=True))
+
+
+def _from_imports(name):
+    """(module imported from, the names) of every ``from`` import of
+    ``name``, at any depth."""
+    for node in ast.walk(parse(name)):
+        if isinstance(node, ast.ImportFrom):
+            yield absolute(name, node), [a.name for a in node.names]
+
+
+def test_no_private_name_is_imported_across_modules():
+    found = [(name, module, alias) for name in _all_modules()
+             for module, aliases in _from_imports(name)
+             for alias in aliases
+             if (module or '').split('.')[0] == PACKAGE
+             and alias.startswith('_') and not alias.startswith('__')]
+    assert found == []
+
+
+def test_no_import_cycle_between_subpackages():
+    """Between the package's parts (``losses``, ``models``, ``patches``,
+    ...): no part imports one that imports it back, at any depth of
+    import (functions included), and no part imports the package root."""
+    def part(module):
+        return '.'.join(module.split('.')[:2])
+
+    edges, root_imports = {}, []
+    for name in _all_modules():
+        if name == PACKAGE:
+            continue
+        for node in ast.walk(parse(name)):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for module in imported(name, node):
+                if module == PACKAGE:
+                    root_imports.append(name)
+                elif module.split('.')[0] == PACKAGE and \
+                        part(module) != part(name):
+                    edges.setdefault(part(name), set()).add(part(module))
+    assert root_imports == []
+
+    def reaches(start, goal, seen=()):
+        return any(nxt == goal or (nxt not in seen and reaches(
+            nxt, goal, seen + (nxt, ))) for nxt in edges.get(start, ()))
+
+    assert [p for p in edges if reaches(p, p)] == []
