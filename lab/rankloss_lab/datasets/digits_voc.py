@@ -1,58 +1,13 @@
 """DigitsVOC: a detection benchmark of real handwritten digits, VOC layout.
 
-The drawn-shapes toy set (:mod:`.toy_voc`) saturates (cross-entropy reaches
-85 AP50) and hides how slowly a loss trains. This benchmark is built from
-real image content that ships with a package the project already depends
-on: the 1,797 handwritten digits of scikit-learn's ``load_digits`` (UCI
-optical recognition of handwritten digits, 8 x 8 px, 16 grey levels). The
-digit images are split three ways (60 / 20 / 20 %, at random; the data set
-does not name its writers), so train, val and test share no digit image.
-Each picture is 128 x 128 px and holds 2 to 5 digits that:
-
-* vary in scale (long side 14 to 60 px) and aspect, in stroke colour and
-  contrast;
-* lie on textured backgrounds: a colour gradient, a sinusoidal grating of
-  random frequency and orientation, low-frequency noise, and unlabelled
-  clutter made of strokes and *fragments of other digits* (so "ink" alone
-  does not mean "object");
-* overlap (a later digit may cover up to about half of an earlier one) and
-  are cut by the image border (``truncated`` = 1);
-* are imbalanced: class ``k`` is drawn with probability proportional to
-  ``0.82 ** k`` (``zero`` about 5.9 times as often as ``nine``);
-* are flagged ``difficult`` when small (long side under 18 px), faint
-  (contrast under 0.35) or mostly hidden (less than half visible), and are
-  then ignored by ``VOCMetric``, as in VOC.
-
-What is written under ``<root>/VOC2007``, exactly the VOC2007 layout, so
-MMDetection's own ``VOCDataset`` reads it and ``VOCMetric`` (AP50) scores it::
-
-    JPEGImages/<id>.jpg        Annotations/<id>.xml
-    ImageSets/Main/{train,val,trainval,test}.txt
-    ImageSets/Main/<class>_<split>.txt
-
-Class names are ``DIGIT_CLASSES`` (``'zero'`` ... ``'nine'``); configs pass
-them as the dataset's ``metainfo``.
-
-**Instance masks** (``masks=True``): a digit's mask is its own visible ink,
-the pixels where its alpha is at least a quarter of its contrast (the
-pixels that give its box) and that no later digit covers, so masks do not
-overlap and each box is its mask's bounding box. Written beside the
-detection files, which stay byte for byte those of ``masks=False``::
-
-    VOC2007/SegmentationObject/<id>.png    VOC palette PNGs: object index
-    VOC2007/SegmentationClass/<id>.png     (XML order) / class index + 1
-    VOC2007/ImageSets/Segmentation/{train,val,trainval,test}.txt
-    annotations/instances_<split>.json     the COCO twin (train, val, test)
-
-MMDetection's ``VOCDataset`` reads no masks; the COCO twin is read by
-``CocoDataset`` (``data_prefix=dict(img='VOC2007/JPEGImages/')``) and scored
-by ``CocoMetric`` (box and mask AP). In it, image ids run from 1 in each
-split (``file_name`` is ``<split>_<index>.jpg``), categories are 1..10 in
-the order of ``DIGIT_CLASSES``, masks are RLE, and a ``difficult`` digit
-has ``iscrowd`` 1: ignored in training and evaluation, as VOC ignores
-difficult objects. Hyper-parameters are chosen on ``val``;
-``test`` is reported once. The same arguments always give byte-identical
-files.
+What it draws and the split sizes: docs/evidence.md#digitsvoc; the instance
+masks and their COCO twin (``masks=True``): docs/instance_segmentation.md.
+Written under ``<root>/VOC2007`` in exactly the VOC2007 layout, so
+MMDetection's ``VOCDataset`` reads it and ``VOCMetric`` scores it; class
+names are ``DIGIT_CLASSES``. With masks, the detection files stay byte for
+byte those of ``masks=False``; the COCO twin's image ids run from 1 in each
+split (``file_name`` is ``<split>_<index>.jpg``). The same arguments always
+give byte-identical files.
 
 A fresh test split for confirmation runs (:func:`make_fresh_test_split`):
 a new split list beside the others (e.g. ``ImageSets/Main/confirm.txt``,
