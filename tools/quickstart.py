@@ -7,38 +7,15 @@
         [--num-trainval 256] [--num-test 64] [--num-val 64] [--calibrate]
         [--cfg-options KEY=VALUE ...]
 
-Steps, all through MMDetection's runner and this repository's tools:
-
-1. write the embedded dataset (deterministic, as
-   ``tools/dataset_converters/make_toy_voc.py`` does): trainval (trained
-   on), test (reported) and a held-out val split (for the RaMBO config's
-   score calibration);
-2. evaluate an untrained model (random initialisation, the CE config's seed)
-   with ``tools/test.py``, as the floor the trained models must clear;
-3. for each loss, train its quickstart config with ``tools/train.py`` and
-   evaluate the last checkpoint with ``tools/test.py`` (``VOCMetric``, AP50
-   with 11-point interpolation, on the toy VOC2007 test split), counting the
-   boxes per image a user would see at MMDetection's display threshold 0.3
-   (``DetInferencer``'s default) against the objects per image;
-   (``ap-sigmoid`` and ``ap-sodeep`` are the RaMBO config with the other
-   two ranking back-ends, set by ``--cfg-options``: ``LOSS_OPTIONS``);
-   ``--calibrate`` first refits the RaMBO config's score calibration on the
-   val split and writes it into that config;
-4. print a markdown table (model, loss, AP50, boxes at 0.3, training time,
-   machine) and save it to ``<work-dir>/results.md`` (numbers also in
-   ``results.json``).
-
-The losses train side by side, ``--jobs`` at a time, each run with one
-intra-op thread (so the numbers do not depend on ``--jobs``: runs with a
-fixed thread count are bitwise repeatable on CPU). After every run a
-progress line gives the runs done, the time spent and an ETA; within a run,
-MMEngine's logger writes the run's own ETA to its log
-(``<work-dir>/<loss>_train.log``, e.g. ``tail -f`` it).
-
-One seed of 8 epochs on a toy set is a smoke test of the pipeline, not
-evidence of which loss is better; that is what the DigitsVOC studies are for
-(docs/evidence.md). ``--cfg-options`` is passed to every run (e.g.
-``train_cfg.max_epochs=1`` for a shorter smoke test).
+What it trains and the table it prints (``<work-dir>/results.md``, numbers
+in ``results.json``): docs/get_started.md#quickstart. ``ap-sigmoid`` and
+``ap-sodeep`` are the RaMBO config with the other ranking back-ends
+(``LOSS_OPTIONS``); ``--calibrate`` first refits the RaMBO config's score
+calibration on the val split and writes it into that config;
+``--cfg-options`` is passed to every run. The losses train ``--jobs`` at a
+time, each run with one intra-op thread (runs with a fixed thread count are
+bitwise repeatable on CPU); each run's own ETA is in its log
+(``<work-dir>/<loss>_train.log``).
 """
 import argparse
 import json

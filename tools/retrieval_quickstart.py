@@ -1,38 +1,20 @@
 #!/usr/bin/env python
 """Retrieval quickstart: train with the RaMBO recall loss, print Recall@K.
 
-Trains the small ResNet-18 of
-``configs/retrieval/retrieval_r18-w16_rambo-log_20e_digit-instances.py``
-from scratch through MMEngine's Runner on digit *instances*: each of
-scikit-learn's 1,797 handwritten digits (shipped inside scikit-learn:
-nothing is downloaded) is a class of its own, seen in views that differ in
-position, size, rotation and colours (the Stanford Online Products
-protocol: the test instances are held out from training, and val instances,
-also held out, are what settings are chosen on). It then retrieves, for
-each view of a test instance, the other views of that instance, and prints
-Recall@K and MAP@R of
-
-* the raw pixels (no network),
-* the same network untrained (same seed, initial weights),
-* the trained network (final epoch), with the best and the last R@1 on val.
-
-Raw pixels and the untrained network are near chance on these views; the
-trained network is not (``docs/retrieval.md``). ``--plain-digits`` runs the
-older zero-shot demo (train on digits 0-4, retrieve 5-9, plain centred
-digits), where raw pixels beat the trained network; ``--scene`` the same
-split on random RGB scenes, which does not learn yet. ``--seeds 0 1 2``
-trains once per seed (each in ``<work-dir>/seed<S>``) and adds the mean and
-standard deviation.
-
-MMEngine's logger prints the training ETA every few iterations; the table
-is also written to ``<work-dir>/results.txt``, and the last line says where
-the results, logs and checkpoints are. About 100 s per seed on a 2-core CPU
-(one thread by default)::
-
     python tools/retrieval_quickstart.py [--config CONFIG | --scene |
                                           --plain-digits]
         [--work-dir DIR] [--epochs N] [--seeds S ...] [--threads T]
         [--cfg-options KEY=VALUE ...]
+
+Trains ``configs/retrieval/retrieval_r18-w16_rambo-log_20e_digit-instances.py``
+on digit instances (docs/retrieval.md) and prints Recall@K and MAP@R of the
+raw pixels, the same network untrained and the trained network (final
+epoch, with the best and the last R@1 on val); the table is also written to
+``<work-dir>/results.txt``. ``--plain-digits`` runs the older zero-shot demo
+(train on digits 0-4, retrieve 5-9, plain centred digits), where raw pixels
+beat the trained network; ``--scene`` the same split on random RGB scenes,
+which does not learn yet. ``--seeds 0 1 2`` trains once per seed (each in
+``<work-dir>/seed<S>``) and adds the mean and standard deviation.
 """
 import argparse
 import copy

@@ -9,32 +9,10 @@ them on another split.
         --config CONFIG --test test.pkl [--calibration isotonic|platt|none] \
         [--write-config OUT.py] [--cfg-options KEY=VALUE ...]
 
-Works for every detector whatever its loss (the scores are taken as the
-model gives them). On the ``val_dataloader`` split of ``CONFIG`` (held out:
-the tool stops if an image is also a training or test image of it) it
-
-1. chooses each class's LRP-optimal threshold ``s*`` (the score at which
-   the class's LRP, which charges false positives, misses and loose boxes,
-   is lowest; ``mmdet_rankloss.evaluation.class_thresholds``). A class
-   without val objects is not thresholded;
-2. fits a calibration, Platt and isotonic, on the val boxes kept by those
-   thresholds, with LaECE_0's targets (the IoU of a box with the object it
-   found, 0 for a box that found none).
-
-With ``--test``, the detections of the ``test_dataloader`` split, it
-reports on that split, for the boxes as given, at 0.3 for every class and
-at the per-class thresholds: boxes per image, LRP (with its localisation,
-false-positive and miss parts), D-ECE and LaECE_0, the latter as given and
-after each calibration. Every number is fitted on val and measured on test.
-
-``--write-config OUT.py`` writes a config that inherits ``CONFIG`` and adds
-``ClassScoreThresholdHook`` (its ``custom_hooks`` kept) with the thresholds
-and the calibration ``--calibration`` names (default isotonic): run
-``tools/test.py OUT.py CKPT`` and the predictions are filtered per class
-and calibrated. MMDetection has one ``score_thr`` for every class; the hook
-applies the per-class ones after the model, so the config's ``score_thr``
-must stay at or below the lowest of them (it is: they are chosen among the
-boxes that passed it).
+Works for every detector whatever its loss. What it chooses, fits, reports
+and writes (a config with ``ClassScoreThresholdHook``):
+docs/thresholds.md#per-class-thresholds-and-a-calibration-for-any-model.
+It stops if a val image is also a training or test image of the config.
 """
 import argparse
 from typing import Dict, List, Optional, Sequence

@@ -2,60 +2,17 @@
 """Fits a monotone score calibration on validation detections.
 
     python tools/test.py CONFIG CKPT --out val.pkl \
-        --cfg-options test_dataloader=... (the held-out split, see below)
+        --cfg-options test_dataloader=... (the held-out split)
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
         --config CONFIG [--cfg-options KEY=VALUE ...]
         [--write-config OUT.py [--base CONFIG]]
-
-With ``--config``, the ground truth is the config's ``val_dataloader``
-dataset (after ``--cfg-options``), whatever its format: VOC
-(``VOCDataset``, ``CheckedVOCDataset``), COCO (``CocoDataset``,
-``CheckedCocoDataset``) or any MMDetection detection dataset; the class
-names are its metainfo. Detections are matched to images by ``img_id``
-(``tools/test.py --out`` stores it). The images must be held out: the tool
-stops if any of them is a training image of the config (its
-``train_dataloader``) or one of the images it reports on (its
-``test_dataloader``), because a calibration fitted there is fitted on what
-the model learnt, or on the numbers you report. ``docs/thresholds.md`` says
-which split to hold out for VOC, COCO and your own data.
-
-The VOC-only form of earlier versions still works::
-
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
         --data-root data/digits_voc/VOCdevkit [--split val] [--classes voc]
 
-(``VOC2007/ImageSets/Main/<split>.txt`` under ``--data-root``, the digits or
-the 20 VOC classes; no held-out check).
-
-Matches the detections to the ground truth as VOC AP50 does (crowd and
-difficult boxes neither true nor false), fits ``p' = sigmoid(a * logit(p) +
-b)`` (Platt) and prints D-ECE (detection expected calibration error) and
-precision / recall at 0.05, 0.3 and 0.5 before and after. What it then
-prints depends on the model (``--config`` or ``--base``), and every fix it
-prints builds:
-
-* RaMBO alone (``RaMBOAPLoss``) in a Faster R-CNN RoI head or a RetinaNet
-  head (``RaMBORetinaHead``): the test score is ``sigmoid(logit)``, so the fit
-  is stored as ``RaMBOAPLoss(calibration=(a, b))`` and applied at test time;
-  rankings and AP do not change. It prints the ``--cfg-options`` and
-  ``--write-config`` writes it (below);
-* cross-entropy, focal loss or the mix (``MixedRankLoss``) in a head whose
-  score is that probability: no calibration is needed, and none is printed;
-* every other model (Rank & Sort, aLRP, and every ATSS / FCOS head, whose
-  score is the class probability times the centerness): the model has no
-  place for the fit; ``tools/analysis_tools/fit_class_thresholds.py`` fits
-  per-class thresholds and a calibration that ``ClassScoreThresholdHook``
-  applies to the predictions, and the tool prints that command.
-
-``--write-config`` writes the fit of a RaMBO model:
-
-* into an existing config that holds a ``score_calibration = ...`` line
-  (the quickstart's RaMBO config), replacing that line;
-* or, with ``--base CONFIG`` (default: ``--config``), into a new config that
-  inherits ``CONFIG`` and sets the calibration of its RaMBO loss.
-
-Fit on held-out images, never on the training images or the split you
-report.
+What it fits, prints and writes for each kind of model, and which split to
+hold out: docs/thresholds.md. With ``--config`` it stops if a val image is
+also a training or a test image of the config; the VOC-only form
+(``--data-root``) checks nothing.
 """
 import argparse
 import os.path as osp
