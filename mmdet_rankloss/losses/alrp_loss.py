@@ -147,9 +147,13 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
     0 (the classification update is then AP Loss's up to the gate
     ``N_FP(i) > 1e-5``). The defaults follow the authors' code.
 
-    Outputs: ``loss_alrp_cls`` (the classification component, trained by
-    the error-driven update), ``loss_alrp_loc`` (``w_sb * L_loc``) and the
-    logged ``alrp_sb_weight``; all losses times ``loss_weight``.
+    Returns the scalar ``loss_alrp_cls + loss_alrp_loc``; with
+    ``log_diagnostics=True`` the dict of
+    :meth:`~.error_driven_head.ErrorDrivenDetectionLoss.terms`:
+    ``loss_alrp_cls`` (the classification component, trained by the
+    error-driven update), ``loss_alrp_loc`` (``w_sb * L_loc``) and the
+    logged ``alrp_sb_weight``; all losses times ``loss_weight``. The aLRP
+    heads call :meth:`terms` for the two components.
 
     Args:
         delta (float): Half-width of the smoothed step in logit units, > 0.
@@ -177,6 +181,9 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         precision (str): The core's dtype, ``'float64'`` or ``'float32'``
             (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
             Defaults to ``'float64'``.
+        log_diagnostics (bool): Return the dict (the two components and
+            ``alrp_sb_weight``) instead of the scalar loss. Defaults to
+            False.
     """
     mode = 'alrp'
     per_anchor_input = 'loc_error'
@@ -186,8 +193,10 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
                  self_balance: bool = True, tau: float = 0.5,
                  own_loc_in_update: bool = False,
                  loc_order: str = 'hard',
-                 precision: str = 'float64') -> None:
-        super().__init__(delta, score_space, loss_weight, precision)
+                 precision: str = 'float64',
+                 log_diagnostics: bool = False) -> None:
+        super().__init__(delta, score_space, loss_weight, precision,
+                         log_diagnostics)
         owner = type(self).__name__
         self.self_balance = check_flag(owner, 'self_balance', self_balance)
         self.tau = _check_tau(owner, tau)

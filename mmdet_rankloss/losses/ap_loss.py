@@ -8,7 +8,7 @@ batches (:mod:`.memory`) and the distributed gather
 (:func:`~mmdet_rankloss.ops.gather_for_ranking`). The loss itself reads:
 check, select scores, rank per class and across classes, combine, log.
 """
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -26,7 +26,7 @@ from .average_precision import (
 )
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
-from .utils import check_reduction, zero_loss
+from .utils import check_reduction, terms_or_total, zero_loss
 
 __all__ = ['rambo_ap_loss', 'RaMBOAPLoss', 'average_precision_loss']
 
@@ -64,8 +64,18 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     gradient equal the single-process ones on the concatenated batch; the
     memory then holds the gathered batches.
 
-    Logged (keys without ``loss``): ``rambo_ap``, the mAP of the shifted
-    scores over batch and memory; with the blackbox ranker also the push
+    Returns the scalar ``L`` (a Tensor, as every loss module of the
+    package; MMDetection's ``BBoxHead`` logs it as ``loss_cls``). The terms
+    and the diagnostics, on request: with ``log_diagnostics=True``
+    :meth:`forward` returns the dict of :meth:`terms` instead,
+    ``loss_rambo_map`` and ``loss_rambo_apc`` (the weighted ``L_mAP`` and
+    ``L_APC``, which sum to ``L``; a head logs them apart and adds them to
+    the total) and the diagnostics (keys without ``loss``, so MMEngine only
+    logs them). The package's heads call :meth:`terms`, which gives the two
+    terms always and the diagnostics with ``log_diagnostics``.
+
+    Diagnostics: ``rambo_ap``, the mAP of the shifted scores over batch and
+    memory; with the blackbox ranker also the push
     directions of the current scores under the combined loss
     (``rambo_grad_density``, the share of scores with a gradient;
     ``rambo_pos_grad_frac``, of positives pushed up;
@@ -115,6 +125,9 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         calibration (tuple[float, float], optional): Platt ``(a, b)`` of the
             test-time scores (see :class:`~.score_space.ScoreSpace`).
             Defaults to None.
+        log_diagnostics (bool): Return the dict of :meth:`terms` (the two
+            loss terms and the diagnostics) instead of the scalar loss.
+            Defaults to False.
     """
 
     def __init__(self,
@@ -130,9 +143,12 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                  reduction: str = 'mean',
                  global_ranking: bool = False,
                  ranker: Optional[dict] = None,
-                 calibration: Optional[Tuple[float, float]] = None) -> None:
+                 calibration: Optional[Tuple[float, float]] = None,
+                 log_diagnostics: bool = False) -> None:
         super().__init__()
         owner = type(self).__name__
+        self.log_diagnostics = check_flag(owner, 'log_diagnostics',
+                                          log_diagnostics)
         self.space = ScoreSpace(score_space, calibration, owner)
         self._memory = ScoreMemory(memory, owner)
         self.memory = self._memory.size
@@ -193,8 +209,29 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                 weight: Optional[Tensor] = None,
                 avg_factor: Optional[float] = None,
                 reduction_override: Optional[str] = None
-                ) -> Dict[str, Tensor]:
-        """Weighted mAP and APC losses and the diagnostics.
+                ) -> Union[Tensor, Dict[str, Tensor]]:
+        """The loss ``L`` of the batch.
+
+        Args: as :meth:`terms`.
+
+        Returns:
+            Tensor | dict[str, Tensor]: The scalar ``L`` (the sum of
+            ``loss_rambo_map`` and ``loss_rambo_apc``), or (with
+            ``log_diagnostics``) the dict of :meth:`terms`.
+        """
+        return terms_or_total(
+            self.terms(cls_score, labels, weight, avg_factor,
+                       reduction_override, self.log_diagnostics),
+            self.log_diagnostics)
+
+    def terms(self,
+              cls_score: Tensor,
+              labels: Tensor,
+              weight: Optional[Tensor] = None,
+              avg_factor: Optional[float] = None,
+              reduction_override: Optional[str] = None,
+              diagnostics: Optional[bool] = None) -> Dict[str, Tensor]:
+        """Weighted mAP and APC losses and, on request, the diagnostics.
 
         Args:
             cls_score (Tensor): Classifier output (N, C + 1) with background
@@ -206,24 +243,31 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                 construction. Accepted for the mmdet loss signature.
             reduction_override (str, optional): ``'mean'`` or ``'sum'``;
                 ``'none'`` raises (a rank loss has no per-element terms).
+            diagnostics (bool, optional): Add the diagnostics (class
+                docstring). Defaults to None: ``log_diagnostics``.
 
         Returns:
-            dict[str, Tensor]: ``loss_rambo_map``, ``loss_rambo_apc`` and
-            the logged diagnostics.
+            dict[str, Tensor]: ``loss_rambo_map``, ``loss_rambo_apc`` and,
+            with ``diagnostics``, the logged diagnostics.
         """
+        if diagnostics is None:
+            diagnostics = self.log_diagnostics
         reduction = self._reduction(reduction_override)
         num_classes = self.space.check_inputs(cls_score, labels, weight)
         masked = self.ranker.masks_items and weight is not None
         scores, targets = self._select(cls_score, labels, weight,
                                        num_classes, masked)
-        with_grad = torch.is_grad_enabled() and cls_score.requires_grad
+        # the gradient is read for the diagnostics only
+        with_grad = diagnostics and torch.is_grad_enabled() and \
+            cls_score.requires_grad
         per_class, across = self.ranker.rank_classes(
             scores, targets, self._memory.read(scores), self.margin,
             reduction, with_grad, masked)
         if self.training and scores.shape[0]:
             self._memory.append(scores, targets)
         out = self._combine(cls_score, per_class, across)
-        out.update(self._logged(per_class, across, targets, with_grad))
+        if diagnostics:
+            out.update(self._logged(per_class, across, targets, with_grad))
         return out
 
     def _reduction(self, reduction_override: Optional[str]) -> str:

@@ -7,15 +7,20 @@ output into one ranking of all (anchor, class) scores and calls the core
 :class:`~.rank_sort_loss.ErrorDrivenAPLoss` and :class:`~.alrp_loss.ALRPLoss`
 give its mode, options, per-anchor input and outputs.
 """
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
 
-from ..ops.checks import check_data, check_number, check_positive
+from ..ops.checks import (
+    check_data,
+    check_flag,
+    check_number,
+    check_positive,
+)
 from .error_driven import check_precision, error_driven_loss
 from .score_space import ClsHooksMixin, ScoreSpace
-from .utils import check_reduction
+from .utils import check_reduction, terms_or_total
 
 __all__ = ['ErrorDrivenDetectionLoss']
 
@@ -42,6 +47,13 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     labels in range, the per-anchor input in [0, 1] at the positives) are
     device-side assertions there (a ``ValueError`` on the CPU).
 
+    :meth:`forward` returns the scalar loss, the sum of the subclass's
+    loss terms (a Tensor, as every loss module of the package); with
+    ``log_diagnostics=True`` the dict of :meth:`terms` instead (the loss
+    terms, keys with ``loss``, and the logged diagnostics, keys without).
+    The package's heads call :meth:`terms`, which gives the loss terms
+    always and the diagnostics with ``log_diagnostics``.
+
     Args:
         delta (float): Half-width of the smoothed step, > 0.
         score_space (str): See :class:`~.score_space.ScoreSpace`.
@@ -52,6 +64,9 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
             time, its update is within 2.4e-7 of the largest entry but, for
             RS, up to 4e-5 off entry by entry. The value and the update are
             returned in the scores' dtype either way.
+        log_diagnostics (bool): Return the dict of :meth:`terms` (loss
+            terms and diagnostics) instead of the scalar loss. Defaults to
+            False.
     """
     mode = 'ap'
     #: The per-anchor input :meth:`forward` takes by keyword, if any
@@ -61,9 +76,12 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
     def __init__(self, delta: float,
                  score_space: str = 'logits',
                  loss_weight: float = 1.0,
-                 precision: str = 'float64') -> None:
+                 precision: str = 'float64',
+                 log_diagnostics: bool = False) -> None:
         super().__init__()
         owner = type(self).__name__
+        self.log_diagnostics = check_flag(owner, 'log_diagnostics',
+                                          log_diagnostics)
         self.delta = check_positive(owner, 'delta', delta)
         self.space = ScoreSpace(score_space, None, owner)
         self.loss_weight = check_number(owner, 'loss_weight', loss_weight,
@@ -145,8 +163,29 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                 weight: Optional[Tensor] = None,
                 avg_factor: Optional[float] = None,
                 reduction_override: Optional[str] = None,
-                **per_anchor: Optional[Tensor]) -> Dict[str, Tensor]:
+                **per_anchor: Optional[Tensor]
+                ) -> Union[Tensor, Dict[str, Tensor]]:
         """The loss of one batch.
+
+        Args: as :meth:`terms`.
+
+        Returns:
+            Tensor | dict[str, Tensor]: The scalar sum of the loss terms,
+            or (with ``log_diagnostics``) the dict of :meth:`terms`.
+        """
+        return terms_or_total(
+            self.terms(cls_score, labels, weight, avg_factor,
+                       reduction_override, self.log_diagnostics,
+                       **per_anchor),
+            self.log_diagnostics)
+
+    def terms(self, cls_score: Tensor, labels: Tensor,
+              weight: Optional[Tensor] = None,
+              avg_factor: Optional[float] = None,
+              reduction_override: Optional[str] = None,
+              diagnostics: Optional[bool] = None,
+              **per_anchor: Optional[Tensor]) -> Dict[str, Tensor]:
+        """The loss terms of one batch and, on request, the diagnostics.
 
         Args:
             cls_score (Tensor): (N, C + 1) for 'logits' (background column
@@ -158,24 +197,33 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                 by the number of positives).
             reduction_override (str, optional): 'mean' or 'sum' (equal: one
                 ranking); 'none' raises.
+            diagnostics (bool, optional): Add the logged values (keys
+                without ``loss``). Defaults to None: ``log_diagnostics``.
             **per_anchor (Tensor): :attr:`per_anchor_input` by keyword, if
                 the loss has one: (N,) values read at the positive rows.
 
         Returns:
-            dict[str, Tensor]: The subclass's losses and logged values.
+            dict[str, Tensor]: The subclass's losses and, with
+            ``diagnostics``, its logged values.
         """
         unknown = set(per_anchor) - {self.per_anchor_input}
         if unknown:
             raise TypeError(f'{type(self).__name__}.forward() got unexpected '
                             f'keyword arguments {sorted(unknown)}')
-        return self._outputs(*self._rank(cls_score, labels, weight,
-                                         reduction_override, **per_anchor))
+        out = self._outputs(*self._rank(cls_score, labels, weight,
+                                        reduction_override, **per_anchor))
+        if diagnostics is None:
+            diagnostics = self.log_diagnostics
+        if diagnostics:
+            return out
+        return {key: value for key, value in out.items() if 'loss' in key}
 
     def _outputs(self, loss: Tensor, parts: Tensor, loc_weight: Tensor,
                  loc_error: Optional[Tensor]) -> Dict[str, Tensor]:
-        """The output dict from what :meth:`_rank` returns (``loss`` is in
-        the graph of ``cls_score`` even without positives: the core's
-        autograd Function gives it a zero update then)."""
+        """The dict of :meth:`terms` with the diagnostics from what
+        :meth:`_rank` returns (``loss`` is in the graph of ``cls_score``
+        even without positives: the core's autograd Function gives it a
+        zero update then)."""
         raise NotImplementedError(
             f'{type(self).__name__} subclasses ErrorDrivenDetectionLoss but '
             'does not define _outputs(), which names its returned losses')

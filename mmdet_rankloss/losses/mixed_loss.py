@@ -8,14 +8,14 @@ binary cross-entropy, say) gives the head a dense signal while the rank loss
 orders what matters for AP: the "mix with cross-entropy" of the evidence
 study.
 """
-from typing import Dict, Optional
+from typing import Dict, Optional, Union
 
 from torch import Tensor, nn
 
-from ..ops.checks import check_choice
+from ..ops.checks import check_choice, check_flag
 from ..optional_mmdet import MODELS, require_mmdet
 from .score_space import ClsHooksMixin
-from .utils import zero_loss
+from .utils import terms_or_total, zero_loss
 
 __all__ = ['MixedRankLoss']
 
@@ -30,8 +30,17 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
     foreground columns, ``aux_columns='foreground'``; a background column of
     the 'logits' space, untrained by the rank loss, is left alone), or every
     column (``'all'``, e.g. softmax cross-entropy with the 'softmax' score
-    space). Its value is logged as ``aux_name``; ``weight`` and
-    ``avg_factor`` of the head reach it unchanged. It needs MMDetection
+    space). ``weight`` and ``avg_factor`` of the head reach it unchanged.
+
+    Returns the scalar sum of the rank loss and the auxiliary loss (a
+    Tensor; MMDetection's ``BBoxHead`` logs it as ``loss_cls``). The terms,
+    on request: with ``log_diagnostics=True`` :meth:`forward` returns the
+    dict of :meth:`terms` instead, the rank loss's terms (its
+    :meth:`terms` with the diagnostics, e.g. ``loss_rambo_map``,
+    ``loss_rambo_apc``, ``rambo_ap``; ``loss_rank`` for a rank loss without
+    terms) and the auxiliary loss under ``aux_name``. The package's heads
+    call :meth:`terms`. The diagnostics follow this loss's
+    ``log_diagnostics``, not the rank loss's own. It needs MMDetection
     (the auxiliary loss is one of its losses): built without it, it raises
     ImportError naming the install.
 
@@ -43,19 +52,25 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
             ``use_sigmoid=True``; background RoIs are negatives of every
             class), whose sigmoid is the test score of the 'logits' space.
         aux_columns (str): ``'foreground'`` or ``'all'``.
-        aux_name (str): Log key of the auxiliary loss; must start with
-            ``loss`` so that the runner adds it to the total.
+        aux_name (str): Key of the auxiliary loss among the terms; must
+            start with ``loss`` so that the runner adds it to the total.
+        log_diagnostics (bool): Return the dict of :meth:`terms` (the loss
+            terms and the rank loss's diagnostics) instead of the scalar
+            loss. Defaults to False.
     """
 
     def __init__(self,
                  rank_loss: dict,
                  aux_loss: Optional[dict] = None,
                  aux_columns: str = 'foreground',
-                 aux_name: str = 'loss_cls_aux') -> None:
+                 aux_name: str = 'loss_cls_aux',
+                 log_diagnostics: bool = False) -> None:
         super().__init__()
         owner = type(self).__name__
         require_mmdet(owner)  # the auxiliary loss is MMDetection's
         check_choice(owner, 'aux_columns', aux_columns, ('foreground', 'all'))
+        self.log_diagnostics = check_flag(owner, 'log_diagnostics',
+                                          log_diagnostics)
         if not isinstance(aux_name, str) or not aux_name.startswith('loss'):
             raise ValueError(f"{owner}: aux_name must be a string starting "
                              "with 'loss' "
@@ -83,8 +98,27 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
     def forward(self, cls_score: Tensor, labels: Tensor,
                 weight: Optional[Tensor] = None,
                 avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None) -> Dict[str, Tensor]:
-        """The rank loss's outputs plus ``aux_name``.
+                reduction_override: Optional[str] = None
+                ) -> Union[Tensor, Dict[str, Tensor]]:
+        """The rank loss plus the auxiliary loss.
+
+        Args: as :meth:`terms`.
+
+        Returns:
+            Tensor | dict[str, Tensor]: The scalar sum of the loss terms,
+            or (with ``log_diagnostics``) the dict of :meth:`terms`.
+        """
+        return terms_or_total(
+            self.terms(cls_score, labels, weight, avg_factor,
+                       reduction_override, self.log_diagnostics),
+            self.log_diagnostics)
+
+    def terms(self, cls_score: Tensor, labels: Tensor,
+              weight: Optional[Tensor] = None,
+              avg_factor: Optional[float] = None,
+              reduction_override: Optional[str] = None,
+              diagnostics: Optional[bool] = None) -> Dict[str, Tensor]:
+        """The rank loss's terms plus ``aux_name``.
 
         Args:
             cls_score (Tensor): Classifier output (N, channels) with the
@@ -93,16 +127,27 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
             weight (Tensor, optional): RoI weights (N,).
             avg_factor (float, optional): Normaliser of the auxiliary loss.
             reduction_override (str, optional): Passed to both losses.
+            diagnostics (bool, optional): Add the rank loss's diagnostics.
+                Defaults to None: ``log_diagnostics``.
 
         Returns:
-            dict[str, Tensor]: The rank loss's dict and the auxiliary loss.
+            dict[str, Tensor]: The rank loss's terms (and diagnostics) and
+            the auxiliary loss.
         """
-        out = self.rank_loss(
-            cls_score,
-            labels,
-            weight,
-            avg_factor=avg_factor,
-            reduction_override=reduction_override)
+        if diagnostics is None:
+            diagnostics = self.log_diagnostics
+        terms = getattr(self.rank_loss, 'terms', None)
+        if terms is not None:
+            out = terms(cls_score, labels, weight, avg_factor=avg_factor,
+                        reduction_override=reduction_override,
+                        diagnostics=diagnostics)
+        else:
+            out = self.rank_loss(
+                cls_score,
+                labels,
+                weight,
+                avg_factor=avg_factor,
+                reduction_override=reduction_override)
         if not isinstance(out, dict):
             out = dict(loss_rank=out)
         if self.aux_name in out:

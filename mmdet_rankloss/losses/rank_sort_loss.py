@@ -109,7 +109,10 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
 
     Called as :meth:`~.error_driven_head.ErrorDrivenDetectionLoss.forward`
     with ``quality=`` (N,) labels in [0, 1], read at the positive rows.
-    Outputs ``loss_rank_sort`` and the logged ``rs_ranking`` and
+    Returns the scalar ``L_RS`` (times ``loss_weight``); with
+    ``log_diagnostics=True`` the dict of
+    :meth:`~.error_driven_head.ErrorDrivenDetectionLoss.terms`:
+    ``loss_rank_sort`` (that value) and the logged ``rs_ranking`` and
     ``rs_sorting``, the two parts of the value.
 
     Args:
@@ -134,6 +137,8 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
             with 3 of the 20 labels set to 0, False changes the value by
             +5.7 % (-20 % with the positives raised by 3) and the update by
             31 % (28 %) of its largest entry.
+        log_diagnostics (bool): Return the dict (``loss_rank_sort`` and the
+            diagnostics) instead of the scalar loss. Defaults to False.
     """
     mode = 'rs'
     per_anchor_input = 'quality'
@@ -142,8 +147,10 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
                  score_space: str = 'logits', loss_weight: float = 1.0,
                  self_relation: float = 0.5,
                  zero_quality_as_negative: bool = True,
-                 precision: str = 'float64') -> None:
-        super().__init__(delta, score_space, loss_weight, precision)
+                 precision: str = 'float64',
+                 log_diagnostics: bool = False) -> None:
+        super().__init__(delta, score_space, loss_weight, precision,
+                         log_diagnostics)
         owner = type(self).__name__
         self.self_relation = check_self_relation(owner, self_relation)
         self.zero_quality_as_negative = check_flag(
@@ -177,7 +184,8 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
     and its interval function (the smoothed step with ``delta = 1``) are
     here; its "minibatch training" memory of several batches is not.
 
-    Outputs ``loss_ap``.
+    Returns the scalar ``1 - AP`` (times ``loss_weight``); with
+    ``log_diagnostics=True`` the dict ``loss_ap`` (it has no diagnostics).
 
     Args:
         delta (float): Half-width of the smoothed step, > 0. Defaults to
@@ -187,13 +195,17 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
         precision (str): The core's dtype, ``'float64'`` or ``'float32'``
             (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
             Defaults to ``'float64'``.
+        log_diagnostics (bool): Return the dict ``loss_ap`` instead of the
+            scalar loss. Defaults to False.
     """
     mode = 'ap'
 
     def __init__(self, delta: float = 1.0, score_space: str = 'logits',
                  loss_weight: float = 1.0,
-                 precision: str = 'float64') -> None:
-        super().__init__(delta, score_space, loss_weight, precision)
+                 precision: str = 'float64',
+                 log_diagnostics: bool = False) -> None:
+        super().__init__(delta, score_space, loss_weight, precision,
+                         log_diagnostics)
 
     def _outputs(self, loss, parts, loc_weight,
                  loc_error) -> Dict[str, Tensor]:

@@ -7,7 +7,7 @@ the zero that keeps the graph, the logged push directions of a blackbox
 gradient, negatives, distances on the unit sphere and batch-hard mining.
 Hyper-parameter checks are in :mod:`mmdet_rankloss.ops.checks`.
 """
-from typing import Dict, NamedTuple
+from typing import Dict, NamedTuple, Union
 
 import torch
 from torch import Tensor
@@ -18,7 +18,7 @@ from ..ops.ranking import rank_dtype
 __all__ = [
     'REDUCTIONS', 'check_reduction', 'check_scores_and_masks', 'zero_loss',
     'negatives_of', 'sq_distance_from_scores', 'distance_from_scores',
-    'HardestPairs', 'hardest_pairs'
+    'HardestPairs', 'hardest_pairs', 'loss_total', 'terms_or_total'
 ]
 
 #: Reductions of a rank loss over its rankings (queries, classes). There is
@@ -101,6 +101,28 @@ def zero_loss(inputs: Tensor) -> Tensor:
     range, and cast first, inf * 0 would make every gradient NaN."""
     dtype = torch.float64 if inputs.dtype == torch.float64 else torch.float32
     return (inputs.to(dtype) * 0).sum()
+
+
+def loss_total(terms: Dict[str, Tensor]) -> Tensor:
+    """The sum of the loss terms of a loss's dict: its keys that contain
+    ``loss``, in order (what MMEngine's runner adds to the total; the
+    diagnostics, keys without ``loss``, are only logged). A single term is
+    returned as it is."""
+    values = [value for key, value in terms.items() if 'loss' in key]
+    if not values:
+        raise ValueError(f'no loss term among {sorted(terms)}')
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+def terms_or_total(terms: Dict[str, Tensor], log_diagnostics: bool
+                   ) -> Union[Tensor, Dict[str, Tensor]]:
+    """What a detection loss's ``forward`` returns: the dict of terms and
+    diagnostics with ``log_diagnostics``, else the scalar total of its loss
+    terms (:func:`loss_total`)."""
+    return terms if log_diagnostics else loss_total(terms)
 
 
 def sq_distance_from_scores(scores: Tensor) -> Tensor:

@@ -104,9 +104,10 @@ class RankLossDenseHeadMixin:
       stock ``loss_by_feat`` concatenated (all levels, all images): the
       ranking and the AP are the batch's, not a level's. Anchors with label
       weight 0 (ignored by the assigner) get weight 0 and the loss leaves
-      them out. The stock ``loss_cls`` key is replaced by the loss's keys
-      (``loss_rambo_map``, ``loss_rambo_apc`` and the ``rambo_*``
-      diagnostics for RaMBO).
+      them out. The stock ``loss_cls`` key is replaced by the loss's terms
+      (its ``terms()``: ``loss_rambo_map`` and ``loss_rambo_apc`` for
+      RaMBO, and the ``rambo_*`` diagnostics with the loss's
+      ``log_diagnostics=True``).
 
     Memory: the concatenation is one (anchors, C) copy of the scores; the
     default blackbox ranker of RaMBO sorts and holds O(anchors x C), never
@@ -217,12 +218,13 @@ class RankLossDenseHeadMixin:
                 stock head does).
 
         Returns:
-            dict: The loss's outputs (a plain loss tensor goes to
-            ``loss_cls``).
+            dict: The loss's terms (its ``terms()``, with the diagnostics
+            its ``log_diagnostics`` asks for; a loss without terms: its
+            output, a plain loss tensor under ``loss_cls``).
         """
-        out = self.loss_cls(self._all_anchor_scores(cls_scores),
-                            torch.cat(labels), torch.cat(label_weights),
-                            avg_factor=avg_factor)
+        loss = getattr(self.loss_cls, 'terms', self.loss_cls)
+        out = loss(self._all_anchor_scores(cls_scores), torch.cat(labels),
+                   torch.cat(label_weights), avg_factor=avg_factor)
         return out if isinstance(out, dict) else dict(loss_cls=out)
 
     def _all_anchor_scores(self, cls_scores: List[Tensor]) -> Tensor:

@@ -47,8 +47,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from mmdet.models.dense_heads import (AnchorHead, ATSSHead, RetinaHead,
-                                      RPNHead)
+from mmdet.models.dense_heads import AnchorHead, ATSSHead, RetinaHead, RPNHead
 from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
 from mmdet.registry import MODELS
 from mmdet.structures.bbox import bbox_overlaps, get_box_tensor
@@ -227,8 +226,9 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
                                      mode='giou', is_aligned=True)
                 loc_error = torch.where(fg, ((1 - giou) / 2).clamp(0, 1),
                                         0.0)
-            out = self.loss_cls(scores, all_labels, weights,
-                                avg_factor=avg_factor, loc_error=loc_error)
+            out = self.loss_cls.terms(scores, all_labels, weights,
+                                      avg_factor=avg_factor,
+                                      loc_error=loc_error)
             out['loss_bbox'] = None  # replaced by loss_alrp_loc
             return out
         quality = scores.new_zeros(n, dtype=torch.float32)
@@ -248,8 +248,8 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
                 getattr(self, 'box_weighting', 'uniform')) * fg
             box_loss = weighted_box_loss(torch.where(fg, box_loss, 0.0),
                                          box_weights)
-        out = self.loss_cls(scores, all_labels, weights,
-                            avg_factor=avg_factor, quality=quality)
+        out = self.loss_cls.terms(scores, all_labels, weights,
+                                  avg_factor=avg_factor, quality=quality)
         out['loss_bbox'] = value_weighted(box_loss, out['loss_rank_sort'])
         return out
 
@@ -342,9 +342,10 @@ class RankSortRPNHead(BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
     ignore is ranked) and with ``reg_decoded_bbox=True``. Prediction
     (proposals) is the stock ``RPNHead``'s, with sigmoid scores.
 
-    Losses: ``loss_rpn_cls`` (the RS value), ``loss_rpn_bbox`` and the
-    logged ``rpn_rs_ranking`` / ``rpn_rs_sorting``: the stock RPN names, so
-    a two-stage detector keeps them apart from the RoI head's.
+    Losses: ``loss_rpn_cls`` (the RS value), ``loss_rpn_bbox`` and, with
+    the loss's ``log_diagnostics=True``, the logged ``rpn_rs_ranking`` /
+    ``rpn_rs_sorting``: the stock RPN names, so a two-stage detector keeps
+    them apart from the RoI head's.
 
     Arguments are ``RPNHead``'s and ``box_weighting`` (``'score'``,
     default, or ``'uniform'``).
@@ -465,9 +466,9 @@ class RankSortBBoxHead(Shared2FCBBoxHead):
             quality = torch.where(
                 pos, self._roi_iou(bbox_pred, rois, labels, bbox_targets),
                 0.0)
-        out = self.loss_cls(cls_score, labels, label_weights,
-                            reduction_override=reduction_override,
-                            quality=quality)
+        out = self.loss_cls.terms(cls_score, labels, label_weights,
+                                  reduction_override=reduction_override,
+                                  quality=quality)
         losses.update(out)
         losses.update(self.loss_cls.get_accuracy(cls_score, labels))
         if 'loss_bbox' in losses:

@@ -91,12 +91,10 @@ def detection_checks(rank, world, g):
         scores = torch.randn(n, c + 1, generator=g, dtype=torch.float64)
         labels = torch.randint(0, c + 1, (n, ), generator=g)
         ref_x = scores.clone().requires_grad_(True)
-        ref_out = ref(ref_x, labels)
-        ref_loss = ref_out['loss_rambo_map'] + ref_out['loss_rambo_apc']
+        ref_loss = ref(ref_x, labels)  # a Tensor: map + apc
         ref_loss.backward()
         x = local_slice(scores, rank).clone().requires_grad_(True)
-        res = ours(x, local_slice(labels, rank))
-        loss = res['loss_rambo_map'] + res['loss_rambo_apc']
+        loss = ours(x, local_slice(labels, rank))
         loss.backward()
         out.append(report(f'RaMBOAPLoss(global_ranking=True), step {step}',
                           loss, ref_loss, x, ref_x, rank, world))

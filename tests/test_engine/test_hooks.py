@@ -8,6 +8,7 @@ uninterrupted run, and does not without the hooks.
 """
 import copy
 import random
+import sys
 from collections import deque
 
 import numpy as np
@@ -292,9 +293,11 @@ from mmengine.optim.scheduler import LinearLR, MultiStepLR  # noqa: E402
 
 from mmdet.registry import HOOKS as MMDET_HOOKS  # noqa: E402
 from mmdet_rankloss.losses import ALRPLoss  # noqa: E402
-from mmdet_rankloss.losses import alrp_loss as alrp_module  # noqa: E402
 from mmdet_rankloss.losses.alrp_loss import (  # noqa: E402
     ALRPSelfBalanceHook, default_sb_period, warmup_end)
+
+# the module (the package's ``alrp_loss`` is the function of that name)
+alrp_module = sys.modules[ALRPSelfBalanceHook.__module__]
 
 # as tools/train.py runs them: checkpoint loading, the head-fit check
 pytestmark = pytest.mark.usefixtures('mmengine_patches')
@@ -503,7 +506,7 @@ class ALRPToyModel(BaseModel):
         super().__init__()
         self.cls = nn.Linear(4, 4)
         self.loc = nn.Linear(4, 1)
-        self.loss_cls = ALRPLoss()
+        self.loss_cls = ALRPLoss(log_diagnostics=True)
 
     def forward(self, inputs, targets, mode='tensor'):
         feats = inputs.reshape(-1, 4)

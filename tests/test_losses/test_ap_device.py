@@ -135,7 +135,7 @@ def masked_reference(cls_score, labels, weight, stored, loss):
 def test_module_equals_leaving_weight_0_rois_out(space, memory, prg,
                                                  rpn_batch):
     loss = RaMBOAPLoss(memory=memory, score_space=space,
-                       positive_rank_grad=prg).train()
+                       positive_rank_grad=prg, log_diagnostics=True).train()
     for step in range(memory + 1):
         cls_score, labels = rpn_batch(200, 6, space=space, seed=step)
         weight = (torch.rand(200, generator=torch.Generator().manual_seed(
@@ -187,11 +187,12 @@ def test_device_path_asserts_on_the_device(rpn_batch):
 
 @pytest.mark.parametrize('cfg', [
     dict(type='RaMBOAPLoss', memory=0),
+    dict(type='RaMBOAPLoss', memory=0, log_diagnostics=True),
     dict(type='RaMBOAPLoss', memory=0, positive_rank_grad=True),
     dict(type='MixedRankLoss',
          rank_loss=dict(type='RaMBOAPLoss', memory=0, margin=0.0),
          aux_loss=dict(type='FocalLoss', use_sigmoid=True))
-], ids=['rambo', 'positive_rank_grad', 'mixed_focal'])
+], ids=['rambo', 'rambo_diagnostics', 'positive_rank_grad', 'mixed_focal'])
 def test_compiles_without_a_graph_break(cfg, rpn_batch):
     """``torch.compile(fullgraph=True)`` traces the whole loss (the device
     path: no read, no NumPy), forward and backward, with the eager
@@ -203,6 +204,8 @@ def test_compiles_without_a_graph_break(cfg, rpn_batch):
 
     def total(x):
         out = loss(x, labels, weight, avg_factor=20.0)
+        if isinstance(out, torch.Tensor):  # the default
+            return out
         return sum(v for k, v in out.items() if k.startswith('loss'))
 
     torch._dynamo.reset()

@@ -128,7 +128,8 @@ def test_functional_half_precision_and_ties(dtype):
 @pytest.mark.parametrize('space', SPACES)
 def test_module_values_equal_sklearn_map_and_apc(space, rpn_batch):
     cls_score, labels = rpn_batch(space=space, seed=3)
-    loss = RaMBOAPLoss(memory=0, margin=0.0, map_weight=1.0, apc_weight=1.0,
+    loss = RaMBOAPLoss(log_diagnostics=True,
+                       memory=0, margin=0.0, map_weight=1.0, apc_weight=1.0,
                        score_space=space)
     out = loss(cls_score, labels)
     probs = ranked(cls_score, space)
@@ -145,8 +146,9 @@ def test_module_values_equal_sklearn_map_and_apc(space, rpn_batch):
 
 def test_module_default_weights_are_two_to_one(rpn_batch):
     cls_score, labels = rpn_batch(seed=4)
-    out = RaMBOAPLoss(memory=0)(cls_score, labels)
-    ref = RaMBOAPLoss(memory=0, map_weight=1.0, apc_weight=1.0)(
+    out = RaMBOAPLoss(log_diagnostics=True, memory=0)(cls_score, labels)
+    ref = RaMBOAPLoss(log_diagnostics=True,
+                      memory=0, map_weight=1.0, apc_weight=1.0)(
         cls_score, labels)
     assert out['loss_rambo_map'].item() == pytest.approx(
         2 / 3 * ref['loss_rambo_map'].item())
@@ -155,7 +157,8 @@ def test_module_default_weights_are_two_to_one(rpn_batch):
 
 
 def test_memory_keeps_tau_batches_without_gradient(rpn_batch):
-    loss = RaMBOAPLoss(memory=2, margin=0.1, map_weight=1.0, apc_weight=0.0,
+    loss = RaMBOAPLoss(log_diagnostics=True,
+                       memory=2, margin=0.1, map_weight=1.0, apc_weight=0.0,
                        score_space='logits')
     batches = [rpn_batch(space='logits', seed=s) for s in range(4)]
     outs = []
@@ -176,18 +179,19 @@ def test_memory_keeps_tau_batches_without_gradient(rpn_batch):
     assert batches[3][0].grad.abs().sum() > 0
     # the memory changes the gradient of the current batch
     fresh = batches[3][0].detach().clone().requires_grad_(True)
-    RaMBOAPLoss(memory=0, margin=0.1, map_weight=1.0, apc_weight=0.0,
+    RaMBOAPLoss(log_diagnostics=True,
+                memory=0, margin=0.1, map_weight=1.0, apc_weight=0.0,
                 score_space='logits')(fresh, batches[3][1])[
                     'loss_rambo_map'].backward()
     assert not torch.equal(fresh.grad, batches[3][0].grad)
 
 
 def test_memory_zero_eval_mode_and_reset_policy(rpn_batch):
-    loss = RaMBOAPLoss(memory=0)
+    loss = RaMBOAPLoss(log_diagnostics=True, memory=0)
     for seed in range(3):
         out = loss(*rpn_batch(seed=seed))
         assert len(loss._memory) == 0 and torch.isfinite(total(out))
-    loss = RaMBOAPLoss(memory=3)
+    loss = RaMBOAPLoss(log_diagnostics=True, memory=3)
     loss(*rpn_batch(seed=0))
     loss.eval()
     loss(*rpn_batch(seed=1))
@@ -205,9 +209,10 @@ def test_weight_zero_rows_are_left_out(rpn_batch):
     cls_score, labels = rpn_batch(seed=5)
     weight = (torch.rand(len(labels)) < 0.7).float()
     keep = weight > 0
-    out = RaMBOAPLoss(memory=0)(cls_score, labels, weight)
+    out = RaMBOAPLoss(log_diagnostics=True,
+                      memory=0)(cls_score, labels, weight)
     sub = cls_score.detach()[keep].clone().requires_grad_(True)
-    ref = RaMBOAPLoss(memory=0)(sub, labels[keep])
+    ref = RaMBOAPLoss(log_diagnostics=True, memory=0)(sub, labels[keep])
     total(out).backward()
     total(ref).backward()
     assert total(out).item() == pytest.approx(total(ref).item())
@@ -219,7 +224,8 @@ def test_weight_zero_rows_are_left_out(rpn_batch):
 def test_module_signs_and_diagnostics(space, rpn_batch):
     cls_score, labels = rpn_batch(num_rois=256, space=space, seed=6,
                                   scale=3.0)
-    loss = RaMBOAPLoss(memory=0, score_space=space, lambda_val=5.0)
+    loss = RaMBOAPLoss(log_diagnostics=True,
+                       memory=0, score_space=space, lambda_val=5.0)
     out = loss(cls_score, labels)
     total(out).backward()
     for key in ('rambo_ap', 'rambo_pos_grad_frac', 'rambo_neg_grad_frac',
@@ -249,7 +255,8 @@ def test_scale_immunity_through_module(rpn_batch):
     grads = []
     for weight, factor in ((1.0, 1.0), (3.0, 1.0), (1.0, 1024.0)):
         x = cls_score.detach().clone().requires_grad_(True)
-        out = RaMBOAPLoss(memory=0, loss_weight=weight)(x, labels)
+        out = RaMBOAPLoss(log_diagnostics=True,
+                          memory=0, loss_weight=weight)(x, labels)
         (total(out) * factor).backward()
         grads.append(x.grad)
     assert grads[0].abs().sum() > 0
@@ -269,7 +276,7 @@ def test_no_nan_on_degenerate_batches(space, case, rpn_batch):
         labels = torch.full_like(labels, num_classes)
     else:
         cls_score = torch.zeros_like(cls_score, requires_grad=True)
-    loss = RaMBOAPLoss(memory=2, score_space=space)
+    loss = RaMBOAPLoss(log_diagnostics=True, memory=2, score_space=space)
     for _ in range(2):
         out = loss(cls_score, labels)
         value = total(out)
@@ -286,16 +293,17 @@ def test_no_nan_on_degenerate_batches(space, case, rpn_batch):
 def test_module_half_precision(device, dtype, rpn_batch):
     cls_score, labels = rpn_batch(seed=9, device=device)
     x = cls_score.detach().to(dtype).requires_grad_(True)
-    out = RaMBOAPLoss(memory=1)(x, labels)
+    out = RaMBOAPLoss(log_diagnostics=True, memory=1)(x, labels)
     total(out).backward()
     assert x.grad.dtype == dtype and torch.isfinite(x.grad).all()
-    ref = RaMBOAPLoss(memory=1)(x.detach().float(), labels)
+    ref = RaMBOAPLoss(log_diagnostics=True,
+                      memory=1)(x.detach().float(), labels)
     assert total(out).item() == pytest.approx(total(ref).item(), abs=1e-6)
 
 
 def test_reduction_override_none_raises_and_sum_works(rpn_batch):
     cls_score, labels = rpn_batch(seed=10)
-    loss = RaMBOAPLoss(memory=0)
+    loss = RaMBOAPLoss(log_diagnostics=True, memory=0)
     with pytest.raises(ValueError, match='OHEM'):
         loss(cls_score, labels, reduction_override='none')
     mean = loss(cls_score, labels)['loss_rambo_map']
@@ -316,7 +324,7 @@ def test_module_bad_config(kwargs):
 
 
 def test_module_bad_input():
-    loss = RaMBOAPLoss(score_space='softmax')
+    loss = RaMBOAPLoss(log_diagnostics=True, score_space='softmax')
     with pytest.raises(ValueError, match='labels'):
         loss(torch.randn(4, 3), torch.tensor([0, 1, 2, 3]))  # 3 > C = 2
     with pytest.raises(ValueError, match='shape'):
@@ -343,7 +351,7 @@ def test_build_from_config_and_hooks():
 @pytest.mark.parametrize('space', SPACES)
 def test_get_activation_and_accuracy(space, rpn_batch):
     cls_score, labels = rpn_batch(space=space, seed=11)
-    loss = RaMBOAPLoss(score_space=space)
+    loss = RaMBOAPLoss(log_diagnostics=True, score_space=space)
     scores = loss.get_activation(cls_score)
     assert scores.shape == (len(labels), 6)  # C + 1, dummy background last
     assert ((scores >= 0) & (scores <= 1)).all()
@@ -364,7 +372,8 @@ def test_get_activation_and_accuracy(space, rpn_batch):
     assert acc['acc_classes'].item() == pytest.approx(expected.item())
 
 
-def _head_and_rois(space, num_classes=4, seed=0, ranker=None):
+def _head_and_rois(space, num_classes=4, seed=0, ranker=None,
+                   log_diagnostics=True):
     from mmengine.config import ConfigDict
     from mmdet.models.task_modules.assigners import MaxIoUAssigner
     from mmdet.models.task_modules.samplers import RandomSampler
@@ -386,9 +395,10 @@ def _head_and_rois(space, num_classes=4, seed=0, ranker=None):
             # a large lambda: at initialisation the probability spaces get
             # no gradient from the paper's lambda (docs/detection.md)
             loss_cls=dict(type='RaMBOAPLoss', score_space=space, memory=2,
-                          lambda_val=50.0) if ranker is None else dict(
-                              type='RaMBOAPLoss', score_space=space,
-                              memory=2, ranker=ranker),
+                          lambda_val=50.0, log_diagnostics=log_diagnostics)
+            if ranker is None else dict(
+                type='RaMBOAPLoss', score_space=space, memory=2,
+                ranker=ranker, log_diagnostics=log_diagnostics),
             loss_bbox=dict(type='L1Loss', loss_weight=1.0)))
     head.init_weights()
     assigner = MaxIoUAssigner(pos_iou_thr=0.5, neg_iou_thr=0.5,
@@ -456,6 +466,24 @@ def test_inside_shared2fc_bbox_head_train_and_predict(space):
         assert ((res.labels >= 0) & (res.labels < 4)).all()
 
 
+def test_stock_bbox_head_logs_the_total_as_loss_cls_by_default():
+    """Without ``log_diagnostics`` the loss is a Tensor: the stock head
+    logs it as ``loss_cls``, the sum of the two terms."""
+    outs = []
+    for log_diagnostics in (False, True):
+        head, rois, feats, sampling_results, train_cfg = _head_and_rois(
+            'logits', log_diagnostics=log_diagnostics)
+        cls_score, bbox_pred = head(feats)
+        outs.append(head.loss_and_target(cls_score, bbox_pred, rois,
+                                         sampling_results,
+                                         train_cfg)['loss_bbox'])
+    plain, terms = outs
+    assert {'loss_cls', 'loss_bbox', 'acc_classes'} == set(plain)
+    assert not any(k.startswith('rambo') for k in plain)
+    torch.testing.assert_close(
+        plain['loss_cls'], terms['loss_rambo_map'] + terms['loss_rambo_apc'])
+
+
 @pytest.mark.parametrize('ranker', [
     dict(type='SigmoidRanker', temperature=0.5),
     dict(type='SorterRanker', sorter=dict(type='LSTMSorter', seq_len=16,
@@ -490,7 +518,7 @@ def test_other_rankers_train_a_stock_bbox_head(ranker):
 def test_calibration_changes_scores_not_rankings(space, rpn_batch):
     cls_score, _ = rpn_batch(space=space, seed=5)
     plain = RaMBOAPLoss(score_space=space).get_activation(cls_score)
-    fitted = RaMBOAPLoss(score_space=space,
+    fitted = RaMBOAPLoss(log_diagnostics=True, score_space=space,
                          calibration=(0.5, -1.0)).get_activation(cls_score)
     assert fitted.shape == plain.shape
     assert not torch.allclose(fitted[:, :5], plain[:, :5])

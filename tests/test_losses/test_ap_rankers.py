@@ -193,7 +193,7 @@ def test_sorter_ranker_loads_a_pretrained_checkpoint(tmp_path):
 def test_half_precision_scores_and_no_positives(ranker, dtype):
     """Half scores are ranked in fp32; an all-background batch gives a zero
     loss that keeps the graph."""
-    loss = RaMBOAPLoss(ranker=ranker, memory=2)
+    loss = RaMBOAPLoss(log_diagnostics=True, ranker=ranker, memory=2)
     torch.manual_seed(0)
     cls_score = torch.randn(64, 6).to(dtype).requires_grad_(True)
     labels = torch.randint(0, 6, (64, ))
@@ -203,22 +203,24 @@ def test_half_precision_scores_and_no_positives(ranker, dtype):
     total.backward()
     assert torch.isfinite(cls_score.grad.float()).all()
     background = torch.full((64, ), 5)
-    fresh = RaMBOAPLoss(ranker=ranker)
+    fresh = RaMBOAPLoss(log_diagnostics=True, ranker=ranker)
     out = fresh(cls_score.detach().float().requires_grad_(True), background)
     assert out['loss_rambo_map'].item() == 0
     assert out['loss_rambo_map'].requires_grad
 
 
 def test_default_ranker_is_blackbox_with_the_loss_arguments():
-    loss = RaMBOAPLoss(lambda_val=2.0, normalize_ranks=False)
+    loss = RaMBOAPLoss(log_diagnostics=True,
+                       lambda_val=2.0, normalize_ranks=False)
     assert isinstance(loss.ranker, BlackboxRanker)
     assert (loss.ranker.lambda_val, loss.ranker.normalize_ranks) == (2.0,
                                                                      False)
-    built = RaMBOAPLoss(ranker=dict(type='BlackboxRanker', lambda_val=2.0))
+    built = RaMBOAPLoss(log_diagnostics=True,
+                        ranker=dict(type='BlackboxRanker', lambda_val=2.0))
     torch.manual_seed(0)
     cls_score = torch.randn(50, 5, requires_grad=True)
     labels = torch.randint(0, 5, (50, ))
-    a = RaMBOAPLoss(lambda_val=2.0)(cls_score, labels)
+    a = RaMBOAPLoss(log_diagnostics=True, lambda_val=2.0)(cls_score, labels)
     b = built(cls_score, labels)
     for key in a:
         assert torch.equal(a[key], b[key])

@@ -63,7 +63,7 @@ def losses_of(out):
 def run_cpu(name, batch, **cfg):
     cls_score, labels, weight, extra = batch
     x = cls_score.detach().clone().requires_grad_(True)
-    loss = MODELS.build(dict(type=name, **cfg))
+    loss = MODELS.build(dict(type=name, log_diagnostics=True, **cfg))
     kwargs = {EXTRA[name]: extra} if name in EXTRA else {}
     out = loss(x, labels, weight, **kwargs)
     losses_of(out).backward()
@@ -74,7 +74,7 @@ def run_meta(name, batch, **cfg):
     """(outputs, grad, meta) of one forward + backward on the meta device
     (values read from the shadows; counts from the call on)."""
     cls_score, labels, weight, extra = batch
-    loss = MODELS.build(dict(type=name, **cfg))
+    loss = MODELS.build(dict(type=name, log_diagnostics=True, **cfg))
     with ShadowMeta() as meta:
         loss = meta.module_to_meta(loss)
         x = meta.to_meta(cls_score).requires_grad_(True)

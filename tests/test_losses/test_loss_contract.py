@@ -15,11 +15,12 @@ files keep only what is specific to a loss (values against references).
 
 One API (``test_one_api_*``): every loss is a function ``<stem>_loss`` and
 a module ``<Stem>Loss``, both in ``__all__``, whose shared hyper-parameters
-have the same names and defaults; an embedding or pair module returns a
-Tensor (diagnostics only on request); a detection module returns
-MMDetection's dict of ``loss*`` terms and logged values, which its head
-adds to the losses; deprecated names warn; a retrieval loss refuses
-embeddings that are not of unit length, naming ``embeddings``.
+have the same names and defaults; every module returns a scalar Tensor,
+and a module with diagnostics gives them on request: built with
+``log_diagnostics=True`` it returns a dict of ``loss*`` terms, which sum to
+that Tensor, and logged values (keys without ``loss``); deprecated names
+warn; a retrieval loss refuses embeddings that are not of unit length,
+naming ``embeddings``.
 
 Device contract, checked without a GPU (``_device_modes``): every loss
 runs forward and backward on the ``meta`` device, its host reads answered
@@ -99,6 +100,17 @@ def kind_of(cls):
 def build(name, **overrides):
     return MODELS.build(dict(type=name, **{**CONFIGS.get(name, {}),
                                            **overrides}))
+
+
+def has_diagnostics(name):
+    """Whether the module gives its terms and diagnostics on request."""
+    return 'log_diagnostics' in inspect.signature(MODELS.get(name)).parameters
+
+
+def build_with_terms(name):
+    """The module, returning its dict of terms where it has one."""
+    return build(name, **(dict(log_diagnostics=True)
+                          if has_diagnostics(name) else {}))
 
 
 @pytest.fixture
@@ -199,7 +211,7 @@ def test_build_from_config_and_output_keys(name, inputs):
 def test_degenerate_batches_give_finite_values_and_grads(name, case, inputs):
     if case == 'no_positives' and kind_of(MODELS.get(name)) == 'pairs':
         pytest.skip('a Spearman loss has no positives')
-    loss = build(name)
+    loss = build_with_terms(name)  # each term checked
     x, rest = inputs(name, case)
     value, out = run(loss, x, rest)
     assert all(torch.isfinite(v).all() for v in out.values())
@@ -444,7 +456,8 @@ def test_one_api_functions_return_a_scalar_tensor(fn, batch):
 
 
 @pytest.mark.parametrize('name', [
-    n for n in REGISTERED if kind_of(MODELS.get(n)) in ('embedding', 'pairs')
+    n for n in REGISTERED
+    if kind_of(MODELS.get(n)) in ('embedding', 'pairs', 'detection')
 ])
 def test_one_api_modules_return_a_tensor(name, inputs):
     x, rest = inputs(name)
@@ -452,6 +465,39 @@ def test_one_api_modules_return_a_tensor(name, inputs):
     assert isinstance(value, torch.Tensor) and value.dim() == 0
     value.backward()  # no dict to unpack first
     assert x.grad is not None
+
+
+DIAGNOSED = [n for n in REGISTERED if has_diagnostics(n)]
+
+
+def test_one_api_every_detection_module_has_diagnostics_on_request():
+    detection = {n for n in REGISTERED
+                 if kind_of(MODELS.get(n)) == 'detection'}
+    assert detection and detection <= set(DIAGNOSED)
+    for name in DIAGNOSED:
+        doc = inspect.getdoc(MODELS.get(name))
+        assert 'log_diagnostics' in doc, name
+        assert build(name).log_diagnostics is False, name
+
+
+@pytest.mark.parametrize('name', DIAGNOSED)
+def test_one_api_diagnostics_on_request_terms_sum_to_the_tensor(name,
+                                                                inputs):
+    """``log_diagnostics=True``: a dict whose ``loss*`` terms sum to the
+    Tensor of the default module (``terms()``, where a module has it, is
+    that dict), and whose other keys hold no ``loss``."""
+    x, rest = inputs(name)
+    value = build(name)(x, *rest)
+    out = build(name, log_diagnostics=True)(x, *rest)
+    assert isinstance(out, dict)
+    keys = [k for k in out if 'loss' in k]
+    assert keys and all(k.startswith('loss') for k in keys)
+    torch.testing.assert_close(sum(out[k] for k in keys), value)
+    if hasattr(build(name), 'terms'):
+        terms = build(name).terms(x, *rest)
+        assert set(terms) == set(keys)  # the diagnostics on request only
+        assert set(build(name).terms(x, *rest, diagnostics=True)) == \
+            set(out)
 
 
 def test_one_api_recall_diagnostics_and_memory_on_request(inputs):

@@ -15,7 +15,7 @@ def build(space, **kwargs):
         dict(
             type='MixedRankLoss',
             rank_loss=dict(type='RaMBOAPLoss', score_space=space),
-            **kwargs))
+            **dict(log_diagnostics=True, **kwargs)))
 
 
 @pytest.mark.parametrize('space', SPACES)
@@ -24,7 +24,7 @@ def test_value_is_rank_loss_plus_independent_bce(space, rpn_batch):
     loss = build(space)
     loss.train()
     out = loss(cls_score, labels, avg_factor=len(labels))
-    rank = RaMBOAPLoss(score_space=space)
+    rank = RaMBOAPLoss(log_diagnostics=True, score_space=space)
     rank.train()
     expected = rank(cls_score, labels)
     for key, value in expected.items():

@@ -193,7 +193,8 @@ def test_module_matches_reference(name, mode, rpn_batch):
                          dtype=torch.float64)
     earlier = dict(self_relation=1.0, zero_quality_as_negative=False) \
         if mode == 'rs' else {}
-    loss = MODELS.build(dict(type=name, loss_weight=2.0, **earlier))
+    loss = MODELS.build(dict(type=name, loss_weight=2.0, log_diagnostics=True,
+                            **earlier))
     kwargs = dict(quality=quality) if mode == 'rs' else {}
     out = loss(cls_score, labels, weight, **kwargs)
     key = 'loss_rank_sort' if mode == 'rs' else 'loss_ap'
@@ -216,7 +217,7 @@ def test_defaults_are_the_papers():
 def test_no_positives_zero_loss_that_backpropagates(rpn_batch):
     cls_score, labels = rpn_batch(20, 3)
     labels = torch.full_like(labels, 3)
-    out = RankSortLoss()(cls_score, labels)
+    out = RankSortLoss(log_diagnostics=True)(cls_score, labels)
     assert out['loss_rank_sort'].item() == 0
     out['loss_rank_sort'].backward()
     assert cls_score.grad is not None and not cls_score.grad.any()
@@ -225,7 +226,7 @@ def test_no_positives_zero_loss_that_backpropagates(rpn_batch):
 def test_all_scores_tied(rpn_batch):
     cls_score, labels = rpn_batch(20, 3, seed=4)
     tied = torch.zeros_like(cls_score, requires_grad=True)
-    out = RankSortLoss()(tied, labels,
+    out = RankSortLoss(log_diagnostics=True)(tied, labels,
                          quality=torch.linspace(0.1, 1, 20))
     out['loss_rank_sort'].backward()
     assert torch.isfinite(tied.grad).all()
@@ -242,10 +243,11 @@ def test_all_scores_tied(rpn_batch):
 def test_half_precision(dtype, rpn_batch):
     cls_score, labels = rpn_batch(40, 4, seed=6)
     quality = torch.rand(40, generator=torch.Generator().manual_seed(1))
-    ref = RankSortLoss()(cls_score, labels, quality=quality)
+    ref = RankSortLoss(log_diagnostics=True)(
+        cls_score, labels, quality=quality)
     ref['loss_rank_sort'].backward()
     half = cls_score.detach().to(dtype).requires_grad_(True)
-    out = RankSortLoss()(half, labels, quality=quality)
+    out = RankSortLoss(log_diagnostics=True)(half, labels, quality=quality)
     out['loss_rank_sort'].backward()
     assert half.grad.dtype == dtype
     # the half scores are rounded: same loss up to that rounding
@@ -344,7 +346,7 @@ def rs_module_case(rpn_batch, case, seed=3):
 def test_rs_module_matches_authors_algorithm(case, self_relation,
                                              zero_as_negative, rpn_batch):
     cls_score, labels, weight, quality = rs_module_case(rpn_batch, case)
-    loss = RankSortLoss(self_relation=self_relation,
+    loss = RankSortLoss(log_diagnostics=True, self_relation=self_relation,
                         zero_quality_as_negative=zero_as_negative,
                         loss_weight=2.0)
     out = loss(cls_score, labels, weight, quality=quality)
@@ -371,7 +373,8 @@ def test_zero_iou_positive_is_a_negative(rpn_batch):
     grads = {}
     for flag in (True, False):
         x = cls_score.detach().clone().requires_grad_(True)
-        out = RankSortLoss(zero_quality_as_negative=flag)(
+        out = RankSortLoss(log_diagnostics=True,
+                           zero_quality_as_negative=flag)(
             x, labels, weight, quality=quality)
         out['loss_rank_sort'].backward()
         grads[flag] = x.grad[:, :3].reshape(-1)[entry]
@@ -380,9 +383,11 @@ def test_zero_iou_positive_is_a_negative(rpn_batch):
     # the default equals the same batch with those rows background
     others = labels.clone()
     others[zero_rows] = 3
-    out = RankSortLoss()(cls_score.detach(), others, weight,
+    out = RankSortLoss(log_diagnostics=True)(
+        cls_score.detach(), others, weight,
                          quality=quality)
-    ref = RankSortLoss()(cls_score.detach(), labels, weight,
+    ref = RankSortLoss(log_diagnostics=True)(
+        cls_score.detach(), labels, weight,
                          quality=quality)
     assert out['loss_rank_sort'].item() == ref['loss_rank_sort'].item()
 
@@ -408,7 +413,7 @@ def test_function_equals_the_module(case, name, rpn_batch):
     """Same value and update as the module."""
     cls_score, labels, weight, quality = rs_module_case(rpn_batch, case)
     options = dict(delta=0.7) if name == 'RankSortLoss' else {}
-    module = MODELS.build(dict(type=name, **options))
+    module = MODELS.build(dict(type=name, log_diagnostics=True, **options))
     if name == 'RankSortLoss':
         out = module(cls_score, labels, weight, quality=quality)
         value = out['loss_rank_sort']
@@ -445,7 +450,7 @@ def test_functions_check_their_inputs():
 
 
 def test_options_default_to_the_authors():
-    loss = RankSortLoss()
+    loss = RankSortLoss(log_diagnostics=True)
     assert loss.self_relation == 0.5 and loss.zero_quality_as_negative
     assert 'self_relation=0.5' in repr(loss)
 
@@ -598,7 +603,8 @@ def test_module_precision_option(name, rpn_batch):
     outs, grads = [], []
     for precision in ('float64', 'float32'):
         x = cls_score.detach().float().requires_grad_(True)
-        loss = MODELS.build(dict(type=name, precision=precision))
+        loss = MODELS.build(dict(type=name, precision=precision,
+                                log_diagnostics=True))
         assert loss.precision == precision
         assert f'precision={precision!r}' in repr(loss)
         out = loss(x, labels, weight, **kwargs)

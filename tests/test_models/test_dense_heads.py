@@ -82,8 +82,10 @@ FOCAL = dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25,
 
 
 def build_pair(kind, **loss_kwargs):
-    """The RaMBO head and the stock (focal) head with the same weights."""
-    cfg = head_cfg(kind, rank_loss(**loss_kwargs))
+    """The RaMBO head (its loss with the diagnostics) and the stock
+    (focal) head with the same weights."""
+    cfg = head_cfg(kind, rank_loss(**dict(dict(log_diagnostics=True),
+                                          **loss_kwargs)))
     stock_type = cfg['type']
     cfg['type'] = 'RaMBORetinaHead' if kind == 'retina' else 'RaMBOATSSHead'
     torch.manual_seed(0)
@@ -171,7 +173,7 @@ def test_loss_over_levels_is_the_loss_on_all_anchors(kind):
     assert losses['loss_rambo_map'].item() == pytest.approx(
         2 / 3 * (1 - np.mean(aps)), abs=1e-6)
     # ... and exactly RaMBOAPLoss on the concatenation, gradient included
-    loss = MODELS.build(rank_loss()).train()
+    loss = MODELS.build(rank_loss(log_diagnostics=True)).train()
     leaf = scores.clone().requires_grad_()
     ref = loss(leaf, labels, weights)
     for key in ('loss_rambo_map', 'loss_rambo_apc', 'rambo_grad_density'):
@@ -605,8 +607,9 @@ def test_model_builds_and_trains_one_step(name, detection_batch):
         cls_keys, box_keys = ['loss_alrp_cls', 'loss_alrp_loc'], []
     for key in cls_keys + ['loss'] + box_keys:
         assert torch.isfinite(log_vars[key]).item(), key
-    if rank:
-        assert 'rambo_grad_density' in log_vars
+    if rank:  # the diagnostics where the config asks for them
+        assert ('rambo_grad_density' in log_vars) == \
+            head.loss_cls.log_diagnostics
     assert not torch.equal(before, cls_conv.weight.detach())
     model.eval()
     with torch.no_grad():

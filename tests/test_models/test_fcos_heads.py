@@ -137,7 +137,7 @@ def test_rambo_ranks_every_point_of_the_batch_at_once():
     """1 - mean AP over the points of all levels and both images
     (scikit-learn), exactly RaMBOAPLoss on the concatenation (gradient
     included); each level ranked alone gives another value."""
-    head = build_head('rambo')
+    head = build_head('rambo', loss_cls=dict(RAMBO, log_diagnostics=True))
     feats, gts, metas = inputs()
     outs = forward(head, feats)
     losses = head.loss_by_feat(*outs, gts, metas)
@@ -146,7 +146,7 @@ def test_rambo_ranks_every_point_of_the_batch_at_once():
     aps = [average_precision_score((labels == c).numpy(),
                                    scores[:, c].numpy()) for c in range(C)]
     assert losses['rambo_ap'].item() == pytest.approx(np.mean(aps), abs=1e-6)
-    loss = MODELS.build(RAMBO).train()
+    loss = MODELS.build(dict(RAMBO, log_diagnostics=True)).train()
     leaf = scores.clone().requires_grad_()
     ref = loss(leaf, labels, torch.ones(len(labels)))
     for key in ('loss_rambo_map', 'loss_rambo_apc', 'rambo_grad_density'):
@@ -223,13 +223,13 @@ def test_rambo_predicts_as_the_stock_head_with_centerness():
 def _loss_cls_inputs(head, feats, gts, metas):
     """``loss_by_feat``'s losses and what the head handed its loss."""
     seen = {}
-    forward_cls = head.loss_cls.forward
+    forward_cls = head.loss_cls.terms
 
     def spy(cls_score, labels, *args, **kwargs):
         seen.update(cls_score=cls_score, labels=labels, **kwargs)
         return forward_cls(cls_score, labels, *args, **kwargs)
 
-    head.loss_cls.forward = spy
+    head.loss_cls.terms = spy
     outs = forward(head, feats)
     return outs, head.loss_by_feat(*outs, gts, metas), seen
 

@@ -104,14 +104,14 @@ def test_loss_by_feat_forward_backward(name):
 def _captured_call(head, kwarg):
     """Run loss_by_feat and return what loss_cls got as ``kwarg``."""
     seen = {}
-    forward = head.loss_cls.forward
+    forward = head.loss_cls.terms
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         seen['labels'] = args[1]
         return forward(*args, **kwargs)
 
-    head.loss_cls.forward = spy
+    head.loss_cls.terms = spy
     feats, gts, metas = batch()
     head.loss_by_feat(*head(feats), gts, metas)
     return seen[kwarg], seen['labels']
@@ -229,13 +229,13 @@ def test_dense_box_weighting_by_hand(name, mode):
     assert head.box_weighting == mode
     head.loss_bbox = _KeepsOutputs(head.loss_bbox)
     seen = {}
-    forward = head.loss_cls.forward
+    forward = head.loss_cls.terms
 
     def spy(cls_score, labels, *args, **kwargs):
         seen.update(cls_score=cls_score.detach(), labels=labels)
         return forward(cls_score, labels, *args, **kwargs)
 
-    head.loss_cls.forward = spy
+    head.loss_cls.terms = spy
     feats, gts, metas = batch()
     losses = head.loss_by_feat(*head(feats), gts, metas)
     assert losses['loss_bbox'].item() == pytest.approx(
@@ -415,8 +415,15 @@ def test_rs_rpn_loss_names_weight_and_gradients():
     feats = batch()[0]
     gts, metas = rpn_gts()
     losses = head.loss_by_feat(*head(feats), gts, metas)
-    assert set(losses) == {'loss_rpn_cls', 'loss_rpn_bbox', 'rpn_rs_ranking',
-                           'rpn_rs_sorting'}
+    assert set(losses) == {'loss_rpn_cls', 'loss_rpn_bbox'}
+    # the diagnostics on request, under the RPN's names
+    logged = build_rpn(loss_cls=dict(type='RankSortLoss', loss_weight=0.2,
+                                     log_diagnostics=True))
+    diagnosed = logged.loss_by_feat(*logged(feats), gts, metas)
+    assert set(diagnosed) == {'loss_rpn_cls', 'loss_rpn_bbox',
+                              'rpn_rs_ranking', 'rpn_rs_sorting'}
+    assert diagnosed['loss_rpn_cls'].item() == pytest.approx(
+        losses['loss_rpn_cls'].item(), rel=1e-6)
     assert losses['loss_rpn_cls'].item() > 0
     # the box term has the (weighted) RS value
     assert losses['loss_rpn_bbox'].item() == pytest.approx(
@@ -435,13 +442,13 @@ def test_rs_rpn_loss_names_weight_and_gradients():
 def test_rs_rpn_ranks_all_anchors_with_iou_labels():
     head = build_rpn()
     seen = {}
-    forward = head.loss_cls.forward
+    forward = head.loss_cls.terms
 
     def spy(cls_score, labels, *args, **kwargs):
         seen.update(kwargs, cls_score=cls_score, labels=labels, weight=args[0])
         return forward(cls_score, labels, *args, **kwargs)
 
-    head.loss_cls.forward = spy
+    head.loss_cls.terms = spy
     feats = batch()[0]
     gts, metas = rpn_gts()
     head.loss_by_feat(*head(feats), gts, metas)
@@ -506,8 +513,8 @@ def test_rs_rcnn_trains_with_the_rs_rpn_and_proposes(detection_batch):
     for _ in range(2):
         log_vars = model.train_step(detection_batch(num_classes),
                                     optim_wrapper)
-    assert {'loss_rpn_cls', 'loss_rpn_bbox', 'rpn_rs_ranking',
-            'loss_rank_sort', 'rs_ranking', 'loss_bbox'} <= set(log_vars)
+    assert {'loss_rpn_cls', 'loss_rpn_bbox', 'loss_rank_sort',
+            'loss_bbox'} <= set(log_vars)
     for key in ('loss_rpn_cls', 'loss_rpn_bbox', 'loss', 'loss_rank_sort'):
         assert torch.isfinite(log_vars[key]).item(), key
     assert not torch.equal(before, model.rpn_head.rpn_cls.weight.detach())
