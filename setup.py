@@ -13,9 +13,7 @@ from setuptools import find_packages, setup
 
 HERE = osp.dirname(osp.abspath(__file__))
 PACKAGE = 'mmdet_rankloss'
-# The library only: `experiments/` (the study drivers, their study files and
-# the code the tools share) is not a package of the distribution, in no kind
-# of install; the tools import it from the checkout they belong to.
+# The library only: the lab (`lab/`, its own package) is in no install of it.
 PACKAGES = [PACKAGE, PACKAGE + '.*']
 
 

@@ -23,7 +23,7 @@ repository's tools.
 * :mod:`rankloss_lab.results`: the one reader of a report's CSV and the
   results rows the docs quote; :mod:`rankloss_lab.metafile_results`,
   :mod:`rankloss_lab.claims`, :mod:`rankloss_lab.verdict` build on it.
-* :mod:`rankloss_lab.analysis`: the project's own measurement scripts.
+* :mod:`rankloss_lab.analysis`: the budget rule of a confirmation.
 
 A package of its own (``lab/setup.py``), installed editable by
 ``tools/install.sh``; ``pip install .`` installs the library alone.

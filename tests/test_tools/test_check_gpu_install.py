@@ -28,7 +28,6 @@ def test_fast_run_says_what_it_checked_and_skipped(tmp_path):
     assert code == 0, out[-4000:]
     rows = {r['check']: r for r in json.load(open(out_json))['rows']}
     assert rows['environment']['status'] == 'ok'
-    assert {'speed RaMBOAPLoss', 'speed FastAPLoss'} <= set(rows)
     assert rows['suite']['status'] == 'skipped'
     if torch.cuda.is_available():
         assert rows['amp RaMBOAPLoss']['status'] == 'ok'
@@ -38,8 +37,6 @@ def test_fast_run_says_what_it_checked_and_skipped(tmp_path):
         assert rows['amp']['status'] == 'skipped'
         assert rows['host syncs']['status'] == 'skipped'
         assert 'skipped 3 (suite, amp, host syncs)' in out
-        assert 'says nothing about a GPU' in rows['speed FastAPLoss'][
-            'detail']
 
 
 @pytest.mark.slow

@@ -26,20 +26,9 @@ every case a line gives the cases done, the time spent and an ETA (an AP
 case is weighted by its length, 1 per 100k; every other case weighs 1).
 
 ``--speed-run`` is the one command for a GPU (CUDA if present, else the
-CPU), under 8 minutes with the default ``--budget-s 420`` (an item that the
-budget cannot fit is skipped and listed in the JSON; progress lines give an
-ETA). Its JSON names the device (``torch.cuda.get_device_name``) and holds:
-``lengths`` (every loss and peer at ``--lengths``: RaMBO AP loss, naive
-Algorithm 1, ``torch.sort``, RS, bucketed RS, AP-Loss, bucketed AP-Loss,
-aLRP), ``per_step`` (RaMBOAPLoss 2 x 512 and 16 x 512 RoIs x 21 classes
-tau 7, dense 100k anchors x 80 classes for RaMBO (sigmoid, margin 0), RS,
-aLRP and AP-Loss, RaMBORecallLoss B 256 D 512 memory 3), ``step_share``
-(each classification loss's share of a Faster R-CNN R50 and an ATSS R50
-step, 2 random images of 1333 x 800, random weights, against CE / focal),
-``step_share_compile`` (the same with the losses under ``torch.compile``,
-or the failure), ``amp`` (the per-step losses and a step of every rank-loss
-head under fp16 autocast with a GradScaler), ``skipped`` and the bucketed
-paper's own numbers, labelled as such. ``<out>.md`` is the docs section
+CPU), under 8 minutes with the default ``--budget-s 420``: what it times is
+in docs/losses.md#ranking-core-and-speed, its JSON's sections are
+``rankloss_lab.speed_run.SECTIONS``. ``<out>.md`` is the docs section
 (``lab/rankloss_lab/speed_tables.py``); ``--docs write`` puts the section made
 from ``docs/evidence/gpu/speed_run.json`` (or, before one exists, the
 earlier H200 JSON) into ``docs/losses.md``, ``--docs check`` exits 1 when

@@ -25,26 +25,19 @@ installing. It prints one line per check, ``ok``, ``FAILED`` or
    with many near-ties).
 4. ``host syncs``: the waits for the GPU in one call of each loss,
    counted by ``torch.cuda.set_sync_debug_mode``.
-5. ``speed``: forward + backward of each loss against one ``torch.sort``
-   of the scores it ranks (all (RoI, class) scores of a detection batch;
-   the rows of a retrieval batch's similarities) on the same device (CPU
-   timings without a GPU, which say nothing about the GPU).
 
-The speed check is a quick look; the timings the docs report come from
-one run of ``tools/analysis_tools/benchmark_rank_losses.py --speed-run
+Timings: ``tools/analysis_tools/benchmark_rank_losses.py --speed-run
 --out docs/evidence/gpu/speed_run`` (under 8 minutes on a GPU).
 
-Without CUDA it says so, runs what needs no GPU (the speed check, on CPU)
-and lists what it skipped. ``--fast`` uses small batches and fewer
-repetitions (and no suite), for a smoke test; ``--only`` limits the loss
-checks to the named losses.
+Without CUDA it says so and lists what it skipped. ``--fast`` uses small
+batches (and no suite), for a smoke test; ``--only``
+limits the loss checks to the named losses.
 """
 import argparse
 import json
 import os.path as osp
 import subprocess
 import sys
-import time
 import warnings
 
 import torch
@@ -255,40 +248,6 @@ def check_host_syncs(report, cuda, args):
                    f'{syncs} per call, forward and backward')
 
 
-def _time(fn, device, repeat):
-    fn()
-    if device == 'cuda':
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    if device == 'cuda':
-        torch.cuda.synchronize()
-    return (time.perf_counter() - start) / repeat
-
-
-def check_speed(report, cuda, args):
-    device = 'cuda' if cuda else 'cpu'
-    repeat = 2 if args.fast else 20
-    note = '' if cuda else ' (CPU: says nothing about a GPU)'
-    for name, kind in rank_losses(args.only):
-        x, labels = make_inputs(name, kind, device, args.fast)
-        loss = build(name).to(device)
-
-        def step():
-            x.grad = None
-            scalar(loss(x, labels)).backward()
-
-        scores = (x @ x.t() if kind == 'embedding' else
-                  x[:, :-1].reshape(1, -1)).detach()
-        seconds = _time(step, device, repeat)
-        sort = _time(lambda: torch.sort(scores, dim=-1), device, repeat)
-        report.add(f'speed {name}', 'ok',
-                   f'{seconds * 1e3:.2f} ms per step on {device}, '
-                   f'{seconds / sort:.0f} x torch.sort of its '
-                   f'{tuple(scores.shape)} scores{note}')
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
     import mmdet_rankloss  # noqa: F401 (registers the losses)
@@ -306,7 +265,6 @@ def main(argv=None) -> int:
     check_suite(report, cuda, args)
     check_amp(report, cuda, args)
     check_host_syncs(report, cuda, args)
-    check_speed(report, cuda, args)
     skipped = [r['check'] for r in report.rows if r['status'] == 'skipped']
     print(f'\nchecked {len(report.rows) - len(skipped)}, skipped '
           f'{len(skipped)} ({", ".join(skipped) or "none"}), '
