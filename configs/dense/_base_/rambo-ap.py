@@ -6,23 +6,10 @@
 #   model = dict(
 #       bbox_head=dict(type='RaMBO...Head', loss_cls=_base_.rambo_dense_loss),
 #       test_cfg=dict(score_thr=0.0))
-# It is a variable, not a `model` override, because MMEngine does not merge
-# one key from two bases; like MMDetection's `train_pipeline`, it stays in
-# the final config beside the `loss_cls` it fills.
-#
-# The paper's lambda 0.5 and 2:1 weights (the loss's defaults); sigmoid scores
-# and no margin: at the stock heads' initialisation (logits -4.6 with std
-# 0.003) the paper's margin of 0.15 leaves no score within reach of
-# Algorithm 1, so the classifier would get no gradient at all; without it the
-# sigmoid space gave the densest gradient (docs/dense.md). No
-# score memory: the batch already holds thousands of anchors per class
-# (tau = 7 was for 512-RoI batches) and memory would multiply the ranked
-# length by 8.
-#
-# Rank-trained scores have no absolute scale, so the configs drop the
-# stock score threshold (0.05, a probability, means nothing for them); the
-# 1000 best anchors per level before NMS and the 100 best boxes per image
-# are kept as for focal.
+# A variable, not a `model`, because MMEngine does not merge one key from
+# two bases. The paper's lambda and weights; sigmoid scores, margin 0 and no
+# score threshold: docs/dense.md. No score memory: the batch already holds
+# thousands of anchors per class, and tau = 7 would rank 8 times as many.
 rambo_dense_loss = dict(
     _delete_=True,  # replaces the focal loss and its settings
     type='RaMBOAPLoss',
@@ -30,15 +17,9 @@ rambo_dense_loss = dict(
     margin=0.0,
     memory=0)
 
-# RaMBO plus the stock focal loss (`MixedRankLoss`), the dense twin of the
-# two-stage recipe (docs/evidence/pooled_mix_vs_ce.md): the RaMBO terms
-# rank all anchors as above; the focal term gets every anchor's score, label,
-# weight and the stock head's avg_factor, so it is exactly the focal twin's
-# loss (tested). Used by the `_rambo-focal_` configs. RaMBO ranks the logits
-# here, the score space chosen on val
-# (docs/evidence/digitsvoc_dense_atss_16e.md); its planned
-# tests against focal: docs/evidence/confirm_digitsvoc.md and
-# docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md.
+# RaMBO plus the stock focal loss (`MixedRankLoss`), exactly the focal twin's
+# focal term (tested); used by the `_rambo-focal_` configs. RaMBO ranks the
+# logits, the score space chosen on val (docs/dense.md).
 rambo_focal_dense_loss = dict(
     _delete_=True,
     type='MixedRankLoss',
