@@ -19,20 +19,10 @@ for ``x < 0``, so that with ``delta`` below the smallest gap between two
 different scores :func:`mmdet_rankloss.losses.error_driven_loss` gives the
 same value and update (tested in ``tests/test_tools/test_bucketed_losses.py``).
 
-Modes (the definitions of ``docs/losses.md``, "Rank & Sort, aLRP and AP
-Loss", with ``H`` the hard step):
-
-* ``'ap'`` (AP-Loss): ``rank(i) = 1 + sum_{k in P, k != i} H(x_ik) +
-  N_FP(i)``, value ``1/|P| sum_i N_FP(i) / rank(i)``; positive ``i`` gives
-  ``H(x_ij) / rank(i)`` to each negative ``j``.
-* ``'rs'`` (Rank & Sort): ``rank+(i) = r + sum_{k != i} H(x_ik)`` with the
-  self relation ``r``; ranking error ``N_FP(i) / rank(i)`` given to the
-  negatives if ``N_FP(i) > 0``; sorting error (current minus target mean
-  of ``1 - y`` over the positives above ``i``) given to the positives with
-  a lower label, pmf ``H(x_ik)``.
-
-The update of every score is ``1/|P| (received - given)``; all updates sum
-to zero.
+Modes: ``'ap'`` (AP-Loss) and ``'rs'`` (Rank & Sort), the definitions of
+``docs/losses.md``, "Rank & Sort, aLRP and AP Loss", with ``H`` the hard
+step. The update of every score is ``1/|P| (received - given)``; all
+updates sum to zero.
 """
 from typing import NamedTuple, Optional
 

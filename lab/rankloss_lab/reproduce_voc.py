@@ -4,20 +4,13 @@
         x101_voc0712] [--gpus N] [--work-dir work_dirs/reproduce_voc]
         [--rambo-lr LR] [--cfg-options KEY=VALUE ...]
 
-For users who have Pascal VOC (``data/VOCdevkit/VOC2007`` and ``VOC2012``,
-MMDetection's layout) and GPUs. Each (row, loss) pair is trained with
-``tools/train.py`` (``tools/dist_train.sh`` with ``--gpus N > 1``: the
-paper's total batch of 8 split over the N devices, RaMBO ranking the RoIs of
-all of them together) from the configs in ``configs/rambo/``, then its last
-checkpoint is evaluated on VOC2007 test with ``tools/test.py``
-(``VOCMetric`` AP50, 11 points). The table is written to
-``<work-dir>/table5.md`` in the paper's layout, our numbers beside the paper's
-(labelled as such). RaMBO trains with the configs' settings, which are the
-paper's (lr 0.1 at batch 8); ``--rambo-lr 0.01`` trains it at twice CE's
-rate instead, the rate chosen on DigitsVOC val (the ``_rambo_lr0.01_``
-configs). Finished pairs are skipped and an interrupted training resumes
-from its last checkpoint, so the command can be re-run until the table is
-complete. One seed per pair, as the paper reports; ``--seed`` changes it.
+What it trains and writes (``<work-dir>/table5.md``, our numbers beside the
+paper's): docs/evidence.md#reproducing-the-papers-voc-table. Each pair runs
+``tools/train.py`` (``tools/dist_train.sh`` with ``--gpus N > 1``) and
+``tools/test.py``; ``--rambo-lr 0.01`` trains RaMBO at the rate chosen on
+DigitsVOC val (the ``_rambo_lr0.01_`` configs); finished pairs are skipped
+and an interrupted training resumes. One seed per pair, as the paper
+reports; ``--seed`` changes it.
 """
 import argparse
 import os

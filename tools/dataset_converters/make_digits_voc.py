@@ -6,26 +6,13 @@
     python tools/dataset_converters/make_digits_voc.py [ROOT] --fresh-test confirm
         [--fresh-test-images 320] [--fresh-test-seed 1] [--masks]
 
-ROOT (default ``data/digits_voc/VOCdevkit``) receives ``VOC2007/`` with
-JPEGImages, Annotations (VOC XML with truncated and difficult flags) and
-ImageSets/Main (train, val, trainval, test): real handwritten digits from
-scikit-learn on textured, cluttered backgrounds, see
-:mod:`rankloss_lab.datasets.digits_voc`. Deterministic: the same arguments
-give the same files. ``--preview`` also draws the first 8 train images with
-their boxes (red; difficult: yellow) into a PNG.
-
-``--masks`` also writes each digit's instance mask (its visible ink):
-``VOC2007/SegmentationObject`` and ``SegmentationClass`` PNGs,
-``ImageSets/Segmentation`` and the COCO twin ``ROOT/annotations/
-instances_<split>.json`` (RLE masks; read with ``CocoDataset``, scored by
-``CocoMetric``). Every other file is the same as without it.
-
-``--fresh-test NAME`` writes only a fresh test split ``NAME`` (``ImageSets/
-Main/NAME.txt``, images ``NAME_*``) beside the existing ones, for
-confirmation runs: synthesis seed ``--fresh-test-seed``, and only the digit
-images that the existing splits do not draw (the split options and
-``--seed`` describe those splits: keep them as they were written). The
-existing splits' files are not touched.
+ROOT defaults to ``data/digits_voc/VOCdevkit``; what is written:
+:mod:`rankloss_lab.datasets.digits_voc` and docs/evidence.md#digitsvoc
+(``--masks``: docs/instance_segmentation.md). ``--preview`` also draws the
+first 8 train images with their boxes (red; difficult: yellow) into a PNG.
+``--fresh-test NAME`` writes only a fresh test split beside the existing
+ones (the split options and ``--seed`` describe those splits: keep them as
+they were written).
 """
 import argparse
 import os

@@ -1,27 +1,15 @@
 """A small deterministic detection dataset written in the Pascal VOC layout.
 
-There is no VOC on the machines this package is tested on and no network, so
-the quickstart and the end-to-end tests use a synthetic stand-in that goes
-through exactly the code paths of the real benchmark: MMDetection's own
-``VOCDataset`` reads it, ``VOCMetric`` (11-point AP50, difficult objects
-ignored) scores it. What is written under ``<root>/VOC2007`` (and optionally
-``<root>/VOC2012``)::
-
-    JPEGImages/<id>.jpg              RGB, ``image_size`` x ``image_size`` px
-    Annotations/<id>.xml             VOC XML: size, objects with name, pose,
-                                     truncated, difficult, 1-based bndbox
-    ImageSets/Main/<split>.txt       image ids of ``trainval`` / ``test``
-                                     (and a held-out ``val``, if asked)
-    ImageSets/Main/<cls>_<split>.txt per-class lists (1 present, 0 only
-                                     difficult, -1 absent), as in VOC
-
-Each object is a simple drawn shape that carries a VOC class name (a bottle,
-a car, a tv monitor, a sheep) on a noisy, smoothly shaded background with
-unlabelled distractors (discs and bars); half of the objects have a random
-colour, so a detector has to learn shapes. About one object in ten is small
-and faded and flagged ``difficult``, so the difficult handling of the loader
-and the metric is exercised. The same
-arguments always give byte-identical files.
+The quickstart's and the end-to-end tests' stand-in for VOC
+(docs/get_started.md#quickstart): MMDetection's own ``VOCDataset`` reads it
+and ``VOCMetric`` scores it. Written under ``<root>/VOC2007`` (and
+optionally ``<root>/VOC2012``) in the VOC layout: ``JPEGImages``,
+``Annotations`` (1-based boxes, ``truncated``, ``difficult``) and
+``ImageSets/Main`` (``trainval`` / ``test``, a held-out ``val`` if asked, and
+the per-class lists). Each object is a drawn shape with a VOC class name on
+a noisy background with unlabelled distractors; about one in ten is small,
+faded and ``difficult``. The same arguments always give byte-identical
+files.
 """
 import os.path as osp
 from typing import Dict, List, Tuple
