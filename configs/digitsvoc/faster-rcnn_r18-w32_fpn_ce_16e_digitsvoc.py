@@ -1,15 +1,9 @@
-# DigitsVOC benchmark (`tools/dataset_converters/make_digits_voc.py`): real
-# handwritten digits (scikit-learn) on textured, cluttered 128 px backgrounds,
-# with overlap, truncation, class imbalance and difficult flags, in the VOC2007
-# layout, read by MMDetection's `VOCDataset` and scored by `VOCMetric` (AP50,
-# 11 points, difficult objects ignored). Three splits: `train` for training,
-# `val` for every choice of hyper-parameter (evaluated after each epoch),
-# `test` reported once (`tools/test.py`). Cross-entropy baseline.
-#
-# The root of the small-detector family: the quickstart (toy VOC) and the
-# one-stage DigitsVOC configs (`configs/dense/`) inherit it and change only
-# their data or detector. Sized to train in minutes on 2 CPU cores; not a
-# benchmark of the paper's setting.
+# DigitsVOC benchmark (docs/evidence.md#digitsvoc): `train` for training,
+# `val` for every choice of hyper-parameter, `test` reported once.
+# Cross-entropy baseline. The root of the small-detector family: the
+# quickstart (toy VOC) and the one-stage DigitsVOC configs (`configs/dense/`)
+# inherit it and change only their data or detector. Sized to train in
+# minutes on 2 CPU cores; not a benchmark of the paper's setting.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = 'mmdet::pascal_voc/faster-rcnn_r50_fpn_1x_voc0712.py'

@@ -1,13 +1,6 @@
 # RaMBO AP loss twin of `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`: the
-# paper's loss settings (tau 7, lambda 0.5, mAP : APC = 2 : 1) except the
-# margin, which is 0 (the DigitsVOC study,
-# docs/evidence/digitsvoc_scratch_16e.md: from scratch the paper's margin
-# 0.15 left most scores without a gradient and tested below margin 0), its
-# own learning rate
-# chosen on val, and a score threshold of 0 at test time (rank-trained scores
-# have no absolute scale, so MMDetection's score threshold 0.05, a
-# probability, means nothing for them; the 100 best boxes per image are kept
-# as for CE).
+# paper's loss settings but margin 0, its own lr chosen on val and score
+# threshold 0 (docs/detection.md#which-scores-rambo-ranks).
 # Scores: rank-trained, not probabilities. Before thresholding them (e.g.
 # DetInferencer's 0.3), fit a calibration on val and store it with the model:
 #   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \

@@ -1,12 +1,7 @@
 # Quickstart twin of `faster-rcnn_r18-w32_fpn_ce_toyvoc.py` trained with the
 # RaMBO AP loss: identical model, data, schedule and seed; the classification
-# loss of the box head and the learning rate change. Both follow the
-# DigitsVOC study (docs/evidence/digitsvoc_scratch_16e.md), which trained
-# this model from scratch and chose each setting on val: the paper's loss
-# settings (Sec. 5.2) but margin 0 (the paper's margin 0.15 left most scores
-# without a gradient and tested below margin 0, in that report), and each
-# loss's own learning rate: cross-entropy 0.04 (from 0.01-0.08), RaMBO 0.1
-# (from 0.04-0.2 at margin 0).
+# loss of the box head and the learning rate change, as chosen on val in
+# the DigitsVOC study (docs/evidence/digitsvoc_scratch_16e.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_toyvoc.py'
@@ -36,10 +31,7 @@ model = dict(
                 apc_weight=1 / 3,
                 loss_weight=1.0,
                 calibration=score_calibration))),
-    # The loss ranks logits, and get_activation hands their sigmoid to NMS
-    # (the same order within each class). Those scores have no absolute
-    # scale, so MMDetection's threshold of 0.05 (a probability) would cut an
-    # arbitrary share of them: keep every box, up to max_per_img.
+    # rank-trained scores have no absolute scale: keep every box
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 
 # lr chosen on DigitsVOC val for RaMBO (docs/evidence.md).
