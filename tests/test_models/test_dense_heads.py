@@ -633,6 +633,8 @@ def test_digitsvoc_config_trains_through_the_runner(arch, digits_root,
     # two iterations (4 images, batch 2), then AP50 on val
     cfg.train_cfg.max_epochs = 1
     cfg.default_hooks.logger.interval = 1
+    # the diagnostics on request reach the log beside the terms
+    cfg.model.bbox_head.loss_cls.log_diagnostics = True
     runner = Runner.from_cfg(cfg)
     runner.train()
     assert runner.iter == 2

@@ -60,7 +60,10 @@ def workspace(tmp_path_factory):
                  num_trainval=4, num_test=2, image_size=64)
     (ws / 'my_rambo.py').write_text(
         "_base_ = 'mmdet_rankloss::quickstart/"
-        "faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'\n")
+        "faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'\n"
+        # the loss's terms and diagnostics in the log, not only loss_cls
+        "model = dict(roi_head=dict(bbox_head=dict(\n"
+        "    loss_cls=dict(log_diagnostics=True))))\n")
     return ws
 
 
