@@ -14,13 +14,13 @@ The categories are :data:`~.toy_voc.TOY_CLASSES` with the ids
 so a reader has to map ids to labels. No object is ``difficult`` (COCO has
 no such flag). The same arguments always give byte-identical files.
 """
-import json
 import os
 import os.path as osp
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from .coco_writer import coco_annotation, write_coco_json
 from .toy_voc import TOY_CLASSES, sample_image
 
 __all__ = ['TOY_CATEGORY_IDS', 'make_toy_coco']
@@ -71,19 +71,14 @@ def make_toy_coco(root: str,
             images.append(dict(id=next_img, file_name=name,
                                width=image_size, height=image_size))
             for obj in objects:
-                x0, y0, x1, y1 = obj['box']  # 0-based, inclusive
-                w, h = x1 - x0 + 1, y1 - y0 + 1
-                annotations.append(dict(
-                    id=next_ann, image_id=next_img,
-                    category_id=TOY_CATEGORY_IDS[TOY_CLASSES.index(
-                        obj['name'])],
-                    bbox=[x0, y0, w, h], area=w * h, iscrowd=0))
+                annotations.append(coco_annotation(
+                    next_ann, next_img,
+                    TOY_CATEGORY_IDS[TOY_CLASSES.index(obj['name'])],
+                    obj['box']))
                 next_ann += 1
             next_img += 1
-        with open(osp.join(root, 'annotations', f'{split}.json'), 'w',
-                  encoding='utf-8') as f:
-            json.dump(dict(images=images, annotations=annotations,
-                           categories=categories), f, indent=1)
+        write_coco_json(osp.join(root, 'annotations', f'{split}.json'),
+                        images, annotations, categories)
         stats[split] = dict(images=len(images), objects=len(annotations))
     return stats
 
