@@ -87,10 +87,11 @@ class RankLossDenseHeadMixin:
 
     Put it before a stock anchor head (``class H(RankLossDenseHeadMixin,
     RetinaHead)``). ``loss_cls`` is a rank loss with the interface of
-    :class:`~mmdet_rankloss.losses.RaMBOAPLoss`: ``forward(cls_score (N,
+    :class:`~mmdet_rankloss.losses.RaMBOAPLoss`: ``terms(cls_score (N,
     channels), labels (N,) in 0..C with C = background, weight (N,),
-    avg_factor)`` returning a dict of losses and logged values. What the
-    mixin changes, and nothing else:
+    avg_factor)`` returning a dict of losses and logged values (a loss
+    without ``terms`` is called, and a Tensor it returns is logged as
+    ``loss_cls``). What the mixin changes, and nothing else:
 
     * **Channels.** The stock head reads ``use_sigmoid`` from the
       ``loss_cls`` config, which a rank loss does not take; the mixin makes
