@@ -1,11 +1,8 @@
 # RaMBO AP loss twin of `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`: the
 # paper's loss settings but margin 0, its own lr chosen on val and score
 # threshold 0 (docs/detection.md#which-scores-rambo-ranks).
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'

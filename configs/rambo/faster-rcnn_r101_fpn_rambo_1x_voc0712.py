@@ -13,13 +13,9 @@ _base_ = ['./faster-rcnn_r101_fpn_ce_1x_voc0712.py', '../_base_/rambo.py']
 
 model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_loss)),
-    # rank-trained scores have no absolute scale: MMDetection's threshold of
-    # 0.05 (a probability) would cut an arbitrary share; keep every box, up
-    # to max_per_img
+    # rank-trained scores have no absolute scale: keep every box
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 
-# The paper's learning rate: 0.1 at batch 8, divided by 10 after epoch 9
-# (20x the CE twin's 0.005). Fine-tuning on DigitsVOC, RaMBO's best rate was
-# 2x CE's (docs/evidence/digitsvoc_finetune_4e.md):
+# The paper's lr, 20x CE's; RaMBO's rate chosen on DigitsVOC val was 2x:
 # `faster-rcnn_r50_fpn_rambo_lr0.01_1x_voc0712.py`.
 optim_wrapper = dict(optimizer=dict(lr=0.1))

@@ -2,24 +2,17 @@
 # (RaMBO paper, Table 5, first row: 75.7 AP50 paper number, 74.2 for CE):
 # `faster-rcnn_r50_fpn_ce_1x_voc07.py` with the paper's loss and lr. Not
 # trained in this project.
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_voc07.py', '../_base_/rambo.py']
 
 model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_loss)),
-    # rank-trained scores have no absolute scale: MMDetection's threshold of
-    # 0.05 (a probability) would cut an arbitrary share; keep every box, up
-    # to max_per_img
+    # rank-trained scores have no absolute scale: keep every box
     test_cfg=dict(rcnn=dict(score_thr=0.0)))
 
-# The paper's learning rate: 0.1 at batch 8, divided by 10 after epoch 9
-# (20x the CE twin's 0.005). Fine-tuning on DigitsVOC, RaMBO's best rate was
-# 2x CE's (docs/evidence/digitsvoc_finetune_4e.md):
+# The paper's lr, 20x CE's; RaMBO's rate chosen on DigitsVOC val was 2x:
 # `faster-rcnn_r50_fpn_rambo_lr0.01_1x_voc0712.py`.
 optim_wrapper = dict(optimizer=dict(lr=0.1))

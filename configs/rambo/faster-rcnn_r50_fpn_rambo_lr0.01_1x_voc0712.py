@@ -4,11 +4,8 @@
 # ImageNet-initialised VOC run (docs/evidence/digitsvoc_finetune_4e.md: RaMBO's
 # best rate was 2x CE's; at 5x and 10x its val AP50 fell). Untested on VOC:
 # not trained in this project (no VOC, no GPU on its machine).
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.01 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r50_fpn_rambo_1x_voc0712.py'

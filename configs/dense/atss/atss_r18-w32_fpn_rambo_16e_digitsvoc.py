@@ -1,11 +1,8 @@
 # RaMBO AP loss twin of `atss_r18-w32_fpn_focal_16e_digitsvoc.py`: the stock
 # ATSSHead (box and centerness losses unchanged) with the RaMBO loss of
 # `../_base_/rambo-ap.py` as its classification loss (`RaMBOATSSHead`).
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py']

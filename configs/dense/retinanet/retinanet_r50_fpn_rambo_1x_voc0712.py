@@ -1,11 +1,8 @@
 # RaMBO AP loss twin of `retinanet_r50_fpn_focal_1x_voc0712.py`: the stock
 # RetinaHead with the RaMBO loss of `../_base_/rambo-ap.py` as its
 # classification loss (`RaMBORetinaHead`), at focal's lr.
-# Scores: rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_voc0712.py', '../_base_/rambo-ap.py']
