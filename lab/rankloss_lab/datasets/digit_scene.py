@@ -143,27 +143,16 @@ class RandomDigitScene(BaseTransform):
     when ``seed`` is set. Modified Keys: ``img`` (S, S, 3) uint8 RGB,
     ``img_shape``.
 
-    Args:
-        canvas_size (int): Side of the output, pixels. Defaults to 48.
-        scale_range (tuple[float, float]): Smallest and largest long side of
-            the digit, pixels, within (0, canvas_size]. Defaults to (20, 40).
-        max_rotation (float): Rotation in ±this, degrees, in [0, 180].
-            Defaults to 25.
-        min_contrast (float): Least grey-level difference between stroke
-            and the background under it, in [0, 127.5]. Defaults to 80.
-        seed (int, optional): None (training): a new scene on every call,
-            drawn from NumPy's global generator (seeded per worker by
-            MMEngine). An int (test set): the scene of sample ``i`` comes from
-            ``np.random.default_rng((seed, i))``, the same on every call, in
-            any order. Such scenes are kept (a few MB for the 896 test
-            digits): rendering costs about 10 ms per image on a CPU core,
-            and the test set is embedded at every evaluation. Defaults to
-            None.
-        texture (float): Background variation about its mean colour, 0
-            (flat) to 1 (DigitsVOC's). Defaults to 1.
-        polarity (str): ``'random'`` (stroke darker or lighter than the
-            background) or ``'light'`` (always lighter). Defaults to
-            ``'random'``.
+    Args: ``canvas_size``, ``scale_range``, ``max_rotation``,
+    ``min_contrast``, ``texture`` and ``polarity`` as
+    :func:`render_digit_scene` (checked here: ``scale_range`` within
+    (0, canvas_size], ``max_rotation`` in [0, 180]), and ``seed`` (int,
+    optional): None (training): a new scene on every call, drawn from
+    NumPy's global generator (seeded per worker by MMEngine). An int (test
+    set): the scene of sample ``i`` comes from
+    ``np.random.default_rng((seed, i))``, the same on every call, in any
+    order; such scenes are kept (rendering costs about 10 ms per image).
+    Defaults to None.
     """
 
     def __init__(self,
