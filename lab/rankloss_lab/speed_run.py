@@ -338,27 +338,42 @@ def _loss_modules(model) -> Dict[str, torch.nn.Module]:
             if name.endswith('loss_cls') and name.count('loss_cls') == 1}
 
 
+def _entry_points(module) -> List[str]:
+    """The methods a head calls on a loss: ``forward``, and ``terms`` where
+    the loss has it (the package's heads call ``terms``)."""
+    return ['forward'] + (['terms'] if hasattr(module, 'terms') else [])
+
+
 def capture_loss_calls(model, data) -> Dict[str, list]:
-    """The inputs each classification loss gets in one forward pass:
-    ``{module name: [(scores, args, kwargs), ...]}``."""
+    """The inputs each classification loss gets in one forward pass, by the
+    method the head called: ``{module name: [(scores, args, kwargs,
+    method), ...]}``."""
     calls: Dict[str, list] = {}
     modules = _loss_modules(model)
-    originals = {name: m.forward for name, m in modules.items()}
+    inside = []
 
-    def capturing(name, original):
-        def forward(score, *args, **kwargs):
-            calls.setdefault(name, []).append((score.detach(), args, kwargs))
-            return original(score, *args, **kwargs)
-        return forward
+    def capturing(name, method, original):
+        def call(score, *args, **kwargs):
+            if not inside:  # the head's call, not forward's own terms()
+                calls.setdefault(name, []).append(
+                    (score.detach(), args, kwargs, method))
+            inside.append(method)
+            try:
+                return original(score, *args, **kwargs)
+            finally:
+                inside.pop()
+        return call
 
     for name, m in modules.items():
-        m.forward = capturing(name, originals[name])
+        for method in _entry_points(m):
+            setattr(m, method, capturing(name, method, getattr(m, method)))
     try:
         with torch.no_grad():
             model(**data, mode='loss')
     finally:
-        for name, m in modules.items():
-            m.forward = originals[name]
+        for m in modules.values():
+            for method in _entry_points(m):
+                delattr(m, method)
     return calls
 
 
@@ -383,11 +398,12 @@ def loss_calls_time(model, calls: Dict[str, list], repeats: int,
         for i in range(repeats + warmup):
             leaves = [(score + torch.randn_like(score) * score.float().std()
                        .to(score.dtype)).requires_grad_(True)
-                      for score, _, _ in inputs]
+                      for score, *_ in inputs]
             sync(device)
             t0 = time.perf_counter()
-            for leaf, (_, args, kwargs) in zip(leaves, inputs):
-                _summed(modules[name](leaf, *args, **kwargs)).backward()
+            for leaf, (_, args, kwargs, method) in zip(leaves, inputs):
+                call = getattr(modules[name], method)
+                _summed(call(leaf, *args, **kwargs)).backward()
             sync(device)
             if i >= warmup:
                 times.append(time.perf_counter() - t0)
@@ -396,11 +412,14 @@ def loss_calls_time(model, calls: Dict[str, list], repeats: int,
 
 
 def compile_losses(model, backend: str = 'inductor') -> List[str]:
-    """Puts each classification loss's ``forward`` under ``torch.compile``
-    (``dynamic=True``, ``backend``); returns the module names."""
+    """Puts each classification loss's ``forward`` (and ``terms``) under
+    ``torch.compile`` (``dynamic=True``, ``backend``); returns the module
+    names."""
     names = []
     for name, m in _loss_modules(model).items():
-        m.forward = torch.compile(m.forward, dynamic=True, backend=backend)
+        for method in _entry_points(m):
+            setattr(m, method, torch.compile(getattr(m, method),
+                                             dynamic=True, backend=backend))
         names.append(name)
     return names
 
