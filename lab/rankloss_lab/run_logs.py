@@ -3,8 +3,8 @@ the machine it ran on, a logged subprocess and the figures drawn from them
 (the progress lines of a long command are :mod:`rankloss_lab.runner`'s;
 :class:`EpochWatcher` adds a line per trained epoch from the console logs).
 
-The study, the quickstart, the VOC reproduction and the plotting tools all
-read the same logs; reading them in one place keeps their rules the same:
+The study, the quickstart and the VOC reproduction read the same logs;
+reading them in one place keeps their rules the same:
 ``<work_dir>/<timestamp>/vis_data/<timestamp>.json`` holds a training run's
 records (train and val), ``<work_dir>/<timestamp>/<timestamp>.json`` those of
 ``tools/test.py``; ``scalars.json`` is a copy and is skipped; logs are read
