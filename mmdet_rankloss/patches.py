@@ -5,8 +5,9 @@ behaviour, each one named and opt-in.
 registering its components and its config scope (``config_scope``, so that
 ``_base_ = 'mmdet_rankloss::...'`` works). The other patches are applied by
 the project's ``tools/train.py`` / ``tools/test.py``, by an explicit
-:func:`enable` / :func:`enable_all`, or from a config with
-``custom_imports=dict(imports=['mmdet_rankloss', 'mmdet_rankloss.apply_patches'])``.
+:func:`enable` / :func:`enable_all`, or from a config whose
+``custom_imports`` imports ``'mmdet_rankloss.apply_patches'`` after
+``'mmdet_rankloss'``.
 Each patch is an ``apply_<name>`` / ``restore_<name>`` pair; ``restore_*``
 puts back MMEngine's own object (the same function object, not a copy). All
 are idempotent.
@@ -32,8 +33,8 @@ Why each exists and what it touches: ``docs/architecture.md``, "Changes to
 MMEngine (patches)".
 """
 import functools
-import os
 import importlib
+import os
 from collections import OrderedDict
 from typing import Callable, Dict, List, NamedTuple, Optional
 
@@ -112,7 +113,7 @@ def apply_checkpoint_loader() -> None:
     """
     if not hasattr(torch.serialization, 'safe_globals'):
         return
-    from .utils.checkpoint import load_checked, checkpoint_globals
+    from .utils.checkpoint import checkpoint_globals, load_checked
     loader = _checkpoint_loader_class()
     original = loader._schemes['']
     if _ours(original):
@@ -145,8 +146,9 @@ def _checkpoint_loader_applied() -> bool:
 def _model_registries() -> List:
     """MMEngine's root ``MODELS`` and every registry below it (MMDetection's,
     this package's scope, other plugins' scopes), at this moment."""
-    import mmdet.registry  # noqa: F401  (creates MMDetection's children)
     from mmengine.registry import MODELS
+
+    import mmdet.registry  # noqa: F401  (creates MMDetection's children)
     found, todo = [], [MODELS]
     while todo:
         registry = todo.pop()

@@ -11,8 +11,9 @@ lookup in the ``mmdet_rankloss`` scope falls back to MMDetection's modules
 module locations too, because a child lookup does not trigger its parent's
 lazy imports.
 """
-from mmdet import registry as _mmdet_registry
 from mmengine.registry import Registry
+
+from mmdet import registry as _mmdet_registry
 
 SCOPE = 'mmdet_rankloss'
 

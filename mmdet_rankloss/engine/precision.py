@@ -25,6 +25,7 @@ from mmengine.hooks import Hook
 from mmengine.logging import print_log
 
 from mmdet.registry import HOOKS
+
 from ..models.head_checks import classifier_of
 from .hooks import unwrap_model
 

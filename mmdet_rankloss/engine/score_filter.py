@@ -69,8 +69,8 @@ def check_calibration(calibration: Optional[dict]) -> Optional[dict]:
                              f'{x.tolist()}, y={y.tolist()}')
         return dict(type='isotonic', x=x.tolist(), y=y.tolist())
     raise ValueError(f'{OWNER}: calibration must be None, dict(type='
-                     "'platt', a=..., b=...) or dict(type='isotonic', x=[...], "
-                     f'y=[...]), got {calibration!r}')
+                     "'platt', a=..., b=...) or dict(type='isotonic', "
+                     f'x=[...], y=[...]), got {calibration!r}')
 
 
 def _calibrate(scores: Tensor, calibration: dict) -> Tensor:

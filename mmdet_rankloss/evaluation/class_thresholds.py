@@ -93,8 +93,8 @@ def lrp_optimal_thresholds(matches: Sequence[ClassMatches],
     Returns:
         list: per class the dict of :func:`~.lrp_metric.optimal_lrp`
         (``threshold`` is ``s*``, ``inf`` when no threshold beats keeping
-        nothing) with ``num_gt``, or None for a class without ground truth (nothing to
-        choose a threshold by).
+        nothing) with ``num_gt``, or None for a class without ground truth
+        (nothing to choose a threshold by).
     """
     return [
         dict(optimal_lrp(s, tp, iou, n, iou_thr), num_gt=n) if n else None

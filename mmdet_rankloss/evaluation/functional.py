@@ -64,15 +64,16 @@ _FP32_COUNT_LIMIT = 2**24
 def _check(emb: Tensor, labels: Tensor, name: str) -> None:
     if not isinstance(emb, Tensor) or emb.dim() != 2 or \
             not emb.is_floating_point():
+        got = tuple(emb.shape) if isinstance(emb, Tensor) else type(emb)
         raise ValueError(
             f'{name}_emb must be a floating point tensor of shape (N, D), '
-            f'got {tuple(emb.shape) if isinstance(emb, Tensor) else type(emb)}')
+            f'got {got}')
     if not isinstance(labels, Tensor) or labels.shape != (emb.shape[0], ):
+        got = tuple(labels.shape) if isinstance(labels, Tensor) else type(
+            labels)
         raise ValueError(
             f'{name}_labels must have shape ({emb.shape[0]},) to match '
-            f'{name}_emb, got '
-            f'{tuple(labels.shape) if isinstance(labels, Tensor) else type(labels)}'
-        )
+            f'{name}_emb, got {got}')
     if labels.is_floating_point() or labels.is_complex():
         raise ValueError(f'{name}_labels must be integer class ids, got '
                          f'{labels.dtype}')

@@ -95,11 +95,12 @@ class RetrievalMetric(BaseMetric):
             emb = _get(sample, 'pred_embedding')
             label = _get(sample, 'gt_label')
             if emb is None or label is None:
+                got = sorted(sample.keys()) if isinstance(
+                    sample, dict) else type(sample)
                 raise ValueError(
                     'RetrievalMetric needs data samples with pred_embedding '
                     'and gt_label (a retrieval model in predict mode), got '
-                    f'keys {sorted(sample.keys()) if isinstance(sample, dict) else type(sample)}'
-                )
+                    f'keys {got}')
             embeddings.append(emb.detach().reshape(-1))
             labels.append(torch.as_tensor(label).reshape(-1)[:1])
         if not embeddings:

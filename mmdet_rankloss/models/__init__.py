@@ -5,8 +5,7 @@ the build-time check that a ``loss_cls`` fits its head: with the patch
 ``head_fit_check`` of :mod:`mmdet_rankloss.patches` (applied by ``import
 mmdet_rankloss``), ``MODELS.build`` refuses a head whose ``loss_cls`` (one of
 ours) it cannot serve, naming the config field, its value and the fix."""
-from .dense_heads import (RankLossDenseHeadMixin, RaMBOATSSHead,
-                          RaMBORetinaHead)
+from .dense_heads import RaMBOATSSHead, RaMBORetinaHead, RankLossDenseHeadMixin
 from .head_checks import HeadFitError, head_fit_faults
 from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
 from .retrieval import RetrievalModel
@@ -19,16 +18,20 @@ __all__ = [
     'HeadFitError', 'head_fit_faults'
 ]
 
-from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,  # noqa: E402
-                              ErrorDrivenDenseHeadMixin, RankSortATSSHead,
-                              RankSortBBoxHead, RankSortRetinaHead)
+from .rank_sort_heads import (  # noqa: E402
+    ALRPATSSHead,
+    ALRPRetinaHead,
+    ErrorDrivenDenseHeadMixin,
+    RankSortATSSHead,
+    RankSortBBoxHead,
+    RankSortRetinaHead,
+)
 
 __all__ += ['ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead',
             'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead',
             'RankSortBBoxHead']
 
-from .rank_sort_mask_heads import (RankSortMaskHead,  # noqa: E402
-                                   RankSortRoIHead)
+from .rank_sort_mask_heads import RankSortMaskHead, RankSortRoIHead  # noqa: E402
 
 __all__ += ['RankSortMaskHead', 'RankSortRoIHead']
 

@@ -41,8 +41,11 @@ from mmdet.registry import MODELS
 
 from ..losses.rank_sort_loss import RankSortLoss
 from .dense_heads import RankLossDenseHeadMixin
-from .rank_sort_heads import (ErrorDrivenDenseHeadMixin, BoxWeightingMixin,
-                              NoCenternessPredictMixin)
+from .rank_sort_heads import (
+    BoxWeightingMixin,
+    ErrorDrivenDenseHeadMixin,
+    NoCenternessPredictMixin,
+)
 
 __all__ = ['RaMBOFCOSHead', 'RankSortFCOSHead']
 

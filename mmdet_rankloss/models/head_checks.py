@@ -17,8 +17,9 @@ never (``docs/reliability.md``):
   ranked alone (``RaMBORetinaHead`` / ``RaMBOATSSHead`` rank them all; a
   stock ``FCOSHead`` is pointed to ``RaMBOFCOSHead``).
 
-:func:`head_fit_faults` finds them on a built module. ``checked_build_func`` wraps a
-registry's ``build_func`` so that it runs the same check on each head it
+:func:`head_fit_faults` finds them on a built module.
+``checked_build_func`` wraps a registry's ``build_func`` so that it runs
+the same check on each head it
 builds; the patch ``head_fit_check`` of :mod:`mmdet_rankloss.patches`
 installs it in every ``MODELS`` registry, so ``Runner.from_cfg`` (and
 ``tools/train.py``) stops before any data is read, with the config field,

@@ -34,9 +34,9 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from mmdet.registry import MODELS
 
-from .retrieval import RetrievalModel
 from ..ops.checks import check_int
 from ..ops.ranking import rank_dtype
+from .retrieval import RetrievalModel
 
 __all__ = ['chunked_embedding_backward', 'LargeBatchRetrievalModel']
 

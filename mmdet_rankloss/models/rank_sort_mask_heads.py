@@ -43,8 +43,12 @@ from mmdet.structures.bbox import bbox2roi
 from mmdet.utils import InstanceList
 
 from ..ops.checks import check_int
-from .rank_sort_heads import (RankSortBBoxHead, value_weighted,
-                              box_loss_weights, weighted_box_loss)
+from .rank_sort_heads import (
+    RankSortBBoxHead,
+    box_loss_weights,
+    value_weighted,
+    weighted_box_loss,
+)
 
 __all__ = [
     'RankSortMaskHead', 'RankSortRoIHead', 'RS_MASK_LOSS',

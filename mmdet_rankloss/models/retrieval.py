@@ -160,7 +160,9 @@ class RetrievalModel(BaseModel):
                 f'loss mode needs one data sample with gt_label per image '
                 f'({batch_size}), got '
                 f'{None if data_samples is None else len(data_samples)}')
-        labels = [torch.as_tensor(s.gt_label).reshape(-1) for s in data_samples]
+        labels = [
+            torch.as_tensor(s.gt_label).reshape(-1) for s in data_samples
+        ]
         if any(t.numel() != 1 for t in labels):
             raise ValueError('each data sample needs one class in gt_label')
         return torch.cat(labels).to(device=device, dtype=torch.int64)

@@ -7,8 +7,9 @@ A sorter (:mod:`.sorters`) predicts normalised ranks of rows of exactly
 modules that rank with a sorter: it owns one, built from a config or loaded
 from a ``save_sorter`` file, frozen by default. Both the retrieval losses of
 SoDeep and the detection ranker :class:`~mmdet_rankloss.losses.SorterRanker`
-subclass it, so neither imports the other. Like :mod:`.sorters`, this module imports only ``ops/``;
-``losses/`` imports it (``docs/architecture.md``).
+subclass it, so neither imports the other. Like :mod:`.sorters`, this
+module imports only ``ops/``; ``losses/`` imports it
+(``docs/architecture.md``).
 """
 from typing import Optional, Union
 

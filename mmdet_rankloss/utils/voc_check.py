@@ -7,8 +7,9 @@ name is dropped silently, a box with ``xmin >= xmax`` or outside the image
 trains as it is, and an image that cannot be read stops training when its
 turn comes, possibly days in. :func:`check_voc_item` finds all of these
 before training; :class:`~mmdet_rankloss.datasets.CheckedVOCDataset` runs it
-while the dataset is built and ``tools/misc/check_dataset.py`` runs it over every
-dataset of a config (``docs/reliability.md`` says which catches what).
+while the dataset is built and ``tools/misc/check_dataset.py`` runs it over
+every dataset of a config (``docs/reliability.md`` says which catches
+what).
 
 Coordinates follow VOC: 1-based and inclusive, so a valid box has
 ``1 <= xmin < xmax <= width``. ``xmin = 0`` or ``ymin = 0`` (a 0-based
@@ -73,8 +74,8 @@ def image_size(img_path: str, decode: bool = False) -> Tuple[int, int]:
 
     Reads the header only (fast), and for JPEGs checks that the file ends
     with the end-of-image marker, which a truncated download or copy lacks.
-    ``decode=True`` decodes every pixel (slow; what ``tools/misc/check_dataset.py
-    --decode`` does).
+    ``decode=True`` decodes every pixel (slow; what
+    ``tools/misc/check_dataset.py --decode`` does).
 
     Raises:
         FileNotFoundError: The image does not exist (named).
