@@ -18,8 +18,8 @@ from mmengine.logging import print_log
 from mmdet.datasets import VOCDataset
 from mmdet.registry import DATASETS
 
-from .checked import CheckedOptions
 from ..utils.voc_check import VOCCheckError, check_voc_item
+from .checked import CheckedOptions
 
 __all__ = ['CheckedVOCDataset']
 
