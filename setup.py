@@ -90,8 +90,9 @@ setup(
         'tests': [
             'pytest',
             'pycocotools',
-            # tests/test_packaging/test_lint.py (ruff.toml)
+            # tests/test_packaging/test_lint.py (ruff.toml, .isort.cfg)
             'ruff',
+            'isort',
             # Reference values in tests; 3.x requires torch >= 2.14, which
             # cannot build mmcv 2.1.0.
             'pytorch-metric-learning<3',

@@ -7,7 +7,6 @@ installs it editable (``pip install -e lab``): the lab reads the
 repository's configs and records from the checkout it lives in.
 """
 import os.path as osp
-
 from setuptools import find_packages, setup
 
 HERE = osp.dirname(osp.abspath(__file__))

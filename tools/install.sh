@@ -63,7 +63,7 @@ fi
 # install_requires, torch and numpy, and mmengine are installed above). This
 # package itself goes in last with --no-deps, so pip never re-resolves torch or
 # mmcv.
-"${PIP[@]}" 'mmdet==3.3.0' pycocotools scipy scikit-learn pytest ruff 'setuptools<81'
+"${PIP[@]}" 'mmdet==3.3.0' pycocotools scipy scikit-learn pytest ruff isort 'setuptools<81'
 # Optional reference for tests (FastAP values); pure Python, uses the torch above.
 # Pinned < 3: its 3.x requires torch >= 2.14, which cannot build mmcv 2.1.0.
 "${PIP[@]}" 'pytorch-metric-learning<3' || log "pytorch-metric-learning not installed: its comparison test will be skipped"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Trains and evaluates Faster R-CNN with CE, RaMBO and RaMBO + CE on the toy VOC.
+"""Trains and evaluates Faster R-CNN with CE, RaMBO and RaMBO + CE on the toy
+VOC.
 
     python tools/quickstart.py [--work-dir work_dirs/quickstart]
         [--data-root data/toy_voc/VOCdevkit]
@@ -29,16 +30,18 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 from rankloss_lab.run_logs import (EpochWatcher, last_record, machine_name,
-                                  run_logged)
+                                   run_logged)
 from rankloss_lab.runner import Progress, clock, markdown_table, run_each
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
 _RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
 CONFIGS = {
     'ce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py',
     'rambo': _RAMBO,
-    'rambo-bce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py',
+    'rambo-bce':
+    'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py',
     'ap-sigmoid': _RAMBO,
     'ap-sodeep': _RAMBO,
 }
@@ -46,7 +49,8 @@ CONFIGS = {
 # ranker differs (the configs/rankers/ VOC configs make the same change).
 _RANKER = 'model.roi_head.bbox_head.loss_cls.ranker.'
 LOSS_OPTIONS = {
-    'ap-sigmoid': [_RANKER + 'type=SigmoidRanker', _RANKER + 'temperature=0.1'],
+    'ap-sigmoid':
+    [_RANKER + 'type=SigmoidRanker', _RANKER + 'temperature=0.1'],
     'ap-sodeep': [
         _RANKER + 'type=SorterRanker',
         _RANKER + 'sorter.type=HandcraftedSorter',
@@ -132,7 +136,8 @@ def run(cmd: List[str], log_path: str) -> float:
     return run_logged(cmd, log_path, cwd=ROOT, append=False)
 
 
-# MMEngine resolves an ``mmdet::`` base with ``importlib.reload(pkg_resources)``
+# MMEngine resolves an ``mmdet::`` base with
+# ``importlib.reload(pkg_resources)``
 # (``mmengine.utils.is_installed``): two threads loading such a config at once
 # see two ``Distribution`` classes and one fails with a TypeError. The runs
 # of this tool are threads, so every in-process config load takes this lock.

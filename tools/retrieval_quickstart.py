@@ -1,45 +1,50 @@
 #!/usr/bin/env python
 """Retrieval quickstart: train with the RaMBO recall loss, print Recall@K.
 
-    python tools/retrieval_quickstart.py [--config CONFIG | --scene |
-                                          --plain-digits]
-        [--work-dir DIR] [--epochs N] [--seeds S ...] [--threads T]
+    python tools/retrieval_quickstart.py [--config CONFIG] [--work-dir DIR]
+        [--epochs N] [--seeds S ...] [--threads T]
         [--cfg-options KEY=VALUE ...]
+    python tools/retrieval_quickstart.py --show CHECKPOINT [--config CONFIG]
+        [--out PNG] [--num-queries 8] [--topk 6] [--query-ids I ...]
 
 Trains ``configs/retrieval/retrieval_r18-w16_rambo-log_20e_digit-instances.py``
 on digit instances (docs/retrieval.md) and prints Recall@K and MAP@R of the
 raw pixels, the same network untrained and the trained network (final
 epoch, with the best and the last R@1 on val); the table is also written to
-``<work-dir>/results.txt``. ``--plain-digits`` runs the older zero-shot demo
-(train on digits 0-4, retrieve 5-9, plain centred digits), where raw pixels
-beat the trained network; ``--scene`` the same split on random RGB scenes,
-which does not learn yet. ``--seeds 0 1 2`` trains once per seed (each in
+``<work-dir>/results.txt``. ``--seeds 0 1 2`` trains once per seed (each in
 ``<work-dir>/seed<S>``) and adds the mean and standard deviation.
+
+``--show`` trains nothing: it loads ``CHECKPOINT`` into the config's model,
+embeds its test set through the Runner and draws queries (blue frame, drawn
+at random from the first seed, or ``--query-ids``) with their ``--topk``
+nearest neighbours by cosine similarity, self excluded (the metric's
+protocol), framed green when they share the query's class, red otherwise.
+The R@1 printed is over every test query, to be checked against the log.
 """
 import argparse
 import copy
 import json
 import os
 import os.path as osp
+import tempfile
 import time
+from typing import List, Sequence, Tuple
 
 import numpy as np
 import torch
 
 import mmdet_rankloss  # noqa: F401
-
+from mmdet_rankloss.evaluation import recall_at_k, retrieval_metrics
 from rankloss_lab.run_logs import machine_name
 from rankloss_lab.runner import run_plan
-from mmdet_rankloss.evaluation import retrieval_metrics
 
 CONFIG_DIR = osp.join(
     osp.dirname(osp.dirname(osp.abspath(__file__))), 'configs', 'retrieval')
 DEFAULT_CONFIG = osp.join(
     CONFIG_DIR, 'retrieval_r18-w16_rambo-log_20e_digit-instances.py')
-DIGITS_CONFIG = osp.join(CONFIG_DIR,
-                         'retrieval_r18-w16_rambo-log_10e_digits.py')
-SCENE_CONFIG = osp.join(CONFIG_DIR,
-                        'retrieval_r18-w16_rambo-log_10e_digits-scene.py')
+DEFAULT_OUT = osp.join(osp.dirname(osp.dirname(CONFIG_DIR)), 'docs',
+                       'images', 'retrieval_topk.png')
+QUERY, RIGHT, WRONG = (40, 90, 220), (30, 170, 60), (220, 40, 40)
 ROWS = ('pixels, no network', 'untrained network', 'trained, final epoch')
 # `--loss`: the config's loss replaced by a peer's, at its paper's settings
 # where the paper gives them (compared by tools/retrieval_study.py, e.g.
@@ -61,21 +66,7 @@ PEER_LOSSES = {
 def parse_args(argv=None):
     from mmengine.config import DictAction
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument('--config', default=DEFAULT_CONFIG)
-    group.add_argument(
-        '--scene',
-        action='store_const',
-        dest='config',
-        const=SCENE_CONFIG,
-        help='digit classes 5-9 on random RGB scenes (raw pixels fail '
-        'there, but the network does not learn them yet either)')
-    group.add_argument(
-        '--plain-digits',
-        action='store_const',
-        dest='config',
-        const=DIGITS_CONFIG,
-        help='plain centred digits, classes 5-9 unseen (raw pixels win)')
+    parser.add_argument('--config', default=DEFAULT_CONFIG)
     parser.add_argument(
         '--work-dir', default='work_dirs/retrieval_quickstart')
     parser.add_argument('--epochs', type=int, help='override max_epochs')
@@ -96,16 +87,33 @@ def parse_args(argv=None):
         help='torch CPU threads (default 1: for this tiny model more '
         'threads add overhead, and a busy machine makes them much slower)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
-    return parser.parse_args(argv)
+    parser.add_argument('--show', metavar='CHECKPOINT',
+                        help='draw retrievals of this checkpoint instead '
+                        'of training')
+    parser.add_argument('--out', default=DEFAULT_OUT, help='PNG to write')
+    parser.add_argument('--num-queries', type=int, default=8)
+    parser.add_argument('--query-ids', type=int, nargs='+',
+                        help='test-set indices of the queries')
+    parser.add_argument('--topk', type=int, default=6)
+    parser.add_argument('--scale', type=int, default=64,
+                        help='thumbnail side in pixels')
+    args = parser.parse_args(argv)
+    if args.topk < 1 or args.num_queries < 1 or args.scale < 8:
+        parser.error(f'need --topk >= 1, --num-queries >= 1, --scale >= 8; '
+                     f'got {args.topk}, {args.num_queries}, {args.scale}')
+    return args
 
 
 @torch.no_grad()
-def embed(model, dataloader):
-    """Embeddings and labels of a whole dataloader (model in eval mode)."""
+def embed(model, dataloader, views=None):
+    """Embeddings and labels of a whole dataloader (model in eval mode);
+    the input images, (H, W, C) each, are appended to the list ``views``."""
     was_training = model.training
     model.eval()
     embeddings, labels = [], []
     for data in dataloader:
+        if views is not None:
+            views += [x.permute(1, 2, 0).numpy() for x in data['inputs']]
         for sample in model.test_step(data):
             embeddings.append(sample.pred_embedding.float().cpu())
             labels.append(int(sample.gt_label))
@@ -129,7 +137,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        return run_all(args)
+        return show(args) if args.show else run_all(args)
     finally:
         torch.set_num_threads(threads)
 
@@ -272,7 +280,7 @@ def run(args, seed, work_dir):
         task = (f'{loss}, trained on the train digit instances, retrieving '
                 'the other views of each held-out test instance')
     else:
-        task = (f'{loss}, trained on digits 0-4, retrieving digits 5-9')
+        task = f'{loss} on {cfg.test_dataloader.dataset.type}'
 
     out = dict(ks=ks, seconds=seconds,
                best=runner.message_hub.get_info('best_score'),
@@ -285,6 +293,160 @@ def run(args, seed, work_dir):
     ]):
         out[name] = retrieval_metrics(emb, labels, ks=ks)
     return out
+
+
+# Test images up to this side are kept as the pipeline made them, so that
+# the picture shows what the network saw (e.g. RandomDigitScene's views,
+# drawn in the pipeline); larger ones are read again from their files.
+MAX_KEPT_SIDE = 96
+
+
+@torch.no_grad()
+def embed_test_set(config: str, checkpoint: str, cfg_options=None):
+    """Embeddings (N, D), labels (N,), the dataset of the test split, and
+    the images as the test pipeline made them ((H, W, C) uint8 each), or
+    None when they are larger than ``MAX_KEPT_SIDE``."""
+    from mmengine.config import Config
+    from mmengine.runner import Runner
+    if not osp.isfile(checkpoint):
+        raise FileNotFoundError(f'checkpoint {checkpoint}: no such file')
+    cfg = Config.fromfile(config)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    if 'test_dataloader' not in cfg or 'model' not in cfg:
+        raise ValueError(f'{config} has no model or test_dataloader: not a '
+                         'retrieval config')
+    with tempfile.TemporaryDirectory() as work_dir:
+        cfg.work_dir = work_dir
+        cfg.log_level = 'WARNING'
+        # only the test split is needed: no training data is built
+        for key in ('train_dataloader', 'train_cfg', 'optim_wrapper',
+                    'val_dataloader', 'val_cfg', 'val_evaluator',
+                    'param_scheduler'):
+            cfg.pop(key, None)
+        cfg.default_hooks = dict(
+            {k: None for k in cfg.get('default_hooks', {})})
+        # a visualizer of its own, writing nothing: MMEngine hands out an
+        # existing instance of the same name (the configs' 'visualizer'),
+        # whose backend may point at an earlier run's deleted work_dir
+        cfg.visualizer = dict(
+            type='Visualizer', vis_backends=[],
+            name=f'show_retrieval_{osp.basename(work_dir)}')
+        runner = Runner.from_cfg(cfg)
+        runner.load_checkpoint(checkpoint, map_location='cpu')
+        loader = runner.build_dataloader(cfg.test_dataloader)
+        dataset = loader.dataset
+        side = max(dataset[0]['inputs'].shape[-2:]) if len(dataset) else 0
+        views = [] if side <= MAX_KEPT_SIDE else None
+        embeddings, labels = embed(runner.model, loader, views)
+    if len(labels) != len(dataset) or any(
+            int(dataset.get_data_info(i)['gt_label']) != label
+            for i, label in enumerate(labels.tolist())):
+        raise RuntimeError(f'{config}: test_dataloader does not yield the '
+                           'dataset in order (shuffled sampler?)')
+    emb = torch.nn.functional.normalize(embeddings, dim=1)
+    return emb, labels, dataset, views
+
+
+def nearest(emb: torch.Tensor, query_ids: Sequence[int],
+            k: int) -> torch.Tensor:
+    """Indices (Q, k) of the ``k`` most similar items to each query, the
+    query itself left out; ties broken by index."""
+    if k >= len(emb):
+        raise ValueError(f'--topk {k} needs more than {k} test items, the '
+                         f'test set has {len(emb)}')
+    sim = emb[list(query_ids)] @ emb.T
+    sim[torch.arange(len(query_ids)), torch.as_tensor(query_ids)] = -np.inf
+    # stable sort of -sim: equal similarities keep index order
+    return torch.sort(-sim, dim=1, stable=True).indices[:, :k]
+
+
+def thumbnail(dataset, index: int, size: int, views=None) -> np.ndarray:
+    """The test image as RGB uint8 (size, size): the pipeline's view when
+    ``views`` holds it, else as stored."""
+    from PIL import Image
+    info = dataset.get_data_info(index)
+    if views is not None:
+        image = np.asarray(views[index])
+        if image.shape[-1] == 1:
+            image = image[..., 0]
+    elif 'img' in info:
+        image = np.asarray(info['img'])
+    else:
+        import mmcv
+        image = mmcv.imread(info['img_path'], channel_order='rgb')
+    if image.ndim == 2:
+        image = np.repeat(image[..., None], 3, axis=2)
+    small = max(image.shape[:2]) <= size // 4
+    return np.asarray(Image.fromarray(image.astype(np.uint8)).resize(
+        (size, size), Image.NEAREST if small else Image.BILINEAR))
+
+
+def grid(dataset, labels: torch.Tensor, query_ids: Sequence[int],
+         neighbours: torch.Tensor, size: int, class_names=None, views=None):
+    """The picture: one row per query, frames by correctness."""
+    from PIL import Image, ImageDraw
+    pad, frame, text = 6, max(2, size // 24), 14
+    cols = neighbours.shape[1] + 1
+    cell = size + 2 * frame
+    width = cols * (cell + pad) + pad + pad
+    height = len(query_ids) * (cell + text + pad) + pad + text
+    canvas = Image.new('RGB', (width, height), 'white')
+    draw = ImageDraw.Draw(canvas)
+    draw.text((pad, 2), 'query', fill=QUERY)
+    draw.text((pad + cell + 2 * pad, 2),
+              f'top-{cols - 1} neighbours (green: same class, red: other)',
+              fill=(0, 0, 0))
+
+    def name(i):
+        label = int(labels[i])
+        return str(class_names[label]) if class_names else str(label)
+
+    for row, (q, ids) in enumerate(zip(query_ids, neighbours.tolist())):
+        y = pad + text + row * (cell + text + pad)
+        for col, i in enumerate([q] + ids):
+            x = pad + col * (cell + pad) + (pad if col else 0)
+            colour = QUERY if col == 0 else (
+                RIGHT if labels[i] == labels[q] else WRONG)
+            draw.rectangle([x, y, x + cell - 1, y + cell - 1], fill=colour)
+            canvas.paste(Image.fromarray(thumbnail(dataset, i, size, views)),
+                         (x + frame, y + frame))
+            draw.text((x, y + cell + 1), f'{name(i)}  (#{i})', fill=colour)
+    return canvas
+
+
+def pick_queries(args, num_items: int) -> List[int]:
+    if args.query_ids:
+        bad = [i for i in args.query_ids if not 0 <= i < num_items]
+        if bad:
+            raise ValueError(f'--query-ids {bad} out of range: the test set '
+                             f'has {num_items} items (0..{num_items - 1})')
+        return list(args.query_ids)
+    g = torch.Generator().manual_seed(args.seeds[0])
+    count = min(args.num_queries, num_items)
+    return sorted(torch.randperm(num_items, generator=g)[:count].tolist())
+
+
+def show(args) -> Tuple[float, str]:
+    """Draw the ``--show`` picture; R@1 over all test queries, its path."""
+    emb, labels, dataset, views = embed_test_set(
+        args.config, args.show, args.cfg_options)
+    query_ids = pick_queries(args, len(emb))
+    neighbours = nearest(emb, query_ids, args.topk)
+    classes = (dataset.metainfo or {}).get('classes')
+    picture = grid(dataset, labels, query_ids, neighbours, args.scale,
+                   classes if classes and len(classes) > int(labels.max())
+                   else None, views)
+    if osp.dirname(args.out):
+        os.makedirs(osp.dirname(args.out), exist_ok=True)
+    picture.save(args.out)
+    r1 = recall_at_k(emb, labels, ks=(1, ))[1]
+    shown = (labels[neighbours] == labels[query_ids][:, None]).float().mean()
+    print(f'{len(emb)} test items; R@1 over all queries {100 * r1:.1f} %; '
+          f'{100 * float(shown):.1f} % of the {neighbours.numel()} '
+          f'neighbours shown are right')
+    print(f'retrieval grid written to {args.out}')
+    return r1, args.out
 
 
 if __name__ == '__main__':

@@ -13,7 +13,8 @@ with ``--amend NAME --why TEXT``: the record keeps its tests, method and time
 and lists the added tests with the time and the reason; only tests can be
 added, never removed, and the method cannot change. The computation refuses
 without that record, or when the claim's tests or method differ from the
-record's, and writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each test's
+record's, and writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each
+test's
 outcome (confirmed: Holm-adjusted p <= alpha in the declared direction, as
 its study's report) and the pooled estimate over every pre-registered test
 seed. The numbers come from the studies' own CSVs (``docs/evidence/<study>
@@ -25,9 +26,9 @@ import math
 import os.path as osp
 from typing import Dict, List, Optional
 
+from rankloss_lab.paths import ROOT
 from . import stats
 from .results import read_csv, test_values
-from rankloss_lab.paths import ROOT
 
 __all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim', 'amend_claim',
            'read_claim_record', 'pooled_claim', 'claim_markdown',

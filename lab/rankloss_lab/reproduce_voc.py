@@ -17,12 +17,11 @@ import os
 import os.path as osp
 import sys
 
-from rankloss_lab.run_logs import machine_name, read_scalars, run_logged
-from rankloss_lab.runner import (last_checkpoint, markdown_table, read_json,
-                                run_plan, write_json)
 from rankloss_lab.batch import per_process_batch
 from rankloss_lab.paths import ROOT
-
+from rankloss_lab.run_logs import machine_name, read_scalars, run_logged
+from rankloss_lab.runner import (last_checkpoint, markdown_table, read_json,
+                                 run_plan, write_json)
 
 #: Table 5 of Rolinek et al. (CVPR 2020): backbone, training data, paper
 #: AP50 for CE and RaMBO on VOC2007 test (paper numbers), our configs.

@@ -14,6 +14,7 @@ CSV and the one table of the results rows the docs and metafiles quote.
 import csv
 import os.path as osp
 from typing import Dict, List, Optional, Sequence
+
 from rankloss_lab.paths import ROOT
 
 __all__ = ['EVIDENCE', 'ROOT', 'RESULTS', 'EXTRA', 'read_csv', 'study_rows',

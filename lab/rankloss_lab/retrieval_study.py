@@ -5,28 +5,20 @@
         [--jobs 2] [--methods rambo triplet] [--report-only] \
         [--work-dir work_dirs/retrieval_studies] [--out-dir docs/evidence]
 
-A spec (a Python config file) names the ``methods`` (``label``, ``config``,
-``lrs``: the learning rates searched, and ``args``: more arguments of the
-quickstart, e.g. ``['--loss', 'fastap']``), the ``seeds`` and the
-``baseline``.
-Every (method, lr, seed) is one ``tools/retrieval_quickstart.py`` run in its
-own process and work directory,
-``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/`` (``results.json``), with
-``optim_wrapper.optimizer.lr`` set. A finished run is skipped, so an
-interrupted study resumes where it stopped. Each run reports R@K on the
-val instances at its last evaluation and on the test instances at the end.
+A spec names the ``methods`` (``label``, ``config``, ``lrs``: the learning
+rates searched, ``args``: more quickstart arguments, e.g. ``['--loss',
+'fastap']``), the ``seeds`` and the ``baseline``. Every (method, lr, seed)
+is one ``tools/retrieval_quickstart.py`` run in its own process and
+directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``; a finished
+run is skipped, so an interrupted study resumes.
 
 Each method's lr is the one with the best **mean val R@1 over all seeds**
-(ties: the smaller lr): one seed alone picked an lr that failed on the
-next seed in the demo's own selection (``docs/retrieval.md``). The test
-split is only reported: R@1, R@8 and MAP@R at the chosen lr, mean and
-standard deviation over the seeds, each method's paired R@1 difference to
-the baseline on the same seeds with a 95 % t interval (beside it the
-Bonferroni interval at level 1 - 0.05 / m over the m comparisons and the
-Holm-adjusted paired t-test p-value), and the time per run. The raw
-pixels and the untrained network are the reference rows.
-
-The report: ``<out-dir>/<study>.md`` and ``<study>.csv`` (one row per run).
+(ties: the smaller lr; why: docs/retrieval.md). The test split is only
+reported: R@1, R@8 and MAP@R at that lr, mean and sd over the seeds, the
+paired R@1 difference to the baseline with a 95 % t interval, the
+Bonferroni interval and the Holm-adjusted p-value, the time per run, and
+the raw pixels and untrained network as reference rows, in
+``<out-dir>/<study>.md`` and ``<study>.csv`` (one row per run).
 """
 import argparse
 import csv
@@ -36,12 +28,11 @@ import sys
 from typing import Dict, List, Tuple
 
 from rankloss_lab import stats
-from rankloss_lab.stats import mean_std_text as _pm
-from rankloss_lab.run_logs import run_logged
-from rankloss_lab.runner import read_json, run_dir
-from rankloss_lab.runner import run_plan as run_runs
-from rankloss_lab.study import load_spec, requested_methods
 from rankloss_lab.paths import ROOT
+from rankloss_lab.run_logs import run_logged
+from rankloss_lab.runner import read_json, run_dir, run_plan as run_runs
+from rankloss_lab.stats import mean_std_text as _pm
+from rankloss_lab.study import load_spec, requested_methods
 
 TRAINED, PIXELS, UNTRAINED = ('trained, final epoch', 'pixels, no network',
                               'untrained network')

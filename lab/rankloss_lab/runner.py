@@ -20,8 +20,7 @@ import os.path as osp
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import (Callable, Dict, Hashable, List, Optional, Sequence,
-                    Tuple)
+from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 __all__ = [
     'clock', 'Progress', 'lr_tag', 'run_dir', 'read_json', 'write_json',

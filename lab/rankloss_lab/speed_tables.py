@@ -13,6 +13,7 @@ import json
 import os.path as osp
 import re
 from typing import Dict, List, Optional, Tuple
+
 from rankloss_lab.paths import ROOT
 
 DOC = 'docs/losses.md'

@@ -20,6 +20,7 @@ import glob
 import json
 import os.path as osp
 from typing import Dict, Optional, Tuple
+
 from rankloss_lab.paths import ROOT
 
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')

@@ -31,9 +31,9 @@ import os.path as osp
 import re
 from typing import Dict, List, Optional
 
+from rankloss_lab.paths import ROOT
 from . import stats, thresholds
 from .results import read_csv, test_values
-from rankloss_lab.paths import ROOT
 
 __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
            'pooled', 'row', 'evidence', 'verdict_markdown',
@@ -71,9 +71,9 @@ SCOPES: Dict[str, str] = dict(
     'lr selected on one grid',
     digit_instances_losses='digit instances (retrieval); ResNet-18 (16 ch.) '
     'from scratch, 20 epochs, R@1',
-    digitsvoc_mask_rcnn_16e='DigitsVOC with instance masks; Mask R-CNN R18-w32 '
-    'FPN from scratch, 16 epochs; box and mask AP50 (CocoMetric), every lr '
-    'selected on one grid',
+    digitsvoc_mask_rcnn_16e='DigitsVOC with instance masks; Mask R-CNN '
+    'R18-w32 FPN from scratch, 16 epochs; box and mask AP50 (CocoMetric), '
+    'every lr selected on one grid',
     digitsvoc_dense_fcos_16e='DigitsVOC; FCOS R18-w32 FPN from scratch, 16 '
     'epochs; Rank & Sort as its authors run ATSS (no centerness), every lr '
     'selected on its own grid',

@@ -16,7 +16,6 @@ from mmengine.logging import print_log
 
 from mmdet.datasets import CocoDataset
 from mmdet.registry import DATASETS
-
 from ..utils.coco_check import CocoCheckError, check_coco_file, read_coco_json
 from .checked import CheckedOptions
 

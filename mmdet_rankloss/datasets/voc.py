@@ -17,7 +17,6 @@ from mmengine.logging import print_log
 
 from mmdet.datasets import VOCDataset
 from mmdet.registry import DATASETS
-
 from ..utils.voc_check import VOCCheckError, check_voc_item
 from .checked import CheckedOptions
 

@@ -3,12 +3,8 @@ for RaMBO under mixed precision, and per-class score thresholds at test
 time."""
 from .hooks import RandomStateHook, RankLossMemoryHook
 from .precision import RankLogitsFp32Hook, run_in_weight_dtype
-from .score_filter import (
-    ClassScoreThresholdHook,
-    filter_instances,
-    thresholds_by_label,
-    wrap_predict,
-)
+from .score_filter import (ClassScoreThresholdHook, filter_instances,
+                           thresholds_by_label, wrap_predict)
 
 __all__ = [
     'RandomStateHook', 'RankLossMemoryHook', 'RankLogitsFp32Hook',

@@ -25,7 +25,6 @@ from mmengine.hooks import Hook
 from mmengine.logging import print_log
 
 from mmdet.registry import HOOKS
-
 from ..models.head_checks import classifier_of
 from .hooks import unwrap_model
 

@@ -6,24 +6,12 @@ per-class thresholds; with MMDetection, the registered metrics
 Everything but the two metric classes needs numpy and torch only.
 """
 from ..optional_mmdet import HAS_MMDET
-from .calibration import (
-    apply_isotonic,
-    apply_platt,
-    box_iou,
-    expected_calibration_error,
-    fit_isotonic,
-    fit_platt,
-    laece_targets,
-    localisation_aware_ece,
-    match_detections,
-    precision_recall_at,
-)
-from .class_thresholds import (
-    class_matches,
-    keep_above,
-    lrp_at_thresholds,
-    lrp_optimal_thresholds,
-)
+from .calibration import (apply_isotonic, apply_platt, box_iou,
+                          expected_calibration_error, fit_isotonic, fit_platt,
+                          laece_targets, localisation_aware_ece,
+                          match_detections, precision_recall_at)
+from .class_thresholds import (class_matches, keep_above, lrp_at_thresholds,
+                               lrp_optimal_thresholds)
 from .functional import map_at_r, recall_at_k, retrieval_metrics
 from .lrp import lrp_match, optimal_lrp
 from .voc_files import load_detections, load_voc_ground_truth

@@ -8,7 +8,6 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
 
 from mmdet.registry import METRICS
-
 from .lrp import lrp_match, optimal_lrp
 
 __all__ = ['LRPMetric']

@@ -5,7 +5,6 @@ import torch
 from mmengine.evaluator import BaseMetric
 
 from mmdet.registry import METRICS
-
 from .functional import check_ks, retrieval_metrics
 
 __all__ = ['RetrievalMetric']

@@ -12,8 +12,9 @@ error-driven losses (AP, RS, aLRP) share :mod:`.error_driven` (the core),
 :mod:`.error_driven_head` (the detection module).
 """
 from .alrp_loss import ALRPLoss, ALRPSelfBalanceHook, alrp_loss
-from .ap_loss import RaMBOAPLoss, rambo_ap_loss
-from .ap_loss import average_precision_loss as average_precision_loss
+from .ap_loss import (RaMBOAPLoss,
+                      average_precision_loss as average_precision_loss,
+                      rambo_ap_loss)
 from .ap_rankers import BlackboxRanker, SigmoidRanker, SorterRanker
 from .auc_loss import AUCLoss, auc_loss, auc_sigmoid_slope, relaxed_auc
 from .error_driven import error_driven_loss, error_driven_terms, smoothed_step
@@ -21,42 +22,19 @@ from .error_driven_head import ErrorDrivenDetectionLoss
 from .fastap_loss import FastAPLoss, fastap, fastap_loss
 from .memory import ScoreMemory
 from .mixed_loss import MixedRankLoss
-from .pairwise import (
-    EmbeddingLoss,
-    RetrievalPairs,
-    check_embeddings_labels,
-    retrieval_pairs,
-    unit_length,
-)
-from .rank_sort_loss import (
-    ErrorDrivenAPLoss,
-    RankSortLoss,
-    error_driven_ap_loss,
-    rank_sort_loss,
-)
+from .pairwise import (EmbeddingLoss, RetrievalPairs, check_embeddings_labels,
+                       retrieval_pairs, unit_length)
+from .rank_sort_loss import (ErrorDrivenAPLoss, RankSortLoss,
+                             error_driven_ap_loss, rank_sort_loss)
 from .recall_loss import RaMBORecallLoss, rambo_recall_loss, recall_rank_weight
 from .score_space import ScoreSpace
-from .sodeep_loss import (
-    SoDeepAPLoss,
-    SoDeepRecallLoss,
-    SoDeepSpearmanLoss,
-    sodeep_ap_loss,
-    sodeep_recall_loss,
-    sodeep_spearman_loss,
-)
-from .sodeep_loss import spearman_loss as spearman_loss
-from .srt_loss import (
-    SoftRankThresholdLoss,
-    soft_rank_threshold_loss,
-    srt_row_losses,
-)
-from .srt_loss import srt_loss as srt_loss
-from .triplet_loss import (
-    BatchHardTripletLoss,
-    WilcoxonLoss,
-    batch_hard_triplet_loss,
-    wilcoxon_loss,
-)
+from .sodeep_loss import (SoDeepAPLoss, SoDeepRecallLoss, SoDeepSpearmanLoss,
+                          sodeep_ap_loss, sodeep_recall_loss,
+                          sodeep_spearman_loss, spearman_loss as spearman_loss)
+from .srt_loss import (SoftRankThresholdLoss, soft_rank_threshold_loss,
+                       srt_loss as srt_loss, srt_row_losses)
+from .triplet_loss import (BatchHardTripletLoss, WilcoxonLoss,
+                           batch_hard_triplet_loss, wilcoxon_loss)
 
 #: The losses: (function, module) pairs with the same stem, arguments and
 #: defaults (``tests/test_losses/test_loss_contract.py``).

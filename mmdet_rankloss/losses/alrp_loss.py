@@ -14,24 +14,12 @@ over the negatives above it (``own_loc_in_update=True`` adds its own
 ``L_loc`` with the ranks fixed (``dL_loc / de_k = 1/|P| sum_{i at or below
 k} 1 / rank(i)`` with the hard order).
 
-Self-balance (SB, the paper's section on balancing): the localisation
-component is multiplied by ``w_sb``. The classification update of the
-positives sums to ``-L_aLRP`` (each positive gets ``-l_LRP(i) / |P|``)
-while the localisation gradient scales with ``L_loc``; SB sets ``w_sb =
-L_aLRP / L_loc = (mean L_cls + mean L_loc) / mean L_loc`` (``L_loc``
-unweighted) over a period of training iterations, starting from 50. As in
-the authors' code, the period counts iterations that had positives (3,665
-in their COCO configs: one epoch of COCO's 117k training images at batch
-32). Implemented as running sums in the loss (training mode, detached) and
-:class:`ALRPSelfBalanceHook`, which takes them after every training
-iteration from the end of the learning-rate warm-up on (or from ``begin``)
-and sets ``w_sb`` every ``period`` counted iterations, or every
-``period_epochs`` epochs of images whatever the batch (see there for the
-defaults; ``period='epoch'`` is the earlier once-per-epoch update).
-``w_sb`` is a buffer, saved in checkpoints; the hook's running sums and
-count are saved in the checkpoint too, so a resumed run updates at the
-same iterations. :func:`alrp_loss` is the functional form, with a fixed
-``w_sb``.
+Self-balance (SB; docs/losses.md): the localisation component is
+multiplied by ``w_sb``, starting from 50 and set to ``L_aLRP / L_loc`` over
+a period of training iterations with positives by
+:class:`ALRPSelfBalanceHook` from running sums the loss keeps (training
+mode, detached). ``w_sb`` is a buffer, saved in checkpoints.
+:func:`alrp_loss` is the functional form, with a fixed ``w_sb``.
 """
 import logging
 from typing import Dict, List, Optional, Tuple, Union
@@ -39,22 +27,10 @@ from typing import Dict, List, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..ops.checks import (
-    check_choice,
-    check_flag,
-    check_int,
-    check_number,
-    check_positive,
-)
-from ..optional_mmdet import (
-    HOOKS,
-    MODELS,
-    Hook,
-    all_reduce,
-    get_dist_info,
-    is_model_wrapper,
-    print_log,
-)
+from ..ops.checks import (check_choice, check_flag, check_int, check_number,
+                          check_positive)
+from ..optional_mmdet import (HOOKS, MODELS, Hook, all_reduce, get_dist_info,
+                              is_model_wrapper, print_log)
 from .error_driven import LOC_ORDERS, error_driven_inputs, error_driven_loss
 from .error_driven_head import ErrorDrivenDetectionLoss
 
@@ -166,11 +142,7 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
             weight (else it stays ``sb_weight``). Defaults to True.
         tau (float): The localisation errors are divided by ``1 - tau``, in
             [0, 1). Defaults to 0.5 (paper); 0 uses them as given (the
-            earlier behaviour: half the localisation error, in the update
-            and in ``L_loc``; on the case measured in :mod:`.error_driven`
-            ``L_loc`` and its gradient halve and the classification update
-            changes by 0.5 % (35 % with the positives raised by 3) of its
-            largest entry).
+            earlier behaviour; its effect: docs/losses.md).
         own_loc_in_update (bool): Put a positive's own ``e_i`` in its
             classification update. Defaults to False (authors); True is the
             paper's ``l_LRP(i)`` (the earlier behaviour).

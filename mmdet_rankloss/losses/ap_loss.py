@@ -19,11 +19,8 @@ from ..ops.device import reads_are_free
 from ..ops.distributed import gather_for_ranking
 from ..optional_mmdet import MODELS
 from .ap_rankers import APRanker, BlackboxRanker
-from .average_precision import (
-    APLossResult,
-    average_precision_loss,
-    rambo_ap_loss,
-)
+from .average_precision import (APLossResult, average_precision_loss,
+                                rambo_ap_loss)
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
 from .utils import check_reduction, terms_or_total, zero_loss
@@ -84,19 +81,10 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     (no positive in the batch) is left out on the CPU and NaN on a device,
     where knowing it would be a read.
 
-    On a device (CUDA) with the default ranker a training call reads
-    nothing back and launches a fixed number of kernels, whatever the
-    classes, RoIs, images or FPN levels: RoIs of weight 0 stay in place as
-    ``-inf`` (not ranked, never positive), the classes are ranked by one
-    batched sort and the flat row by another (and each again for
-    Algorithm 1's second ranking), and the input checks are device
-    assertions. With ``global_ranking`` the processes' sizes (shapes,
-    known on the host) are exchanged between the hosts, so that gather
-    reads nothing back from the device either. No shape depends on the
-    data, so once the memory is full a step can be captured in a CUDA
-    graph. The kernel ops and host reads are counted without a GPU by
-    ``tests/test_losses/test_device_budgets.py``. The other rankers work on
-    the positives' places (host reads) and leave RoIs of weight 0 out.
+    On a device with the default ranker a training call reads nothing back
+    and launches a fixed number of kernels (RoIs of weight 0 stay in place
+    as ``-inf``; docs/losses.md#ranking-core-and-speed); the other rankers
+    work on the positives' places (host reads) and leave those RoIs out.
 
     Args:
         memory (int): Previous batches kept (tau), >= 0. Defaults to 7.

@@ -33,15 +33,9 @@ from ..ops.checks import check_flag, check_positive
 from ..ops.ranking import subset_rank_at
 from ..ops.soft_rank import soft_rank_of
 from ..optional_mmdet import MODELS
-from .average_precision import (
-    APLossResult,
-    ap_of_rows,
-    blackbox_ap_classes,
-    blackbox_ap_of_rows,
-    exact_ap,
-    reduce_rows,
-    row_mean,
-)
+from .average_precision import (APLossResult, ap_of_rows, blackbox_ap_classes,
+                                blackbox_ap_of_rows, exact_ap, reduce_rows,
+                                row_mean)
 
 __all__ = [
     'APLossResult', 'APRanker', 'BlackboxRanker', 'SigmoidRanker',

@@ -26,20 +26,11 @@ from torch import Tensor
 
 from ..ops.checks import check_flag, check_positive
 from ..ops.device import reads_are_free
-from ..ops.ranking import (
-    SPARSE_RERANK_MAX_MOVED,
-    exact_rank,
-    margin_shift,
-    rank_dtype,
-    subset_rank_at,
-)
+from ..ops.ranking import (SPARSE_RERANK_MAX_MOVED, exact_rank, margin_shift,
+                           rank_dtype, subset_rank_at)
 from ..ops.sparse_rerank import rerank_sparse
-from ..ops.stable_order import (
-    column_orders,
-    descending_indices,
-    descending_order,
-    ranks_from_order,
-)
+from ..ops.stable_order import (column_orders, descending_indices,
+                                descending_order, ranks_from_order)
 from .deprecation import deprecated_alias, renamed_keywords
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 

@@ -30,7 +30,7 @@ versions of this package made is an option:
   ``1/|P| sum_i (N_FP(i) / rank(i) + l_S(i) - l*_S(i))``.
   ``self_relation=0.5`` (authors: ``H(x_ii) = H(0)``); ``1.0``: "a positive
   counts itself once", the earlier behaviour: larger ranks, smaller
-  ranking and sorting errors (measured below).
+  ranking and sorting errors.
 * ``'alrp'`` (:func:`~.error_driven_modes.alrp_errors`): ``rank(i)`` as in
   ``'ap'``; the value is the classification component ``1/|P| sum_i
   N_FP(i) / rank(i)``. If ``N_FP(i) > 1e-5`` (the authors' gate) positive
@@ -45,15 +45,7 @@ versions of this package made is an option:
   lower index above: the authors' unstable sort has no rule),
   ``'smoothed'`` (earlier) uses ``E(i) = e_i + sum_{k != i} H(x_ik) e_k``.
 
-Measured effect of each option against the default, on 2,000 N(0, 1)
-scores with 20 random positives, labels and errors U(0, 1) (seed 0; in
-brackets the same with the positives' scores raised by 3, a partly trained
-ranking), update differences as a share of the largest update entry:
-``self_relation=1.0``: value -2.1 % (-4.8 %), update 6.7 % (11 %);
-``own_loc_in_update=True``: value unchanged, update 0.4 % (18 %);
-``loc_order='smoothed'``: ``L_loc`` +3.6 % (+9.3 %), ``v`` 6.5 % (8.9 %)
-of its largest entry, update unchanged. ``RankSortLoss``'s
-``zero_quality_as_negative`` and ``ALRPLoss``'s ``tau`` are measured there.
+The measured effect of each option: docs/losses.md.
 
 The updates sum to zero (the papers' balance property): what a positive
 loses it distributes. The gates only decide, per positive, whether its
@@ -63,31 +55,23 @@ the value but neither loses nor distributes it). The negatives' side is
 the ``P x P`` relations are explicit. Every sum is deterministic on CUDA
 (no floating-point ``cumsum``, no atomic adds: see there).
 
-On a device the core is launch-bound: it runs a fixed number of kernels
-whatever ``n``, ``P`` or the number of classes (forward and backward,
-counted on the meta device: 83 for 'ap', 101 for 'alrp', 106 for 'rs';
-the registered losses add their checks and masks: 102, 138 and 134) on
-fixed-size tensors (the scores that are not negatives are masked, not
-removed), and reads the data back once: the positives' ``nonzero``, which
-sizes the ``P x P`` relations (none when the caller gives their indices;
-``tests/test_losses/test_error_driven_device.py`` holds the budget).
-``precision``
-(:data:`PRECISIONS`) is the dtype of all this arithmetic, float64 by default
-(float32's speed and errors, measured: ``docs/reliability.md``); the matrix
-products run with autocast off.
+On a device the core runs a fixed number of kernels whatever ``n``, ``P``
+or the number of classes, on fixed-size tensors (the scores that are not
+negatives are masked, not removed), and reads the data back once: the
+positives' ``nonzero``, which sizes the ``P x P`` relations (none when the
+caller gives their indices; the budget:
+``tests/test_losses/test_error_driven_device.py``). ``precision``
+(:data:`PRECISIONS`) is the dtype of all this arithmetic, float64 by
+default (float32's: ``docs/reliability.md``); the matrix products run with
+autocast off.
 """
 from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
 
-from ..ops.checks import (
-    check_choice,
-    check_data,
-    check_flag,
-    check_number,
-    check_positive,
-)
+from ..ops.checks import (check_choice, check_data, check_flag, check_number,
+                          check_positive)
 from ..ops.precision import autocast_off
 from .error_driven_modes import alrp_errors, ap_errors, rank_sort_errors
 from .error_driven_negatives import SortedNegatives

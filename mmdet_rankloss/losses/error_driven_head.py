@@ -12,12 +12,7 @@ from typing import Dict, Optional, Tuple, Union
 import torch
 from torch import Tensor, nn
 
-from ..ops.checks import (
-    check_data,
-    check_flag,
-    check_number,
-    check_positive,
-)
+from ..ops.checks import check_data, check_flag, check_number, check_positive
 from .error_driven import check_precision, error_driven_loss
 from .score_space import ClsHooksMixin, ScoreSpace
 from .utils import check_reduction, terms_or_total

@@ -16,11 +16,8 @@ from torch import Tensor
 
 from ..ops.checks import check_flag
 from ..optional_mmdet import MODELS
-from .error_driven import (
-    check_self_relation,
-    error_driven_inputs,
-    error_driven_loss,
-)
+from .error_driven import (check_self_relation, error_driven_inputs,
+                           error_driven_loss)
 from .error_driven_head import ErrorDrivenDetectionLoss
 
 __all__ = ['rank_sort_loss', 'RankSortLoss', 'error_driven_ap_loss',

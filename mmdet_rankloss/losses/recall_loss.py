@@ -34,13 +34,8 @@ from typing import Dict, NamedTuple, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..ops.checks import (
-    all_finite,
-    check_choice,
-    check_data,
-    check_flag,
-    check_positive,
-)
+from ..ops.checks import (all_finite, check_choice, check_data, check_flag,
+                          check_positive)
 from ..ops.ranking import margin_shift, rank_dtype
 from ..ops.stable_order import descending_indices, ranks_from_order
 from ..optional_mmdet import MODELS
@@ -333,42 +328,15 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     (:func:`rambo_recall_loss`), reduced over the queries with a positive
     (:class:`~.pairwise.EmbeddingLoss`; ``reduction='sum'`` sums instead).
 
-    Memory (section 4.3, Appendix A: the paper keeps 3 batches, as the
-    retrieval configs do with ``memory=3``; off by default, so that a call
-    depends on its input only): the detached embeddings and labels of the
-    last ``memory`` training batches of this process
-    (:class:`~.memory.ScoreMemory`) are extra gallery columns, used and
-    appended to in training mode only: with a memory the same batch gives
-    a different loss on the next training call.
-    :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it. ``r_i``
-    counts a query's negatives among batch and memory exactly; stored items
-    are no queries and get no gradient. Under DDP each process keeps its
-    own memory and ranks its own batch.
-
-    Scale of lambda: Algorithm 1 acts on the batch loss with ranks divided
-    by the gallery length N, as in the public prototype, so a query's
-    ranking is perturbed with about ``lambda * (1 + memory)`` on integer
-    ranks with a full memory and PK batches; the paper's Table 9 values are
-    taken in this scale (``docs/losses.md``).
-
-    Diagnostics, on request (``log_diagnostics=True``: the module returns a
-    dict, ``loss_rambo_recall`` and keys without ``loss``, so MMEngine only
-    logs them; computed from the Algorithm-1 gradient that backward applies, so
-    they cost no extra sort): ``rambo_recall_r1``, the fraction of queries
-    whose best positive beats every negative by the margin (in-batch R@1 of the
-    shifted scores); ``rambo_pos_grad_frac`` / ``rambo_neg_grad_frac``, the
-    fraction of (query, positive) / (query, negative) scores pushed up / down;
-    ``rambo_grad_density``, the fraction of scores with any gradient; all over
-    the queries that have a positive. The keys are fixed (the gradient's only
-    when there is one): a fraction of nothing (no such query, positive or
-    negative) is 0.
-
-    Cost of a training step (forward and backward with the diagnostics,
-    batch 256, D 512, memory 3 full, counted on the CUDA path without a
-    GPU, ``tests/test_losses/test_recall_device.py``): no host read (the
-    previous implementation made 20) and 93 kernels (162 before; budget
-    150), the same number at any batch and memory size. On the CPU: one
-    read for the data check plus those of the CPU's sort.
+    Memory, the scale of lambda and the logged diagnostics:
+    docs/losses.md. The memory (:class:`~.memory.ScoreMemory`, off by
+    default) holds the detached embeddings and labels of the last
+    ``memory`` training batches of this process as extra gallery columns,
+    used and appended to in training mode only;
+    :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it. The
+    diagnostics (``log_diagnostics=True``) come from the Algorithm-1
+    gradient that backward applies (no extra sort), over the queries that
+    have a positive; a fraction of nothing is 0.
 
     Args:
         lambda_val (float): Algorithm 1's interpolation strength. Defaults

@@ -1,51 +1,25 @@
-"""FCOS (anchor-free) heads trained with the rank losses.
+"""FCOS (anchor-free) heads trained with the rank losses
+(docs/dense.md#fcos-anchor-free).
 
 MMDetection's ``FCOSHead.loss_by_feat`` already scores all points of all
-FPN levels and images in one ``loss_cls`` call (unlike ``AnchorHead`` and
-``ATSSHead``, which call it once per level), so no per-level recorder is
-needed to rank the batch as one sequence. The heads here still go through
+FPN levels and images in one ``loss_cls`` call, so no per-level recorder is
+needed; the heads still go through
 :class:`~.dense_heads.RankLossDenseHeadMixin` and
-:class:`~.rank_sort_heads.ErrorDrivenDenseHeadMixin`, so that the sigmoid
+:class:`~.rank_sort_heads.ErrorDrivenDenseHeadMixin`, so the sigmoid
 channels, the hidden loss at prediction, the RaMBO calibration, the IoU
-labels and the value-weighted box loss are those of the other dense heads,
-and the stock code keeps the targets (regress ranges, center sampling,
-``norm_on_bbox``) and the box decoding.
-
-FCOS's centerness (a branch predicting how central a point lies in its box,
-trained by binary cross-entropy on the positives; the stock head also
-weights each positive's box loss by its centerness target and multiplies
-the test scores by the predicted centerness):
-
-* :class:`RaMBOFCOSHead` keeps it as the stock head does, the treatment of
-  ATSS's centerness in ``RaMBOATSSHead``. RaMBO (with the stock focal loss
-  in ``MixedRankLoss``) ranks the classification logits by class only; it
-  has no localisation target, so the centerness stays the detector's
-  estimate of box quality: its loss, the centerness-weighted box loss and
-  the test scores ``sigmoid(logit) * sigmoid(centerness)`` are the stock
-  ones.
-* :class:`RankSortFCOSHead` drops it, as the RS paper drops ATSS's
-  centerness (and PAA's IoU branch): RS sorts the positives by the IoU of
-  their predicted boxes, which is the role centerness plays. The branch is
-  still built (checkpoints keep their shape), its loss is a zero connected
-  to the graph (DDP sees every parameter), the box loss is the RS heads'
-  (GIoU of each positive weighted by its detached highest class score, not
-  by its centerness target, rescaled to the RS value) and the test scores
-  are ``sigmoid(logit)`` alone.
-
-The authors of Rank & Sort publish no anchor-free head or config (their
-dense detectors are ATSS and PAA); :class:`RankSortFCOSHead` applies their
-ATSS recipe to FCOS's points.
+labels and the value-weighted box loss are the other dense heads', and the
+stock code keeps the targets and the box decoding.
+:class:`RaMBOFCOSHead` keeps the centerness branch as the stock head does;
+:class:`RankSortFCOSHead` drops it, as the RS paper drops ATSS's: the
+branch is still built, its loss is a zero connected to the graph, the box
+loss is the RS heads' and the test scores are ``sigmoid(logit)`` alone.
 """
 from mmdet.models.dense_heads import FCOSHead
 from mmdet.registry import MODELS
-
 from ..losses.rank_sort_loss import RankSortLoss
 from .dense_heads import RankLossDenseHeadMixin
-from .rank_sort_heads import (
-    BoxWeightingMixin,
-    ErrorDrivenDenseHeadMixin,
-    NoCenternessPredictMixin,
-)
+from .rank_sort_heads import (BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
+                              NoCenternessPredictMixin)
 
 __all__ = ['RaMBOFCOSHead', 'RankSortFCOSHead']
 

@@ -92,7 +92,6 @@ def _head_faults(head: nn.Module) -> List[str]:
         ]
     faults = []
     from mmdet.models.dense_heads.base_dense_head import BaseDenseHead
-
     from .dense_heads import RankLossDenseHeadMixin
     if isinstance(head, RankLossDenseHeadMixin):
         return faults  # its _init_layers checked the loss and set channels

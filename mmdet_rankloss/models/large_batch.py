@@ -33,7 +33,6 @@ from torch import Tensor
 from torch.nn.modules.batchnorm import _BatchNorm
 
 from mmdet.registry import MODELS
-
 from ..ops.checks import check_int
 from ..ops.ranking import rank_dtype
 from .retrieval import RetrievalModel

@@ -16,14 +16,8 @@ assignment and the box decoding are MMDetection's own.
   IoU labels, and the box loss (the configured ``loss_bbox``, GIoU in the
   configs) averaged over the positives and weighted by ``L_RS / L_box``
   (detached): the paper's loss-value-based task balancing, so the box term
-  has the value of the RS term at every iteration. The average over the
-  positives is set by ``box_weighting`` (see :func:`box_loss_weights`):
-  ``'score'`` (default, the authors' code) weights each positive's box loss
-  by its detached highest class score, ``max_c sigmoid(logit_c)``, and
-  divides by the sum of these weights (1 when that sum is below 1e-12), so
-  confident positives steer the box branch most; ``'uniform'`` (the
-  earlier behaviour) is the plain mean. Either way the value is ``L_RS``;
-  only how the box gradient is shared among the positives changes.
+  has the value of the RS term at every iteration. How the positives
+  share it: ``box_weighting`` (:func:`box_loss_weights`).
 * **aLRP** (``ALRP*Head``): ``loss_alrp_cls`` and ``loss_alrp_loc`` of
   :class:`~mmdet_rankloss.losses.ALRPLoss`; ``loss_bbox`` is not used (the
   errors are GIoU's, computed here), its SB weight is set every ``period``
@@ -32,11 +26,8 @@ assignment and the box decoding are MMDetection's own.
   RS over all anchors of the batch (one class, objectness), the RS-R-CNN
   paper's RPN; its losses keep the stock names ``loss_rpn_cls`` /
   ``loss_rpn_bbox``.
-* **ATSS**: the RS paper trains ATSS without its centerness branch (the
-  ranking by IoU labels takes its role); both ATSS heads here follow it:
-  the branch is still built (checkpoints keep their shape) but its loss is
-  replaced by a zero connected to the graph (DDP sees every parameter) and
-  test scores are not multiplied by it.
+* **ATSS**: without its centerness branch, as the RS paper trains it
+  (docs/dense.md).
 
 Both need ``reg_decoded_bbox=True`` (boxes, not deltas, reach the box loss).
 :class:`RankSortBBoxHead` is the RS head of a two-stage detector (RS-R-CNN).
@@ -51,7 +42,6 @@ from mmdet.models.dense_heads import AnchorHead, ATSSHead, RetinaHead, RPNHead
 from mmdet.models.roi_heads.bbox_heads import Shared2FCBBoxHead
 from mmdet.registry import MODELS
 from mmdet.structures.bbox import bbox_overlaps, get_box_tensor
-
 from ..losses.alrp_loss import ALRPLoss
 from ..losses.rank_sort_loss import RankSortLoss
 from ..losses.utils import zero_loss

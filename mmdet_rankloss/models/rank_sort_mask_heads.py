@@ -1,33 +1,20 @@
 """RS-Mask R-CNN: the mask branch of a Rank & Sort RoI head (Oksuz et al.,
-ICCV 2021).
+ICCV 2021; the loss: docs/instance_segmentation.md#rs-mask-r-cnn).
 
-The authors' RS-Mask R-CNN is RS-R-CNN (:class:`~.rank_sort_heads.
-RankSortBBoxHead` and the RS RPN) with a mask head whose loss is weighted
-the way the RS box loss is:
-
-* each positive RoI's mask loss is ``1 - Dice`` of the sigmoid of its
-  class's mask logits and its 28 x 28 target, with
-  ``Dice = 2 sum(p t) / (sum p^2 + sum t^2 + 1e-5)`` (MMDetection's
-  ``DiceLoss`` with ``naive_dice=False`` and ``eps=5e-6``, which adds eps
-  to each of the two sums, gives exactly that);
-* the positives' losses are averaged with the weights of the RS box loss,
-  each positive's detached highest foreground score ``max_c
-  sigmoid(logit_c)`` (``sum_i w_i L_i / sum_i w_i``);
-* the average is rescaled to the value of the RoI head's RS loss
-  (``L_mask * L_RS / L_mask``, the ratio detached: the paper's
-  loss-value-based task balancing, so ``loss_weight`` does not matter);
-* at most 200 positive RoIs of the batch reach the mask head (a random
-  subset when there are more; the RoI sampler keeps every proposal).
+Each positive RoI's mask loss is ``1 - Dice`` of the sigmoid of its class's
+mask logits and its 28 x 28 target, ``Dice = 2 sum(p t) / (sum p^2 + sum t^2
++ 1e-5)`` (MMDetection's ``DiceLoss`` with ``naive_dice=False`` and
+``eps=5e-6`` adds eps to each of the two sums: exactly that), averaged with
+the RS box loss's weights and rescaled to the RoI head's RS value (the ratio
+detached); at most 200 positive RoIs of the batch reach the mask head.
 
 :class:`RankSortMaskHead` is ``FCNMaskHead`` with that loss (its
 ``loss_mask`` is the per-RoI loss); :class:`RankSortRoIHead` is
 ``StandardRoIHead`` that hands the mask head the weights and the RS value
 of its :class:`~.rank_sort_heads.RankSortBBoxHead`. Test time is
-MMDetection's own (sigmoid masks of the detected class).
-
-Where the authors' code draws the subset of positives, it indexes the
-weights in the drawn order and the RoIs in image order; here each weight
-stays with its RoI (the drawn indices are sorted).
+MMDetection's own. Where the authors' code draws the subset of positives,
+it indexes the weights in the drawn order and the RoIs in image order; here
+each weight stays with its RoI (the drawn indices are sorted).
 """
 import copy
 from typing import List, Optional, Sequence, Tuple
@@ -41,14 +28,9 @@ from mmdet.models.task_modules.samplers import SamplingResult
 from mmdet.registry import MODELS
 from mmdet.structures.bbox import bbox2roi
 from mmdet.utils import InstanceList
-
 from ..ops.checks import check_int
-from .rank_sort_heads import (
-    RankSortBBoxHead,
-    box_loss_weights,
-    value_weighted,
-    weighted_box_loss,
-)
+from .rank_sort_heads import (RankSortBBoxHead, box_loss_weights,
+                              value_weighted, weighted_box_loss)
 
 __all__ = [
     'RankSortMaskHead', 'RankSortRoIHead', 'RS_MASK_LOSS',

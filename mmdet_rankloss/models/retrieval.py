@@ -9,7 +9,6 @@ from mmengine.structures import BaseDataElement
 from torch import Tensor
 
 from mmdet.registry import MODELS
-
 from ..ops.distributed import gather_for_ranking
 
 __all__ = ['RetrievalModel']

@@ -7,17 +7,9 @@ sorters are built by name from :data:`~.sorters.SORTERS`
 (``type='LSTMSorter'`` etc. in configs).
 """
 from .sorter_ranking import SorterRankingBase, sorter_ranks
-from .sorters import (
-    SORTERS,
-    CNNSorter,
-    HandcraftedSorter,
-    LSTMSorter,
-    build_sorter,
-    load_sorter,
-    normalized_ranks,
-    save_sorter,
-    synthetic_scores,
-)
+from .sorters import (SORTERS, CNNSorter, HandcraftedSorter, LSTMSorter,
+                      build_sorter, load_sorter, normalized_ranks, save_sorter,
+                      synthetic_scores)
 
 __all__ = [
     'SorterRankingBase', 'sorter_ranks', 'SORTERS', 'HandcraftedSorter',

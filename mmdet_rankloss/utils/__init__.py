@@ -3,11 +3,8 @@
 Nothing here changes MMEngine: every patch of MMEngine's behaviour is in
 :mod:`mmdet_rankloss.patches`.
 """
-from .checkpoint import (
-    CorruptCheckpointError,
-    UnsafeCheckpointError,
-    checkpoint_globals,
-)
+from .checkpoint import (CorruptCheckpointError, UnsafeCheckpointError,
+                         checkpoint_globals)
 from .config import config_root, package_root
 
 __all__ = [

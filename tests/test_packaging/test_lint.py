@@ -1,25 +1,23 @@
-"""Lint: ``ruff check`` (``ruff.toml``: pyflakes, pycodestyle, import order)
-finds nothing in the library, the tools and the lab; and the ``slow``
-marker is set the one way ``tests/conftest.py`` states.
+"""Lint: ``ruff check`` (``ruff.toml``: pyflakes, pycodestyle) and ``isort
+--check-only`` (``.isort.cfg``: import order) find nothing in the library,
+the tools and the lab; and the ``slow`` marker is set the one way
+``tests/conftest.py`` states.
 
-The ruff test is skipped only where ruff is not installed (``pip install
-ruff``; ``tools/install.sh`` and setup.py's ``tests`` extra install it).
+Each lint test is skipped only where its tool is not installed
+(``tools/install.sh`` and setup.py's ``tests`` extra install both).
 """
 import ast
 import glob
 import os.path as osp
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-#: the folders linted, those of them that exist (``experiments/`` is moving
-#: into the lab's ``lab/rankloss_lab``)
-LINTED = [
-    d for d in ('mmdet_rankloss', 'tools', 'lab', 'experiments')
-    if osp.isdir(osp.join(ROOT, d))
-]
+#: the folders linted
+LINTED = ['mmdet_rankloss', 'tools', 'lab']
 
 
 def ruff_binary():
@@ -41,6 +39,19 @@ def test_ruff_finds_nothing():
     assert proc.returncode == 0, (
         f'ruff check {" ".join(LINTED)} (ruff.toml):\n'
         f'{proc.stdout}{proc.stderr}')
+
+
+def test_imports_are_in_isort_order():
+    isort = shutil.which('isort', path=osp.dirname(sys.executable)) or \
+        shutil.which('isort')
+    if isort is None:
+        pytest.skip('isort is not installed (pip install isort)')
+    proc = subprocess.run([isort, '--check-only', '--diff', *LINTED],
+                          cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, (
+        f'isort --check-only {" ".join(LINTED)} (.isort.cfg):\n'
+        f'{proc.stdout[-6000:]}{proc.stderr[-2000:]}')
 
 
 def _is_slow(node):

@@ -1,46 +1,38 @@
 """Benchmark the rank losses: forward+backward time and peak memory.
 
-Times, in one run on this machine:
+Times, in one run on this machine (what each case is: docs/losses.md):
 
-* the AP loss (``average_precision_loss``, 10 % positives) at lengths
-  100k, 1M, 10M (``--lengths``), next to one ``torch.sort`` of the same
-  length (the floor) and a naive Algorithm 1 written from the paper with
-  double-argsort ranks for both rankers of Eq. 21 (what the public
-  prototype does), on 1 CPU thread, on all CPU threads and on CUDA when
-  present;
-* the detection loss ``RaMBOAPLoss`` at Faster R-CNN scale (2 images x 512
-  RoIs x 21 classes, tau = 7);
-* the retrieval losses at their papers' batch sizes (RaMBO recall with
-  memory 3 at 128/256/512, FastAP, SRT, AUC, triplet, SoDeep sorters);
+* the AP loss (10 % positives) at ``--lengths`` next to one ``torch.sort``
+  of the same length and a naive Algorithm 1 with double-argsort ranks, on
+  1 CPU thread, all CPU threads and CUDA when present;
+* ``RaMBOAPLoss`` at Faster R-CNN scale (2 images x 512 RoIs x 21, tau 7);
+* the retrieval losses at their papers' batch sizes;
 * with ``--error-driven-lengths``: Rank & Sort, aLRP and error-driven AP
-  (``error_driven_loss``, 500 positives) next to ``torch.sort``, the
-  bucketed RS and AP-Loss of Yavuz et al., ECCV 2024
-  (``lab/rankloss_lab/bucketed_losses.py``, written from that paper) and a naive
-  dense (positives x scores) version written from the papers, timed at
-  lengths up to ``--naive-max`` (``--only-error-driven``: that table
-  alone, on 1 CPU thread).
+  next to ``torch.sort``, the bucketed losses of
+  ``lab/rankloss_lab/bucketed_losses.py`` and a naive dense version, up to
+  ``--naive-max`` (``--only-error-driven``: that table alone, 1 thread).
 
-Writes ``<out>.json`` and ``<out>.md``. Numbers are measurements of this
-machine, not pass/fail criteria: ``--smoke`` runs tiny sizes for CI. After
-every case a line gives the cases done, the time spent and an ETA (an AP
-case is weighted by its length, 1 per 100k; every other case weighs 1).
+Writes ``<out>.json`` and ``<out>.md``: measurements of this machine, not
+pass/fail criteria (``--smoke``: tiny sizes for CI). A line after every case
+gives the cases done, the time spent and an ETA.
 
-``--speed-run`` is the one command for a GPU (CUDA if present, else the
-CPU), under 8 minutes with the default ``--budget-s 420``: what it times is
-in docs/losses.md#ranking-core-and-speed, its JSON's sections are
-``rankloss_lab.speed_run.SECTIONS``. ``<out>.md`` is the docs section
-(``lab/rankloss_lab/speed_tables.py``); ``--docs write`` puts the section made
-from ``docs/evidence/gpu/speed_run.json`` (or, before one exists, the
-earlier H200 JSON) into ``docs/losses.md``, ``--docs check`` exits 1 when
-it is stale::
+``--speed-run`` is the one command for a GPU (else the CPU), under 8
+minutes with the default ``--budget-s 420``; its JSON's sections are
+``rankloss_lab.speed_run.SECTIONS`` and ``<out>.md`` is the docs section
+(``lab/rankloss_lab/speed_tables.py``). ``--docs write`` puts the section
+made from ``docs/evidence/gpu/speed_run.json`` (before one exists, the
+earlier H200 JSON) into ``docs/losses.md``; ``--docs check`` exits 1 when it
+is stale::
 
     python tools/analysis_tools/benchmark_rank_losses.py --speed-run \
         --out docs/evidence/gpu/speed_run
     python tools/analysis_tools/benchmark_rank_losses.py --docs write
 
-    python tools/analysis_tools/benchmark_rank_losses.py --out work_dirs/bench/bench
+    python tools/analysis_tools/benchmark_rank_losses.py \\
+        --out work_dirs/bench/bench
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -51,16 +43,12 @@ import torch
 
 import mmdet_rankloss  # noqa: F401  (registers the losses)
 from mmdet.registry import MODELS
-from mmdet_rankloss.losses import average_precision_loss, error_driven_loss
-
-from rankloss_lab.bucketed_losses import (  # noqa: E402
-    PAPER_SECONDS_PER_ITER, bucketed_loss)
-from rankloss_lab.run_logs import machine_name  # noqa: E402
-from rankloss_lab.runner import Progress  # noqa: E402
-from rankloss_lab import speed_run as sr  # noqa: E402
-from rankloss_lab import speed_tables  # noqa: E402
-from rankloss_lab.speed_run import time_it  # noqa: E402
-
+from mmdet_rankloss.losses import error_driven_loss, rambo_ap_loss
+from rankloss_lab import speed_run as sr, speed_tables
+from rankloss_lab.bucketed_losses import PAPER_SECONDS_PER_ITER, bucketed_loss
+from rankloss_lab.run_logs import machine_name
+from rankloss_lab.runner import Progress
+from rankloss_lab.speed_run import time_it
 
 # --------------------------------------------------------------------------
 # Naive Algorithm 1, written here from the paper (not from any public code):
@@ -258,7 +246,7 @@ def bench_ap(lengths: List[int], device: torch.device, repeats: int,
 
         def ours():
             leaf.grad = None
-            average_precision_loss(leaf, labels, 0.5, 0.15).backward()
+            rambo_ap_loss(leaf, labels, 0.5, 0.15).backward()
 
         def naive():
             leaf.grad = None
@@ -411,7 +399,7 @@ def bench_detection(device: torch.device, repeats: int,
 #: (key, label) of the losses timed at each length.
 LENGTH_LOSSES = (
     ('sort', 'torch.sort (the floor)'),
-    ('rambo_ap', 'RaMBO AP loss (average_precision_loss, 10 % positives)'),
+    ('rambo_ap', 'RaMBO AP loss (rambo_ap_loss, 10 % positives)'),
     ('naive_alg1', 'naive Algorithm 1 (double argsort)'),
     ('rs', 'Rank & Sort (ours)'),
     ('rs_bucketed', 'bucketed Rank & Sort (peer)'),
@@ -500,7 +488,7 @@ def length_case(key: str, x: dict) -> Callable[[], None]:
     leaf, labels = x['leaf'], x['labels']
     if key == 'sort':
         return lambda: torch.sort(x['scores'])
-    loss = dict(rambo_ap=average_precision_loss, naive_alg1=naive_ap_loss)[key]
+    loss = dict(rambo_ap=rambo_ap_loss, naive_alg1=naive_ap_loss)[key]
 
     def run():
         leaf.grad = None
@@ -672,10 +660,10 @@ def _plan_detectors(plan, section: str, smoke: bool,
         backend = 'eager' if smoke else 'inductor'
     for detector, loss, config in detector_configs(smoke)[key]:
         if section == 'amp':
-            fn = (lambda c=config: sr.amp_row(c, device, size, steps))
+            fn = functools.partial(sr.amp_row, config, device, size, steps)
         else:
-            fn = (lambda c=config: sr.share_row(c, device, size, steps,
-                                                repeats, backend, warmup))
+            fn = functools.partial(sr.share_row, config, device, size, steps,
+                                   repeats, backend, warmup)
         plan.add(section, f'{detector}, {loss}, {what}', fn,
                  expect_s=expect_s, detector=detector, loss=loss)
 

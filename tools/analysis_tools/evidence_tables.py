@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Markdown tables of the study reports, kept in the docs between markers.
 
-    python tools/analysis_tools/evidence_tables.py            # print every table
-    python tools/analysis_tools/evidence_tables.py --write    # rewrite the docs,
-                                                             # metafiles, plot
-    python tools/analysis_tools/evidence_tables.py --check    # diff, exit 1 if stale
+    python tools/analysis_tools/evidence_tables.py          # print the tables
+    python tools/analysis_tools/evidence_tables.py --write  # rewrite the docs,
+                                                           # metafiles, plot
+    python tools/analysis_tools/evidence_tables.py --check  # exit 1 if stale
 
 A table lives in ``README.md`` or ``docs/*.md`` between two markers::
 
@@ -14,50 +14,25 @@ A table lives in ``README.md`` or ``docs/*.md`` between two markers::
 
 ``--write`` replaces what lies between them with the table ``NAME`` built
 from the reports in ``docs/evidence/``; ``--check`` writes nothing, prints a
-unified diff for every file whose tables differ and exits with status 1.
+unified diff for every stale file and exits with status 1. The tables
+(``TABLES``), in percent with one decimal as in the reports:
 
-The tables (``TABLES``):
+* ``results``: per row, the test rows of the method at its lr selected on
+  val, mean ± sd over seeds and the paired difference to the block's
+  baseline with a 95 % t interval (``rankloss_lab.stats``);
+* ``verdict`` and ``verdict-tests`` (:mod:`rankloss_lab.verdict`) and
+  ``which-loss`` (:data:`rankloss_lab.verdict.CHOICES`);
+* ``quickstart``: ``docs/evidence/quickstart_results.json``; skipped with
+  a message while that file does not exist.
 
-* ``results``: the study reports (``docs/evidence/<study>.csv``, written by
-  ``tools/study.py`` and ``tools/retrieval_study.py``). For each row, the
-  test rows of the method at its learning rate selected on val
-  (``selected_lr`` True and a test value present): mean ± sample standard
-  deviation over seeds, and the paired difference to the block's baseline
-  method on the same seeds with a 95 % t interval. The statistics are
-  ``rankloss_lab.stats``' own (``mean_std``, ``paired_difference``), imported,
-  not re-implemented.
-* ``verdict`` (docs/evidence.md): the verdict, each bullet's advice and
-  gloss; ``verdict-tests`` (docs/evidence.md): its tests, each with its numbers,
-  strength (confirmed / no difference detected / exploratory / k of n
-  pre-registered tests) and scope read from the reports
-  (:mod:`rankloss_lab.verdict`).
-* ``which-loss`` (README.md): one row per detector family, the loss the
-  verdict recommends, its config, and the strength of its evidence in plain
-  words with a link to its tests (:data:`rankloss_lab.verdict.CHOICES`).
-* ``quickstart``: ``docs/evidence/quickstart_results.json``, written by
-  ``tools/quickstart.py``. While that file does not exist the table is
-  skipped with a message and its markers are left as they are.
-
-Numbers are in percent with one decimal, as in the study reports.
-
-Beside the tables, ``--write`` writes (and ``--check`` compares):
-
-* the ``Results`` of ``configs/**/metafile.yml``: one entry per study that
-  trained the config as it ships, labelled by study and seeds, between
-  marker comments (:mod:`rankloss_lab.metafile_results` says how and why);
-* ``configs/<family>/README.md``, one per metafile of ``model-index.yml``,
-  generated from that metafile (with its ``Results`` as generated now), as
-  MMDetection's folders have one: per collection its paper and guide, per
-  config its metadata, results and the papers' numbers
-  (:func:`rankloss_lab.metafile_results.family_readme`);
-* ``docs/images/results_ap50.png``: each method's per-seed test AP50 and its
-  mean, one panel per detection or segmentation block of ``RESULTS``
-  (:mod:`rankloss_lab.results`; box or mask AP50), baseline first, and
-  beside it ``docs/images/results_ap50.json``, the plotted numbers. The PNG
-  carries the SHA-256 of that JSON in its ``Comment`` text chunk; ``--check``
-  compares the JSON with the reports and the PNG's digest with the JSON (not
-  the PNG's bytes, which depend on the matplotlib and font versions), and
-  ``--write`` redraws the PNG only when that digest differs.
+Beside the tables, ``--write`` writes (and ``--check`` compares) the
+``Results`` of ``configs/**/metafile.yml`` and the ``configs/<family>/
+README.md`` made from each metafile (:mod:`rankloss_lab.metafile_results`),
+and ``docs/images/results_ap50.png`` with the plotted numbers beside it,
+``results_ap50.json`` (:mod:`rankloss_lab.results`). The PNG carries the
+SHA-256 of that JSON in its ``Comment`` chunk: ``--check`` compares the JSON
+with the reports and the digest with the JSON (not the PNG's bytes, which
+depend on matplotlib and fonts); ``--write`` redraws only on a new digest.
 """
 import argparse
 import difflib
@@ -70,10 +45,11 @@ import re
 import sys
 from typing import Callable, Dict, List, Optional, Tuple
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 from rankloss_lab import metafile_results, stats, thresholds, verdict
 from rankloss_lab.results import (EVIDENCE, RESULTS, read_csv, study_rows,
-                                 test_values)
+                                  test_values)
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 QUICKSTART_JSON = metafile_results.QUICKSTART_JSON
 MARKER = re.compile(

@@ -19,12 +19,15 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from mmdet_rankloss.evaluation import (
-    apply_isotonic, apply_platt, class_matches, expected_calibration_error,
-    fit_isotonic, fit_platt, keep_above, laece_targets, lrp_at_thresholds,
-    lrp_optimal_thresholds, localisation_aware_ece, match_detections)
-from rankloss_lab.held_out import (child_config, load_config,
-                                                split_ground_truth)
+from mmdet_rankloss.evaluation import (apply_isotonic, apply_platt,
+                                       class_matches,
+                                       expected_calibration_error,
+                                       fit_isotonic, fit_platt, keep_above,
+                                       laece_targets, localisation_aware_ece,
+                                       lrp_at_thresholds,
+                                       lrp_optimal_thresholds,
+                                       match_detections)
+from rankloss_lab.held_out import child_config, load_config, split_ground_truth
 
 #: A threshold every class gets in the comparison row (MMDetection's
 #: visualiser's default).

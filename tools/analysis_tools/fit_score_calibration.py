@@ -19,15 +19,16 @@ import os.path as osp
 import re
 from typing import List, NamedTuple, Optional, Tuple
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+from mmdet_rankloss.evaluation.calibration import (REPORTED_THRESHOLDS,
+                                                   apply_platt,
+                                                   expected_calibration_error,
+                                                   fit_platt, match_detections,
+                                                   precision_recall_at)
+from mmdet_rankloss.evaluation.voc_files import (load_detections,
+                                                 load_voc_ground_truth)
+from rankloss_lab.held_out import child_config, load_config, split_ground_truth
 
-from mmdet_rankloss.evaluation.calibration import (
-    REPORTED_THRESHOLDS, apply_platt, expected_calibration_error, fit_platt,
-    match_detections, precision_recall_at)
-from rankloss_lab.held_out import (child_config, load_config,
-                                                split_ground_truth)
-from mmdet_rankloss.evaluation.voc_files import (
-    load_detections, load_voc_ground_truth)
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 CALIBRATION_LINE = re.compile(r'^score_calibration\s*=.*$', re.MULTILINE)
 
@@ -55,9 +56,7 @@ def _multiplies_centerness(head) -> bool:
     test time (MMDetection's ATSS and FCOS heads; this package's Rank &
     Sort and aLRP ATSS heads do not)."""
     from mmdet.registry import MODELS
-
-    from mmdet_rankloss.models.rank_sort_heads import \
-        NoCenternessPredictMixin
+    from mmdet_rankloss.models.rank_sort_heads import NoCenternessPredictMixin
     head_cls = MODELS.get(head.get('type'))
     return 'loss_centerness' in head and not (
         head_cls is not None and

@@ -24,11 +24,11 @@ from typing import List, Tuple
 
 import numpy as np
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-from mmdet_rankloss.evaluation import (apply_platt,
-                                       load_detections,
+from mmdet_rankloss.evaluation import (apply_platt, load_detections,
                                        load_voc_ground_truth)
 from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
+
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def parse_run(text: str, split: str) -> Tuple[str, str, object]:
@@ -53,9 +53,10 @@ def parse_run(text: str, split: str) -> Tuple[str, str, object]:
 def draw(visualizer, image: np.ndarray, boxes, labels, scores,
          thr: float) -> np.ndarray:
     """One panel: boxes (and scores) above ``thr`` on the image."""
-    from mmdet.structures import DetDataSample
-    from mmengine.structures import InstanceData
     import torch
+    from mmengine.structures import InstanceData
+
+    from mmdet.structures import DetDataSample
     sample = DetDataSample()
     inst = InstanceData()
     inst.bboxes = torch.as_tensor(boxes, dtype=torch.float32).reshape(-1, 4)
@@ -93,8 +94,9 @@ def main(argv=None) -> str:
     parser.add_argument('--platt', action='store_true')
     parser.add_argument('--scale', type=int, default=3)
     args = parser.parse_args(argv)
-    from mmdet.visualization import DetLocalVisualizer
     from PIL import Image
+
+    from mmdet.visualization import DetLocalVisualizer
 
     runs = [parse_run(text, args.split) for text in args.run]
     ids, gts = load_voc_ground_truth(args.data_root, args.split,

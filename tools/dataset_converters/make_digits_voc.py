@@ -1,10 +1,12 @@
 #!/usr/bin/env python
 """Writes the DigitsVOC detection benchmark in the Pascal VOC2007 layout.
 
-    python tools/dataset_converters/make_digits_voc.py [ROOT] [--train 384] [--val 160]
-        [--test 320] [--image-size 128] [--seed 0] [--preview PNG] [--masks]
-    python tools/dataset_converters/make_digits_voc.py [ROOT] --fresh-test confirm
-        [--fresh-test-images 320] [--fresh-test-seed 1] [--masks]
+    python tools/dataset_converters/make_digits_voc.py [ROOT] [--train 384]
+        [--val 160] [--test 320] [--image-size 128] [--seed 0]
+        [--preview PNG] [--masks]
+    python tools/dataset_converters/make_digits_voc.py [ROOT]
+        --fresh-test confirm [--fresh-test-images 320]
+        [--fresh-test-seed 1] [--masks]
 
 ROOT defaults to ``data/digits_voc/VOCdevkit``; what is written:
 :mod:`rankloss_lab.datasets.digits_voc` and docs/evidence.md#digitsvoc
@@ -18,8 +20,8 @@ import argparse
 import os
 import os.path as osp
 
-from rankloss_lab.datasets.digits_voc import (
-    DEFAULT_SPLITS, make_digits_voc, make_fresh_test_split)
+from rankloss_lab.datasets.digits_voc import (DEFAULT_SPLITS, make_digits_voc,
+                                              make_fresh_test_split)
 
 
 def main(argv=None) -> None:
@@ -84,6 +86,7 @@ def draw_preview(year_root: str, path: str, count: int = 8,
     """The first ``count`` train images, enlarged, with their boxes read
     back from the XML files (what MMDetection will read)."""
     from xml.etree import ElementTree as ET
+
     from PIL import Image, ImageDraw
     with open(osp.join(year_root, 'ImageSets', 'Main', 'train.txt')) as f:
         ids = f.read().split()[:count]

@@ -1,39 +1,25 @@
 #!/usr/bin/env python
 """Checks the datasets and the losses of a config before a long run.
 
-    python tools/misc/check_dataset.py CONFIG [--decode] [--cfg-options K=V ...]
+    python tools/misc/check_dataset.py CONFIG [--decode]
+        [--cfg-options K=V ...]
 
-Reads the train, val and test datasets of CONFIG (through ``RepeatDataset``
-and ``ConcatDataset`` wrappers) and lists every fault it finds, one line
-each, naming the file, field and value; exits with 1 if there is any.
+Lists every fault of CONFIG's train, val and test datasets (through
+``RepeatDataset`` and ``ConcatDataset``), one line each naming the file,
+field and value, and exits with 1 if there is any (docs/reliability.md).
+VOC items go through :func:`~mmdet_rankloss.utils.voc_check.check_voc_item`
+(objects of unknown classes are faults unless the dataset says
+``unknown_class='skip'``); other datasets are built as training builds them,
+then every ``img_path`` is opened (``--decode``: decoded completely, slow).
 
-* VOC datasets (``VOCDataset``, ``CheckedVOCDataset``): every item of the
-  image list through :func:`~mmdet_rankloss.utils.voc_check.check_voc_item`
-  (XML well-formed, ``<size>``, names, boxes, ``<difficult>``; image present,
-  readable, not truncated, of the stated size). Unlike
-  ``CheckedVOCDataset``, which stops at the first faulty item, all are
-  listed. Objects of unknown classes are faults unless the dataset says
-  ``unknown_class='skip'``.
-* Other datasets (e.g. the retrieval ones): built as training builds them
-  (their own checks of list files, columns and labels run), then every
-  ``img_path`` is opened.
-
-``--decode`` decodes every image completely instead of reading its header
-(slow; finds damage inside a JPEG that still has its end marker).
-
-The model is built too (no weights loaded, no data) and every head's
-``loss_cls`` is checked against the head: it must take MMDetection's
-classification-loss call ``(cls_score, labels, label_weights,
-avg_factor=, reduction_override=)`` (a retrieval loss such as FastAPLoss
-takes ``(embeddings, labels)``), and a loss that sets its own channel count
-(``custom_cls_channels``) must get it from the head, which some heads
-ignore. Both would otherwise fail inside the first forward, or not at all.
+The model is built too (no weights, no data) and every head's ``loss_cls``
+must take MMDetection's classification-loss call and, if it sets
+``custom_cls_channels``, get its channel count from the head.
 """
 import argparse
 import os.path as osp
 import sys
 from typing import Iterator, List, Tuple
-
 
 VOC_TYPES = ('VOCDataset', 'CheckedVOCDataset')
 
@@ -63,7 +49,6 @@ def leaf_datasets(cfg) -> Iterator[dict]:
 def check_voc(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
     """(items checked, faults) of one VOC dataset config."""
     from mmdet.datasets import VOCDataset
-
     from mmdet_rankloss.utils.voc_check import check_voc_item
     data_root = cfg.get('data_root', '') or ''
     ann_file = osp.join(data_root, cfg['ann_file'])
@@ -97,7 +82,6 @@ def check_voc(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
 def check_built(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
     """(items checked, faults) of any other dataset config."""
     from mmdet.registry import DATASETS
-
     from mmdet_rankloss.utils.voc_check import VOCCheckError, image_size
     cfg = dict(cfg, pipeline=[], lazy_init=False)
     try:

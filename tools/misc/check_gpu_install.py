@@ -4,34 +4,23 @@
     python tools/misc/check_gpu_install.py [--fast] [--no-suite] \
         [--only LOSS ...] [--json FILE]
 
-This project's CI runs on CPU machines only; the CUDA path has run on one
-GPU (docs/reliability.md). Run this once on your GPU machine after
-installing. It prints one line per check, ``ok``, ``FAILED`` or
-``skipped`` with the reason, and exits with 1 if any check failed:
+Prints one line per check, ``ok``, ``FAILED`` or ``skipped`` with the
+reason, and exits with 1 if any check failed (what the CPU test runs cover
+instead: docs/reliability.md):
 
 1. ``environment``: torch, its CUDA, the GPU, mmcv's compiled ops.
-2. ``suite``: the device tests of the losses from a checkout
-   (``tests/test_losses/test_loss_contract.py`` and
-   ``test_loss_autocast.py``; their ``cuda`` cases run only with a GPU).
-   Skipped without CUDA, from an installed wheel (no ``tests/``) or with
-   ``--no-suite``.
-3. ``amp``: one training step of each registered rank loss under
-   ``torch.autocast('cuda', dtype=torch.float16)`` with a ``GradScaler``:
-   finite gradients whose cosine with the fp32 step's on the same
-   fp16-rounded scores is at least 0.99 (0.9 through a SoDeep sorter
-   network, which runs in fp16). Also printed: the cosine of that fp32
-   step with the one on the unrounded scores, what the rounding alone
-   changes (much, for RaMBO's piecewise-constant gradient, on a batch
-   with many near-ties).
-4. ``host syncs``: the waits for the GPU in one call of each loss,
-   counted by ``torch.cuda.set_sync_debug_mode``.
+2. ``suite``: ``tests/test_losses/test_loss_contract.py`` and
+   ``test_loss_autocast.py`` from a checkout (skipped without CUDA, from a
+   wheel or with ``--no-suite``).
+3. ``amp``: one fp16 autocast step of each registered rank loss with a
+   ``GradScaler``: finite gradients whose cosine with the fp32 step's on
+   the same fp16-rounded scores is at least 0.99 (0.9 through a SoDeep
+   sorter network); also printed, the cosine against the unrounded scores.
+4. ``host syncs``: the waits for the GPU in one call of each loss
+   (``torch.cuda.set_sync_debug_mode``).
 
-Timings: ``tools/analysis_tools/benchmark_rank_losses.py --speed-run
---out docs/evidence/gpu/speed_run`` (under 8 minutes on a GPU).
-
-Without CUDA it says so and lists what it skipped. ``--fast`` uses small
-batches (and no suite), for a smoke test; ``--only``
-limits the loss checks to the named losses.
+Timings: ``benchmark_rank_losses.py --speed-run``. ``--fast``: small
+batches, no suite; ``--only``: the named losses only.
 """
 import argparse
 import json

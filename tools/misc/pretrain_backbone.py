@@ -34,8 +34,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from rankloss_lab.runner import clock
 from rankloss_lab.datasets.glyphs import GLYPH_CLASSES, make_glyph_set
+from rankloss_lab.runner import clock
 
 HELD_OUT_SEED = 20200325  # no training epoch draws with this seed
 # MMDetection's DetDataPreprocessor defaults (RGB order)
@@ -190,8 +190,8 @@ def main(argv=None) -> dict:
         acc = accuracy(model, held_images, held_labels)
         log.append(dict(epoch=epoch + 1, loss=float(np.mean(running)), **acc))
         print(f'[pretrain] epoch {epoch + 1}: held-out top-1 '
-              f'{100 * acc["top1"]:.1f} % (digits {100 * acc["top1_digits"]:.1f}'
-              f' %)', flush=True)
+              f'{100 * acc["top1"]:.1f} % '
+              f'(digits {100 * acc["top1_digits"]:.1f} %)', flush=True)
     meta = dict(
         what='R18-w32 backbone (mmdet ResNet depth 18, base_channels 32) '
         'pretrained as a 62-class classifier of printed glyphs '

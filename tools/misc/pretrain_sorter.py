@@ -31,11 +31,11 @@ import time
 
 import torch
 
-from rankloss_lab.runner import clock
 from mmdet_rankloss.networks.sorters import (SYNTHETIC_KINDS, CNNSorter,
                                              HandcraftedSorter, LSTMSorter,
                                              load_sorter, normalized_ranks,
                                              save_sorter, synthetic_scores)
+from rankloss_lab.runner import clock
 
 ARCHS = {'lstm': LSTMSorter, 'cnn': CNNSorter}
 VAL_SEED = 20190616  # held-out set; training draws use --seed instead

@@ -1,24 +1,12 @@
 """Digits on random scenes: variation that raw pixels cannot see through.
 
-On scikit-learn's plain, centred 8x8 digits, raw pixels are already an
-excellent retrieval embedding (R@1 about 99 on unseen digits 5-9), so a
-learned embedding cannot show what metric learning is for. Real retrieval
-datasets (CUB, SOP) differ from that in position, scale, pose, background
-and colour; :class:`RandomDigitScene` puts that variation on the digits. Each
-digit is drawn on an RGB canvas with
-
-* a random long side (``scale_range``, pixels), rotation
-  (``±max_rotation`` degrees) and position anywhere on the canvas (the
-  digit stays inside it);
-* a textured background (colour gradient, sinusoidal grating,
-  low-frequency noise; :func:`~.canvas.textured_background`, the DigitsVOC
-  detection benchmark's);
-* a random stroke colour at least ``min_contrast`` grey levels away from
-  the mean of the background under the digit, so dark-on-light and
-  light-on-dark (polarity flips) both occur.
-
-Test images are the same on every call (``seed`` set: one fixed scene per
-``sample_idx``); training images get a new scene on every call.
+:class:`RandomDigitScene` draws each digit on an RGB canvas with a random
+size (``scale_range``), rotation (``±max_rotation``) and position (inside
+the canvas), on a textured background (:func:`~.canvas.textured_background`,
+DigitsVOC's), in a random stroke colour at least ``min_contrast`` grey
+levels from the background under it. Test images are the same on every call
+(``seed`` set: one fixed scene per ``sample_idx``); training images get a
+new scene on every call.
 """
 from typing import Dict, Optional, Tuple
 
@@ -28,7 +16,6 @@ from mmcv.transforms import BaseTransform
 from mmcv.transforms.utils import cache_randomness
 
 from mmdet.registry import TRANSFORMS
-
 from .canvas import blend_mask, textured_background
 
 __all__ = ['RandomDigitScene', 'render_digit_scene']

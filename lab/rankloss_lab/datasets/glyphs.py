@@ -1,22 +1,12 @@
-"""Printed glyphs: a classification set that plays ImageNet's part for DigitsVOC.
+"""Printed glyphs: a classification set that plays ImageNet's part for
+DigitsVOC (why: docs/evidence.md#digitsvoc, the glyph-pretrained backbone).
 
-The paper's detectors (and every VOC user's) start from a backbone
-pretrained as a classifier on ImageNet: many classes, images disjoint from
-the detection data, the detection classes among them. DigitsVOC's detectors
-train from scratch. This set lets them start the paper's way: 62 classes
-(``0-9``, ``A-Z``, ``a-z``) printed in the text typefaces that matplotlib
-ships (DejaVu, STIX, Computer Modern: 21 faces, regular to bold italic),
-each rendered at a random size, rotation, colour and position on a textured
-background (the generator DigitsVOC paints on,
-:func:`~.canvas.textured_background`), with stray strokes as clutter.
-
-Disjoint from the detection data by construction: DigitsVOC's objects are
-scikit-learn's handwritten 8 x 8 digit scans, and no such image (nor any
-other image from a data set) is drawn here; the two share the ten digit
-classes and the background generator. Unlike ImageNet, the images are
-rendered, not photographed: this emulates the regime, it is not Table 5.
-
-The same ``(count, seed, size)`` always gives the same images.
+62 classes (``0-9``, ``A-Z``, ``a-z``) printed in the 21 text typefaces
+matplotlib ships (DejaVu, STIX, Computer Modern), each at a random size,
+rotation, colour and position on DigitsVOC's textured background
+(:func:`~.canvas.textured_background`), with stray strokes as clutter. No
+handwritten digit, nor any other image of a data set, is drawn here. The
+same ``(count, seed, size)`` always gives the same images.
 """
 import os.path as osp
 import string

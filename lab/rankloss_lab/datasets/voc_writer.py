@@ -162,8 +162,9 @@ def write_voc_masks(year_root: str, img_id: str, size: int,
     for index, obj in enumerate(objects, 1):
         mask = obj['mask']
         if (instance[mask] > 0).any():
-            raise ValueError(f'write_voc_masks: {img_id}: the mask of object '
-                             f'{index} ({obj["name"]}) overlaps an earlier one')
+            raise ValueError(
+                f'write_voc_masks: {img_id}: the mask of object {index} '
+                f'({obj["name"]}) overlaps an earlier one')
         instance[mask] = index
         semantic[mask] = class_names.index(obj['name']) + 1
     for folder, values in (('SegmentationObject', instance),

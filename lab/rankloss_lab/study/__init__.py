@@ -8,45 +8,25 @@
 The protocol (selection on val, test with seeds, statistics,
 pre-registration, fair baselines, the report's files) is in
 docs/evidence.md#protocol. SPEC is a Python file
-(``lab/rankloss_lab/studies/*.py``); its keys beyond the methods (a config,
-options, a learning-rate grid; ``lr_from``: another method's selected lr;
-``lr`` + ``selected_on=dict(study=..., seeds=[...])``: an lr selected
-before, no grid), the seeds, the baseline and the data:
-
-* ``select_seeds`` (two or more, none a test seed) or ``select_seed``
-  (default: the smallest seed >= 0 that is not a test seed; the DigitsVOC
-  studies set 0, also their first test seed, and their reports say so);
-  ``reselect_seed``: the second selection seed of a method that collapsed
-  on the first in a one-seed study (``fair_selection``);
-* ``select_only = True``: no test phase; ``test_split`` (default ``test``)
-  and ``data.make_test``, the command that writes a missing split list;
-  ``prepare``: ``dict(path=..., make=[script, args...])`` for other files
-  the runs need, written before the first run;
-* ``test_phase_options``: ``--cfg-options`` of the test trainings alone
-  (frozen with the settings), e.g. ``train_cfg.val_interval=16``;
-* ``metric`` (default ``'pascal_voc/AP50'``, selected on its val value)
-  and ``extra_metrics``, more keys of the same evaluator every test run
-  records; a CocoMetric study takes its val values from the training's
-  last val loop and fits no calibration;
-* ``hypotheses``: ``dict(method, baseline, alternative='greater'|'less'|
-  'two-sided', metric)``, by default every method against the baseline,
-  two-sided; ``exploratory_comparisons``: more pairs to compare;
-  ``preregistered``, ``fair_selection``.
+(``lab/rankloss_lab/studies/*.py``); :mod:`.spec` reads and checks its keys
+beyond the methods (a config, options, a learning-rate grid; ``lr_from``:
+another method's selected lr; ``lr`` + ``selected_on=dict(study=...,
+seeds=[...])``: an lr selected before, no grid): the seeds
+(``select_seeds`` / ``select_seed``, ``reselect_seed``), ``select_only``,
+``test_split`` and ``data.make_test``, ``prepare`` (``dict(path=...,
+make=[script, args...])``, written before the first run),
+``test_phase_options``, ``metric`` and ``extra_metrics``, ``hypotheses``,
+``exploratory_comparisons``, ``preregistered`` and ``fair_selection``.
 
 Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
-and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, and
-its result is also kept in ``<records-dir>/<study>/`` (default
-``<out-dir>/runs``). ``--exploratory`` tests undeclared methods of a frozen
-study. ``--jobs N`` runs N at once (on a 2-core CPU that slows each).
+and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its
+result also kept in ``<records-dir>/<study>/`` (default ``<out-dir>/runs``).
+``--exploratory`` tests undeclared methods of a frozen study.
 
-The package, one module per phase (``python -m rankloss_lab.study`` is
-``tools/study.py``): ``spec`` (reading and checking a spec), ``selection``,
-``freeze`` and ``fairness`` (the pre-registration and its rules),
-``test``, ``runs`` (one run, a plan of runs, the data they need),
-``report``, ``comparisons``, ``curves``, ``cli`` and ``common``. Every public
-name is also an attribute of the package; setting one on the package (a
-test's ``monkeypatch.setattr(study, 'run_logged', fake)``) sets it in the
-modules that use it too.
+One module per phase (``python -m rankloss_lab.study`` is
+``tools/study.py``); every public name is also an attribute of the package,
+and setting one on the package (``monkeypatch.setattr(study, 'run_logged',
+fake)``) sets it in the modules that use it too.
 """
 import sys
 import time  # noqa: F401  (``study.time``: the clock of the runs)
@@ -55,14 +35,13 @@ import types
 from rankloss_lab import run_logs, runner  # noqa: F401
 from rankloss_lab.run_logs import machine_name  # noqa: F401
 from rankloss_lab.runner import (last_checkpoint, lr_tag,  # noqa: F401
-                                read_json, run_dir, write_json)
+                                 read_json, run_dir, write_json)
 from rankloss_lab.stats import (ALTERNATIVES, corrected_family,  # noqa: F401
-                               holm, interval_text, mean_std,
-                               paired_difference, paired_t_pvalue,
-                               t_interval, t_quantile)
-
-from . import (cli, common, comparisons, curves, fairness,
-               freeze as _freeze, report, runs, selection, spec, test)
+                                holm, interval_text, mean_std,
+                                paired_difference, paired_t_pvalue, t_interval,
+                                t_quantile)
+from . import (cli, common, comparisons, curves, fairness, freeze as _freeze,
+               report, runs, selection, spec, test)
 from .cli import main, parse_args, select_phase
 from .common import (METRIC, METRIC_LABELS, ROOT, SPEC_DIR, THRESHOLDS,
                      PreregistrationError, collect_results, declared_methods,
@@ -73,18 +52,18 @@ from .comparisons import (bimodal_sides, comparisons_markdown,
 from .curves import curve_runs, plot_curves
 from .fairness import (check_fair_selection, fairness_problems, grid_step,
                        one_seed_problems)
-from .freeze import (check_preregistration, current_paths,
-                     fairness_paragraph, freeze, preregistration_markdown, preregistration_paths,
-                     read_preregistration, settings_differences,
-                     settings_hash, study_settings)
+from .freeze import (check_preregistration, current_paths, fairness_paragraph,
+                     freeze, preregistration_markdown, preregistration_paths,
+                     read_preregistration, settings_differences, settings_hash,
+                     study_settings)
 from .report import (check_reportable, preregistration_sentence,
                      seeds_sentence, selection_lines, test_values,
                      write_report)
 from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
                    execute_run, last_train_record, load_ground_truth,
                    non_finite_loss, non_finite_reason, olrp_on_dataset,
-                   olrp_on_test, pretrained_checkpoint, read_scalars, run_logged, run_plan,
-                   score_calibration, start_attempt)
+                   olrp_on_test, pretrained_checkpoint, read_scalars,
+                   run_logged, run_plan, score_calibration, start_attempt)
 from .selection import (best_lr, grid_scores, grid_selection, mean_scores,
                         reselect_plan, run_score, seed_overlap, select_plan,
                         selected_lrs, selection_note, selection_phrase,

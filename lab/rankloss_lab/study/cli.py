@@ -6,7 +6,6 @@ import os.path as osp
 from typing import Dict, Sequence
 
 from rankloss_lab.stats import COLLAPSE_BELOW
-
 from .common import DESCRIPTION, collect_results, declared_methods
 from .freeze import check_preregistration, freeze, read_preregistration
 from .report import write_report
@@ -18,7 +17,8 @@ from .test import test_methods, test_plan
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=DESCRIPTION)
-    parser.add_argument('spec', help='study spec (lab/rankloss_lab/studies/*.py)')
+    parser.add_argument('spec',
+                        help='study spec (lab/rankloss_lab/studies/*.py)')
     parser.add_argument('--phase', choices=('select', 'test', 'all'),
                         default='all')
     parser.add_argument('--jobs', type=int, default=1)

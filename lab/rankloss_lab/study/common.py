@@ -9,8 +9,8 @@ import os.path as osp
 from datetime import datetime, timezone
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from rankloss_lab.runner import lr_tag
 from rankloss_lab.paths import ROOT
+from rankloss_lab.runner import lr_tag
 
 SPEC_DIR = osp.join('lab', 'rankloss_lab', 'studies')
 METRIC = 'pascal_voc/AP50'

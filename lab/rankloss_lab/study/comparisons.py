@@ -5,9 +5,8 @@ import csv
 from typing import Dict, List, Optional
 
 from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal_texts,
-                               corrected_family, interval_text,
-                               paired_difference)
-
+                                corrected_family, interval_text,
+                                paired_difference)
 from .common import (declared_methods, hypothesis_metric, hypothesis_text,
                      metric_label, study_metrics)
 from .selection import seed_overlap
@@ -156,7 +155,8 @@ def write_comparisons_csv(spec: dict, comparisons: List[dict],
         writer = csv.writer(f)
         writer.writerow(
             ['study', 'family', 'id', 'method', 'baseline'] + metric +
-            ['alternative', 'n', 'seeds', 'mean_diff', 'ci95_low', 'ci95_high', 'm',
+            ['alternative', 'n', 'seeds', 'mean_diff', 'ci95_low',
+             'ci95_high', 'm',
              'bonferroni_level', 'bonferroni_low', 'bonferroni_high', 'p',
              'p_holm', 'significant_holm', 'selection_test_seed_overlap'])
         for c in comparisons:

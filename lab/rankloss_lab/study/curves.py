@@ -5,7 +5,6 @@ alone)."""
 from typing import Dict, Sequence, Tuple
 
 from rankloss_lab import run_logs
-
 from .common import val_by_epoch
 
 

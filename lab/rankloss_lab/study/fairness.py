@@ -29,7 +29,6 @@ import math
 from typing import Dict, List, Optional, Tuple
 
 from rankloss_lab.stats import COLLAPSE_BELOW
-
 from .common import PreregistrationError, declared_methods
 from .selection import grid_selection
 

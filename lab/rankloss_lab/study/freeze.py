@@ -8,7 +8,6 @@ import os.path as osp
 from typing import Dict, List, Optional, Tuple
 
 from rankloss_lab.runner import write_json
-
 from .common import (METRIC, ROOT, PreregistrationError, _file_sha256, _now,
                      _plain, collect_results, declared_methods, is_coco)
 from .fairness import check_fair_selection, grid_step

@@ -9,9 +9,8 @@ from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal, interval_text,
-                               mean_std, paired_difference, trained_text)
+                                mean_std, paired_difference, trained_text)
 from rankloss_lab.thresholds import conditions_block
-
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods, is_coco, metric_label, study_metrics,
                      val_by_epoch)
@@ -19,8 +18,8 @@ from .comparisons import (comparisons_markdown, study_comparisons,
                           write_comparisons_csv)
 from .curves import plot_curves
 from .freeze import check_preregistration, read_preregistration
-from .selection import (grid_selection, seed_overlap, selected_lrs,
-                        run_score, selection_phrase, selection_seeds)
+from .selection import (grid_selection, run_score, seed_overlap, selected_lrs,
+                        selection_phrase, selection_seeds)
 
 
 def write_report(spec: dict, results: Dict[Tuple, dict],

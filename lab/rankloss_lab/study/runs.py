@@ -10,16 +10,14 @@ import sys
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from rankloss_lab import run_logs, runner
-from rankloss_lab.run_logs import machine_name
-from rankloss_lab.thresholds import resolve as resolve_score_thr
-from rankloss_lab.runner import (last_checkpoint, read_json, run_dir,
-                                write_json)
 from mmdet_rankloss.evaluation.voc_files import (load_detections,
                                                  load_voc_ground_truth)
-
-from .common import (METRIC, ROOT, THRESHOLDS, _now, collect_results,
-                     is_coco, record_path, run_config, study_metrics)
+from rankloss_lab import run_logs, runner
+from rankloss_lab.run_logs import machine_name
+from rankloss_lab.runner import last_checkpoint, read_json, run_dir, write_json
+from rankloss_lab.thresholds import resolve as resolve_score_thr
+from .common import (METRIC, ROOT, THRESHOLDS, _now, collect_results, is_coco,
+                     record_path, run_config, study_metrics)
 from .selection import selected_lrs
 from .spec import load_spec
 
@@ -43,7 +41,8 @@ def run_logged(cmd: List[str], log_path: str) -> float:
 def load_ground_truth(data_root: str, split: str,
                       classes: Optional[Sequence[str]] = None
                       ) -> Tuple[List[str], list]:
-    """Image ids and boxes of a VOC2007 split (default classes: DigitsVOC's)."""
+    """Image ids and boxes of a VOC2007 split (default classes:
+    DigitsVOC's)."""
     from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
     return load_voc_ground_truth(data_root, split, classes or DIGIT_CLASSES)
 

@@ -223,7 +223,8 @@ def selection_note(spec: dict, name: str,
     if not on:
         return 'declared in the spec (no selection record)'
     seeds = on.get('seeds', [])
+    plural = 's' if len(seeds) != 1 else ''
     text = ('declared in the spec; selected on val in '
-            f"`{on.get('study', '?')}` with seed{'s' if len(seeds) != 1 else ''} "
+            f"`{on.get('study', '?')}` with seed{plural} "
             f"{', '.join(map(str, seeds)) or '?'}")
     return text + (f"; {on['note']}" if on.get('note') else '')

@@ -4,7 +4,6 @@ import os.path as osp
 from typing import List, Optional, Sequence
 
 from rankloss_lab.stats import ALTERNATIVES
-
 from .common import (METRIC, ROOT, SPEC_DIR, _is_number, hypothesis_text,
                      is_coco, study_metrics)
 
@@ -176,7 +175,7 @@ def _metric_keys(cfg: dict, path: str) -> None:
     more logged keys of the same evaluator that every test run records and
     the report tabulates and compares, e.g. ``'coco/segm_mAP_50'`` beside
     ``metric = 'coco/bbox_mAP_50'``."""
-    metric = cfg.setdefault('metric', METRIC)
+    cfg.setdefault('metric', METRIC)
     extra = cfg.setdefault('extra_metrics', [])
     if not isinstance(extra, (list, tuple)):
         raise ValueError(f'{path}: extra_metrics must be a list of logged '
