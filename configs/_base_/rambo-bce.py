@@ -13,11 +13,7 @@ rambo_bce_loss = dict(
     rank_loss=dict(type='RaMBOAPLoss'),
     aux_loss=dict(type='CrossEntropyLoss', use_sigmoid=True, loss_weight=1.0))
 
-# The rank loss remembers the last 7 batches' scores: these hooks put that
-# memory and the random state into every checkpoint, so `--resume` continues
-# exactly (docs/reliability.md).
-# Under --amp the classifier's logits stay fp32: fp16 rounding ties RaMBO's
-# scores (engine/precision.py); without autocast nothing changes.
+# Exact --resume and fp32 logits under --amp (docs/reliability.md).
 custom_hooks = [
     dict(type='RankLossMemoryHook'),
     dict(type='RandomStateHook'),

@@ -17,10 +17,7 @@ rambo_loss = dict(
     apc_weight=1 / 3,
     loss_weight=1.0)
 
-# Exact --resume: the score memory (tau = 7 batches) and the random state go
-# into every checkpoint and come back on resume (docs/reliability.md).
-# Under --amp the classifier's logits stay fp32: fp16 rounding ties RaMBO's
-# scores (engine/precision.py); without autocast nothing changes.
+# Exact --resume and fp32 logits under --amp (docs/reliability.md).
 custom_hooks = [
     dict(type='RankLossMemoryHook'),
     dict(type='RandomStateHook'),

@@ -1,17 +1,14 @@
 # The paper's regime, emulated on DigitsVOC: the detector starts from a
-# backbone pretrained as a classifier, as the paper's (and every VOC user's)
-# start from ImageNet, instead of from scratch. Cross-entropy twin of
-# `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`; what differs:
+# backbone pretrained as a classifier instead of from scratch. Cross-entropy
+# twin of `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`; what differs:
 # - the R18-w32 backbone is initialised from a 62-class classifier of
-#   printed glyphs (`rankloss_lab.datasets.glyphs`: 21 typefaces on
-#   generated backgrounds, no image of the detection data). Make it first
+#   printed glyphs (`rankloss_lab.datasets.glyphs`). Make it first
 #   (about 25 minutes on one CPU thread):
 #     python tools/misc/pretrain_backbone.py checkpoints/r18-w32_glyphs.pth
 # - as MMDetection's ImageNet-initialised configs: stage 1 frozen,
 #   BatchNorm statistics frozen (norm_eval);
 # - the paper's schedule shape: 12 epochs, lr / 10 after 9.
-# Rendered glyphs are not ImageNet photographs; docs/evidence.md, "Pretrained
-# backbone", says how this differs from the paper's Table 5.
+# How this differs from the paper's Table 5: docs/evidence.md#digitsvoc.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'

@@ -1,12 +1,8 @@
 # RaMBO AP loss with the paper's settings (`../_base_/rambo.py`) on the
 # glyph-pretrained backbone: the paper's regime, emulated
 # (`faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py` says how).
-# Scores are rank-trained, not probabilities: score threshold 0 at test time.
-# Before thresholding them (e.g. DetInferencer's 0.3), fit a calibration on
-# val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py',

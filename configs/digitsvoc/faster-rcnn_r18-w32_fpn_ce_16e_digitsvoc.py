@@ -103,9 +103,6 @@ param_scheduler = [
         milestones=[12],
         gamma=0.1)
 ]
-# The lrs of this family are for a total batch of 8 (one process); with more
-# processes MMEngine scales them linearly to the total batch, unless
-# tools/dist_train.sh is given --total-batch 8 (docs/multi_gpu.md).
 auto_scale_lr = dict(enable=True, base_batch_size=8)
 
 default_hooks = dict(

@@ -1,10 +1,7 @@
 # RaMBO AP loss mixed with a per-class sigmoid cross-entropy (weight 1) on
-# the same foreground logits (`MixedRankLoss`, the recipe of
-# `../_base_/rambo-bce.py`): the rank loss orders the scores, the
-# cross-entropy gives every score a gradient from the first step (RaMBO alone
-# reaches 2-7 % of them early on; docs/evidence.md). The test score stays the
-# rank loss's (sigmoid of each foreground logit), which is also the
-# cross-entropy's probability, so the CE twin's score threshold (0.05) stays.
+# the same foreground logits (`MixedRankLoss`, `../_base_/rambo-bce.py`; why:
+# docs/evidence.md). The test score stays the sigmoid of each foreground
+# logit, the cross-entropy's probability: the CE twin's threshold (0.05).
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',

@@ -21,10 +21,7 @@ model = dict(
 # docs/evidence/digitsvoc_scratch_16e.md); cross-entropy's is 0.04.
 optim_wrapper = dict(optimizer=dict(lr=0.1))
 
-# Exact --resume: the loss's score memory and the random state go into every
-# checkpoint and come back on resume (docs/reliability.md).
-# Under --amp the classifier's logits stay fp32: fp16 rounding ties RaMBO's
-# scores (engine/precision.py); without autocast nothing changes.
+# Exact --resume and fp32 logits under --amp (docs/reliability.md).
 custom_hooks = [
     dict(type='RankLossMemoryHook'),
     dict(type='RandomStateHook'),

@@ -1,15 +1,8 @@
 # Rank & Sort Loss twin of `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`
-# (RS-R-CNN, as in the authors' code): `RankSortBBoxHead` ranks every (RoI,
-# class) logit with the IoU of each positive RoI's regressed box as its
-# label, the GIoU box loss (positives weighted by their detached top class
-# score) is rescaled to L_RS, and no RoIs are sampled (all proposals plus
-# the ground truths); the RPN is `RankSortRPNHead`: RS over all anchors (no
-# anchor sampling) weighted by 0.2, its GIoU box loss rescaled to that
-# value, box coder stds [0.1, 0.1, 0.2, 0.2]. All from
-# `../dense/_base_/rank-sort.py`.
-# Stock RPN instead (cross-entropy + L1 on 256 sampled anchors per image,
-# the CE twin's): delete the `rpn_head=`
-# entry and the `rpn=` entry of `train_cfg` below.
+# (RS-R-CNN, as in the authors' code): `RankSortBBoxHead` with no RoI
+# sampling and `RankSortRPNHead`, from `../dense/_base_/rank-sort.py`.
+# Stock RPN instead (the CE twin's): delete the `rpn_head=` entry and the
+# `rpn=` entry of `train_cfg` below.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

@@ -1,9 +1,7 @@
 # RS-Mask R-CNN R18-w32 FPN from scratch on DigitsVOC with instance masks,
-# as in the authors' code (`_base_/rank-sort-mask.py`): the RS RPN, the RS
-# box head (every proposal used) and the RS mask head (1 - Dice per positive
-# RoI, weighted by the RS box weights and rescaled to the RS value).
-# Ranking-trained scores have no absolute scale: tested at score threshold
-# 0, as the Faster R-CNN RS twin.
+# as in the authors' code (`_base_/rank-sort-mask.py`). Ranking-trained
+# scores have no absolute scale: tested at score threshold 0, as the Faster
+# R-CNN RS twin.
 # lr: selected on val (box, mean of seeds 5 and 11) by
 # lab/rankloss_lab/studies/digitsvoc_mask_rcnn_16e.py from {0.01, 0.02, 0.04};
 # results: docs/evidence/digitsvoc_mask_rcnn_16e.md.

@@ -14,6 +14,4 @@ custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
 model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)))
 
-# MMDetection's lr is for a total batch of 16 (8 GPUs x 2 images): on other
-# device counts MMEngine scales it linearly (one device: x1/8).
 auto_scale_lr = dict(enable=True, base_batch_size=16)

@@ -1,12 +1,9 @@
 # RS-Mask R-CNN R50 FPN on COCO as its authors run it
 # (kemaloksuz/RankSortLoss `ranksort_mask_rcnn_r50_fpn_1x_coco.py`):
-# MMDetection's `mask-rcnn_r50_fpn_1x_coco.py` with the RS RPN (RS over all
-# anchors weighted by 0.2, GIoU, stds [0.1, 0.1, 0.2, 0.2], `PseudoSampler`),
-# the RS box head (sigmoid RS with IoU labels, GIoU on decoded boxes, every
-# proposal used) and the RS mask head (`_base_/rank-sort-mask.py`), 4 images
-# per GPU on 4 GPUs at lr 0.012, test score threshold 0.40 (the authors'
-# choice for faster inference). The paper reports its COCO mask AP; not
-# trained here: no COCO result was measured.
+# MMDetection's `mask-rcnn_r50_fpn_1x_coco.py` with the RS heads of
+# `_base_/rank-sort-mask.py`, 4 images per GPU on 4 GPUs at lr 0.012, test
+# score threshold 0.40 (the authors' choice for faster inference). The paper
+# reports its COCO mask AP; not trained here: no COCO result was measured.
 # Batch: 4 images per process; lr 0.012 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['mmdet::mask_rcnn/mask-rcnn_r50_fpn_1x_coco.py',

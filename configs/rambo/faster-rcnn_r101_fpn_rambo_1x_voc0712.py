@@ -1,12 +1,9 @@
 # Faster R-CNN R101-FPN with the RaMBO AP loss, VOC07+12 (RaMBO paper, Table 5:
 # 82.9 AP50 paper number, 82.4 for CE): `faster-rcnn_r101_fpn_ce_1x_voc0712.py`
 # with the paper's loss and lr (as `faster-rcnn_r50_fpn_rambo_1x_voc0712.py`).
-# Not trained in this project. Scores: rank-trained, not probabilities. Before
-# thresholding them (e.g. DetInferencer's 0.3), fit a calibration on val and
-# store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# Not trained in this project.
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r101_fpn_ce_1x_voc0712.py', '../_base_/rambo.py']

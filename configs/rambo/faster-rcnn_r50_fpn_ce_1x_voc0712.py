@@ -44,9 +44,4 @@ param_scheduler = [
         gamma=0.1)
 ]
 
-# The learning rates of this directory are given for a total batch of 8 (the
-# paper's one device). With more processes (tools/dist_train.sh CONFIG 8)
-# MMEngine scales them linearly to the total batch (8 x 8 = 64: x8);
-# `tools/dist_train.sh CONFIG 8 --total-batch 8` keeps the paper's total batch
-# and lr (1 image per process; docs/multi_gpu.md).
 auto_scale_lr = dict(enable=True, base_batch_size=8)

@@ -5,18 +5,8 @@
 # to the CE twin; the deviations every config of this directory shares
 # (warm-up, clipping) are stated in `faster-rcnn_r50_fpn_ce_1x_voc0712.py`.
 # Not trained in this project (no VOC, no GPU on its machine).
-#
-# Scores: RaMBO trains the order of the scores, not their meaning, so they are
-# not probabilities and a display threshold such as DetInferencer's 0.3 keeps
-# far too many boxes. Fit a calibration on images the model did not train on
-# (for VOC: train without VOC2007 val, fit on it) and store it with the
-# model (docs/thresholds.md):
-#   python tools/test.py CONFIG CKPT --out val.pkl --cfg-options \
-#       test_dataloader.dataset.ann_file=VOC2007/ImageSets/Main/val.txt
-#   python tools/analysis_tools/fit_score_calibration.py val.pkl \
-#       --data-root data/VOCdevkit --classes voc --split val \
-#       --write-config MY_CONFIG.py --base CONFIG
-# (writes MY_CONFIG.py: this config plus `calibration=(a, b)` on the loss).
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_voc0712.py', '../_base_/rambo.py']

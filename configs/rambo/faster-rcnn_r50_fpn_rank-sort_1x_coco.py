@@ -1,18 +1,10 @@
 # Rank & Sort Loss Faster R-CNN R50 FPN on COCO (RS-R-CNN), the authors'
 # recipe: kemaloksuz/RankSortLoss,
 # configs/ranksort_loss/ranksort_faster_rcnn_r50_fpn_1x_coco.py (MMDetection
-# 2.x). MMDetection's `faster-rcnn_r50_fpn_1x_coco.py` (COCO at 1333 x 800
-# with flips, 12 epochs, lr x0.1 after 8 and 11, a linear warm-up of 500
-# iterations from 0.001 x lr, no gradient clipping) with `RankSortBBoxHead`
-# (RS over every (RoI, class) logit with IoU labels, GIoU box loss on
-# decoded boxes weighted by L_RS / L_box, box-coder stds [0.1, 0.1, 0.2,
-# 0.2]) and no RoI sampling (all proposals plus the ground truths), and the
-# RS RPN of the authors' code (`RankSortRPNHead`: RS over all anchors
-# weighted by 0.2, GIoU box loss rescaled to it, stds [0.1, 0.1, 0.2, 0.2],
-# no anchor sampling), from `../dense/_base_/rank-sort.py` (stock RPN:
-# delete the `rpn_head=` and `rpn=` entries below). Test at their RoI score
-# threshold of 0.40 (chosen by them for a faster test, at a small cost).
-# MMDetection's batch, lr and no threshold instead:
+# 2.x): MMDetection's `faster-rcnn_r50_fpn_1x_coco.py` with the RS heads of
+# `../dense/_base_/rank-sort.py` (stock RPN: delete the `rpn_head=` and
+# `rpn=` entries below), tested at their RoI score threshold of 0.40
+# (docs/dense.md). MMDetection's batch, lr and no threshold instead:
 # `faster-rcnn_r50_fpn_rank-sort_mmdet-1x_coco.py`.
 # Batch: 4 images per process; lr 0.012 is for a total batch of 16,
 # the authors' 4 GPUs x 4 images: `tools/dist_train.sh CONFIG 4` trains it,

@@ -3,12 +3,9 @@
 # Eq. 4) as the ranking surrogate instead of the blackbox ranker. Temperature
 # 0.1 in logit units, the better of 1 and 0.1 on the toy VOC quickstart. Not a
 # configuration of any paper and not trained on VOC here: no reference number
-# exists. Scores: rank-trained, not probabilities. Before thresholding them
-# (e.g. DetInferencer's 0.3), fit a calibration on val and store it with the
-# model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# exists.
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = '../rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py'

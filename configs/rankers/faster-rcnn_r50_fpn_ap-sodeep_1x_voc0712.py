@@ -3,12 +3,9 @@
 # handcrafted sorter (Eq. 11-12, lambda 10) in random chunks of 100 RoIs as the
 # ranking surrogate. A pre-trained sorter is `ranker.checkpoint=<file>` away
 # (see the quickstart twin for why it is not the default). Not a configuration
-# of any paper and not trained on VOC here: no reference number exists. Scores:
-# rank-trained, not probabilities. Before thresholding them (e.g.
-# DetInferencer's 0.3), fit a calibration on val and store it with the model:
-#   python tools/analysis_tools/fit_score_calibration.py VAL_DETECTIONS.pkl \
-#       --data-root ROOT --write-config OUT.py --base <this config>
-# (docs/thresholds.md).
+# of any paper and not trained on VOC here: no reference number exists.
+# Scores: rank-trained, not probabilities: calibrate them before a threshold
+# (fit_score_calibration.py --write-config, docs/thresholds.md).
 # Batch: 8 images per process; lr 0.1 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = '../rambo/faster-rcnn_r50_fpn_rambo_1x_voc0712.py'

@@ -32,8 +32,6 @@ PAPER = {
     'sop': (3e-6, 0.02, 4.0, (1, 10, 100, 1000)),
     'inshop': (1e-5, 0.05, 0.2, (1, 10, 20, 30, 40, 50)),
 }
-# the digits quickstart: Table 9's CUB loss values, an lr for from scratch
-DIGITS = (1e-3, 0.02, 0.2, (1, 2, 4, 8))
 
 
 def test_model_bases_name_no_loss():
@@ -138,7 +136,7 @@ def test_config_follows_the_paper(name):
     if dataset == 'digit-instances':
         check_digit_instances(cfg)
         return
-    lr, margin, lambda_val, ks = PAPER.get(dataset, DIGITS)
+    lr, margin, lambda_val, ks = PAPER[dataset]
     # the loss in full: nothing more, nothing less
     assert cfg.model.loss == dict(
         type='RaMBORecallLoss',
@@ -150,9 +148,6 @@ def test_config_follows_the_paper(name):
         type='Adam', lr=lr, weight_decay=4e-4)
     assert tuple(cfg.val_evaluator.topk) == ks
     assert cfg.test_dataloader == cfg.val_dataloader
-    if dataset not in PAPER:
-        check_digits_quickstart(cfg, scene=dataset == 'digits-scene')
-        return
     assert loader.batch_size == 128
     assert cfg.param_scheduler == [
         dict(type='MultiStepLR', by_epoch=True, milestones=[35], gamma=0.3)
@@ -186,38 +181,6 @@ def test_config_follows_the_paper(name):
     assert emb.shape == (2, 512)
 
 
-def check_digits_quickstart(cfg, scene=False):
-    """The small model, batches and schedule of the quickstart; with
-    ``scene``, RGB digit scenes (fixed for the test set) as its input."""
-    assert cfg.model.backbone.depth == 18
-    assert cfg.model.backbone.base_channels == 16
-    assert cfg.model.backbone.in_channels == (3 if scene else 1)
-    assert cfg.model.backbone.init_cfg is None
-    assert not cfg.model.backbone.norm_eval
-    assert (cfg.model.in_channels, cfg.model.embed_dim) == (128, 64)
-    channels = 3 if scene else 1
-    assert cfg.model.data_preprocessor == dict(
-        type='ImgDataPreprocessor', mean=[127.5] * channels,
-        std=[127.5] * channels)
-    if scene:  # new training scenes every epoch, one fixed test scene
-        train = cfg.train_dataloader.dataset.pipeline[0]
-        test = cfg.val_dataloader.dataset.pipeline[0]
-        assert train.type == test.type == 'RandomDigitScene'
-        assert 'seed' not in train and test.pop('seed') == 0
-        assert test == train
-    loader = cfg.train_dataloader
-    assert loader.dataset.type == 'DigitsDataset'
-    assert loader.sampler == dict(
-        type='PKSampler', batch_size=60, num_per_class=12)
-    assert loader.batch_size == 60 and loader.num_workers == 0
-    assert cfg.param_scheduler == [
-        dict(type='MultiStepLR', by_epoch=True, milestones=[7], gamma=0.3)
-    ]
-    assert (cfg.train_cfg.max_epochs, cfg.train_cfg.val_interval) == (10, 2)
-    assert cfg.default_hooks.checkpoint.interval == 2
-    assert cfg.randomness == dict(seed=0)
-
-
 def check_digit_instances(cfg):
     """The instance demo: the quickstart's model on 3-channel views, the
     loss settings chosen on val (docs/retrieval.md), val and test on
@@ -227,6 +190,10 @@ def check_digit_instances(cfg):
     assert cfg.model.backbone.in_channels == 3
     assert cfg.model.backbone.zero_init_residual is False
     assert cfg.model.backbone.init_cfg is None
+    assert not cfg.model.backbone.norm_eval
+    assert (cfg.model.in_channels, cfg.model.embed_dim) == (128, 64)
+    assert cfg.model.data_preprocessor == dict(
+        type='ImgDataPreprocessor', mean=[127.5] * 3, std=[127.5] * 3)
     assert cfg.model.loss == dict(
         type='RaMBORecallLoss', weighting='log', lambda_val=1.0,
         margin=0.02, memory=0)
@@ -260,7 +227,7 @@ def test_config_trains_a_step_and_evaluates(name, tmp_path):
     dataset = dataset_of(name)
     cfg.work_dir = str(tmp_path / 'work')
     cfg.model.backbone.init_cfg = None  # never download weights in tests
-    digits = dataset.startswith('digit')  # digits, -scene, digit-instances
+    digits = dataset == 'digit-instances'
     if not digits:  # shrink: the full model is built above
         cfg.model.backbone.update(depth=18, base_channels=8)
         cfg.model.in_channels = 64
@@ -274,8 +241,7 @@ def test_config_trains_a_step_and_evaluates(name, tmp_path):
         loader = cfg[key]
         loader.num_workers = 0
         loader.persistent_workers = False
-        if dataset in ('digits-scene', 'digit-instances') and \
-                key != 'train_dataloader':
+        if digits and key != 'train_dataloader':
             loader.dataset.indices = 60  # rendering 896 scenes is slow
         if not digits:
             root = str(tmp_path / 'data')

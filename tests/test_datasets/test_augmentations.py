@@ -11,7 +11,7 @@ from mmdet_rankloss.datasets import (AugmentLaterViews, RandomMotionBlur,
                                      RandomZoom)
 from mmdet_rankloss.datasets.augmentations import motion_blur_kernel
 from mmdet_rankloss.samplers import PKSampler
-from rankloss_lab.datasets import DigitsDataset
+from rankloss_lab.datasets import DigitInstancesDataset
 
 init_default_scope('mmdet')
 
@@ -128,7 +128,7 @@ def digits(augment):
                  transforms=[dict(type='RandomMotionBlur', kernel_size=3,
                                   prob=1.0)]))
     pipeline.append(dict(type='PackRetrievalInputs'))
-    return DigitsDataset(split='train', pipeline=pipeline)
+    return DigitInstancesDataset(split='train', pipeline=pipeline)
 
 
 def test_dataset_marks_the_first_image_of_each_class_in_a_batch():

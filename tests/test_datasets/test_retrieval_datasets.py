@@ -4,13 +4,11 @@ import os.path as osp
 import numpy as np
 import pytest
 import torch
-from mmcv.transforms import Compose
 from mmengine.registry import init_default_scope
 
-from mmdet.registry import DATASETS, TRANSFORMS
+from mmdet.registry import DATASETS
 from mmdet_rankloss.datasets import (CUB200Dataset, InShopDataset,
                                      PackRetrievalInputs, SOPDataset)
-from rankloss_lab.datasets import DigitsDataset
 
 init_default_scope('mmdet')
 
@@ -172,29 +170,6 @@ def test_inshop_errors(tmp_path):
     write(tmp_path / 'list_eval_partition.txt', ['image_name item_id'])
     with pytest.raises(ValueError, match='header'):
         InShopDataset(data_root=str(tmp_path))
-
-
-def test_digits_zero_shot_split():
-    train = DigitsDataset(split='train')
-    test = DATASETS.build(dict(type='DigitsDataset', split='test'))
-    assert len(train) == 901 and len(test) == 896
-    assert set(train.get_labels().tolist()) == {0, 1, 2, 3, 4}
-    assert set(test.get_labels().tolist()) == {5, 6, 7, 8, 9}
-    info = train.get_data_info(0)
-    assert info['img'].shape == (8, 8) and info['img'].dtype == np.uint8
-    assert info['img'].max() <= 255
-    assert len(DigitsDataset(split='all')) == 1797
-    with pytest.raises(ValueError, match='train_classes'):
-        DigitsDataset(train_classes=(10, ))
-    pipeline = Compose([
-        TRANSFORMS.build(dict(type='Resize', scale=(36, 36),
-                              keep_ratio=False)),
-        TRANSFORMS.build(dict(type='CenterCrop', crop_size=32)),
-        PackRetrievalInputs()
-    ])
-    packed = pipeline(dict(train.get_data_info(3)))
-    assert packed['inputs'].shape == (1, 32, 32)
-    assert int(packed['data_samples'].gt_label) == train.get_labels()[3]
 
 
 def test_pack_inputs():

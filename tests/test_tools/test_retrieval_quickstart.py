@@ -41,42 +41,24 @@ def test_quickstart_prints_recall_table(tmp_path, capsys, load_tool):
 @pytest.mark.slow
 def test_quickstart_seeds_give_mean_and_spread(tmp_path, capsys, load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
-    results = module.main(['--work-dir', str(tmp_path), '--scene', '--seeds',
-                           '0', '1'] + SHORT +
+    results = module.main(['--work-dir', str(tmp_path), '--seeds', '0',
+                           '1'] + SHORT +
                           ['train_dataloader.sampler.num_batches=1'])
     out = capsys.readouterr().out
-    assert 'digits-scene' in out
     assert 'mean ± standard deviation over seeds [0, 1]' in out
     assert {osp.basename(p) for p in tmp_path.glob('seed*')} == {
         'seed0', 'seed1'
     }
-    # the test scenes do not depend on the training seed: nor do raw pixels
+    # the test views do not depend on the training seed: nor do raw pixels
     pixels = [results[s]['pixels, no network']['R@1'] for s in (0, 1)]
     assert pixels[0] == pixels[1]
 
 
-def test_options_select_the_demos(load_tool):
+def test_the_default_config_is_the_digit_instances_demo(load_tool):
     module = load_tool('tools/retrieval_quickstart.py')
     assert module.parse_args([]).config == module.DEFAULT_CONFIG
     assert module.DEFAULT_CONFIG.endswith('_digit-instances.py')
-    assert module.parse_args(['--scene']).config == module.SCENE_CONFIG
-    assert module.parse_args(['--plain-digits'
-                              ]).config == module.DIGITS_CONFIG
-    for path in (module.DEFAULT_CONFIG, module.SCENE_CONFIG,
-                 module.DIGITS_CONFIG):
-        assert osp.isfile(path)
-
-
-@pytest.mark.slow
-def test_plain_digits_report_their_zero_shot_split(tmp_path, capsys,
-                                                    load_tool):
-    module = load_tool('tools/retrieval_quickstart.py')
-    module.main(['--work-dir', str(tmp_path), '--plain-digits'] + SHORT +
-                ['train_dataloader.sampler.num_batches=1'])
-    out = capsys.readouterr().out
-    assert 'digits.py' in out and 'retrieving digits 5-9' in out
-    # val is the test split there: no separate val line
-    assert 'val R@1 at the last evaluation' not in out
+    assert osp.isfile(module.DEFAULT_CONFIG)
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
-"""The retrieval picture: neighbours of each query, framed by correctness."""
+"""The retrieval quickstart's ``--show`` picture: neighbours of each query,
+framed by correctness."""
 import os.path as osp
 
 import numpy as np
@@ -9,12 +10,12 @@ from PIL import Image
 from mmdet_rankloss.evaluation import recall_at_k
 
 CONFIG = osp.join('configs', 'retrieval',
-                  'retrieval_r18-w16_rambo-log_10e_digits.py')
+                  'retrieval_r18-w16_rambo-log_20e_digit-instances.py')
 
 
 @pytest.fixture
 def tool(load_tool):
-    return load_tool('tools/analysis_tools/show_retrieval.py')
+    return load_tool('tools/retrieval_quickstart.py')
 
 
 class FakeDataset:
@@ -73,7 +74,7 @@ def test_end_to_end_from_a_checkpoint(tool, tmp_path, capsys):
     assert emb.shape[0] == len(dataset) == len(views) == 40
     # the picture shows the test pipeline's images, not the stored ones
     for i in (0, 39):
-        assert views[i].shape == (32, 32, 1)
+        assert views[i].shape == (32, 32, 3)
         assert np.array_equal(views[i],
                               dataset[i]['inputs'].permute(1, 2, 0).numpy())
         assert np.array_equal(
@@ -94,8 +95,8 @@ def test_end_to_end_from_a_checkpoint(tool, tmp_path, capsys):
         atol=1e-5)
     out = str(tmp_path / 'grid.png')
     r1, written = tool.main([
-        CONFIG, ckpt, '--out', out, '--num-queries', '3', '--topk', '2',
-        '--scale', '16', '--cfg-options',
+        '--config', CONFIG, '--show', ckpt, '--out', out, '--num-queries',
+        '3', '--topk', '2', '--scale', '16', '--cfg-options',
         'test_dataloader.dataset.indices=40'
     ])
     assert written == out
@@ -106,7 +107,7 @@ def test_end_to_end_from_a_checkpoint(tool, tmp_path, capsys):
 
 
 def test_bad_query_ids_named(tool):
-    args = tool.parse_args(['c.py', 'x.pth', '--query-ids', '3', '50'])
+    args = tool.parse_args(['--show', 'x.pth', '--query-ids', '3', '50'])
     with pytest.raises(ValueError, match=r'--query-ids \[50\].*40 items'):
         tool.pick_queries(args, 40)
     with pytest.raises(FileNotFoundError, match='missing.pth'):

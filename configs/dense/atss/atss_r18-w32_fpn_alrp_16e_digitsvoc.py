@@ -1,9 +1,7 @@
-# aLRP Loss twin of `atss_r18-w32_fpn_focal_16e_digitsvoc.py`: `ALRPATSSHead`
-# (aLRP over all anchors, GIoU localisation errors, no centerness, the
-# self-balance weight set every 83 iterations after the 100-iteration
-# warm-up; `../_base_/rank-sort.py`). The lr and the results of the report
-# below were measured with a once-per-epoch self-balance update (the first
-# inside the warm-up).
+# aLRP Loss twin of `atss_r18-w32_fpn_focal_16e_digitsvoc.py`:
+# `ALRPATSSHead` (`../_base_/rank-sort.py`). The lr and the results of the
+# report below were measured with a once-per-epoch self-balance update (the
+# first inside the warm-up).
 # Batch: 8 images per process; lr 0.0025 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py']

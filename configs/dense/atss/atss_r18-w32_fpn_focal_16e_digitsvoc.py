@@ -1,11 +1,9 @@
-# ATSS on DigitsVOC (`tools/dataset_converters/make_digits_voc.py`) with focal
-# loss: the baseline twin of `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`.
-# Everything but the detector is the DigitsVOC config's, as for the RetinaNet
-# twin (data, pipeline, 16-epoch schedule, batch 8, warm-up, clipping, seed,
-# the from-scratch ResNet-18 of 32 base channels, 64-channel FPN); the detector
-# is the RetinaNet of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed to
-# `mmdet::atss/atss_r50_fpn_1x_coco.py`'s, the same change from RetinaNet as
-# `atss_r50_fpn_focal_1x_voc0712.py` makes.
+# ATSS on DigitsVOC with focal loss: the baseline twin of
+# `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`. The RetinaNet of
+# `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed to
+# `mmdet::atss/atss_r50_fpn_1x_coco.py`'s (as
+# `atss_r50_fpn_focal_1x_voc0712.py` changes it); the rest is the DigitsVOC
+# config's.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

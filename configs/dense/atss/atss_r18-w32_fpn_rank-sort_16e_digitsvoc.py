@@ -1,7 +1,5 @@
 # Rank & Sort Loss twin of `atss_r18-w32_fpn_focal_16e_digitsvoc.py`:
-# `RankSortATSSHead` (RS over all anchors with IoU labels, score-weighted
-# GIoU box loss rescaled to L_RS, no centerness as in the RS paper;
-# `../_base_/rank-sort.py`).
+# `RankSortATSSHead` (`../_base_/rank-sort.py`, docs/dense.md).
 # Batch: 8 images per process; lr 0.01 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rank-sort.py']

@@ -29,6 +29,4 @@ model = dict(
         debug=False),
     test_cfg=dict(nms=dict(iou_threshold=0.6)))
 
-# MMDetection's lr is for a total batch of 16 (8 GPUs x 2 images): on other
-# device counts MMEngine scales it linearly (one device: x1/8).
 auto_scale_lr = dict(enable=True, base_batch_size=16)

@@ -1,17 +1,9 @@
 # Rank & Sort Loss ATSS R50 FPN on COCO (RS-ATSS), the authors' recipe:
 # kemaloksuz/RankSortLoss,
-# configs/ranksort_loss/ranksort_atss_r50_fpn_1x_coco.py (MMDetection 2.x).
-# `RankSortATSSHead` (`../_base_/rank-sort.py`: delta 0.5, IoU labels,
-# score-weighted GIoU box loss rescaled to L_RS, no centerness) on ATSS's
-# head (GroupNorm, a scale per level, as their RankBasedATSSHead), with
-# their anchors: 3 a location (ratio 1, octave_base_scale 4,
-# scales_per_octave 3; MMDetection's ATSS has 1), box-coder stds
-# [0.1, 0.1, 0.2, 0.2], ATSS top-9 assignment. The rest is MMDetection's ATSS
-# 1x, as theirs: COCO at 1333 x 800 with flips, 12 epochs (lr x0.1 after 8
-# and 11), a linear warm-up of 500 iterations from 0.001 x lr, no gradient
-# clipping; test at score_thr 0.05, NMS 0.6, 1000 anchors a level before it,
-# 100 boxes an image. MMDetection's ATSS recipe with the RS head instead:
-# `atss_r50_fpn_rank-sort_mmdet-1x_coco.py`.
+# configs/ranksort_loss/ranksort_atss_r50_fpn_1x_coco.py (MMDetection 2.x):
+# `RankSortATSSHead` (`../_base_/rank-sort.py`) on MMDetection's ATSS 1x
+# with their anchors (docs/dense.md). MMDetection's ATSS recipe with the RS
+# head instead: `atss_r50_fpn_rank-sort_mmdet-1x_coco.py`.
 # Batch: 4 images per process; lr 0.008 is for a total batch of 16,
 # the authors' 4 GPUs x 4 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 4 images as theirs did (docs/multi_gpu.md).

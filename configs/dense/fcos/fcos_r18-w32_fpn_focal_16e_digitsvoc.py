@@ -1,13 +1,10 @@
-# FCOS on DigitsVOC (`tools/dataset_converters/make_digits_voc.py`) with focal
-# loss: the baseline twin of `fcos_r18-w32_fpn_rambo-focal_16e_digitsvoc.py`
-# and `fcos_r18-w32_fpn_rank-sort_16e_digitsvoc.py`. Everything but the
-# detector is the DigitsVOC config's, as for the ATSS twin (data, pipeline,
-# 16-epoch schedule, batch 8, warm-up, clipping, seed, the from-scratch
-# ResNet-18 of 32 base channels, 64-channel FPN on P3-P7); the detector is
-# `mmdet::fcos/fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-giou_1x_coco.py`'s
-# head (center sampling, normalised box targets, centerness on the box
-# branch, GIoU, NMS 0.6) narrowed to the small FPN, with the focal loss and
-# the other test settings of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`.
+# FCOS on DigitsVOC with focal loss: the baseline twin of
+# `fcos_r18-w32_fpn_rambo-focal_16e_digitsvoc.py` and
+# `fcos_r18-w32_fpn_rank-sort_16e_digitsvoc.py`: the head of MMDetection's
+# `fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-giou_1x_coco.py`
+# narrowed to the small FPN, with the focal loss and test settings of
+# `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`; the rest is the DigitsVOC
+# config's.
 # Batch: 8 images per process; lr 0.01 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

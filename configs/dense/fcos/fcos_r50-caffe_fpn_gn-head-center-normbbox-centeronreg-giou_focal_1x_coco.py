@@ -8,6 +8,4 @@ _base_ = 'mmdet::fcos/fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-gio
 
 custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
 
-# MMDetection's lr is for a total batch of 16 (8 GPUs x 2 images): on other
-# device counts MMEngine scales it linearly (one device: x1/8).
 auto_scale_lr = dict(enable=True, base_batch_size=16)

@@ -1,10 +1,8 @@
 # aLRP Loss twin of `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py`:
-# `ALRPRetinaHead` (aLRP over all anchors, GIoU localisation errors, box
-# coder stds [0.1, 0.1, 0.2, 0.2], the self-balance weight set every 83
-# iterations after the 100-iteration warm-up; `../_base_/rank-sort.py`). The
-# lr and the results of the report below were measured with MMDetection's
-# RetinaNet box coder stds [1, 1, 1, 1] and a self-balance update once per
-# 48-iteration epoch (the first inside the warm-up).
+# `ALRPRetinaHead` (`../_base_/rank-sort.py`). The lr and the results of the
+# report below were measured with MMDetection's RetinaNet box coder stds
+# [1, 1, 1, 1] and a self-balance update once per 48-iteration epoch (the
+# first inside the warm-up).
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

@@ -1,11 +1,7 @@
-# RetinaNet on DigitsVOC (`tools/dataset_converters/make_digits_voc.py`) with
-# focal loss: the baseline twin of
-# `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. Data, pipeline, 16-epoch
-# schedule (lr / 10 after 12), batch 8, warm-up, gradient clipping and seed are
-# those of the two-stage DigitsVOC study, and so are its preprocessing,
-# backbone (a ResNet-18 of 32 base channels trained from scratch) and
-# 64-channel FPN; the detector is MMDetection's RetinaNet with the narrowed
-# head of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`.
+# RetinaNet on DigitsVOC with focal loss: the baseline twin of
+# `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. MMDetection's RetinaNet
+# with the narrowed head of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`;
+# the rest is the two-stage DigitsVOC config's.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

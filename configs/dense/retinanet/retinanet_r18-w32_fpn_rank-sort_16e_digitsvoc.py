@@ -1,7 +1,5 @@
 # Rank & Sort Loss twin of `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py`:
-# `RankSortRetinaHead` (RS over all anchors of all levels and images, IoU
-# labels, score-weighted GIoU box loss rescaled to L_RS, box coder stds
-# [0.1, 0.1, 0.2, 0.2]; `../_base_/rank-sort.py`).
+# `RankSortRetinaHead` (`../_base_/rank-sort.py`, docs/dense.md).
 # Batch: 8 images per process; lr 0.08 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

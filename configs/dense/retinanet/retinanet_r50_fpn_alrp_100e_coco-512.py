@@ -1,22 +1,10 @@
 # aLRP Loss RetinaNet R50 FPN on COCO, the authors' recipe:
 # kemaloksuz/aLRPLoss,
 # configs/alrp_loss/alrp_loss_retinanet_r50_fpn_100e_coco500.py and its data,
-# configs/_base_/datasets/coco500_detection_augm.py (MMDetection 2.x).
-# `ALRPRetinaHead` (`../_base_/rank-sort.py`: delta 1.0, GIoU localisation
-# errors, box-coder stds [0.1, 0.1, 0.2, 0.2], SB weight 50 at the start) on
-# RetinaNet's head and assignment (IoU 0.5 / 0.4) with 6 anchors a location
-# (3 ratios x 2 scales an octave, octave_base_scale 4; MMDetection's
-# RetinaNet has 3 scales). Data: SSD-style augmentation (photometric
-# distortion, expansion up to 4x, min-IoU random crop, resize to 512 x 512
-# without keeping the aspect ratio, flips); test images resized to fit
-# 833 x 500. 100 epochs, lr x0.1 after 60 and 80 (AP Loss's schedule), a
-# linear warm-up of 500 iterations from 0.001 x lr, no gradient clipping;
-# test at score_thr 0.05, NMS 0.5, 1000 anchors a level before it, 100 boxes
-# an image. Self-balance: the SB weight is set every epoch of images,
-# measured from iteration 0 (theirs: every 3,665 iterations with positives
-# at batch 32, one COCO epoch, from the start); the sums are over all
-# processes (theirs: one weight a GPU). MMDetection's RetinaNet recipe with
-# the aLRP head instead: `retinanet_r50_fpn_alrp_mmdet-1x_coco.py`.
+# configs/_base_/datasets/coco500_detection_augm.py (MMDetection 2.x); what
+# it sets: docs/dense.md#rank--sort-and-alrp, its self-balance period:
+# docs/losses.md. MMDetection's recipe with the aLRP head:
+# `retinanet_r50_fpn_alrp_mmdet-1x_coco.py`.
 # Batch: 8 images per process; lr 0.008 is for a total batch of 32,
 # the authors' 4 GPUs x 8 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 8 images as theirs did (docs/multi_gpu.md).

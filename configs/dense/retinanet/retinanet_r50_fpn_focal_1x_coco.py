@@ -6,6 +6,4 @@ _base_ = 'mmdet::retinanet/retinanet_r50_fpn_1x_coco.py'
 
 custom_imports = dict(imports=['mmdet_rankloss'], allow_failed_imports=False)
 
-# MMDetection's lr is for a total batch of 16 (8 GPUs x 2 images): on other
-# device counts MMEngine scales it linearly (one device: x1/8).
 auto_scale_lr = dict(enable=True, base_batch_size=16)

@@ -1,11 +1,7 @@
 # Rank & Sort Loss twin of `retinanet_r50_fpn_focal_1x_coco.py`
-# (`RankSortRetinaHead`, `../_base_/rank-sort.py`: delta 0.5, IoU labels, box
-# coder stds [0.1, 0.1, 0.2, 0.2], score-weighted GIoU box loss rescaled to
-# L_RS, no focal loss) on MMDetection's RetinaNet recipe: its anchors, lr,
-# batch and schedule, and no score threshold. The RS authors shipped no
-# RetinaNet config (kemaloksuz/RankSortLoss, configs/ranksort_loss/: ATSS,
-# PAA, Faster / Cascade / Mask R-CNN, YOLACT), so there is no authors' recipe
-# to follow; their one-stage recipe is RS-ATSS,
+# (`RankSortRetinaHead`, `../_base_/rank-sort.py`) on MMDetection's RetinaNet
+# recipe, with no score threshold. The RS authors shipped no RetinaNet config
+# (docs/dense.md); their one-stage recipe is RS-ATSS,
 # `../atss/atss_r50_fpn_rank-sort_1x_coco.py`. Not trained: no result on coco
 # was measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,

@@ -1,13 +1,10 @@
 # The Mask R-CNN recipe of DigitsVOC with instance masks: the DigitsVOC
-# Faster R-CNN (`../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`:
-# ResNet-18 at 32 base channels from scratch, FPN and heads narrowed to 64
-# channels, 16 epochs, batch 8) with MMDetection's Mask R-CNN mask branch
-# narrowed the same way, reading the COCO twin of DigitsVOC
-# (`tools/dataset_converters/make_digits_voc.py --masks`; MMDetection's
+# Faster R-CNN (`../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`)
+# with MMDetection's Mask R-CNN mask branch narrowed the same way, reading
+# the COCO twin of DigitsVOC (`make_digits_voc.py --masks`; MMDetection's
 # VOCDataset reads no masks) with `CocoDataset`, scored by `CocoMetric`
-# (box and mask AP; difficult digits are `iscrowd`, ignored as VOC ignores
-# them). Cross-entropy: the CE config is this recipe; the mix and RS
-# configs change the loss as their Faster R-CNN twins do.
+# (difficult digits are `iscrowd`). The mix and RS configs change the loss as
+# their Faster R-CNN twins do.
 _base_ = '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 data_root = 'data/digits_voc/VOCdevkit/'

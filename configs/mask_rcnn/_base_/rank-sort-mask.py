@@ -1,14 +1,10 @@
 # RS-Mask R-CNN as in the authors' code (Oksuz et al., ICCV 2021): RS-R-CNN
-# (`../../dense/_base_/rank-sort.py`: the RS RPN weighted by 0.2 with GIoU,
-# stds [0.1, 0.1, 0.2, 0.2] and no anchor sampling; `RankSortBBoxHead`,
-# sigmoid RS over every (RoI, class) logit with IoU labels, GIoU on decoded
-# boxes; every proposal used) with the RS mask head: `RankSortRoIHead` hands
-# `RankSortMaskHead` the RS box weights of the positive RoIs (their detached
-# top class score) and the value of the RS loss; each positive's mask loss
-# is 1 - Dice (eps 1e-5 in the denominator), averaged with those weights and
-# rescaled to the RS value; at most 200 positive RoIs of a batch reach the
-# mask head. A Mask R-CNN config takes the whole change as one variable,
-# with its own test settings:
+# (`../../dense/_base_/rank-sort.py`) with the RS mask head: `RankSortRoIHead`
+# hands `RankSortMaskHead` the RS box weights of the positive RoIs and the
+# value of the RS loss; each positive's mask loss is 1 - Dice, averaged with
+# those weights and rescaled to the RS value (docs/instance_segmentation.md);
+# at most 200 positive RoIs of a batch reach the mask head. A Mask R-CNN
+# config takes the whole change as one variable, with its own test settings:
 #   _base_ = ['<Mask R-CNN config>.py', '<this file>']
 #   model = dict(_base_.rank_sort_mask_rcnn, test_cfg=dict(rcnn=...))
 _base_ = '../../dense/_base_/rank-sort.py'

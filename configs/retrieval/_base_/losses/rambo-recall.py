@@ -5,6 +5,5 @@ _base_ = ['../models/retrieval_r50.py', '../schedules/adam_80e.py',
           '../default_runtime.py']
 model = dict(loss=dict(type='RaMBORecallLoss', weighting='log', memory=3))
 
-# Exact --resume: the loss's score memory and the random state go into every
-# checkpoint and come back on resume (docs/reliability.md).
+# Exact --resume (docs/reliability.md).
 custom_hooks = [dict(type='RankLossMemoryHook'), dict(type='RandomStateHook')]
