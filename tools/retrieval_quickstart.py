@@ -7,19 +7,10 @@
     python tools/retrieval_quickstart.py --show CHECKPOINT [--config CONFIG]
         [--out PNG] [--num-queries 8] [--topk 6] [--query-ids I ...]
 
-Trains ``configs/retrieval/retrieval_r18-w16_rambo-log_20e_digit-instances.py``
-on digit instances (docs/retrieval.md) and prints Recall@K and MAP@R of the
-raw pixels, the same network untrained and the trained network (final
-epoch, with the best and the last R@1 on val); the table is also written to
-``<work-dir>/results.txt``. ``--seeds 0 1 2`` trains once per seed (each in
-``<work-dir>/seed<S>``) and adds the mean and standard deviation.
-
-``--show`` trains nothing: it loads ``CHECKPOINT`` into the config's model,
-embeds its test set through the Runner and draws queries (blue frame, drawn
-at random from the first seed, or ``--query-ids``) with their ``--topk``
-nearest neighbours by cosine similarity, self excluded (the metric's
-protocol), framed green when they share the query's class, red otherwise.
-The R@1 printed is over every test query, to be checked against the log.
+What it trains and prints (also into ``<work-dir>/results.txt``; with
+``--seeds 0 1 2`` once per seed, in ``<work-dir>/seed<S>``, with mean and
+sd), and what ``--show`` draws from a checkpoint instead of training:
+docs/retrieval.md. ``--show``'s queries are drawn from the first seed.
 """
 import argparse
 import copy

@@ -1,28 +1,20 @@
 """Bucketed ranking-based losses, a peer for the speed benchmark.
 
 Yavuz, Cam, Dogan, Oksuz et al., *Bucketed Ranking-based Losses for
-Efficient Training of Object Detectors*, ECCV 2024, describe this: after one
-sort of the scores, the negatives between two consecutive positives (in
-score order) all have the same relation to every positive, so they form one
-bucket; with ties there are at most ``2P + 1`` buckets (below, tied with and
-between the ``P`` positives' scores). The relations are computed positive x
-bucket instead of positive x negative, ``O(max(N log N, P^2))``, with the
-hard step as the relation (smoothing width 0): the error-driven update is
-then the unbucketed loss's.
+Efficient Training of Object Detectors*, ECCV 2024: after one sort of the
+scores, the negatives between two consecutive positives all relate the same
+way to every positive, so they form one bucket (at most ``2P + 1`` with
+ties), and the relations are computed positive x bucket,
+``O(max(N log N, P^2))``, with the hard step (smoothing width 0).
 
-Written here from that description, not from the authors' code:
-vectorised, on whatever device the scores are on. It is a benchmark peer
-(``tools/analysis_tools/benchmark_rank_losses.py``), not part of the
-package. The relation is the limit of the package's smoothed step for
-``delta -> 0``: ``H(x) = 1`` for ``x > 0``, ``1/2`` for ``x = 0``, ``0``
-for ``x < 0``, so that with ``delta`` below the smallest gap between two
-different scores :func:`mmdet_rankloss.losses.error_driven_loss` gives the
-same value and update (tested in ``tests/test_tools/test_bucketed_losses.py``).
-
-Modes: ``'ap'`` (AP-Loss) and ``'rs'`` (Rank & Sort), the definitions of
-``docs/losses.md``, "Rank & Sort, aLRP and AP Loss", with ``H`` the hard
-step. The update of every score is ``1/|P| (received - given)``; all
-updates sum to zero.
+Written here from that description, not from the authors' code, as a
+benchmark peer (``tools/analysis_tools/benchmark_rank_losses.py``), not part
+of the package. The relation ``H(x) = 1`` for ``x > 0``, ``1/2`` for ``x =
+0``, ``0`` for ``x < 0`` is the limit of the package's smoothed step, so with
+``delta`` below the smallest gap between scores
+:func:`mmdet_rankloss.losses.error_driven_loss` gives the same value and
+update (``tests/test_tools/test_bucketed_losses.py``). Modes: ``'ap'`` and
+``'rs'``, as defined in ``docs/losses.md``; the updates sum to zero.
 """
 from typing import NamedTuple, Optional
 

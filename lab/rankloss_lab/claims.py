@@ -4,21 +4,15 @@ estimate, its method declared before it is computed.
     python tools/analysis_tools/pooled_claim.py --freeze NAME   # declare
     python tools/analysis_tools/pooled_claim.py NAME            # compute
 
-A claim (:data:`CLAIMS`) names the pre-registered hypotheses that tested it
-(a study and a hypothesis id of its pre-registration). ``--freeze`` writes
-``docs/evidence/pooled_<name>_declaration.json``: the tests, the pooling
-method (:data:`METHODS`) and the time, before any pooled number exists; it
-refuses when the record exists. A claim pre-registered again later is added
-with ``--amend NAME --why TEXT``: the record keeps its tests, method and time
-and lists the added tests with the time and the reason; only tests can be
-added, never removed, and the method cannot change. The computation refuses
-without that record, or when the claim's tests or method differ from the
-record's, and writes ``docs/evidence/pooled_<name>.md`` and ``.json``: each
-test's
-outcome (confirmed: Holm-adjusted p <= alpha in the declared direction, as
-its study's report) and the pooled estimate over every pre-registered test
-seed. The numbers come from the studies' own CSVs (``docs/evidence/<study>
-.csv`` and ``<study>_comparisons.csv``).
+A claim (:data:`CLAIMS`) names the pre-registered hypotheses that tested it.
+``--freeze`` writes ``docs/evidence/pooled_<name>_declaration.json`` (the
+tests, the pooling method of :data:`METHODS`, the time) before any pooled
+number exists, and refuses when it exists; ``--amend NAME --why TEXT`` adds
+a test pre-registered later, with the time and the reason (tests are only
+added, the method never changes). The computation refuses without that
+record or against it, and writes ``docs/evidence/pooled_<name>.md`` and
+``.json``: each test's outcome, as its study's report has it, and the pooled
+estimate over every pre-registered test seed, from the studies' own CSVs.
 """
 import datetime
 import json

@@ -118,9 +118,7 @@ def run_logged(cmd: List[str],
     """Runs ``cmd`` with its output in ``log_path``; returns its seconds.
 
     One intra-op thread unless the caller's environment chose: the models
-    of the tools are small and the data-loader workers need the other core
-    (on the 2-core VM a step took 2-3x longer with 2 threads while the
-    machine was busy).
+    of the tools are small and the data-loader workers need the other core.
 
     Raises:
         RuntimeError: The command failed; the message holds the log's tail.

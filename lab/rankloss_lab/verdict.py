@@ -18,12 +18,10 @@ from the text:
   seeds trained* where some or all runs collapsed
   (:func:`rankloss_lab.stats.trained_count`).
 
-In the README a bullet is its advice and a one-line gloss for a reader
-without statistics, generated from its first evidence item (table
-``verdict``); on ``docs/evidence.md`` each of its tests has a line with its
-numbers, strength and scope (data, detector, from scratch or pretrained,
-epochs: :data:`SCOPES`; table ``verdict-tests``). Both are rendered by
-``tools/analysis_tools/evidence_tables.py``.
+Rendered by ``tools/analysis_tools/evidence_tables.py`` as the tables
+``verdict`` (README: each bullet's advice and a one-line gloss from its
+first evidence item) and ``verdict-tests`` (docs/evidence.md: each test's
+numbers, strength and scope, :data:`SCOPES`).
 """
 import json
 import math

@@ -226,13 +226,8 @@ class CUB200Dataset(RetrievalDataset):
 
     Split by class (not the classification split): ``'train'`` = classes
     1-100 (5,864 images), ``'test'`` = classes 101-200 (5,924 images).
-    ``gt_label`` is the official class id (1-200).
-
-    Layout (the official ``CUB_200_2011.tgz`` unpacked)::
-
-        data_root/images.txt              # "<image_id> <relative path>"
-        data_root/image_class_labels.txt  # "<image_id> <class_id>"
-        data_root/images/001.Black_footed_Albatross/....jpg
+    ``gt_label`` is the official class id (1-200). Layout (the official
+    ``CUB_200_2011.tgz`` unpacked): docs/retrieval.md.
 
     Args:
         split (str): ``'train'`` or ``'test'``. Defaults to ``'train'``.
@@ -308,13 +303,8 @@ class SOPDataset(RetrievalDataset):
     ``'test'``: ``Ebay_test.txt``, 60,502 images of 11,316 classes. Every
     sample has the product ``gt_label`` (``class_id``) and the
     ``super_label`` (``super_class_id``, 12 super-classes such as bicycle
-    or cup), which the super-class-pair batch sampler uses.
-
-    Layout (the official ``Stanford_Online_Products.zip`` unpacked)::
-
-        data_root/Ebay_train.txt  # "image_id class_id super_class_id path"
-        data_root/Ebay_test.txt
-        data_root/bicycle_final/111085122871_0.JPG ...
+    or cup), which the super-class-pair batch sampler uses. Layout (the
+    official ``Stanford_Online_Products.zip`` unpacked): docs/retrieval.md.
 
     Args:
         split (str): ``'train'`` or ``'test'``. Defaults to ``'train'``.
@@ -380,16 +370,10 @@ class InShopDataset(RetrievalDataset):
     :class:`~mmdet_rankloss.evaluation.RetrievalMetric` retrieves gallery
     items for each query. ``gt_label`` is the item number (``id_00000001``
     -> 1); ``super_label`` is the clothing category (``WOMEN/Dresses``; 23
-    of them), numbered in sorted order over the whole file.
-
-    Layout (``Eval/list_eval_partition.txt`` and the unpacked
-    ``Img/img.zip`` of the official release)::
-
-        data_root/list_eval_partition.txt
-            # line 1: number of images (52712); line 2: header
-            # "image_name item_id evaluation_status"; then
-            # "img/WOMEN/Dresses/id_00000002/02_1_front.jpg id_00000002 train"
-        data_root/img/WOMEN/Dresses/id_00000002/02_1_front.jpg ...
+    of them), numbered in sorted order over the whole file. Layout
+    (``Eval/list_eval_partition.txt`` and the unpacked ``Img/img.zip`` of the
+    official release): docs/retrieval.md; the list's line 1 is the number of
+    images, line 2 the header ``image_name item_id evaluation_status``.
 
     Args:
         split (str): ``'train'``, ``'query'``, ``'gallery'`` or ``'test'``.

@@ -1,24 +1,13 @@
-"""Hooks that make ``--resume`` continue a run exactly where it stopped.
+"""Hooks that make ``--resume`` continue a run exactly where it stopped
+(docs/reliability.md#exact-resume).
 
-MMEngine's checkpoint holds the weights, the optimizer, the schedulers and
-the message hub, which is everything a stock detector needs. Two things are
-missing for a rank loss:
-
-* the score memory of the AP and recall losses (the last ``memory``
-  batches that the current batch is ranked against). It is deliberately not
-  a module buffer (DDP would overwrite it with rank 0's), so the state dict
-  does not carry it and a resumed run starts with an empty memory;
-  :class:`RankLossMemoryHook` saves and restores it;
-* the random state (RoI sampling, flips, the order of proposals): MMEngine
-  seeds a resumed run as if it were a new one, so the epochs after a resume
-  draw other random numbers than the uninterrupted run;
-  :class:`RandomStateHook` saves and restores it.
-
-With both hooks, a run killed after epoch ``k`` and resumed ends bitwise
-equal to the uninterrupted run on CPU (``tests/test_engine/test_hooks.py``,
-``docs/reliability.md``). Both store only tensors, ints, floats, strings,
-lists and dicts, so the checkpoint still loads with
-``torch.load(weights_only=True)``.
+MMEngine's checkpoint holds everything a stock detector needs, but not the
+score memory of the AP and recall losses (deliberately not a module buffer:
+DDP would overwrite it with rank 0's), which :class:`RankLossMemoryHook`
+saves and restores, nor the random state (MMEngine seeds a resumed run as a
+new one), which :class:`RandomStateHook` saves and restores. Both store only
+tensors, ints, floats, strings, lists and dicts, so the checkpoint still
+loads with ``torch.load(weights_only=True)``.
 """
 import logging
 import random

@@ -1,20 +1,11 @@
 """Exact, memory-bounded Recall@K and MAP@R for embedding retrieval.
 
-Protocol (metric learning, e.g. Song et al. 2016; Musgrave et al. 2020):
-
-* Recall@K: the fraction of queries with at least one relevant (same-class)
-  gallery item among their K nearest neighbours.
-* MAP@R: with R = the number of relevant gallery items of a query,
-  ``1/R * sum_{i <= R, item i relevant} precision@i``, averaged over
-  queries.
-
-Neighbours are ranked by inner product (cosine similarity for L2-normalised
-embeddings), computed in fp32, with a deterministic tie-break: equal scores
-are ranked by gallery index, lower first. When the query set is its own
-gallery, each query is excluded by its index, never by "dropping the first
-neighbour" (duplicates and ties make that wrong). Queries without any
-relevant gallery item cannot be retrieved correctly and are left out of the
-averages (their number is reported).
+Recall@K: the fraction of queries with a relevant (same-class) gallery
+item among their K nearest neighbours; MAP@R (Musgrave et al. 2020): with R
+the number of relevant gallery items of a query, ``1/R * sum_{i <= R, item
+i relevant} precision@i``. The protocol (fp32 inner products, ties to the
+lower gallery index, self excluded by index, queries without a relevant
+item left out and counted): docs/retrieval.md#evaluation.
 
 Nothing of size queries x gallery is kept: queries are scored in chunks of
 ``chunk_size`` rows (one fp32 score buffer, reused), and no row is sorted.

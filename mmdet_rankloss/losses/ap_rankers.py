@@ -2,25 +2,16 @@
 
 ``1 - AP`` of a row of scores needs, for every positive, its rank among all
 elements and among the positives (Eq. 21-22 of RaMBO). Ranks are piecewise
-constant, so each back-end supplies a different surrogate gradient:
-
-* :class:`BlackboxRanker` (default): the exact ranks, differentiated by
-  Algorithm 1 of RaMBO (Rolinek et al., CVPR 2020).
-* :class:`SigmoidRanker`: the rank of each positive replaced by a sum of
-  sigmoids of score differences, as the Soft Ranking Threshold loss does
-  (Eq. 4 of that paper; the handcrafted sorter of SoDeep Eq. 11-12); plain
-  autograd.
-* :class:`SorterRanker`: the ranks predicted by a SoDeep sorter network
-  (Engilberge et al., CVPR 2019), pre-trained by
-  ``tools/misc/pretrain_sorter.py`` and frozen by default; plain autograd
-  through the sorter.
-
-All three take the same margin-shifted scores (Eq. 14), compute the same
-exact AP for logging, and differ only in the gradient they give, so a
-detection config compares them by changing ``ranker`` of
+constant, so each back-end supplies a different surrogate gradient
+(docs/detection.md#ranking-back-ends): :class:`BlackboxRanker` (default,
+Algorithm 1 of RaMBO), :class:`SigmoidRanker` (sigmoid soft ranks, SRT
+Eq. 4) and :class:`SorterRanker` (a SoDeep sorter network, frozen by
+default). All three take the same margin-shifted scores (Eq. 14), compute
+the same exact AP for logging and differ only in the gradient, so a config
+compares them by changing ``ranker`` of
 :class:`~mmdet_rankloss.losses.RaMBOAPLoss` alone. Every back-end averages
 ``1 - AP`` over the rows that have a positive (``'mean'``) or sums it
-(``'sum'``); rows without a positive have no AP and are left out.
+(``'sum'``).
 """
 from typing import Optional, Tuple, Union
 

@@ -54,10 +54,8 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
         score_space (str): See :class:`~.score_space.ScoreSpace`.
         loss_weight (float): Multiplies value and update, >= 0.
         precision (str): The dtype the core computes in, ``'float64'`` or
-            ``'float32'``. Defaults to ``'float64'``. Measured on a CPU
-            (``docs/reliability.md``): float32 takes 0.73 to 0.90 of the
-            time, its update is within 2.4e-7 of the largest entry but, for
-            RS, up to 4e-5 off entry by entry. The value and the update are
+            ``'float32'`` (its speed and errors: ``docs/reliability.md``).
+            Defaults to ``'float64'``. The value and the update are
             returned in the scores' dtype either way.
         log_diagnostics (bool): Return the dict of :meth:`terms` (loss
             terms and diagnostics) instead of the scalar loss. Defaults to

@@ -18,11 +18,8 @@ The learned sorters are pre-trained on the synthetic data of section 3.1.2
 settings, so they load with ``torch.load(weights_only=True)``
 (:func:`save_sorter`, :func:`load_sorter`).
 
-The sorters are networks (``nn.Module``), so they are not in ``ops/``,
-which holds tensor functions only; the SoDeep losses and ``SorterRanker``
-subclass :class:`~.sorter_ranking.SorterRankingBase`, so they are not in
-``models/`` either (``models/`` imports ``losses/``). ``networks/`` sits
-between the two and imports only ``ops/`` (``docs/architecture.md``).
+Why they live in ``networks/``, between ``ops/`` and ``losses/``:
+``docs/architecture.md``.
 """
 import warnings
 from typing import Optional, Sequence, Tuple, Union

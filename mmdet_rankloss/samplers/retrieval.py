@@ -230,10 +230,8 @@ class SuperClassPairSampler(_BatchPlanSampler):
     shuffled rounds over all pairs; classes of a super-class and images of
     a class likewise. If the pair has fewer classes than a batch needs, the
     batch is filled with classes of other super-classes. Under DDP a
-    group of consecutive batches stays on one rank.
-
-    Paper settings: SOP ``batches_per_pair=10, num_per_class=4``; In-Shop
-    ``batches_per_pair=4, num_per_class=8``.
+    group of consecutive batches stays on one rank. The papers' settings:
+    docs/retrieval.md#samplers.
 
     Args:
         dataset (Sized): As for :class:`PKSampler`, with super-class labels

@@ -1,23 +1,19 @@
 """Pre-trains DigitsVOC's R18-w32 backbone as a classifier of printed glyphs.
 
-The paper's regime starts the detector from an ImageNet classifier; this
-tool makes the DigitsVOC stand-in (:mod:`rankloss_lab.datasets.glyphs`):
-MMDetection's ``ResNet`` (depth 18, 32 base channels, the DigitsVOC
-detectors' backbone) with a global average pool and a linear layer learns
-the 62 glyph classes at 64 x 64 px, each epoch on a fresh set of renders.
-SGD with Nesterov momentum 0.9, weight decay 1e-4, label smoothing 0.1,
-batch 128, the lr warmed up over the first epoch and then cosine-annealed
-to zero. The input is normalised as MMDetection's detectors normalise theirs
-(RGB, ImageNet mean and std), so the weights fit their data preprocessor.
+The stand-in for the paper's ImageNet start
+(:mod:`rankloss_lab.datasets.glyphs`): MMDetection's ``ResNet`` (depth 18,
+32 base channels, as the DigitsVOC detectors) with a global average pool and
+a linear layer learns the 62 glyph classes at 64 x 64 px, each epoch on
+fresh renders. SGD with Nesterov momentum 0.9, weight decay 1e-4, label
+smoothing 0.1, batch 128, lr warmed up over the first epoch, then
+cosine-annealed to zero; inputs normalised as MMDetection's detectors
+normalise theirs (RGB, ImageNet mean and std).
 
 The output holds the backbone's ``state_dict`` only (keys as the detector's
-``backbone.`` sub-module names them; the linear layer is dropped) and plain
-settings (``torch.load(weights_only=True)`` reads it); a config loads it with
+``backbone.`` names them) and plain settings; a config loads it with
 ``init_cfg=dict(type='Pretrained', checkpoint=OUT)``
-(``configs/_base_/r18-w32-glyphs.py``). The top-1 accuracy on a held-out set
-of renders (a seed no training epoch uses) goes into the checkpoint and into
-``OUT.json``, beside the per-epoch log. Progress: a line every
-``--log-interval`` iterations with the running loss and an ETA.
+(``configs/digitsvoc/*-glyphs_*.py``). The top-1 accuracy on held-out
+renders goes into the checkpoint and ``OUT.json``, beside the per-epoch log.
 
 Example::
 

@@ -1,20 +1,14 @@
 """Pre-trains a SoDeep sorter on synthetic data, or compares sorters.
 
-Training (SoDeep section 4.1.1): score vectors are drawn on the fly from the
-distributions of section 3.1.2, the sorter learns their normalised ranks
-with the L1 loss of Eq. 1, Adam at lr 1e-3 halved every ``--halve-every``
-steps, mini-batches of 512. The checkpoint holds only tensors and plain
-settings (``torch.load(weights_only=True)`` works), see
-:func:`mmdet_rankloss.networks.sorters.load_sorter`.
-
-Evaluation (Table 1): the mean L1 error between predicted and exact
-normalised ranks on a held-out synthetic set (10,000 vectors by default,
-drawn with a seed the training stream never uses).
-
-Training prints a progress line every ``--log-interval`` steps and at least
-every ``--log-seconds`` (steps done, the running L1, elapsed time and an
-ETA to ``--steps`` or ``--time-limit``, whichever comes first); evaluation
-prints one line per sorter. Both end by saying where the result went.
+Training (SoDeep section 4.1.1): score vectors drawn on the fly from the
+distributions of section 3.1.2, the L1 loss of Eq. 1 on their normalised
+ranks, Adam at lr 1e-3 halved every ``--halve-every`` steps, mini-batches of
+512. The checkpoint holds only tensors and plain settings
+(:func:`mmdet_rankloss.networks.sorters.load_sorter`). Evaluation (Table 1):
+the mean L1 error between predicted and exact normalised ranks on a
+held-out synthetic set (10,000 vectors by default, from a seed the training
+stream never uses). Progress: a line every ``--log-interval`` steps and at
+least every ``--log-seconds``, with an ETA.
 
 Examples::
 

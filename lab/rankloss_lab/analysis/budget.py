@@ -1,31 +1,23 @@
 """The training budget of a confirmation, chosen on val: the epoch at which
-a method's val curve has flattened.
+a method's val curve has flattened (docs/evidence.md#protocol, "Budget").
 
     python -m rankloss_lab.analysis.budget \
         lab/rankloss_lab/studies/digitsvoc_dense_budget.py \
         [--records-dir docs/evidence/runs] [--out budget.md]
 
 Reads the runs of a selection-only study (``select_only = True``) trained
-with a long schedule at constant lr: for each method, the per-epoch val
-AP50 (``val_curve`` of its run records) of every selection seed at its lr.
-The rule, fixed before those runs:
+with a long schedule at constant lr: per method, the per-epoch val AP50
+(``val_curve``) of every selection seed at its lr. The rule, fixed before
+those runs: the mean over the seeds per epoch, smoothed over 3 epochs
+(trailing: epoch e is the mean of e - 2 .. e, defined from epoch 3 on);
+``E`` is the first epoch e whose smoothed value is at least
+:data:`rankloss_lab.stats.COLLAPSE_BELOW` and that none of the next 8
+smoothed values exceeds by 1 AP50 point or more (``max(s[e + 1 .. e + 8])
+- s[e] < 0.01``); none when no e with 8 epochs after it qualifies.
 
-1. the mean over the seeds, per epoch;
-2. smoothed over 3 epochs (trailing: the value at epoch e is the mean of
-   epochs e - 2, e - 1 and e; defined from epoch 3 on);
-3. ``E`` = the first epoch e whose smoothed value is at least
-   :data:`rankloss_lab.stats.COLLAPSE_BELOW` (the curve has left zero) and
-   that none of the next 8 smoothed values exceeds by 1 AP50 point or more
-   (``max(s[e + 1 .. e + 8]) - s[e] < 0.01``); none (the curve has not
-   flattened within the schedule) when no e with e + 8 epochs after it
-   qualifies.
-
-The confirmation budget is the largest ``E`` of the methods (every method
-has flattened at it), rounded up to a multiple of 4, with lr / 10 after
-3/4 of it, as the 16-epoch schedule drops after 12: ``train_cfg.max_epochs
-= E``, ``param_scheduler.1.milestones = [0.75 E]`` and ``.end = E``. The
-3-epoch smoothing keeps one noisy evaluation of 160 val images from ending
-the curve early; the 8-epoch look-ahead is half the earlier 16-epoch budget.
+The budget is the largest ``E`` of the methods, rounded up to a multiple
+of 4, with lr / 10 after 3/4 of it: ``train_cfg.max_epochs = E``,
+``param_scheduler.1.milestones = [0.75 E]`` and ``.end = E``.
 """
 import argparse
 import math

@@ -127,12 +127,10 @@ def start_attempt(directory: str) -> List[dict]:
     """Notes the start of a training attempt in the run's folder; returns
     all attempts so far.
 
-    A run stopped part-way resumes from its last checkpoint, so its train
-    time is that of every attempt up to the checkpoint the next one resumed
-    from (``earlier_attempts_seconds``) plus the last attempt's: an
-    interrupted run is neither under- nor over-counted in the report's
-    wall time. Each attempt records when it started and the modification
-    time of the checkpoint it resumes from.
+    An interrupted run's train time is that of every attempt up to the
+    checkpoint the next one resumed from (``earlier_attempts_seconds``)
+    plus the last attempt's; each attempt records when it started and the
+    modification time of the checkpoint it resumes from.
     """
     path = osp.join(directory, ATTEMPTS)
     attempts = read_json(path) or []
