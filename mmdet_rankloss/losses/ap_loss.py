@@ -8,7 +8,7 @@ batches (:mod:`.memory`) and the distributed gather
 (:func:`~mmdet_rankloss.ops.gather_for_ranking`). The loss itself reads:
 check, select scores, rank per class and across classes, combine, log.
 """
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -23,7 +23,7 @@ from .average_precision import (APLossResult, average_precision_loss,
                                 rambo_ap_loss)
 from .memory import ScoreMemory, ScoreMemoryMixin
 from .score_space import ClsHooksMixin, ScoreSpace
-from .utils import check_reduction, terms_or_total, zero_loss
+from .utils import TermsLoss, check_reduction, zero_loss
 
 __all__ = ['rambo_ap_loss', 'RaMBOAPLoss', 'average_precision_loss']
 
@@ -31,7 +31,7 @@ _RANKERS = ('BlackboxRanker', 'SigmoidRanker', 'SorterRanker')
 
 
 @MODELS.register_module()
-class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
+class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     """RaMBO mAP + APC loss for the classifier of a two-stage detector.
 
     ``L = loss_weight * (map_weight * L_mAP + apc_weight * L_APC)``
@@ -190,27 +190,6 @@ class RaMBOAPLoss(ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                              f'or a config dict with type in {_RANKERS}, '
                              f'got {ranker!r}')
         return MODELS.build(ranker)
-
-    def forward(self,
-                cls_score: Tensor,
-                labels: Tensor,
-                weight: Optional[Tensor] = None,
-                avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None
-                ) -> Union[Tensor, Dict[str, Tensor]]:
-        """The loss ``L`` of the batch.
-
-        Args: as :meth:`terms`.
-
-        Returns:
-            Tensor | dict[str, Tensor]: The scalar ``L`` (the sum of
-            ``loss_rambo_map`` and ``loss_rambo_apc``), or (with
-            ``log_diagnostics``) the dict of :meth:`terms`.
-        """
-        return terms_or_total(
-            self.terms(cls_score, labels, weight, avg_factor,
-                       reduction_override, self.log_diagnostics),
-            self.log_diagnostics)
 
     def terms(self,
               cls_score: Tensor,

@@ -7,7 +7,7 @@ output into one ranking of all (anchor, class) scores and calls the core
 :class:`~.rank_sort_loss.ErrorDrivenAPLoss` and :class:`~.alrp_loss.ALRPLoss`
 give its mode, options, per-anchor input and outputs.
 """
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -15,12 +15,12 @@ from torch import Tensor, nn
 from ..ops.checks import check_data, check_flag, check_number, check_positive
 from .error_driven import check_precision, error_driven_loss
 from .score_space import ClsHooksMixin, ScoreSpace
-from .utils import check_reduction, terms_or_total
+from .utils import TermsLoss, check_reduction
 
 __all__ = ['ErrorDrivenDetectionLoss']
 
 
-class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
+class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
     """Shared body of the registered error-driven detection losses.
 
     A head's ``(cls_score (N, channels), labels (N,) in 0..C, weight (N,))``
@@ -151,26 +151,6 @@ class ErrorDrivenDetectionLoss(ClsHooksMixin, nn.Module):
                 positives.
         """
         return quality, loc_error
-
-    def forward(self, cls_score: Tensor, labels: Tensor,
-                weight: Optional[Tensor] = None,
-                avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None,
-                **per_anchor: Optional[Tensor]
-                ) -> Union[Tensor, Dict[str, Tensor]]:
-        """The loss of one batch.
-
-        Args: as :meth:`terms`.
-
-        Returns:
-            Tensor | dict[str, Tensor]: The scalar sum of the loss terms,
-            or (with ``log_diagnostics``) the dict of :meth:`terms`.
-        """
-        return terms_or_total(
-            self.terms(cls_score, labels, weight, avg_factor,
-                       reduction_override, self.log_diagnostics,
-                       **per_anchor),
-            self.log_diagnostics)
 
     def terms(self, cls_score: Tensor, labels: Tensor,
               weight: Optional[Tensor] = None,

@@ -8,20 +8,20 @@ binary cross-entropy, say) gives the head a dense signal while the rank loss
 orders what matters for AP: the "mix with cross-entropy" of the evidence
 study.
 """
-from typing import Dict, Optional, Union
+from typing import Dict, Optional
 
 from torch import Tensor, nn
 
 from ..ops.checks import check_choice, check_flag
 from ..optional_mmdet import MODELS, require_mmdet
 from .score_space import ClsHooksMixin
-from .utils import terms_or_total, zero_loss
+from .utils import TermsLoss, zero_loss
 
 __all__ = ['MixedRankLoss']
 
 
 @MODELS.register_module()
-class MixedRankLoss(ClsHooksMixin, nn.Module):
+class MixedRankLoss(TermsLoss, ClsHooksMixin, nn.Module):
     """``rank_loss + aux_loss`` for a bbox head's ``loss_cls``.
 
     The head hooks (``get_cls_channels``, ``get_activation``,
@@ -94,24 +94,6 @@ class MixedRankLoss(ClsHooksMixin, nn.Module):
     def cls_hooks(self) -> nn.Module:
         """The head hooks are the rank loss's."""
         return self.rank_loss
-
-    def forward(self, cls_score: Tensor, labels: Tensor,
-                weight: Optional[Tensor] = None,
-                avg_factor: Optional[float] = None,
-                reduction_override: Optional[str] = None
-                ) -> Union[Tensor, Dict[str, Tensor]]:
-        """The rank loss plus the auxiliary loss.
-
-        Args: as :meth:`terms`.
-
-        Returns:
-            Tensor | dict[str, Tensor]: The scalar sum of the loss terms,
-            or (with ``log_diagnostics``) the dict of :meth:`terms`.
-        """
-        return terms_or_total(
-            self.terms(cls_score, labels, weight, avg_factor,
-                       reduction_override, self.log_diagnostics),
-            self.log_diagnostics)
 
     def terms(self, cls_score: Tensor, labels: Tensor,
               weight: Optional[Tensor] = None,

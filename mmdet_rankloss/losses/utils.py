@@ -7,7 +7,7 @@ the zero that keeps the graph, the logged push directions of a blackbox
 gradient, negatives, distances on the unit sphere and batch-hard mining.
 Hyper-parameter checks are in :mod:`mmdet_rankloss.ops.checks`.
 """
-from typing import Dict, NamedTuple, Union
+from typing import Dict, NamedTuple, Optional, Union
 
 import torch
 from torch import Tensor
@@ -18,7 +18,7 @@ from ..ops.ranking import rank_dtype
 __all__ = [
     'REDUCTIONS', 'check_reduction', 'check_scores_and_masks', 'zero_loss',
     'negatives_of', 'sq_distance_from_scores', 'distance_from_scores',
-    'HardestPairs', 'hardest_pairs', 'loss_total', 'terms_or_total'
+    'HardestPairs', 'hardest_pairs', 'loss_total', 'TermsLoss'
 ]
 
 #: Reductions of a rank loss over its rankings (queries, classes). There is
@@ -117,12 +117,29 @@ def loss_total(terms: Dict[str, Tensor]) -> Tensor:
     return total
 
 
-def terms_or_total(terms: Dict[str, Tensor], log_diagnostics: bool
-                   ) -> Union[Tensor, Dict[str, Tensor]]:
-    """What a detection loss's ``forward`` returns: the dict of terms and
-    diagnostics with ``log_diagnostics``, else the scalar total of its loss
-    terms (:func:`loss_total`)."""
-    return terms if log_diagnostics else loss_total(terms)
+class TermsLoss:
+    """The ``forward`` of a detection loss whose ``terms(cls_score, labels,
+    weight, avg_factor, reduction_override, diagnostics, **per_anchor)``
+    gives its loss terms: the scalar total of the terms
+    (:func:`loss_total`), or, with ``self.log_diagnostics``, the dict of
+    terms and diagnostics. The package's heads call ``terms`` itself."""
+
+    def forward(self, cls_score: Tensor, labels: Tensor,
+                weight: Optional[Tensor] = None,
+                avg_factor: Optional[float] = None,
+                reduction_override: Optional[str] = None,
+                **per_anchor: Optional[Tensor]
+                ) -> Union[Tensor, Dict[str, Tensor]]:
+        """The loss of one batch (arguments: as ``terms``).
+
+        Returns:
+            Tensor | dict[str, Tensor]: The scalar sum of the loss terms,
+            or (with ``log_diagnostics``) the dict of ``terms``.
+        """
+        terms = self.terms(cls_score, labels, weight, avg_factor,
+                           reduction_override, self.log_diagnostics,
+                           **per_anchor)
+        return terms if self.log_diagnostics else loss_total(terms)
 
 
 def sq_distance_from_scores(scores: Tensor) -> Tensor:
