@@ -115,15 +115,32 @@ def _stem(path: Optional[str]) -> Optional[str]:
     return None if path is None else osp.splitext(osp.basename(path))[0]
 
 
-def detections_for(results: List[dict], ids: list,
-                   paths: List[str]) -> Tuple[List[Optional[dict]], str]:
-    """Each image's detections (None when the results lack it), matched by
-    ``img_id``, or by file name when the results have no ids."""
-    if all(r['img_id'] is not None for r in results):
-        by_key = {r['img_id']: r for r in results}
-        return [by_key.get(i) for i in ids], 'img_id'
-    by_key = {_stem(r['img_path']): r for r in results}
-    return [by_key.get(_stem(p)) for p in paths], 'file name'
+def detections_for(results: List[dict], ids: list, paths: List[str]
+                   ) -> Tuple[List[Optional[dict]], str, list]:
+    """Each image's detections (None when the results lack it), how they
+    were matched, and the results' images the split lacks; matched by
+    file name: the name without folder and extension where each names one
+    image (results and split), else the whole path; by ``img_id`` only for
+    results without file names. Ids alone are not trusted: two annotation
+    files of one split may number its images differently."""
+    if all(r.get('img_path') for r in results):
+        stems = [_stem(p) for p in paths]
+        r_stems = [_stem(r['img_path']) for r in results]
+        if len(set(stems)) == len(stems) and \
+                len(set(r_stems)) == len(r_stems):
+            keys, r_keys, key = stems, r_stems, 'file name'
+        else:
+            keys = [_norm(p) for p in paths]
+            r_keys = [_norm(r['img_path']) for r in results]
+            key = 'path'
+        names = [r['img_path'] for r in results]
+    else:
+        keys, key = list(ids), 'img_id'
+        r_keys = names = [r.get('img_id') for r in results]
+    by_key = dict(zip(r_keys, results))
+    mine = set(keys)
+    extra = [n for k, n in zip(r_keys, names) if k not in mine]
+    return [by_key.get(k) for k in keys], key, extra
 
 
 def load_config(config: str, cfg_options: Optional[dict] = None):
@@ -154,13 +171,21 @@ def split_ground_truth(cfg, config: str, loader: str, detections: str,
         raise SystemExit(f'the {loader} of {config} has no images')
     if held_out:
         check_held_out(cfg, config, paths)
-    dets, key = detections_for(load_results(detections), ids, paths)
+    results = load_results(detections)
+    dets, key, extra = detections_for(results, ids, paths)
     missing = [p for p, d in zip(paths, dets) if d is None]
     if missing:
         raise SystemExit(
             f'{detections}: no detections for {len(missing)} of the '
             f'{len(ids)} {split} images (matched by {key}), e.g. '
-            f'{missing[0]}: run tools/test.py on the same split')
+            f'{", ".join(missing[:3])}: run tools/test.py on the same '
+            'split')
+    if extra:
+        raise SystemExit(
+            f'{detections}: {len(extra)} of its {len(results)} images are '
+            f'not among the {len(ids)} {split} images of {config} (matched '
+            f'by {key}), e.g. {", ".join(map(str, extra[:3]))}: run '
+            'tools/test.py on the same split')
     ann = cfg[loader].dataset.get('ann_file', '')
     return (dets, gts, f'{type(dataset).__name__} {ann}'.strip(),
             tuple(dataset.metainfo['classes']))

@@ -306,7 +306,7 @@ def test_the_split_command(tmp_path, load_tool):
 
 
 def test_the_train_commands_name_the_page_configs():
-    files = ('my_faster-rcnn.py', 'my_faster-rcnn_ce.py')
+    files = ('work_dirs/my_faster-rcnn.py', 'work_dirs/my_faster-rcnn_ce.py')
     text = page_text()
     for cmd in page_commands('own-data-commands: train'):
         assert cmd[0] == 'python' and cmd[2] in files, cmd
@@ -317,20 +317,24 @@ def test_the_train_commands_name_the_page_configs():
 def test_the_short_schedule_moves_the_lr_drop(tmp_path):
     """The page's 4-epoch command: 4 epochs, the lr drops for the last one
     (the base's drop at epoch 12 of 16 would never come), the warm-up
-    stays; on both bases."""
+    (iterations) shrinks with the epochs, 4/16 of the small base's; the
+    schedule on both bases."""
     import torch
     from mmengine.optim import MultiStepLR
     (cmd, ) = page_commands('own-data-commands: short')
-    assert cmd[2] == 'my_faster-rcnn.py'
+    assert cmd[2] == 'work_dirs/my_faster-rcnn.py'
     options = command_options(cmd[3:])
     page = page_block('own-data-config: faster-rcnn')
     for code in (page, with_base(page, page_block(
             'own-data-base: faster-rcnn'))):
         cfg = load(tmp_path, code)
-        warmup = cfg.param_scheduler[0]
+        warmup, epochs = cfg.param_scheduler[0], cfg.train_cfg.max_epochs
         cfg.merge_from_dict(options)
         assert cfg.train_cfg.max_epochs == 4
-        assert cfg.param_scheduler[0] == warmup
+        short = cfg.param_scheduler[0]
+        assert dict(short, end=warmup.end) == warmup and not short.by_epoch
+        if code is page:
+            assert short.end * epochs == warmup.end * 4
         step = dict(cfg.param_scheduler[1])
         assert step.pop('type') == 'MultiStepLR' and step['by_epoch']
         step.pop('_scope_', None)
@@ -358,7 +362,9 @@ def _detections(dataset_json, categories, rng):
         labels = [categories.index(a['category_id']) for a in anns] + [0]
         scores = list(rng.uniform(0.6, 0.9, len(anns))) + \
             [rng.uniform(0.2, 0.5)]
-        out.append(dict(img_id=img['id'], img_path='',
+        out.append(dict(img_id=img['id'], img_path=osp.join(
+            osp.dirname(osp.dirname(dataset_json)), 'images',
+            img['file_name']),
                         pred_instances=dict(
                             bboxes=torch.tensor(boxes, dtype=torch.float32),
                             scores=torch.tensor(scores), labels=torch.tensor(
@@ -380,8 +386,12 @@ def test_the_threshold_commands(my_dataset, tmp_path, load_tool):
     val_dump, test_dump, fit, final = page_commands(
         'own-data-commands: thresholds', my_dataset)
     page = with_root(page_block('own-data-config: faster-rcnn'), my_dataset)
-    (tmp_path / 'work_here' / 'my_faster-rcnn.py').write_text(page)
-    cfg = Config.fromfile('my_faster-rcnn.py')
+    # the page's configs and everything the commands write: in work_dirs/
+    (tmp_path / 'work_here' / 'work_dirs' / 'my_faster-rcnn').mkdir(
+        parents=True)
+    (tmp_path / 'work_here' / 'work_dirs' / 'my_faster-rcnn.py').write_text(
+        page)
+    cfg = Config.fromfile('work_dirs/my_faster-rcnn.py')
     cfg.merge_from_dict(command_options(val_dump))
     assert cfg.test_dataloader == cfg.val_dataloader
     assert cfg.test_evaluator == cfg.val_evaluator
@@ -389,6 +399,7 @@ def test_the_threshold_commands(my_dataset, tmp_path, load_tool):
     rng = np.random.default_rng(0)
     for split, dump in (('val', val_dump), ('test', test_dump)):
         out = dump[dump.index('--out') + 1]
+        assert out.startswith('work_dirs/')
         with open(out, 'wb') as f:
             pickle.dump(_detections(f'{my_dataset}annotations/{split}.json',
                                     TOY_CATEGORY_IDS, rng), f)
@@ -401,7 +412,8 @@ def test_the_threshold_commands(my_dataset, tmp_path, load_tool):
             assert 0.5 < o['threshold'] <= 0.9 and o['oLRP'] == 0.0
     per_class = result['test']['per class (val)']
     assert per_class['boxes'] < result['test']['as given']['boxes']
-    assert final[2] == 'my_faster-rcnn_thresholds.py'
+    assert final[2] == fit[fit.index('--write-config') + 1] == \
+        'work_dirs/my_faster-rcnn_thresholds.py'
     written = Config.fromfile(final[2])
     hooks = [h['type'] for h in written.custom_hooks]
     assert hooks == [h['type'] for h in cfg.custom_hooks] + [

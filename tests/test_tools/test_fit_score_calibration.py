@@ -55,6 +55,20 @@ def test_fit_from_detections(val_detections, capsys, load_tool):
         tool.main([pkl, '--data-root', root, '--split', 'test'])
 
 
+def test_detections_of_an_image_not_in_the_split_are_refused(
+        val_detections, tmp_path, load_tool):
+    tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
+    pkl, root = val_detections
+    with open(pkl, 'rb') as f:
+        results = pickle.load(f)
+    stray = tmp_path / 'stray.pkl'
+    stray.write_bytes(pickle.dumps(
+        results + [dict(results[0], img_path='/x/JPEGImages/999999.jpg')]))
+    with pytest.raises(SystemExit, match='1 of its 7 images are not among '
+                       'the 6 val images, e.g. 999999'):
+        tool.main([str(stray), '--data-root', root])
+
+
 def test_write_into_a_config_line(val_detections, tmp_path, load_tool):
     """In place: the one ``score_calibration = ...`` line is replaced and
     the config then carries the fit on its RaMBO loss."""
@@ -232,15 +246,16 @@ def test_detections_are_matched_by_id_or_file_name(coco_val, tmp_path,
     tool = load_tool('tools/analysis_tools/fit_score_calibration.py')
     pkl, config, results = coco_val
     fit = tool.main([pkl, '--config', config])
-    # without img_id, by file name: the same fit
-    named = tmp_path / 'named.pkl'
-    named.write_bytes(pickle.dumps(
-        [dict(r, img_id=None) for r in results]))
-    assert tool.main([str(named), '--config', config]) == fit
+    # by file name, whatever the ids; by img_id only without file names
+    for name, change in (('named', dict(img_id=None)),
+                         ('numbered', dict(img_path=None))):
+        other = tmp_path / f'{name}.pkl'
+        other.write_bytes(pickle.dumps([dict(r, **change) for r in results]))
+        assert tool.main([str(other), '--config', config]) == fit
     short = tmp_path / 'short.pkl'
     short.write_bytes(pickle.dumps(results[1:]))
     with pytest.raises(SystemExit, match='no detections for 1 of the 6 val '
-                       'images .matched by img_id'):
+                       'images .matched by file name'):
         tool.main([str(short), '--config', config])
 
 

@@ -12,7 +12,10 @@ them on another split.
 Works for every detector whatever its loss. What it chooses, fits, reports
 and writes (a config with ``ClassScoreThresholdHook``):
 docs/thresholds.md#per-class-thresholds-and-a-calibration-for-any-model.
-It stops if a val image is also a training or test image of the config.
+It matches detections to a split's images by file name, not by id
+(``rankloss_lab.held_out.detections_for``), and stops on an image of the
+split without detections, detections of an image not in it, or a val image
+that is also a training or test image of the config.
 """
 import argparse
 from typing import Dict, List, Optional, Sequence

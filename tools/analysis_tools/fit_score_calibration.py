@@ -180,11 +180,18 @@ def voc_ground_truth(args) -> Tuple[list, List[dict], str]:
         classes = DIGIT_CLASSES
     ids, gts = load_voc_ground_truth(args.data_root, args.split, classes)
     dets = load_detections(args.detections)
+    extra = sorted(set(dets) - set(ids))
     missing = [i for i in ids if i not in dets]
     if missing:
         raise SystemExit(f'{args.detections}: no detections for '
                          f'{len(missing)} {args.split} images, e.g. '
-                         f'{missing[0]}: evaluate the same split')
+                         f'{", ".join(missing[:3])}: evaluate the same '
+                         'split')
+    if extra:
+        raise SystemExit(f'{args.detections}: {len(extra)} of its '
+                         f'{len(dets)} images are not among the {len(ids)} '
+                         f'{args.split} images, e.g. {", ".join(extra[:3])}'
+                         ': evaluate the same split')
     return [dets[i] for i in ids], gts, args.split
 
 
