@@ -25,6 +25,9 @@ ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG = osp.join(ROOT, 'configs', 'quickstart',
                   'faster-rcnn_r18-w32_fpn_rambo_toyvoc.py')
 THRESHOLD = 0.3  # DetInferencer's default pred_score_thr
+# DetInferencer loads the checkpoint through MMEngine: under torch >= 2.6
+# with the checkpoint loader of mmdet_rankloss.patches, as a user opts in
+pytestmark = pytest.mark.usefixtures('mmengine_patches')
 
 
 @pytest.fixture(scope='module')
