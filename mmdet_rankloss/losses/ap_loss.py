@@ -334,8 +334,9 @@ def _push_stats(map_grad: Tensor, apc_grad: Tensor, positives: Tensor,
         torch.count_nonzero((grad < 0) & positives),
         torch.count_nonzero(up) - torch.count_nonzero(up & positives)])
     total = grad.numel()
+    # full_like, not new_tensor: no copy of host memory to the device
     shares = counts.to(torch.float32) / torch.stack(
-        [num_pos.new_tensor(total), num_pos, total - num_pos])
+        [torch.full_like(num_pos, total), num_pos, total - num_pos])
     stats = dict(rambo_grad_density=shares[0])
     known = int(num_pos) if on_host else None
     if known is None or known:

@@ -133,9 +133,10 @@ class SortedNegatives:
         self._factor = 0.5 - u / self._two_delta
         # bounds[0, i] = hi(i) = #(s > u_i + delta), bounds[1, i] = lo(i)
         # = #(s > u_i - delta): the window of i is [hi(i), lo(i)); a
-        # negative at s = u_i - delta has H = 0 in or out of it
+        # negative at s = u_i - delta has H = 0 in or out of it (the
+        # bounds from u on the device: no copy of host memory to it)
         self._bounds = torch.searchsorted(
-            neg_sorted, u.new_tensor([[-delta], [delta]]) - u)
+            neg_sorted, torch.stack([-delta - u, delta - u]))
         # sums of s over the windows: differences of exact integer sums
         q, unit = fixed_point(self._values)
         sums = F.pad(q.cumsum(0), (1, 0))[self._bounds]

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..ops.checks import all_finite, check_choice, check_data, check_number
+from ..ops.device import reads_are_free
 from ..ops.ranking import rank_dtype
 
 __all__ = ['SCORE_SPACES', 'ScoreSpace', 'ClsHooksMixin']
@@ -120,10 +121,15 @@ class ScoreSpace:
                                    or weight.shape != (n, )):
             raise ValueError(f'{owner}: weight must have shape ({n},), got '
                              f'{getattr(weight, "shape", weight)}')
-        label_range = (f'labels must be integers in 0..{num_classes} '
-                       f'({num_classes} = background) for cls_score of '
-                       f'shape {tuple(cls_score.shape)} and '
-                       f'score_space={self.name!r}')
+        # a device assertion's message is static: one with a (symbolic)
+        # shape breaks torch.compile(fullgraph=True) at a second N
+        label_range = ('labels must be integers in 0..C (C = background, '
+                       'C the classes of cls_score in its score_space)')
+        if reads_are_free(cls_score):
+            label_range = (f'labels must be integers in 0..{num_classes} '
+                           f'({num_classes} = background) for cls_score of '
+                           f'shape {tuple(cls_score.shape)} and '
+                           f'score_space={self.name!r}')
         conditions = [(not labels.is_floating_point(), label_range)]
         if n and not labels.is_floating_point():
             conditions += [

@@ -186,8 +186,8 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
         if num_pos != n:  # the positives' boxes only
             check_data(type(self).__name__, [(
                 fg.sum() == num_pos,
-                f'the stock head scored {num_pos} boxes for {n} anchors '
-                'and a different number of positives; cannot match them')])
+                'the stock head scored neither a box per anchor nor one '
+                'per positive; cannot match them')])  # static: a device assert
             rows = torch.sort(fg.to(torch.uint8), descending=True,
                               stable=True).indices[:num_pos]
             pred = pred.new_zeros(n, pred.shape[1]).index_put((rows, ), pred)

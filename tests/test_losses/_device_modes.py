@@ -22,9 +22,15 @@ No GPU is available to this project, so the CUDA path is checked on CPU:
   ``.tolist()``, a copy to the CPU) and an op whose output shape depends on
   the data (``nonzero``, boolean indexing, ``unique``, ...) each wait for
   the device on CUDA: they are counted in :attr:`ShadowMeta.syncs` and
-  answered from the shadows. Branches for ``device.type == 'cpu'`` (the
-  NumPy sorts) are not taken on meta, so the counts are those of the CUDA
-  path.
+  answered from the shadows. So is a copy of CPU memory to the device
+  (``new_tensor`` of Python data, ``torch.tensor(..., device=dev)``,
+  ``.to(dev)`` or ``copy_`` of a CPU tensor): from pageable memory CUDA
+  waits for it (kind ``'copy to device'``, or ``'copy to device in
+  mmdet'`` made by MMDetection's code, e.g. its box coders' means and
+  ``bbox_overlaps``' eps: :attr:`ShadowMeta.uploads`;
+  :attr:`ShadowMeta.reads` counts the rest). Branches for
+  ``device.type == 'cpu'`` (the NumPy sorts) are not taken on meta, so the
+  counts are those of the CUDA path.
 """
 import collections
 import contextlib
@@ -169,6 +175,17 @@ def _is_bool_index(indices) -> bool:
                for i in indices or ())
 
 
+def _in_mmdet() -> bool:
+    """Whether the innermost frame of MMDetection or of the package is
+    MMDetection's."""
+    for frame in reversed(traceback.extract_stack()):
+        if '/mmdet_rankloss/' in frame.filename:
+            return False
+        if '/mmdet/' in frame.filename:
+            return True
+    return False
+
+
 def _caller() -> str:
     """The innermost frame of the package, for the sync trace."""
     for frame in reversed(traceback.extract_stack()):
@@ -181,7 +198,7 @@ def _caller() -> str:
 class _ShadowFactories(TorchFunctionMode):
     """``torch.tensor(..., device='meta')`` and friends build the tensor
     without an op the dispatch mode sees: build it on the CPU and move it
-    (a host-to-device copy, which does not wait for the device)."""
+    (the host-to-device copy CUDA makes, counted as such)."""
 
     _FACTORIES = ('tensor', 'as_tensor', 'asarray', 'new_tensor')
 
@@ -235,7 +252,24 @@ class ShadowMeta(TorchDispatchMode):
 
     @property
     def total(self) -> int:
+        """Waits of both kinds: :attr:`reads` + :attr:`uploads`."""
         return sum(self.syncs.values())
+
+    @property
+    def uploads(self) -> int:
+        """Copies of CPU (pageable) memory to the device."""
+        return self.syncs['copy to device'] + self.mmdet_uploads
+
+    @property
+    def mmdet_uploads(self) -> int:
+        """The :attr:`uploads` made by MMDetection's code."""
+        return self.syncs['copy to device in mmdet']
+
+    @property
+    def reads(self) -> int:
+        """Reads of device data back to the host (and data-dependent
+        shapes)."""
+        return self.total - self.uploads
 
     @property
     def num_ops(self) -> int:
@@ -253,12 +287,19 @@ class ShadowMeta(TorchDispatchMode):
         budget's message."""
         lines = [f'{count:5d}  {site}'
                  for site, count in self.op_sites.most_common(top)]
-        return (f'{self.num_ops} kernel ops, {self.total} host reads '
-                f'{dict(self.syncs)}; ops by line:\n' + '\n'.join(lines))
+        return (f'{self.num_ops} kernel ops, {self.reads} host reads, '
+                f'{self.uploads} copies to the device {dict(self.syncs)}; '
+                'ops by line:\n' + '\n'.join(lines))
 
     def to_meta(self, tensor: Tensor) -> Tensor:
-        """A meta copy of a CPU tensor (a leaf keeps ``requires_grad``)."""
-        out = tensor.detach().to('meta')
+        """A meta copy of a CPU tensor (a leaf keeps ``requires_grad``),
+        not counted: the test's input, on the device already."""
+        if tensor.device.type != 'cpu':
+            return tensor.detach().to('meta').requires_grad_(
+                tensor.requires_grad)
+        with torch.utils._python_dispatch._disable_current_modes():
+            out = tensor.detach().to('meta')
+            self._shadow[out] = tensor.detach().clone()
         return out.requires_grad_(tensor.requires_grad)
 
     def module_to_meta(self, module: torch.nn.Module) -> torch.nn.Module:
@@ -309,6 +350,10 @@ class ShadowMeta(TorchDispatchMode):
                            'aten::_copy_from') and any(
             isinstance(a, Tensor) and a.device.type == 'meta'
             for a in args[:1]) and self._target_is_cpu(func, args, kwargs)
+        src = args[1] if name == 'aten::copy_' else args[0] if args else None
+        to_device = name in ('aten::_to_copy', 'aten::copy_',
+                             'aten::_copy_from') and isinstance(
+            src, Tensor) and src.device.type == 'cpu'
         values = func(*cpu_args, **cpu_kwargs)
         if name == 'aten::_local_scalar_dense':
             self._record('item')
@@ -316,6 +361,9 @@ class ShadowMeta(TorchDispatchMode):
         if to_host:
             self._record('copy to host')
             return values
+        if to_device:
+            self._record('copy to device in mmdet' if _in_mmdet() else
+                         'copy to device')
         sync = name in _SYNC_OPS or (
             name in ('aten::index', 'aten::index_put', 'aten::index_put_',
                      'aten::_index_put_impl_')

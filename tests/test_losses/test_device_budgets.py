@@ -7,7 +7,7 @@ without a GPU, on the ``meta`` device with CPU shadows
 forward and backward at the sizes a detector trains with, memory full:
 
 * at most :data:`MAX_OPS` kernel ops (views and allocations excluded) and
-  no host read;
+  no sync: no host read, no copy of host memory to the device;
 * the same number of ops at a larger batch, more classes and a full
   memory: the count does not grow with the data, and no shape depends on
   it (a read would be counted).
@@ -106,7 +106,7 @@ def aux_ops(cfg, num_rois, num_classes, channels, steps=1):
 @pytest.mark.parametrize('case', list(SIZES))
 def test_ops_and_host_reads_at_training_size(case):
     meta = count_step(*SIZES[case])
-    assert meta.total == 0, meta.trace
+    assert (meta.reads, meta.uploads) == (0, 0), meta.trace
     assert meta.num_ops - aux_ops(*SIZES[case]) <= MAX_OPS, \
         _budget_message(meta)
 
@@ -127,6 +127,31 @@ def test_op_count_does_not_grow_with_the_data(cfg):
         counts[(num_rois, num_classes, steps)] = meta.num_ops
         assert meta.total == 0, meta.trace
     assert len(set(counts.values())) == 1, counts
+
+
+@pytest.mark.parametrize('extra', [{}, dict(positive_rank_grad=True),
+                                   dict(log_diagnostics=True)], ids=str)
+@pytest.mark.parametrize('space', ['softmax', 'sigmoid', 'logits'])
+def test_no_sync_of_either_kind_in_any_score_space(space, extra):
+    """No host read and no copy of host memory to the device, memory
+    full (3 after 4 calls), whatever the score space and settings."""
+    num_classes = 4
+    channels = num_classes + (space != 'sigmoid')
+    with ShadowMeta() as meta:
+        loss = meta.module_to_meta(MODELS.build(dict(
+            type='RaMBOAPLoss', memory=3, score_space=space,
+            **extra))).train()
+        for step in range(4):
+            x, labels, weight = make_detection_batch(64, num_classes,
+                                                     channels, step)
+            xm = meta.to_meta(x).requires_grad_(True)
+            lm, wm = meta.to_meta(labels), meta.to_meta(weight)
+            meta.reset_counts()
+            out = loss(xm, lm, wm, avg_factor=64.0)
+            if isinstance(out, dict):
+                out = sum(v for k, v in out.items() if k.startswith('loss'))
+            out.backward()
+    assert (meta.reads, meta.uploads) == (0, 0), meta.trace
 
 
 @pytest.mark.parametrize('head_type', ['RaMBORetinaHead', 'RaMBOATSSHead'])

@@ -2,10 +2,11 @@
 
 On a GPU these losses are launch- and read-bound, so their device path has a
 budget: per forward and backward at dense size (100k anchors x 80 classes)
-at most :data:`MAX_OPS` kernels and :data:`MAX_READS` read of the data back
-to the host (the positives' ``nonzero``, which sizes the ``P x P``
-relations), a number of kernels that does not grow with the classes, the
-anchors (images) or the FPN levels, and no data-dependent shape elsewhere.
+at most :data:`MAX_OPS` kernels and :data:`MAX_READS` sync (the positives'
+``nonzero``, a read back to the host which sizes the ``P x P`` relations;
+no copy of host memory to the device), a number of kernels that does not
+grow with the classes, the anchors (images) or the FPN levels, and no
+data-dependent shape elsewhere.
 Counted on the meta device with CPU shadows (``ShadowMeta``, the CUDA code
 path without a GPU). The device path is the CPU path's algorithm: both are
 compared here, and with the authors' algorithm on the edge cases (ties,
@@ -33,7 +34,8 @@ from _official_reference import (alrp_reference, flat_ranking,
 
 #: kernels per forward + backward of one loss call, whatever the size
 MAX_OPS = 150
-#: reads of the data back to the host per call
+#: syncs per call, both kinds together: reads back to the host and copies
+#: of host memory to the device (ShadowMeta.total)
 MAX_READS = 1
 LOSSES = ('RankSortLoss', 'ALRPLoss', 'ErrorDrivenAPLoss')
 #: the per-anchor input each loss takes
@@ -113,6 +115,7 @@ def test_dense_size_budget(name):
     *_, meta = run_meta(name, dense_batch(100_000, 80, 1000))
     assert meta.num_ops <= MAX_OPS and meta.total <= MAX_READS, \
         meta.op_report(25)
+    assert meta.uploads == 0, meta.trace
     assert not meta.no_meta_kernel, meta.no_meta_kernel
 
 
@@ -402,7 +405,9 @@ def test_head_reads_once_whatever_the_levels(name):
     seen = {}
     for strides in ([8, 16], [8, 16, 32, 64]):
         meta = head_counts(name, strides)
-        assert meta.total <= MAX_READS, meta.trace
+        # the head's and the loss's syncs; MMDetection's box code (its
+        # bbox_overlaps) copies its constants to the device on its own
+        assert meta.total - meta.mmdet_uploads <= MAX_READS, meta.trace
         seen[len(strides)] = counts(meta)
     assert seen[2] == seen[4], seen
 
@@ -433,7 +438,8 @@ def test_rs_bbox_head_reads_once(reg_decoded, roi_head_inputs):
         out = head.loss(*ins)
         losses_of(out).backward()
         got = {k: meta.value(v) for k, v in out.items()}
-    assert meta.total <= MAX_READS, meta.trace
+    # MMDetection's box coder and bbox_overlaps copy their constants
+    assert meta.total - meta.mmdet_uploads <= MAX_READS, meta.trace
     for key, value in ref.items():
         torch.testing.assert_close(got[key], value.detach(), rtol=1e-6,
                                    atol=0)

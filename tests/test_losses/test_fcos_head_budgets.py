@@ -8,8 +8,8 @@ the positives: MMDetection's code, which reads the data on its own) runs on
 the CPU and records what it hands to the losses; the head's ranking of all
 points (and, for RS, each positive's box) then runs on meta, forward and
 backward to those inputs. RaMBO heads read nothing back; the RS head reads
-once (the loss's ``nonzero``, which sizes its ``P x P`` relations). Neither
-count grows with the FPN levels.
+once (the loss's ``nonzero``, which sizes its ``P x P`` relations); none
+copies host memory to the device. No count grows with the FPN levels.
 """
 import pytest
 import torch
@@ -102,7 +102,9 @@ def test_reads_and_ops_of_the_head_do_not_grow_with_levels(case):
     counts = []
     for strides in ([8, 16], [8, 16, 32, 64]):
         meta = own_part_counts(head_type, loss_cls, strides)
-        assert meta.total == reads, meta.trace
+        # MMDetection's box code (bbox_overlaps) copies its eps itself
+        assert (meta.reads, meta.uploads - meta.mmdet_uploads) == (
+            reads, 0), meta.trace
         counts.append(meta.num_ops)
     assert counts[0] == counts[1], counts
 
