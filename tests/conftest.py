@@ -93,7 +93,8 @@ def mmengine_patches():
     torch >= 2.6, the head-fit check at build time) while a module's tests
     run; afterwards MMEngine is as ``import mmdet_rankloss`` leaves it."""
     from mmdet_rankloss import patches
-    names = ('checkpoint_loader', 'head_fit_check')
+    names = [n for n in ('checkpoint_loader', 'head_fit_check')
+             if not patches.enabled(n)]
     for name in names:
         patches.enable(name)
     yield

@@ -143,15 +143,10 @@ def test_keeping_one_checkpoint_loses_it_to_a_kill(tmp_path):
 
 
 @pytest.fixture
-def checked_loader():
+def checked_loader(mmengine_patches):
     """MMEngine's local loader through the patch ``checkpoint_loader``
-    (whether or not ``import mmdet_rankloss`` applied it)."""
-    from mmdet_rankloss import patches
-    was_on = patches.enabled('checkpoint_loader')
-    patches.enable('checkpoint_loader')
-    yield _load_checkpoint
-    if not was_on:
-        patches.disable('checkpoint_loader')
+    (the conftest fixture ``mmengine_patches`` applies it)."""
+    return _load_checkpoint
 
 
 @pytest.fixture(scope='module')
