@@ -10,7 +10,8 @@ from typing import Callable, Optional, Tuple
 import torch
 from torch import Tensor
 
-from .checks import check_positive
+from .checks import all_finite, check_data, check_positive
+from .device import reads_are_free
 from .sparse_rerank import rerank_sparse
 from .stable_order import descending_order
 
@@ -173,6 +174,10 @@ def _blackbox_grad(scores: Tensor, ranks: Tensor, grad_ranks: Tensor,
     base = scores.detach().to(work)
     perturbed = torch.add(base, grad_ranks.to(work), alpha=lambda_val)
     n = grad_ranks.shape[-1]
+    if not reads_are_free(base):
+        # the device path: a second stable sort, no read (the merge below
+        # reads the movers' count and places)
+        return exact_rank(perturbed, normalize).sub_(ranks).div_(lambda_val)
     if moved_at is None:
         moved = grad_ranks != 0
         # one host read tells both how many moved and where
@@ -204,6 +209,14 @@ def _validate(scores: Tensor, lambda_val: float, allow_neg_inf=False,
                          f'{tuple(scores.shape)}): nothing to rank')
     if not scores.is_floating_point():
         raise ValueError(f'scores must be floating point, got {scores.dtype}')
+    if not reads_are_free(scores):
+        # a device assertion, no read (a static message)
+        finite = scores.masked_fill(scores == float('-inf'), 0) \
+            if allow_neg_inf else scores
+        check_data(owner, [(all_finite(finite),
+                            'scores contain NaN or inf (-inf allowed: '
+                            f'{allow_neg_inf})')])
+        return
     bad = torch.isnan(scores)
     if not allow_neg_inf:
         bad = bad | torch.isinf(scores)

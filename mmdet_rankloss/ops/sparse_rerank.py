@@ -18,7 +18,9 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from .stable_order import descending_order
+from .device import reads_are_free
+from .stable_order import (descending_indices, descending_order,
+                           ranks_from_order)
 
 __all__ = ['rerank_sparse']
 
@@ -33,7 +35,9 @@ def rerank_sparse(scores: Tensor,
                   ) -> Tensor:
     """Exact ranks of ``new_scores`` where only ``moved`` entries changed.
 
-    Host reads (each a wait for the device on a GPU): the ``nonzero`` of
+    On the CPU; elsewhere (a device, a ``torch.compile`` trace) the new
+    scores are sorted again, which reads nothing back. Host reads of the
+    merge (each a wait for the device on a GPU): the ``nonzero`` of
     ``moved`` (none if ``moved_at`` is given), the widest row of movers
     (none when there are no more movers than columns) and the longest run
     of old scores equal to a mover's new one. The counts are integers,
@@ -63,6 +67,12 @@ def rerank_sparse(scores: Tensor,
         Tensor: New ranks like ``ranks``.
     """
     shape, n = scores.shape, scores.shape[-1]
+    if not reads_are_free(scores):
+        # the device path: a stable sort of the new scores, no read
+        new = ranks_from_order(descending_indices(new_scores),
+                               torch.arange(1, n + 1, dtype=ranks.dtype,
+                                            device=ranks.device))
+        return new.div_(n) if normalize else new
     y = scores.reshape(-1, n)
     rows = y.shape[0]
     moved = moved.reshape(rows, n)

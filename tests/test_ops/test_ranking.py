@@ -327,3 +327,52 @@ def test_exact_rank_is_the_stable_order_with_and_without_ties():
         expected = torch.empty_like(scores).scatter_(
             -1, order, torch.arange(1, 251.).expand(4, 250))
         assert torch.equal(exact_rank(scores), expected)
+
+
+def _shadow_meta():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).parents[1] / 'test_losses' / '_device_modes.py'
+    spec = importlib.util.spec_from_file_location('_device_modes', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ShadowMeta()
+
+
+@pytest.mark.parametrize('normalize', [False, True])
+def test_public_ops_take_the_device_path_without_a_read(normalize):
+    """On a device (``meta`` with CPU values, the CUDA path) the ranks and
+    the Algorithm-1 gradients of ``blackbox_rank`` and
+    ``blackbox_rank_loss`` equal the CPU's (NumPy order, sparse merge),
+    ties included, and nothing is read back or copied to the device."""
+    g = torch.Generator().manual_seed(0)
+    y = torch.randint(0, 5, (3, 40), generator=g).float()  # heavy ties
+    w = torch.randn(3, 40, generator=g)
+    positives = torch.rand(3, 40, generator=g) < 0.3
+
+    def run(device_mode):
+        mask = device_mode.to_meta(positives) if device_mode else positives
+
+        def ap_like(ranks):  # moves the positives only (the merge's case)
+            return (ranks * mask).sum() / ranks.shape[-1]
+
+        x = (device_mode.to_meta(y) if device_mode else y.clone())
+        x.requires_grad_(True)
+        ranks = blackbox_rank(x, 0.5, normalize)
+        (ranks * (device_mode.to_meta(w) if device_mode else w)
+         ).sum().backward()
+        x2 = (device_mode.to_meta(y) if device_mode else y.clone())
+        x2.requires_grad_(True)
+        loss, grad = blackbox_rank_loss(x2, ap_like, 0.5, normalize,
+                                        return_grad=True)
+        (loss * 3.0).backward()
+        out = (ranks, x.grad, loss, grad, x2.grad)
+        return [device_mode.value(t) if device_mode else t.detach()
+                for t in out]
+
+    expected = run(None)
+    with _shadow_meta() as meta:
+        got = run(meta)
+    assert meta.total == 0, meta.trace
+    for a, b in zip(got, expected):
+        assert torch.equal(a, b)
