@@ -6,12 +6,12 @@ scores low (or high) is then cut too hard (or too little): the LRP-optimal
 threshold of each class (Oksuz et al., ECCV 2018; the thresholds Kuzucu et
 al., ECCV 2024, apply before they calibrate) is the score at which that
 class's LRP, which charges false positives, misses and loose boxes, is
-lowest (:func:`~.lrp_metric.optimal_lrp`). Chosen on val and kept with the
+lowest (:func:`~.lrp.optimal_lrp`). Chosen on val and kept with the
 model (:class:`~mmdet_rankloss.engine.ClassScoreThresholdHook`), they are
 judged on another split by :func:`lrp_at_thresholds`.
 
 * :func:`class_matches`: each class's detections matched as LRP matches
-  them (:func:`~.lrp_metric.lrp_match`), over a set of images;
+  them (:func:`~.lrp.lrp_match`), over a set of images;
 * :func:`lrp_optimal_thresholds`: the class's ``s*`` and oLRP;
 * :func:`lrp_at_thresholds`: LRP and its components at given thresholds;
 * :func:`keep_above`: the detections of each image that reach their
@@ -38,7 +38,9 @@ ClassMatches = Tuple[np.ndarray, np.ndarray, np.ndarray, int]
 def class_matches(detections: Sequence[dict],
                   ground_truths: Sequence[dict],
                   num_classes: int,
-                  iou_thr: float = 0.5) -> List[ClassMatches]:
+                  iou_thr: float = 0.5,
+                  ignored_overlap: str = 'iof',
+                  max_dets: Optional[int] = 100) -> List[ClassMatches]:
     """Each class's detections matched to the ground truth, per image, as
     ``LRPMetric`` matches them.
 
@@ -50,9 +52,14 @@ def class_matches(detections: Sequence[dict],
             (M,) booleans (VOC difficult / COCO crowd: ignored).
         num_classes (int): Classes ``0 .. num_classes - 1``.
         iou_thr (float): IoU ``tau`` of a true positive. Defaults to 0.5.
+        ignored_overlap (str): ``'iof'`` (official) or ``'iou'``:
+            :func:`~.lrp.lrp_match`. Defaults to 'iof'.
+        max_dets (int, optional): Detections per image and class that
+            count (None: all). Defaults to 100.
 
     Returns:
-        list: ``num_classes`` :data:`ClassMatches`.
+        list: ``num_classes`` :data:`ClassMatches`, the detections in the
+        order of the images (that of equal scores in the official code).
     """
     parts: List[List[tuple]] = [[] for _ in range(num_classes)]
     num_gt = np.zeros(num_classes, dtype=int)
@@ -68,7 +75,9 @@ def class_matches(detections: Sequence[dict],
             num_gt[label] += int((g & ~g_diff).sum())
             kind, ious = lrp_match(d_boxes[d], d_scores[d],
                                    g_boxes[g & ~g_diff],
-                                   g_boxes[g & g_diff], iou_thr)
+                                   g_boxes[g & g_diff], iou_thr,
+                                   ignored_overlap=ignored_overlap,
+                                   max_dets=max_dets)
             keep = kind >= 0
             parts[label].append((d_scores[d][keep], kind[keep] == 1,
                                  ious[keep]))
@@ -83,21 +92,25 @@ def class_matches(detections: Sequence[dict],
 
 
 def lrp_optimal_thresholds(matches: Sequence[ClassMatches],
-                           iou_thr: float = 0.5) -> List[Optional[dict]]:
+                           iou_thr: float = 0.5,
+                           ties: str = 'split') -> List[Optional[dict]]:
     """Each class's LRP-optimal threshold and oLRP.
 
     Args:
         matches (sequence): :data:`ClassMatches` per class.
         iou_thr (float): ``tau`` the matches were made at. Defaults to 0.5.
+        ties (str): ``'split'`` (official) or ``'together'``:
+            :func:`~.lrp.optimal_lrp`. Defaults to 'split'.
 
     Returns:
-        list: per class the dict of :func:`~.lrp_metric.optimal_lrp`
+        list: per class the dict of :func:`~.lrp.optimal_lrp`
         (``threshold`` is ``s*``, ``inf`` when no threshold beats keeping
         nothing) with ``num_gt``, or None for a class without ground truth
         (nothing to choose a threshold by).
     """
     return [
-        dict(optimal_lrp(s, tp, iou, n, iou_thr), num_gt=n) if n else None
+        dict(optimal_lrp(s, tp, iou, n, iou_thr, ties), num_gt=n) if n
+        else None
         for s, tp, iou, n in matches
     ]
 

@@ -29,26 +29,49 @@ the LRP-optimal threshold ``s*`` the components are
 so that ``LRP = (N_TP * loc / (1 - tau) + N_FP + N_FN) / (N_TP + N_FP +
 N_FN)``. LRP lies in [0, 1]: 0 for perfect detection, 1 when nothing is
 detected correctly.
+
+Matching, ties and the search for ``s*`` follow the official code
+(kemaloksuz/LRP-Error, its COCO evaluator) by default; the variants
+``ties='together'`` and ``ignored_overlap='iou'`` are options.
 """
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-__all__ = ['lrp_match', 'optimal_lrp']
+__all__ = ['box_overlaps', 'lrp_match', 'optimal_lrp']
+
+#: How a detection's overlap with an ignored box is measured.
+IGNORED_OVERLAPS = ('iof', 'iou')
+#: How :func:`optimal_lrp` treats detections of equal score.
+TIES = ('split', 'together')
 
 
-def _iou(boxes: np.ndarray, gts: np.ndarray, offset: float) -> np.ndarray:
-    """IoU of (N, 4) with (M, 4) xyxy boxes; widths are ``x2 - x1 +
-    offset`` (offset 1: VOC's legacy pixel convention)."""
+def box_overlaps(boxes: np.ndarray, gts: np.ndarray, offset: float = 0.0,
+                 mode: str = 'iou') -> np.ndarray:
+    """Overlaps of (N, 4) with (M, 4) xyxy boxes, (N, M) float64.
+
+    Args:
+        boxes (np.ndarray): (N, 4) xyxy.
+        gts (np.ndarray): (M, 4) xyxy.
+        offset (float): Widths are ``x2 - x1 + offset`` (1: VOC's legacy
+            pixel convention). Defaults to 0.
+        mode (str): ``'iou'`` (intersection over union) or ``'iof'``
+            (intersection over the area of ``boxes``, COCO's overlap with a
+            crowd region). Defaults to 'iou'.
+    """
     boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     gts = np.asarray(gts, dtype=np.float64).reshape(-1, 4)
     lt = np.maximum(boxes[:, None, :2], gts[None, :, :2])
     rb = np.minimum(boxes[:, None, 2:], gts[None, :, 2:])
     inter = np.clip(rb - lt + offset, 0, None).prod(-1)
     area_b = np.clip(boxes[:, 2:] - boxes[:, :2] + offset, 0, None).prod(-1)
-    area_g = np.clip(gts[:, 2:] - gts[:, :2] + offset, 0, None).prod(-1)
-    union = area_b[:, None] + area_g[None] - inter
-    return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+    if mode == 'iof':
+        denom = np.broadcast_to(area_b[:, None], inter.shape)
+    else:
+        area_g = np.clip(gts[:, 2:] - gts[:, :2] + offset, 0,
+                         None).prod(-1)
+        denom = area_b[:, None] + area_g[None] - inter
+    return np.where(denom > 0, inter / np.maximum(denom, 1e-300), 0.0)
 
 
 def lrp_match(det_bboxes: np.ndarray,
@@ -56,15 +79,22 @@ def lrp_match(det_bboxes: np.ndarray,
               gt_bboxes: np.ndarray,
               ignored_bboxes: Optional[np.ndarray] = None,
               iou_thr: float = 0.5,
-              offset: float = 0.0) -> Tuple[np.ndarray, np.ndarray]:
-    """Matches the detections of one class in one image.
+              offset: float = 0.0,
+              ignored_overlap: str = 'iof',
+              max_dets: Optional[int] = None) -> Tuple[np.ndarray,
+                                                       np.ndarray]:
+    """Matches the detections of one class in one image, as the official
+    LRP code (kemaloksuz/LRP-Error, COCO's evaluator) matches them.
 
     Detections are visited by descending score (stable for equal scores);
-    each takes the still unmatched ground-truth box of highest IoU if that
-    IoU is ``>= iou_thr`` (a true positive). Otherwise, if it overlaps an
-    ignored box (VOC ``difficult``, COCO ``iscrowd``) by ``>= iou_thr`` it is
-    ignored: neither true nor false positive (an ignored box may absorb any
-    number of detections). Otherwise it is a false positive.
+    only the first ``max_dets`` count. Each takes, of the still unmatched
+    ground-truth boxes with IoU ``>= iou_thr``, the one of highest IoU (the
+    last of equal ones): a true positive. At ``iou_thr = 0`` every
+    unmatched box qualifies, overlapping or not. Otherwise, if its overlap
+    with an ignored box (VOC ``difficult``, COCO ``iscrowd``) is ``>=
+    iou_thr`` it is ignored: neither true nor false positive (an ignored
+    box may absorb any number of detections). Otherwise it is a false
+    positive.
 
     Args:
         det_bboxes (np.ndarray): (N, 4) xyxy detections.
@@ -74,30 +104,41 @@ def lrp_match(det_bboxes: np.ndarray,
         iou_thr (float): IoU ``tau`` needed for a match. Defaults to 0.5.
         offset (float): 0 (MMDetection 3 / COCO) or 1 (VOC legacy pixel
             widths). Defaults to 0.
+        ignored_overlap (str): The overlap with an ignored box: ``'iof'``,
+            intersection over the detection's area (COCO's crowd regions,
+            the official code) or ``'iou'``. Defaults to 'iof'.
+        max_dets (int, optional): Detections that count, the highest
+            scoring (the official code: 100). Defaults to None (all).
 
     Returns:
         tuple: ``kind`` (N,) int8: 1 true positive, 0 false positive, -1
-        ignored; ``ious`` (N,) float64, the IoU of each true positive with
-        its ground truth (0 elsewhere). Both in the input order.
+        not counted (ignored, or beyond ``max_dets``); ``ious`` (N,)
+        float64, the IoU of each true positive with its ground truth (0
+        elsewhere). Both in the input order.
     """
+    if ignored_overlap not in IGNORED_OVERLAPS:
+        raise ValueError(f'ignored_overlap must be one of {IGNORED_OVERLAPS}'
+                         f', got {ignored_overlap!r}')
     det_scores = np.asarray(det_scores, dtype=np.float64).reshape(-1)
     n = det_scores.size
-    kind = np.zeros(n, dtype=np.int8)
+    kind = np.full(n, -1, dtype=np.int8)
     ious_out = np.zeros(n, dtype=np.float64)
     if n == 0:
         return kind, ious_out
-    order = np.argsort(-det_scores, kind='stable')
+    order = np.argsort(-det_scores, kind='stable')[:max_dets]
     gt_bboxes = np.asarray(gt_bboxes, dtype=np.float64).reshape(-1, 4)
-    ious = _iou(det_bboxes, gt_bboxes, offset)
+    ious = box_overlaps(det_bboxes, gt_bboxes, offset)
     used = np.zeros(len(gt_bboxes), dtype=bool)
     if ignored_bboxes is not None and len(ignored_bboxes):
-        ign = _iou(det_bboxes, ignored_bboxes, offset).max(1) >= iou_thr
+        ign = box_overlaps(det_bboxes, ignored_bboxes, offset,
+                           ignored_overlap).max(1) >= iou_thr
     else:
         ign = np.zeros(n, dtype=bool)
+    last = len(gt_bboxes) - 1
     for i in order:
         if len(gt_bboxes):
             row = np.where(used, -1.0, ious[i])
-            best = int(np.argmax(row))
+            best = last - int(np.argmax(row[::-1]))  # the last of equals
             if row[best] >= iou_thr:
                 used[best] = True
                 kind[i] = 1
@@ -111,16 +152,25 @@ def optimal_lrp(scores: np.ndarray,
                 is_tp: np.ndarray,
                 tp_ious: np.ndarray,
                 num_gt: int,
-                iou_thr: float = 0.5) -> Dict[str, float]:
+                iou_thr: float = 0.5,
+                ties: str = 'split') -> Dict[str, float]:
     """oLRP of one class from its matched detections (all images).
 
-    The detections are sorted by score once; the TP count, FP count and
-    localisation error ``sum (1 - IoU) / (1 - tau)`` are accumulated and
-    LRP is evaluated at every distinct score ``s`` (all detections scoring
-    ``>= s`` kept, so equal scores enter together), and at "keep nothing"
-    (``s = inf``, LRP 1). With ``G = num_gt``, ``N_FN = G - N_TP`` and the
-    denominator is ``N_FP + G``. Among equal minima (to 1e-12) the highest
-    threshold wins, so a class whose best LRP is 1 gets ``s* = inf``.
+    The detections are sorted by descending score (stable: equal scores in
+    the given order) and LRP is evaluated with ``G = num_gt``, ``N_FN = G -
+    N_TP``:
+
+    * ``ties='split'`` (the official code): after every detection, so a
+      run of equal scores may be cut; the first minimum wins, and its
+      detection's score is ``s*``. Keeping ``score >= s*`` then keeps the
+      whole run. A class without a true positive gets oLRP 1.
+    * ``ties='together'``: at every distinct score ``s`` (all detections
+      scoring ``>= s``, the sets a threshold can keep) and at "keep
+      nothing" (LRP 1); among equal minima (to 1e-12) the highest
+      threshold wins.
+
+    In both, a class whose best LRP is 1 without a true positive gets
+    ``s* = inf``.
 
     Args:
         scores (np.ndarray): (N,) scores of the detections that count
@@ -130,6 +180,7 @@ def optimal_lrp(scores: np.ndarray,
             false positives).
         num_gt (int): Ground-truth boxes that count (> 0).
         iou_thr (float): ``tau``. Defaults to 0.5.
+        ties (str): ``'split'`` or ``'together'``. Defaults to 'split'.
 
     Returns:
         dict: ``oLRP``, ``oLRP_loc`` (NaN without a TP at ``s*``),
@@ -138,6 +189,8 @@ def optimal_lrp(scores: np.ndarray,
     """
     if num_gt <= 0:
         raise ValueError(f'oLRP needs ground truth, got num_gt={num_gt}')
+    if ties not in TIES:
+        raise ValueError(f'ties must be one of {TIES}, got {ties!r}')
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     is_tp = np.asarray(is_tp, dtype=bool).reshape(-1)
     tp_ious = np.asarray(tp_ious, dtype=np.float64).reshape(-1)
@@ -145,22 +198,34 @@ def optimal_lrp(scores: np.ndarray,
     scores, is_tp, tp_ious = scores[order], is_tp[order], tp_ious[order]
     tp = np.cumsum(is_tp)
     fp = np.cumsum(~is_tp)
-    loc_err = np.cumsum(np.where(is_tp, 1.0 - tp_ious, 0.0))
-    # last index of each run of equal scores: the sets {score >= s}
-    ends = np.flatnonzero(np.r_[scores[1:] != scores[:-1], True]) \
-        if scores.size else np.zeros(0, dtype=np.int64)
-    tp, fp, loc_err = tp[ends], fp[ends], loc_err[ends]
-    lrp = (loc_err / (1.0 - iou_thr) + fp + (num_gt - tp)) / (fp + num_gt)
-    # candidate 0 is "keep nothing" (LRP 1), then thresholds descending
-    lrp = np.r_[1.0, lrp]
-    best = int(np.flatnonzero(lrp <= lrp.min() + 1e-12)[0])
-    if best == 0:
-        return dict(oLRP=1.0, oLRP_loc=float('nan'), oLRP_FP=float('nan'),
-                    oLRP_FN=1.0, threshold=float('inf'), num_tp=0, num_fp=0)
-    k = best - 1
+    none = dict(oLRP=1.0, oLRP_loc=float('nan'), oLRP_FP=float('nan'),
+                oLRP_FN=1.0, threshold=float('inf'), num_tp=0, num_fp=0)
+    if ties == 'split':
+        if not scores.size or tp[-1] == 0:
+            return none
+        # the official code's sums, in its order of operations
+        loc_err = tp - np.cumsum(np.where(is_tp, tp_ious, 0.0))
+        lrp = (loc_err / (1 - iou_thr) + fp + (num_gt - tp)) / \
+            (tp + fp + (num_gt - tp))
+        k = int(np.argmin(lrp))
+        ends = np.arange(scores.size)
+    else:
+        loc_err = np.cumsum(np.where(is_tp, 1.0 - tp_ious, 0.0))
+        # last index of each run of equal scores: the sets {score >= s}
+        ends = np.flatnonzero(np.r_[scores[1:] != scores[:-1], True]) \
+            if scores.size else np.zeros(0, dtype=np.int64)
+        tp, fp, loc_err = tp[ends], fp[ends], loc_err[ends]
+        lrp = (loc_err / (1.0 - iou_thr) + fp + (num_gt - tp)) / \
+            (fp + num_gt)
+        # candidate 0 is "keep nothing" (LRP 1), then thresholds descending
+        lrp = np.r_[1.0, lrp]
+        best = int(np.flatnonzero(lrp <= lrp.min() + 1e-12)[0])
+        if best == 0:
+            return none
+        lrp, k = lrp[1:], best - 1
     n_tp, n_fp = int(tp[k]), int(fp[k])
     return dict(
-        oLRP=float(lrp[best]),
+        oLRP=float(lrp[k]),
         oLRP_loc=float(loc_err[k] / n_tp) if n_tp else float('nan'),
         oLRP_FP=n_fp / (n_tp + n_fp),
         oLRP_FN=(num_gt - n_tp) / num_gt,

@@ -8,7 +8,7 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
 
 from mmdet.registry import METRICS
-from .lrp import lrp_match, optimal_lrp
+from .lrp import IGNORED_OVERLAPS, TIES, lrp_match, optimal_lrp
 
 __all__ = ['LRPMetric']
 
@@ -62,9 +62,24 @@ class LRPMetric(BaseMetric):
     after :meth:`evaluate` in :attr:`optimal_thresholds` (class name ->
     float) and, with all components, in :attr:`class_results`.
 
+    Matching, ties and ``s*`` follow the official LRP code
+    (kemaloksuz/LRP-Error) by default: a detection on a crowd / difficult
+    box is ignored if its intersection over its own area reaches ``tau``,
+    a run of equal scores may be cut at ``s*``, the last of equally
+    overlapping ground-truth boxes is taken, the ``max_dets`` highest
+    scores per image and class count, and the images enter in the order of
+    their ``img_id`` (equal scores of several images: the lower id first).
+
     Args:
         iou_thr (float): IoU ``tau`` for a true positive, in [0, 1).
             Defaults to 0.5.
+        ties (str): ``'split'`` (official) or ``'together'`` (only the
+            sets a threshold can keep): :func:`optimal_lrp`. Defaults to
+            'split'.
+        ignored_overlap (str): ``'iof'`` (official) or ``'iou'``:
+            :func:`lrp_match`. Defaults to 'iof'.
+        max_dets (int, optional): Detections per image and class that
+            count (None: all). Defaults to 100.
         use_legacy_coordinate (bool): Widths ``x2 - x1 + 1`` (VOC's pixel
             convention, as ``VOCMetric`` computes its AP) instead of ``x2 -
             x1``. Defaults to False.
@@ -78,6 +93,9 @@ class LRPMetric(BaseMetric):
 
     def __init__(self,
                  iou_thr: float = 0.5,
+                 ties: str = 'split',
+                 ignored_overlap: str = 'iof',
+                 max_dets: Optional[int] = 100,
                  use_legacy_coordinate: bool = False,
                  classwise: bool = False,
                  collect_device: str = 'cpu',
@@ -85,7 +103,14 @@ class LRPMetric(BaseMetric):
         super().__init__(collect_device=collect_device, prefix=prefix)
         if not 0.0 <= float(iou_thr) < 1.0:
             raise ValueError(f'iou_thr must lie in [0, 1), got {iou_thr!r}')
+        if ties not in TIES or ignored_overlap not in IGNORED_OVERLAPS:
+            raise ValueError(f'ties must be one of {TIES} and ignored_overlap '
+                             f'one of {IGNORED_OVERLAPS}, got {ties!r} and '
+                             f'{ignored_overlap!r}')
         self.iou_thr = float(iou_thr)
+        self.ties = ties
+        self.ignored_overlap = ignored_overlap
+        self.max_dets = max_dets
         self.offset = 1.0 if use_legacy_coordinate else 0.0
         self.classwise = bool(classwise)
         self.optimal_thresholds: Dict[str, float] = {}
@@ -122,11 +147,12 @@ class LRPMetric(BaseMetric):
                 scores = p_scores[d].astype(np.float64)
                 kind, ious = lrp_match(p_boxes[d], scores, g_boxes[g],
                                        i_boxes[i_labels == c], self.iou_thr,
-                                       self.offset)
+                                       self.offset, self.ignored_overlap,
+                                       self.max_dets)
                 keep = kind >= 0
                 per_class[c] = (scores[keep], kind[keep] == 1, ious[keep],
                                 int(g.sum()))
-            self.results.append(per_class)
+            self.results.append((_field(sample, 'img_id'), per_class))
 
     def compute_metrics(self, results: list) -> Dict[str, float]:
         """moLRP and its components over all processed images.
@@ -141,7 +167,11 @@ class LRPMetric(BaseMetric):
         logger: MMLogger = MMLogger.get_current_instance()
         classes = list(self.dataset_meta['classes'])
         per_class: Dict[int, List[tuple]] = {}
-        for image in results:
+        try:  # the official order of images: by id
+            results = sorted(results, key=lambda r: r[0])
+        except TypeError:  # ids missing or of mixed types: as processed
+            pass
+        for _, image in results:
             for c, item in image.items():
                 per_class.setdefault(c, []).append(item)
         self.optimal_thresholds = {}
@@ -154,7 +184,7 @@ class LRPMetric(BaseMetric):
                 np.concatenate([item[0] for item in items]),
                 np.concatenate([item[1] for item in items]),
                 np.concatenate([item[2] for item in items]), num_gt,
-                self.iou_thr)
+                self.iou_thr, self.ties)
             out['num_gt'] = num_gt
             self.class_results[classes[c]] = out
             self.optimal_thresholds[classes[c]] = out['threshold']

@@ -13,10 +13,9 @@ import torch
 from mmengine.evaluator import Evaluator
 from mmengine.structures import InstanceData
 
+import mmdet_rankloss  # noqa: F401  (registers LRPMetric)
 from mmdet.registry import METRICS
 from mmdet.structures import DetDataSample
-
-import mmdet_rankloss  # noqa: F401  (registers LRPMetric)
 from mmdet_rankloss.evaluation import LRPMetric, lrp_match, optimal_lrp
 
 FAR = [[100 + 20 * i, 100, 110 + 20 * i, 110] for i in range(10)]
@@ -121,16 +120,20 @@ def test_equal_minima_take_the_highest_threshold():
 
 
 @pytest.mark.parametrize('fp_first', [False, True])
-def test_equal_scores_enter_together(fp_first):
-    # a perfect TP and an FP both at 0.8, one gt: only the set of both
-    # exists, LRP = (0 + 1 + 0) / (1 + 1) = 0.5 (never 0 from the TP alone)
+def test_equal_scores(fp_first):
+    # a perfect TP and an FP both at 0.8, one gt. Together: only the set
+    # of both exists, LRP = (0 + 1 + 0) / (1 + 1) = 0.5. Split (official):
+    # in the given order, the TP alone (0) if it comes first
     dets = [[0, 0, 10, 10], FAR[0]]
     if fp_first:
         dets = dets[::-1]
     s = sample(dets, [0.8, 0.8], [0, 0], [[0, 0, 10, 10]], [0])
-    metric, out = run([s])
+    metric, out = run([s], ties='together')
     assert out['lrp/oLRP'] == pytest.approx(0.5)
     assert out['lrp/oLRP_FP'] == pytest.approx(0.5)
+    assert metric.optimal_thresholds['a'] == pytest.approx(0.8)
+    metric, out = run([s])
+    assert out['lrp/oLRP'] == pytest.approx(0.5 if fp_first else 0.0)
     assert metric.optimal_thresholds['a'] == pytest.approx(0.8)
 
 
@@ -228,6 +231,7 @@ def brute_force(images, num_gt, tau=0.5):
 
 @pytest.mark.parametrize('seed', range(4))
 def test_matches_a_brute_force_search(seed):
+    """``ties='together'``: the minimum over the sets a threshold keeps."""
     rng = np.random.default_rng(seed)
     images, samples, num_gt = [], [], 0
     for _ in range(5):
@@ -251,7 +255,7 @@ def test_matches_a_brute_force_search(seed):
                 for b, s in dets], [list(np.float32(g).astype(float))
                                     for g in gts]) for dets, gts in images]
     lrp, t = brute_force(images, num_gt)
-    metric, out = run(samples, batch=3)
+    metric, out = run(samples, batch=3, ties='together')
     assert out['lrp/oLRP'] == pytest.approx(lrp, abs=1e-9)
     assert metric.optimal_thresholds['a'] == pytest.approx(t)
 
