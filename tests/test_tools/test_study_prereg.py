@@ -71,6 +71,9 @@ def fake_training(study, monkeypatch):
     monkeypatch.setattr(study, 'score_calibration', lambda *a: {})
     monkeypatch.setattr(study, 'olrp_on_test', lambda *a: {})
     monkeypatch.setattr(study, 'ensure_data', lambda spec: None)
+    # no detections file behind the fake test (tests/test_tools/
+    # test_study_detections.py stores real ones)
+    monkeypatch.setattr(study, 'keep_test_detections', lambda *a: None)
     return calls
 
 

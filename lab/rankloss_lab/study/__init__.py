@@ -15,12 +15,14 @@ seeds=[...])``: an lr selected before, no grid): the seeds
 (``select_seeds`` / ``select_seed``, ``reselect_seed``), ``select_only``,
 ``test_split`` and ``data.make_test``, ``prepare`` (``dict(path=...,
 make=[script, args...])``, written before the first run),
-``test_phase_options``, ``metric`` and ``extra_metrics``, ``hypotheses``,
-``exploratory_comparisons``, ``preregistered`` and ``fair_selection``.
+``test_phase_options``, ``metric`` and ``extra_metrics``,
+``score_thresholds``, ``hypotheses``, ``exploratory_comparisons``,
+``preregistered`` and ``fair_selection``.
 
 Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
 and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its
-result also kept in ``<records-dir>/<study>/`` (default ``<out-dir>/runs``).
+result also kept in ``<records-dir>/<study>/`` (default ``<out-dir>/runs``),
+with its test detections (:mod:`.detections`).
 ``--exploratory`` tests undeclared methods of a frozen study.
 
 One module per phase (``python -m rankloss_lab.study`` is
@@ -60,10 +62,11 @@ from .report import (check_reportable, preregistration_sentence,
                      seeds_sentence, selection_lines, test_values,
                      write_report)
 from .runs import (ATTEMPTS, earlier_attempts_seconds, ensure_data,
-                   execute_run, last_train_record, load_ground_truth,
-                   non_finite_loss, non_finite_reason, olrp_on_dataset,
-                   olrp_on_test, pretrained_checkpoint, read_scalars,
-                   run_logged, run_plan, score_calibration, start_attempt)
+                   execute_run, keep_test_detections, last_train_record,
+                   load_ground_truth, non_finite_loss, non_finite_reason,
+                   olrp_on_dataset, olrp_on_test, pretrained_checkpoint,
+                   read_scalars, run_logged, run_plan, score_calibration,
+                   start_attempt)
 from .selection import (best_lr, grid_scores, grid_selection, mean_scores,
                         reselect_plan, run_score, seed_overlap, select_plan,
                         selected_lrs, selection_note, selection_phrase,
@@ -79,7 +82,7 @@ __all__ = [
     'selected_lrs', 'selection_seeds', 'seed_overlap', 'selection_note',
     'test_plan', 'test_methods', 'read_scalars', 'last_train_record',
     'run_logged', 'load_ground_truth', 'score_calibration', 'olrp_on_test',
-    'olrp_on_dataset',
+    'olrp_on_dataset', 'keep_test_detections',
     'ATTEMPTS',
     'start_attempt', 'earlier_attempts_seconds', 'execute_run',
     'pretrained_checkpoint', 'record_path', 'collect_results', 'ensure_data',

@@ -47,9 +47,20 @@ def study_metrics(spec: dict) -> List[str]:
     return [spec['metric']] + list(spec['extra_metrics'])
 
 
+def threshold_metric(key: str, score_thr: float) -> str:
+    """The key of ``key`` re-scored from a run's stored test detections
+    at ``score_thr`` (spec ``score_thresholds``): ``'pascal_voc/AP50@0.05'``.
+    """
+    return f'{key}@{score_thr:g}'
+
+
 def metric_label(key: str) -> str:
     """A metric's name in the reports: ``'mask AP50'`` for
-    ``'coco/segm_mAP_50'``; an unlisted key is its own name."""
+    ``'coco/segm_mAP_50'``, ``'AP50 at score_thr 0.05'`` for
+    ``'pascal_voc/AP50@0.05'``; an unlisted key is its own name."""
+    base, at, thr = key.partition('@')
+    if at:
+        return f'{metric_label(base)} at score_thr {thr}'
     return METRIC_LABELS.get(key, key)
 
 

@@ -5,6 +5,7 @@ import math
 import os
 import os.path as osp
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -17,7 +18,8 @@ from rankloss_lab.run_logs import machine_name
 from rankloss_lab.runner import last_checkpoint, read_json, run_dir, write_json
 from rankloss_lab.thresholds import resolve as resolve_score_thr
 from .common import (METRIC, ROOT, THRESHOLDS, _now, collect_results, is_coco,
-                     record_path, run_config, study_metrics)
+                     record_path, run_config, study_metrics, threshold_metric)
+from .detections import detections_path, rescore_voc_ap50, save_detections
 from .selection import selected_lrs
 from .spec import load_spec
 
@@ -204,6 +206,10 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     (:func:`non_finite_reason`) is a result: ``diverged`` (the reason) and
     no val AP50; the selection ranks it below every run, a test run raises.
     One that trains to its end on a NaN loss is marked ``diverged`` too.
+
+    Every test run keeps its test detections (:mod:`.detections`) beside
+    its result and its record; a spec with ``score_thresholds`` records
+    AP50 re-scored from them at each (``test_metrics``).
     """
     m = spec['methods'][method]
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
@@ -222,6 +228,9 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             path = record_path(records, spec, method, lr, seed)
             os.makedirs(osp.dirname(path), exist_ok=True)
             write_json(path, result)
+            if osp.isfile(detections_path(result_path)):
+                shutil.copyfile(detections_path(result_path),
+                                detections_path(path))
     python = sys.executable
     options = list(spec['options']) + list(m['options']) + [
         f'optim_wrapper.optimizer.lr={lr}', f'randomness.seed={seed}'
@@ -308,6 +317,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         result['test_ap50'] = test_ap[max(test_ap)]
         result['test_split'] = test_split
         result['test_score_thr'] = resolve_score_thr(spec, method)
+        keep_test_detections(spec, result, pkls['test'], result_path)
         if is_coco(spec):
             result['test_metrics'] = _last_values(
                 spec, osp.join(directory, 'eval_test'))
@@ -327,6 +337,27 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 result['calibration'] = dict(error=str(err))
         save(result)
     return result
+
+
+def keep_test_detections(spec: dict, result: dict, pkl: str,
+                         result_path: str) -> None:
+    """Stores a test run's detections (``pkl``, of ``tools/test.py
+    --out``) beside ``result_path`` (:func:`.detections.save_detections`,
+    VOC studies in the split's order) and, in a spec with
+    ``score_thresholds``, records AP50 re-scored from them at each in
+    ``result['test_metrics']``. A model without a score threshold (no
+    boxes) keeps nothing."""
+    if result['test_score_thr'] is None:
+        return
+    split = result['test_split']
+    root = None if is_coco(spec) else osp.join(ROOT, spec['data']['root'])
+    stored = save_detections(
+        pkl, detections_path(result_path), result['test_score_thr'],
+        None if root is None else load_ground_truth(root, split)[0])
+    if spec.get('score_thresholds'):
+        result['test_metrics'] = {
+            threshold_metric(spec['metric'], t): rescore_voc_ap50(
+                stored, root, split, t) for t in spec['score_thresholds']}
 
 
 def _last_values(spec: dict, directory: str) -> Dict[str, float]:
@@ -392,11 +423,32 @@ def ensure_data(spec: dict) -> None:
                        cwd=ROOT, check=True)
 
 
+def check_test_thresholds(spec: dict, methods: Sequence[str]) -> None:
+    """Refuses test runs of a spec with ``score_thresholds`` whose test
+    threshold is above the lowest of them: their stored detections could
+    not be re-scored there."""
+    if not spec.get('score_thresholds'):
+        return
+    low = min(spec['score_thresholds'])
+    for method in methods:
+        thr = resolve_score_thr(spec, method)
+        if thr is None or thr > low:
+            raise RuntimeError(
+                f"{spec['name']}: {method} is tested at score_thr {thr} "
+                f"({spec['methods'][method]['config']} with the study's "
+                f'options), above the lowest of score_thresholds {low:g}: '
+                'set it in options, e.g. '
+                f"'model.test_cfg.rcnn.score_thr={low:g}' (Faster R-CNN) "
+                f"or 'model.test_cfg.score_thr={low:g}'")
+
+
 def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
              work_dir: str, jobs: int, phase: str,
              preregistration: Optional[str] = None,
              records: Optional[str] = None) -> None:
     """The runs of ``plan`` not finished yet (``rankloss_lab.runner``)."""
+    if evaluate_test:
+        check_test_thresholds(spec, sorted({item[0] for item in plan}))
     results = collect_results(spec, work_dir, records)
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
 

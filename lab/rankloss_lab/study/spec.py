@@ -5,7 +5,7 @@ from typing import List, Optional, Sequence
 
 from rankloss_lab.stats import ALTERNATIVES
 from .common import (METRIC, ROOT, SPEC_DIR, _is_number, hypothesis_text,
-                     is_coco, study_metrics)
+                     is_coco, study_metrics, threshold_metric)
 
 
 def find_spec(path: str) -> str:
@@ -52,6 +52,7 @@ def load_spec(path: str) -> dict:
     _selection_seed_keys(cfg, path)
     _fair_selection_keys(cfg, path)
     _metric_keys(cfg, path)
+    _score_threshold_keys(cfg, path)
     cfg.setdefault('options', [])
     _test_phase_options(cfg, path)
     cfg.setdefault('test_split', 'test')
@@ -194,6 +195,35 @@ def _metric_keys(cfg: dict, path: str) -> None:
     if len({k.split('/')[0] for k in keys}) > 1:
         raise ValueError(f'{path}: metric and extra_metrics must come from '
                          f'one evaluator (one prefix), got {keys}')
+
+
+def _score_threshold_keys(cfg: dict, path: str) -> None:
+    """``score_thresholds`` (default none): the test score thresholds the
+    study compares at, e.g. ``[0.05, 0.0]``. Each adds the metric
+    ``<metric>@<threshold>`` to ``extra_metrics``
+    (:func:`~rankloss_lab.study.common.threshold_metric`), which a
+    hypothesis names: VOC AP50 re-scored from the stored test detections
+    of each run (:mod:`rankloss_lab.study.detections`), so one training
+    per method and seed gives every threshold. The runs must be tested at
+    a threshold no higher than the lowest (``options``: e.g.
+    ``model.test_cfg.rcnn.score_thr=0.0``); the test phase refuses
+    otherwise. VOCMetric studies only."""
+    thrs = cfg.setdefault('score_thresholds', [])
+    if not isinstance(thrs, (list, tuple)) or not all(
+            _is_number(t) and 0 <= t < 1 for t in thrs) or \
+            len(set(thrs)) != len(thrs):
+        raise ValueError(f'{path}: score_thresholds must be distinct '
+                         f'numbers in [0, 1), got {thrs!r}')
+    if thrs and cfg['metric'] != METRIC:
+        raise ValueError(f'{path}: score_thresholds re-score VOCMetric\'s '
+                         f"AP50 ({METRIC!r}) alone; the metric is "
+                         f"{cfg['metric']!r}")
+    keys = [threshold_metric(cfg['metric'], t) for t in thrs]
+    if set(keys) & set(cfg['extra_metrics']):
+        raise ValueError(f'{path}: extra_metrics names {keys}: '
+                         'score_thresholds adds them itself')
+    cfg['score_thresholds'] = [float(t) for t in thrs]
+    cfg['extra_metrics'] += keys
 
 
 def _fair_selection_keys(cfg: dict, path: str) -> None:

@@ -1,0 +1,119 @@
+"""A test run's detections, kept compactly beside its record, and VOC
+AP50 re-scored from them at any score threshold at or above the one the
+run was tested at.
+
+MMDetection drops the boxes scoring at most ``score_thr`` before the
+metric sees them. For Faster R-CNN (``test_cfg.rcnn``) and RetinaNet the
+threshold acts on the score that is kept, before a per-class NMS (a box is
+suppressed only by higher-scoring boxes of its class, all above the
+threshold too) and before the top-``max_per_img`` cut (which keeps the
+highest scores): the detections of a run at ``t`` are exactly those of a
+run at ``t0 < t`` that score above ``t``. Where the threshold acts on
+another score than the one kept it is not: ATSS and FCOS filter the
+classification score and keep its product with the centerness, so a box
+above ``t`` before the product and below it after is kept by a run at
+``t`` and dropped by filtering a run at ``t0``.
+"""
+import os.path as osp
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+from mmdet_rankloss.evaluation.voc_files import (load_detections,
+                                                 load_voc_ground_truth)
+
+
+def save_detections(pkl_path: str, npz_path: str, score_thr: float,
+                    ids: Optional[Sequence[str]] = None) -> str:
+    """Writes the detections of ``tools/test.py --out`` (``pkl_path``) to
+    a compressed ``npz_path``: per image (``ids``: the image ids in order,
+    default the results file's order) its number of boxes (``counts``),
+    and all boxes concatenated: ``bboxes`` (N, 4) and ``scores`` (N,)
+    float32 (a score rounded to float16 would tie boxes that the metric
+    orders, and a corner move across IoU 0.5), ``labels`` (N,) int16;
+    ``score_thr``: the threshold the run was tested at."""
+    dets = load_detections(pkl_path)
+    ids = list(dets) if ids is None else list(ids)
+    missing = [i for i in ids if i not in dets]
+    if missing:
+        raise RuntimeError(f'{pkl_path}: no detections for {len(missing)} '
+                           f'images, e.g. {missing[0]}')
+    per = [dets[i] for i in ids]
+    np.savez_compressed(
+        npz_path, ids=np.array(ids), score_thr=np.float64(score_thr),
+        counts=np.array([len(d['scores']) for d in per], dtype=np.int32),
+        bboxes=np.concatenate([d['bboxes'].reshape(-1, 4) for d in per]
+                              ).astype(np.float32),
+        scores=np.concatenate([d['scores'] for d in per]).astype(np.float32),
+        labels=np.concatenate([d['labels'] for d in per]).astype(np.int16))
+    return npz_path
+
+
+def load_stored(npz_path: str) -> dict:
+    """``{ids, score_thr, dets}`` of a file of :func:`save_detections`:
+    ``dets`` is ``{image id: {bboxes, scores, labels}}``."""
+    with np.load(npz_path) as f:
+        ids = [str(i) for i in f['ids']]
+        ends = np.cumsum(f['counts'])
+        parts = {k: np.split(f[k], ends[:-1]) for k in
+                 ('bboxes', 'scores', 'labels')}
+        thr = float(f['score_thr'])
+    return dict(ids=ids, score_thr=thr, dets={
+        i: {k: parts[k][n] for k in parts} for n, i in enumerate(ids)})
+
+
+def voc_ap50(dets: Dict[str, dict], data_root: str, split: str,
+             classes: Sequence[str], score_thr: float = 0.0) -> float:
+    """VOCMetric's AP50 (11 points, VOC's legacy +1 areas) of ``dets``
+    (``{image id: {bboxes, scores, labels}}``) on a VOC split, keeping the
+    boxes that score above ``score_thr`` as ``test_cfg.score_thr`` keeps
+    them (``scores > score_thr``), unrounded. The ground truth is read as
+    ``VOCDataset`` reads it (integer corners minus one, ``difficult``
+    ignored), the detections in the split's order."""
+    from mmdet.evaluation.functional import eval_map
+    ids, gts = load_voc_ground_truth(data_root, split, classes)
+    missing = [i for i in ids if i not in dets]
+    if missing:
+        raise ValueError(f'no detections for {len(missing)} images of '
+                         f'{split}, e.g. {missing[0]}')
+    anns, results = [], []
+    for img_id, gt in zip(ids, gts):
+        boxes = np.floor(gt['bboxes'] + 1).astype(np.float32) - 1
+        hard = gt['difficult']
+        anns.append(dict(bboxes=boxes[~hard], labels=gt['labels'][~hard],
+                         bboxes_ignore=boxes[hard],
+                         labels_ignore=gt['labels'][hard]))
+        d = dets[img_id]
+        keep = d['scores'] > score_thr
+        boxes, scores, labels = (d['bboxes'][keep], d['scores'][keep],
+                                 d['labels'][keep])
+        results.append([
+            np.hstack([boxes[labels == c], scores[labels == c, None]])
+            for c in range(len(classes))])
+    return float(eval_map(results, anns, iou_thr=0.5, dataset='voc',
+                          logger='silent', eval_mode='11points',
+                          use_legacy_coordinate=True)[0])
+
+
+def rescore_voc_ap50(npz_path: str, data_root: str, split: str,
+                     score_thr: float,
+                     classes: Optional[Sequence[str]] = None) -> float:
+    """:func:`voc_ap50` of the stored detections at ``score_thr``, which
+    must be at least the threshold they were stored at (default classes:
+    DigitsVOC's)."""
+    stored = load_stored(npz_path)
+    if score_thr < stored['score_thr']:
+        raise ValueError(
+            f"{npz_path} holds the detections above score_thr "
+            f"{stored['score_thr']:g}: AP50 at {score_thr:g} needs the "
+            'boxes it dropped')
+    if classes is None:
+        from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
+        classes = DIGIT_CLASSES
+    return voc_ap50(stored['dets'], data_root, split, classes, score_thr)
+
+
+def detections_path(record_or_result: str) -> str:
+    """Where a run's test detections lie: beside its ``.json`` record
+    (``<record>_test_detections.npz``)."""
+    return osp.splitext(record_or_result)[0] + '_test_detections.npz'
