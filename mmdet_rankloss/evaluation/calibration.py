@@ -24,13 +24,14 @@ These functions measure, on VOC-style ground truth, what a threshold buys:
   et al., ECCV 2024, "On Calibration of Object Detectors: Pitfalls,
   Evaluation and Baselines", arXiv 2405.20459), the localisation-aware
   calibration error: a score should equal the IoU of its box with the
-  object it found (0 for a box that found none), per class.
+  object it found (0 for a box that found none), per class; :func:`laece`
+  as the official code (fiveai/detection_calibration) computes it.
 """
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .lrp import lrp_match
+from .lrp import box_overlaps, lrp_match
 
 #: Thresholds at which precision and recall are reported: MMDetection's test
 #: threshold, its visualiser's default and a strict one.
@@ -41,7 +42,7 @@ __all__ = [
     'precision_recall_at',
     'expected_calibration_error', 'fit_platt', 'apply_platt', 'fit_isotonic',
     'apply_isotonic', 'laece_targets', 'localisation_aware_ece',
-    'LAECE_NUM_BINS'
+    'LAECE_NUM_BINS', 'classes_with_objects', 'laece'
 ]
 
 #: Bins of LaECE_0 (equal width over [0, 1]), as in Kuzucu et al.
@@ -54,15 +55,7 @@ def box_iou(boxes: np.ndarray, gts: np.ndarray) -> np.ndarray:
     Widths are ``x2 - x1`` (MMDetection's convention since 3.0, which
     ``VOCMetric`` also uses with its default ``use_legacy_coordinate``).
     """
-    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-    gts = np.asarray(gts, dtype=np.float64).reshape(-1, 4)
-    lt = np.maximum(boxes[:, None, :2], gts[None, :, :2])
-    rb = np.minimum(boxes[:, None, 2:], gts[None, :, 2:])
-    inter = np.clip(rb - lt, 0, None).prod(-1)
-    area_b = np.clip(boxes[:, 2:] - boxes[:, :2], 0, None).prod(-1)
-    area_g = np.clip(gts[:, 2:] - gts[:, :2], 0, None).prod(-1)
-    union = area_b[:, None] + area_g[None] - inter
-    return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+    return box_overlaps(boxes, gts)
 
 
 def paired_images(detections: Sequence[dict], ground_truths: Sequence[dict]):
@@ -335,19 +328,24 @@ def apply_isotonic(scores: np.ndarray, x: np.ndarray,
 
 
 def laece_targets(detections: Sequence[dict],
-                  ground_truths: Sequence[dict]) -> Tuple[np.ndarray,
-                                                          np.ndarray,
-                                                          np.ndarray]:
-    """Scores, IoU targets and labels of the detections, matched as LaECE_0
-    matches them.
+                  ground_truths: Sequence[dict],
+                  iou_thr: float = 0.0,
+                  ignored_overlap: str = 'iof',
+                  max_dets: Optional[int] = 100) -> Tuple[np.ndarray,
+                                                           np.ndarray,
+                                                           np.ndarray]:
+    """Scores, IoU targets and labels of the detections, matched as the
+    official LaECE code (fiveai/detection_calibration) matches them.
 
-    Per image and class, detections by descending score each take the
-    still unmatched ground-truth box of highest IoU if that IoU is above 0
-    (LaECE's IoU threshold set to 0: a box counts as a hit however loosely
-    it overlaps, and its localisation quality is its target). A hit's
-    target is that IoU, any other detection's 0. A detection that hits
-    nothing but overlaps a ``difficult`` / crowd box is left out (neither
-    hit nor miss), as in :func:`~.lrp_metric.lrp_match`.
+    Per image and class as :func:`~.lrp.lrp_match` (COCO's evaluator):
+    detections by descending score each take the still unmatched
+    ground-truth box of highest IoU ``>= iou_thr``. At the default 0 any
+    unmatched box of the class qualifies, overlapping or not (a box that
+    touches no object can claim one, with target 0); ``iou_thr`` just
+    above 0 (``np.nextafter(0, 1)``) asks for some overlap. A hit's
+    target is its IoU, any other detection's 0. A detection that hits
+    nothing but overlaps a ``difficult`` / crowd box (intersection over
+    its area ``>= iou_thr``) is left out.
 
     Args:
         detections (sequence of dict): Per image ``bboxes`` (N, 4) xyxy,
@@ -355,12 +353,16 @@ def laece_targets(detections: Sequence[dict],
         ground_truths (sequence of dict): Per image (same order)
             ``bboxes`` (M, 4), ``labels`` (M,), optionally ``difficult``
             (M,) booleans.
+        iou_thr (float): ``tau`` of a hit. Defaults to 0 (LaECE_0).
+        ignored_overlap (str): ``'iof'`` or ``'iou'``:
+            :func:`~.lrp.lrp_match`. Defaults to 'iof'.
+        max_dets (int, optional): Detections per image and class that
+            count. Defaults to 100.
 
     Returns:
         tuple: ``scores`` (K,), ``targets`` (K,) in [0, 1] and ``labels``
         (K,) of the detections that count.
     """
-    above_zero = np.nextafter(0.0, 1.0)
     out_s, out_t, out_l = [], [], []
     for det, gt in paired_images(detections, ground_truths):
         d_boxes, d_scores, d_labels = det
@@ -370,7 +372,7 @@ def laece_targets(detections: Sequence[dict],
             g = g_labels == label
             kind, ious = lrp_match(d_boxes[d], d_scores[d],
                                    g_boxes[g & ~g_diff], g_boxes[g & g_diff],
-                                   iou_thr=above_zero)
+                                   iou_thr, 0.0, ignored_overlap, max_dets)
             keep = kind >= 0
             out_s.append(d_scores[d][keep])
             out_t.append(np.where(kind[keep] == 1, ious[keep], 0.0))
@@ -381,10 +383,33 @@ def laece_targets(detections: Sequence[dict],
             np.concatenate(out_l))
 
 
+def classes_with_objects(ground_truths: Sequence[dict]) -> np.ndarray:
+    """The labels of the ground-truth boxes that count (not
+    ``difficult``) in ``ground_truths``, sorted, unique."""
+    labels = [np.asarray(gt['labels']).reshape(-1)[
+        ~np.asarray(gt.get('difficult', np.zeros(len(gt['labels']))),
+                    dtype=bool).reshape(-1)] for gt in ground_truths]
+    return np.unique(np.concatenate(labels).astype(int)) if labels \
+        else np.zeros(0, dtype=int)
+
+
+def laece(detections: Sequence[dict], ground_truths: Sequence[dict],
+          iou_thr: float = 0.0, num_bins: int = LAECE_NUM_BINS) -> float:
+    """LaECE of detections as the official code computes it: the targets
+    of :func:`laece_targets` at ``iou_thr`` (0: LaECE_0), averaged over
+    the classes with ground truth (:func:`localisation_aware_ece`)."""
+    scores, targets, labels = laece_targets(detections, ground_truths,
+                                            iou_thr)
+    return localisation_aware_ece(scores, targets, labels, num_bins,
+                                  classes_with_objects(ground_truths))
+
+
 def localisation_aware_ece(scores: np.ndarray,
                            targets: np.ndarray,
                            labels: np.ndarray,
-                           num_bins: int = LAECE_NUM_BINS) -> float:
+                           num_bins: int = LAECE_NUM_BINS,
+                           classes: Optional[Sequence[int]] = None
+                           ) -> float:
     """LaECE: the class mean of a binned calibration error whose target is
     precision times IoU.
 
@@ -400,17 +425,22 @@ def localisation_aware_ece(scores: np.ndarray,
 
     where ``precision_j * IoU_j`` (the bin's hit rate times its hits' mean
     IoU) is the mean of the targets of :func:`laece_targets` in the bin.
-    ``K`` counts the classes with at least one detection. With those
-    targets (hits at IoU > 0) it is LaECE_0.
+    With ``classes`` (the official code: those with ground truth,
+    :func:`classes_with_objects`) the mean runs over the classes named
+    there that have a detection, a class whose error is exactly 0 left out
+    as the official code leaves it out; without, over every class with a
+    detection (one without ground truth too, its targets all 0).
 
     Args:
         scores (np.ndarray): (N,) scores in [0, 1].
         targets (np.ndarray): (N,) targets in [0, 1].
         labels (np.ndarray): (N,) class of each detection.
         num_bins (int): ``J``. Defaults to 25.
+        classes (sequence of int, optional): The classes averaged over.
+            Defaults to None (every class with a detection).
 
     Returns:
-        float: LaECE in [0, 1]; NaN without detections.
+        float: LaECE in [0, 1]; NaN without a class to average.
     """
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     targets = np.asarray(targets, dtype=np.float64).reshape(-1)
@@ -428,7 +458,10 @@ def localisation_aware_ece(scores: np.ndarray,
     edges = np.linspace(0.0, 1.0, num_bins + 1)
     bins = np.maximum(np.searchsorted(edges, scores, side='left') - 1, 0)
     errors = []
-    for c in np.unique(labels):
+    wanted = np.unique(labels)
+    if classes is not None:
+        wanted = np.intersect1d(wanted, np.asarray(classes))
+    for c in wanted:
         sel = labels == c
         n = sel.sum()
         err = 0.0
@@ -436,5 +469,6 @@ def localisation_aware_ece(scores: np.ndarray,
             in_bin = sel & (bins == b)
             err += in_bin.sum() / n * abs(scores[in_bin].mean() -
                                           targets[in_bin].mean())
-        errors.append(err)
-    return float(np.mean(errors))
+        if classes is None or err != 0:
+            errors.append(err)
+    return float(np.mean(errors)) if errors else float('nan')

@@ -15,18 +15,23 @@ judged on another split by :func:`lrp_at_thresholds`.
 * :func:`lrp_optimal_thresholds`: the class's ``s*`` and oLRP;
 * :func:`lrp_at_thresholds`: LRP and its components at given thresholds;
 * :func:`keep_above`: the detections of each image that reach their
-  class's threshold.
+  class's threshold;
+* :func:`fit_calibrations` / :func:`calibrate_detections`: a calibration
+  per class (or pooled) and its application.
 """
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .calibration import paired_images
+from .calibration import (apply_isotonic, apply_platt, classes_with_objects,
+                          fit_isotonic, fit_platt, laece_targets,
+                          paired_images)
 from .lrp import lrp_match, optimal_lrp
 
 __all__ = [
     'ClassMatches', 'class_matches', 'lrp_optimal_thresholds',
-    'lrp_at_thresholds', 'keep_above'
+    'lrp_at_thresholds', 'keep_above', 'thresholds_of',
+    'calibrate_detections', 'fit_calibrations'
 ]
 
 #: One class over a set of images: ``scores`` (N,), ``is_tp`` (N,) bool,
@@ -190,3 +195,109 @@ def keep_above(detections: Sequence[dict],
             bboxes=np.asarray(det['bboxes'],
                               dtype=np.float64).reshape(-1, 4)[keep]))
     return out
+
+
+def thresholds_of(optimal: Sequence[Optional[dict]],
+                  no_tp: str = 'keep') -> List[float]:
+    """Per class the threshold to apply from :func:`lrp_optimal_thresholds`:
+    ``s*``; ``-inf`` (keep all) for a class without ground truth; for a
+    class without a correct detection (``s* = inf``) ``-inf`` with
+    ``no_tp='keep'`` (the official code) or ``inf`` (keep none) with
+    ``'drop'``."""
+    if no_tp not in ('keep', 'drop'):
+        raise ValueError(f"no_tp must be 'keep' or 'drop', got {no_tp!r}")
+    return [-np.inf if o is None or (o['threshold'] == np.inf and
+                                     no_tp == 'keep') else o['threshold']
+            for o in optimal]
+
+
+def calibrate_detections(detections: Sequence[dict],
+                         calibrations: Sequence[Optional[dict]]
+                         ) -> List[dict]:
+    """The detections with each score mapped by its class's calibration.
+
+    Args:
+        detections (sequence of dict): Per image ``scores`` (N,),
+            ``labels`` (N,) and any other keys (kept).
+        calibrations (sequence): Per class None (scores kept) or
+            ``dict(type='platt', a=, b=)`` / ``dict(type='isotonic', x=,
+            y=)`` (as ``ClassScoreThresholdHook`` takes them).
+
+    Returns:
+        list of dict: The same images, scores mapped (in [0, 1]).
+    """
+    out = []
+    for det in detections:
+        scores = np.asarray(det['scores'], dtype=np.float64).reshape(-1)
+        labels = np.asarray(det['labels']).reshape(-1).astype(int)
+        mapped = scores.copy()
+        for c in np.unique(labels):
+            cal = calibrations[c]
+            sel = labels == c
+            if cal is None:
+                continue
+            if cal['type'] == 'platt':
+                mapped[sel] = apply_platt(scores[sel], cal['a'], cal['b'])
+            else:
+                mapped[sel] = apply_isotonic(scores[sel], np.asarray(cal['x']),
+                                             np.asarray(cal['y']))
+        out.append(dict(det, scores=np.clip(mapped, 0.0, 1.0)))
+    return out
+
+
+def fit_calibrations(detections: Sequence[dict],
+                     ground_truths: Sequence[dict],
+                     num_classes: int,
+                     kind: str,
+                     iou_thr: float = 0.0,
+                     pooled: bool = False) -> Tuple[List[Optional[dict]],
+                                                    List[str]]:
+    """Calibrations of the scores fitted to LaECE's IoU targets
+    (:func:`~.calibration.laece_targets` at ``iou_thr``), as the official
+    code fits them: one per class with ground truth (a class without, or
+    without a detection, keeps its scores), or with ``pooled`` one for the
+    detections of all those classes, applied to every class.
+
+    Args:
+        detections (sequence of dict): Per image ``bboxes``, ``scores``,
+            ``labels``.
+        ground_truths (sequence of dict): Per image ``bboxes``,
+            ``labels``, optionally ``difficult``.
+        num_classes (int): Classes ``0 .. num_classes - 1``.
+        kind (str): ``'isotonic'``, ``'platt'`` or ``'none'``.
+        iou_thr (float): ``tau`` of a hit. Defaults to 0.
+        pooled (bool): One calibration for all classes. Defaults to False.
+
+    Returns:
+        tuple: per class the calibration dict (None: scores kept), and
+        the reasons of fits the data could not support.
+    """
+    if kind not in ('isotonic', 'platt', 'none'):
+        raise ValueError("kind must be 'isotonic', 'platt' or 'none', got "
+                         f'{kind!r}')
+    calibrations: List[Optional[dict]] = [None] * num_classes
+    notes: List[str] = []
+    if kind == 'none':
+        return calibrations, notes
+    scores, targets, labels = laece_targets(detections, ground_truths,
+                                            iou_thr)
+    counted = np.isin(labels, classes_with_objects(ground_truths))
+    groups = [('all classes', counted)] if pooled else \
+        [(c, counted & (labels == c)) for c in range(num_classes)]
+    for name, sel in groups:
+        if not sel.any():
+            continue
+        if kind == 'isotonic':
+            x, y = fit_isotonic(scores[sel], targets[sel])
+            cal = dict(type='isotonic', x=x.tolist(), y=y.tolist())
+        else:
+            try:
+                a, b = fit_platt(scores[sel], targets[sel])
+            except ValueError as e:
+                notes.append(f'class {name}: no Platt fit: {e}')
+                continue
+            cal = dict(type='platt', a=a, b=b)
+        if pooled:
+            return [cal] * num_classes, notes
+        calibrations[name] = cal
+    return calibrations, notes

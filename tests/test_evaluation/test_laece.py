@@ -4,17 +4,17 @@ import numpy as np
 import pytest
 
 from mmdet_rankloss.evaluation import (apply_isotonic, apply_platt,
-                                       fit_isotonic, fit_platt, laece_targets,
-                                       localisation_aware_ece)
+                                       fit_isotonic, fit_platt, laece,
+                                       laece_targets, localisation_aware_ece)
 
 
 def _two_classes():
     """Class 0: one object, a half-overlapping hit at 0.9 and an exact
     duplicate at 0.5 (the object is taken: target 0). Class 1: one object,
-    a hit of IoU 1/3 at 0.3 and a box far away at 0.31."""
+    a hit of IoU 1/3 at 0.3 and a box far away at 0.29."""
     det = dict(bboxes=np.array([[0, 0, 10, 5], [0, 0, 10, 10],
                                 [25, 20, 35, 30], [50, 50, 60, 60]], float),
-               scores=np.array([0.9, 0.5, 0.3, 0.31]),
+               scores=np.array([0.9, 0.5, 0.3, 0.29]),
                labels=np.array([0, 0, 1, 1]))
     gt = dict(bboxes=np.array([[0, 0, 10, 10], [20, 20, 30, 30]], float),
               labels=np.array([0, 1]))
@@ -25,14 +25,40 @@ def test_targets_are_the_iou_of_hits_at_any_overlap():
     det, gt = _two_classes()
     scores, targets, labels = laece_targets([det], [gt])
     order = np.argsort(-scores)
-    assert scores[order] == pytest.approx([0.9, 0.5, 0.31, 0.3])
-    assert targets[order] == pytest.approx([0.5, 0.0, 0.0, 1 / 3])
+    assert scores[order] == pytest.approx([0.9, 0.5, 0.3, 0.29])
+    assert targets[order] == pytest.approx([0.5, 0.0, 1 / 3, 0.0])
     assert list(labels[order]) == [0, 0, 1, 1]
     # IoU 0.1: below VOC's 0.5, still a hit of LaECE_0 with target 0.1
     loose = dict(bboxes=np.array([[0, 0, 10, 1]], float),
                  scores=np.array([0.7]), labels=np.array([0]))
     _, targets, _ = laece_targets([loose], [gt])
     assert targets == pytest.approx([0.1])
+
+
+def test_at_0_a_box_on_nothing_claims_an_object():
+    """Official LaECE_0: a box that touches no object, scored above the
+    hit, takes the object (target 0) and leaves the hit a miss (target
+    0); ``iou_thr`` just above 0 asks for an overlap."""
+    gt = dict(bboxes=np.array([[20, 20, 30, 30]], float),
+              labels=np.array([1]))
+    det = dict(bboxes=np.array([[25, 20, 35, 30], [50, 50, 60, 60]], float),
+               scores=np.array([0.3, 0.31]), labels=np.array([1, 1]))
+    _, targets, _ = laece_targets([det], [gt])
+    assert targets == pytest.approx([0.0, 0.0])
+    _, targets, _ = laece_targets([det], [gt], np.nextafter(0.0, 1.0))
+    assert targets == pytest.approx([1 / 3, 0.0])
+
+
+def test_classes_without_objects_are_left_out():
+    """Officially the mean runs over the classes with ground truth: class
+    1's box on nothing (an error of 0.9) does not count."""
+    gt = dict(bboxes=np.array([[0, 0, 10, 10]], float), labels=np.array([0]))
+    det = dict(bboxes=np.array([[0, 0, 10, 5], [50, 50, 60, 60]], float),
+               scores=np.array([0.6, 0.9]), labels=np.array([0, 1]))
+    assert laece([det], [gt]) == pytest.approx(0.1)
+    scores, targets, labels = laece_targets([det], [gt])
+    assert localisation_aware_ece(scores, targets, labels) == \
+        pytest.approx((0.1 + 0.9) / 2)
 
 
 def test_a_box_on_a_difficult_object_is_left_out():
@@ -51,14 +77,14 @@ def test_laece_by_hand():
     scores, targets, labels = laece_targets([det], [gt])
     # class 0: 0.9 and 0.5 in bins of their own:
     #   1/2 |0.9 - 0.5| + 1/2 |0.5 - 0| = 0.45
-    # class 1: 0.3 and 0.31 share (0.28, 0.32]:
-    #   |0.305 - (1/3 + 0) / 2| = 0.138333...
-    expected = (0.45 + abs(0.305 - 1 / 6)) / 2
+    # class 1: 0.3 and 0.29 share (0.28, 0.32]:
+    #   |0.295 - (1/3 + 0) / 2| = 0.128333...
+    expected = (0.45 + abs(0.295 - 1 / 6)) / 2
     assert localisation_aware_ece(scores, targets, labels) == \
         pytest.approx(expected)
     # one bin for everything: |mean score - mean target| per class
     assert localisation_aware_ece(scores, targets, labels, num_bins=1) == \
-        pytest.approx((abs(0.7 - 0.25) + abs(0.305 - 1 / 6)) / 2)
+        pytest.approx((abs(0.7 - 0.25) + abs(0.295 - 1 / 6)) / 2)
 
 
 def test_bin_edges_are_closed_on_the_right():
