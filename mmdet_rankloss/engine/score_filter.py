@@ -14,11 +14,12 @@ the model's own scores) are applied after the model has predicted:
   val loop, from a config (``custom_hooks``).
 
 A box is kept if its score (as the model gives it) reaches its class's
-threshold; the calibration then maps the kept scores. Both are monotone per
-class, so the order of the kept boxes, and with it AP over them, does not
-change.
+threshold; the calibration (one per class, or one for all) then maps the
+kept scores, and a second threshold per class, on the calibrated scores,
+may follow (the official pipeline of Kuzucu et al., ECCV 2024). All are
+monotone per class, so the order of the kept boxes does not change.
 """
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Union
 
 import torch
 from mmengine.hooks import Hook
@@ -29,7 +30,7 @@ from mmdet.registry import HOOKS
 
 __all__ = [
     'ClassScoreThresholdHook', 'filter_instances', 'wrap_predict',
-    'check_calibration', 'thresholds_by_label'
+    'check_calibration', 'thresholds_by_label', 'calibration_by_label'
 ]
 
 OWNER = 'ClassScoreThresholdHook'
@@ -39,13 +40,18 @@ def check_calibration(calibration: Optional[dict]) -> Optional[dict]:
     """A checked calibration: None, ``dict(type='platt', a=A, b=B)`` with
     ``A > 0`` (``sigmoid(A * logit(p) + B)``) or ``dict(type='isotonic',
     x=[...], y=[...])``, knots with increasing ``x`` and non-decreasing
-    ``y`` in [0, 1] (linear between them, the end values outside).
+    ``y`` in [0, 1] (linear between them, the end values outside); or a
+    dict of class name: one of those (one calibration per class).
 
     Raises:
         ValueError: Naming the field and the value.
     """
     if calibration is None:
         return None
+    if isinstance(calibration, dict) and 'type' not in calibration and \
+            all(v is None or isinstance(v, dict)
+                for v in calibration.values()):
+        return {str(k): check_calibration(v) for k, v in calibration.items()}
     kind = dict(calibration).get('type') if isinstance(
         calibration, dict) else None
     if kind == 'platt':
@@ -69,8 +75,9 @@ def check_calibration(calibration: Optional[dict]) -> Optional[dict]:
                              f'{x.tolist()}, y={y.tolist()}')
         return dict(type='isotonic', x=x.tolist(), y=y.tolist())
     raise ValueError(f'{OWNER}: calibration must be None, dict(type='
-                     "'platt', a=..., b=...) or dict(type='isotonic', "
-                     f'x=[...], y=[...]), got {calibration!r}')
+                     "'platt', a=..., b=...), dict(type='isotonic', "
+                     'x=[...], y=[...]) or a dict of class name: one of '
+                     f'those, got {calibration!r}')
 
 
 def _calibrate(scores: Tensor, calibration: dict) -> Tensor:
@@ -91,26 +98,46 @@ def _calibrate(scores: Tensor, calibration: dict) -> Tensor:
     return y0 + (s - x0) / (x1 - x0) * (y1 - y0)
 
 
+Calibration = Union[None, dict, Sequence[Optional[dict]]]
+
+
 def filter_instances(instances, thresholds: Tensor,
-                     calibration: Optional[dict] = None):
+                     calibration: Calibration = None,
+                     calibrated_thresholds: Optional[Tensor] = None):
     """One image's predictions with each box kept if ``score >=
-    thresholds[label]``, the kept scores calibrated.
+    thresholds[label]``, the kept scores calibrated, and then kept if
+    ``calibrated score >= calibrated_thresholds[label]``.
 
     Args:
         instances (InstanceData): ``scores`` (N,), ``labels`` (N,) and any
             other per-box fields (``bboxes``, ``masks``), all indexed alike.
         thresholds (Tensor): (C,) one per class (``-inf``: keep all,
             ``inf``: keep none).
-        calibration (dict, optional): From :func:`check_calibration`.
+        calibration (dict or sequence, optional): One checked calibration
+            (:func:`check_calibration`) for all classes, or one (or None)
+            per class (:func:`calibration_by_label`).
+        calibrated_thresholds (Tensor, optional): (C,) on the calibrated
+            scores. Defaults to None (none).
 
     Returns:
         InstanceData: The kept boxes (a new object).
     """
-    thr = thresholds.to(device=instances.scores.device,
-                        dtype=instances.scores.dtype)
-    kept = instances[instances.scores >= thr[instances.labels]]
+    def keep(inst, thr):
+        thr = thr.to(device=inst.scores.device, dtype=inst.scores.dtype)
+        return inst[inst.scores >= thr[inst.labels]]
+
+    kept = keep(instances, thresholds)
     if calibration is not None and len(kept):
-        kept.scores = _calibrate(kept.scores, calibration)
+        per_label = [calibration] * (int(kept.labels.max()) + 1) \
+            if isinstance(calibration, dict) else calibration
+        scores = kept.scores.clone()
+        for c in kept.labels.unique().tolist():
+            if per_label[c] is not None:
+                sel = kept.labels == c
+                scores[sel] = _calibrate(kept.scores[sel], per_label[c])
+        kept.scores = scores
+    if calibrated_thresholds is not None:
+        kept = keep(kept, calibrated_thresholds)
     return kept
 
 
@@ -123,18 +150,39 @@ def thresholds_by_label(thresholds: Dict[str, float],
     Raises:
         ValueError: Naming the names that are not classes of the model.
     """
-    unknown = sorted(set(thresholds) - set(classes))
-    if unknown:
-        raise ValueError(f'{OWNER}: thresholds name classes the dataset does '
-                         f'not have: {unknown} (its classes: '
-                         f'{list(classes)})')
+    _check_names(thresholds, classes, 'thresholds')
     fill = float('-inf') if default is None else float(default)
     return torch.tensor([float(thresholds.get(c, fill)) for c in classes],
                         dtype=torch.float64)
 
 
+def calibration_by_label(calibration: Optional[dict],
+                         classes: Sequence[str]) -> Calibration:
+    """A checked calibration for :func:`filter_instances`: one for all
+    classes as it is, one per class name as a list in the order of
+    ``classes`` (None for a class not named).
+
+    Raises:
+        ValueError: Naming the names that are not classes of the model.
+    """
+    calibration = check_calibration(calibration)
+    if calibration is None or 'type' in calibration:
+        return calibration
+    _check_names(calibration, classes, 'calibration')
+    return [calibration.get(c) for c in classes]
+
+
+def _check_names(by_name: dict, classes: Sequence[str], what: str) -> None:
+    unknown = sorted(set(by_name) - set(classes))
+    if unknown:
+        raise ValueError(f'{OWNER}: {what} name classes the dataset does '
+                         f'not have: {unknown} (its classes: '
+                         f'{list(classes)})')
+
+
 def wrap_predict(model, thresholds: Tensor,
-                 calibration: Optional[dict] = None) -> None:
+                 calibration: Calibration = None,
+                 calibrated_thresholds: Optional[Tensor] = None) -> None:
     """Makes ``model.predict`` return its predictions through
     :func:`filter_instances`; a second call replaces the first one's
     settings (the wrapped method is the model's own).
@@ -144,16 +192,21 @@ def wrap_predict(model, thresholds: Tensor,
             wrapper: pass ``runner.model.module`` then).
         thresholds (Tensor): (C,) per class, e.g. from
             :func:`thresholds_by_label`.
-        calibration (dict, optional): From :func:`check_calibration`.
+        calibration (dict or list, optional): One calibration for all
+            classes or a list per label (:func:`calibration_by_label`).
+        calibrated_thresholds (Tensor, optional): (C,) on the calibrated
+            scores.
     """
-    calibration = check_calibration(calibration)
+    if isinstance(calibration, dict):
+        calibration = check_calibration(calibration)
     own = getattr(model.predict, '__wrapped_predict__', model.predict)
 
     def predict(*args, **kwargs):
         samples = own(*args, **kwargs)
         for sample in samples:
-            sample.pred_instances = filter_instances(sample.pred_instances,
-                                                     thresholds, calibration)
+            sample.pred_instances = filter_instances(
+                sample.pred_instances, thresholds, calibration,
+                calibrated_thresholds)
         return samples
 
     predict.__wrapped_predict__ = own
@@ -162,16 +215,19 @@ def wrap_predict(model, thresholds: Tensor,
 
 @HOOKS.register_module()
 class ClassScoreThresholdHook(Hook):
-    """Applies per-class score thresholds and a calibration to every
-    prediction of the val and test loops (:func:`wrap_predict`).
+    """Applies per-class score thresholds, a calibration and thresholds on
+    the calibrated scores to every prediction of the val and test loops
+    (:func:`wrap_predict`).
 
     ``tools/analysis_tools/fit_class_thresholds.py --write-config`` writes
     it into a config::
 
         custom_hooks = [..., dict(type='ClassScoreThresholdHook',
                                   thresholds=dict(zero=0.41, one=0.37),
-                                  calibration=dict(type='isotonic',
-                                                   x=[...], y=[...]))]
+                                  calibration=dict(
+                                      zero=dict(type='isotonic', x=[...],
+                                                y=[...]), one=...),
+                                  calibrated_thresholds=dict(zero=0.52))]
 
     Args:
         thresholds (dict): Class name: threshold on the model's own scores
@@ -179,30 +235,51 @@ class ClassScoreThresholdHook(Hook):
             loop's dataset.
         calibration (dict, optional): ``dict(type='platt', a=..., b=...)``
             or ``dict(type='isotonic', x=[...], y=[...])`` applied to the
-            kept scores. Defaults to None (scores as the model gives them).
+            kept scores of every class, or a dict of class name: one of
+            those (a class not named keeps its scores). Defaults to None
+            (scores as the model gives them).
         default (float, optional): Threshold of the classes ``thresholds``
             does not name. Defaults to None (keep their boxes).
+        calibrated_thresholds (dict, optional): Class name: threshold on
+            the calibrated scores (a class not named: none). Defaults to
+            None.
     """
     priority = 'NORMAL'
 
     def __init__(self,
                  thresholds: Dict[str, float],
                  calibration: Optional[dict] = None,
-                 default: Optional[float] = None) -> None:
-        if not isinstance(thresholds, dict) or not thresholds:
-            raise ValueError(f'{OWNER}: thresholds must be a non-empty dict '
-                             f'of class name: threshold, got {thresholds!r}')
+                 default: Optional[float] = None,
+                 calibrated_thresholds: Optional[Dict[str, float]] = None
+                 ) -> None:
+        for name, value in (('thresholds', thresholds),
+                            ('calibrated_thresholds',
+                             calibrated_thresholds or {})):
+            if not isinstance(value, dict):
+                raise ValueError(f'{OWNER}: {name} must be a dict of class '
+                                 f'name: threshold, got {value!r}')
         self.thresholds = {str(k): float(v) for k, v in thresholds.items()}
         self.calibration = check_calibration(calibration)
         self.default = default
+        self.calibrated_thresholds = {
+            str(k): float(v)
+            for k, v in (calibrated_thresholds or {}).items()}
 
-    def _apply(self, runner, loop) -> None:
-        classes = loop.dataloader.dataset.metainfo['classes']
-        model = runner.model.module if is_model_wrapper(runner.model) \
-            else runner.model
+    def wrap(self, model, classes: Sequence[str]) -> None:
+        """Makes ``model.predict`` (a built detector, not a DDP wrapper)
+        apply this hook's settings for a model of ``classes``."""
+        after: Optional[Tensor] = None
+        if self.calibrated_thresholds:
+            after = thresholds_by_label(self.calibrated_thresholds, classes)
         wrap_predict(model,
                      thresholds_by_label(self.thresholds, classes,
-                                         self.default), self.calibration)
+                                         self.default),
+                     calibration_by_label(self.calibration, classes), after)
+
+    def _apply(self, runner, loop) -> None:
+        model = runner.model.module if is_model_wrapper(runner.model) \
+            else runner.model
+        self.wrap(model, loop.dataloader.dataset.metainfo['classes'])
 
     def before_val(self, runner) -> None:
         self._apply(runner, runner.val_loop)

@@ -420,4 +420,4 @@ def test_the_threshold_commands(my_dataset, tmp_path, load_tool):
         'ClassScoreThresholdHook']
     hook = HOOKS.build(written.custom_hooks[-1])
     assert set(hook.thresholds) <= set(TOY_CLASSES)
-    assert hook.calibration['type'] == 'isotonic'
+    assert all(c['type'] == 'isotonic' for c in hook.calibration.values())

@@ -6,13 +6,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from mmdet.structures import DetDataSample
 from mmengine.structures import InstanceData
 
+from mmdet.structures import DetDataSample
 from mmdet_rankloss.engine import (ClassScoreThresholdHook, filter_instances,
                                    wrap_predict)
-from mmdet_rankloss.evaluation import (apply_isotonic, apply_platt,
-                                       fit_isotonic)
+from mmdet_rankloss.evaluation import apply_isotonic, apply_platt, fit_isotonic
 
 
 def _instances():
@@ -85,17 +84,44 @@ def test_the_hook_filters_what_the_loop_predicts():
     assert len(model.predict(None, None)[0].pred_instances) == 5
 
 
-def test_the_hook_is_registered_and_built_from_a_config():
-    from mmdet.registry import HOOKS
+def test_a_calibration_per_class_then_thresholds_on_it():
+    """Class a: Platt (identity), b: isotonic to a constant 0.3, c: not
+    named (kept); then a second threshold on the calibrated scores."""
+    model = _model()
+    dataset = SimpleNamespace(metainfo=dict(classes=('a', 'b', 'c')))
+    loop = SimpleNamespace(dataloader=SimpleNamespace(dataset=dataset))
+    runner = SimpleNamespace(model=model, test_loop=loop)
+    hook = ClassScoreThresholdHook(
+        thresholds=dict(a=0.3), calibrated_thresholds=dict(b=0.3, c=0.2),
+        calibration=dict(a=dict(type='platt', a=1.0, b=0.0),
+                         b=dict(type='isotonic', x=[0.5], y=[0.3])))
+    hook.before_test(runner)
+    out, = model.predict(None, None)
+    # a: 0.9 kept (0.2 cut); b: 0.5 and 0.45 -> 0.3, both >= 0.3; c: 0.1
+    # < 0.2 cut after its (absent) calibration
+    assert out.pred_instances.labels.tolist() == [0, 1, 1]
+    assert out.pred_instances.scores.tolist() == pytest.approx(
+        [0.9, 0.3, 0.3])
+    with pytest.raises(ValueError, match=r"calibration name classes .*"
+                       r"\['zebra'\]"):
+        ClassScoreThresholdHook(
+            thresholds={}, calibration=dict(zebra=None)).before_test(runner)
 
+
+def test_the_hook_is_registered_and_built_from_a_config():
     import mmdet_rankloss  # noqa: F401
+    from mmdet.registry import HOOKS
     hook = HOOKS.build(dict(type='ClassScoreThresholdHook',
                             thresholds=dict(a=0.5)))
     assert isinstance(hook, ClassScoreThresholdHook)
 
 
 @pytest.mark.parametrize('kwargs, message', [
-    (dict(thresholds={}), 'thresholds must be a non-empty dict'),
+    (dict(thresholds=[0.1]), 'thresholds must be a dict'),
+    (dict(thresholds={}, calibrated_thresholds=0.5),
+     'calibrated_thresholds must be a dict'),
+    (dict(thresholds={}, calibration=dict(a=dict(type='platt', a=0, b=0))),
+     'calibration.a must be > 0'),
     (dict(thresholds=dict(a=0.1), calibration=dict(type='platt', a=-1,
                                                    b=0)),
      'calibration.a must be > 0'),
@@ -133,9 +159,12 @@ def test_the_documented_wrap_predict_snippet(tmp_path, monkeypatch):
     (tmp_path / 'OUT.py').write_text(
         "custom_hooks = [dict(type='RandomStateHook'), dict(type="
         "'ClassScoreThresholdHook', thresholds={'a': 0.3, 'c': 0.05}, "
-        "calibration=None)]\n")
+        "calibration={'b': {'type': 'isotonic', 'x': [0.5], 'y': [0.4]}}, "
+        "calibrated_thresholds={'b': 0.4})]\n")
     model = _model()
     model.dataset_meta = dict(classes=('a', 'b', 'c'))
     exec(code, dict(model=model))
     out, = model.predict(None, None)
     assert out.pred_instances.labels.tolist() == [0, 1, 1, 2]
+    assert out.pred_instances.scores.tolist() == pytest.approx(
+        [0.9, 0.4, 0.4, 0.1])

@@ -133,3 +133,44 @@ def test_detections_of_an_image_not_in_the_split_are_refused(
                        r'.*images/000011\.jpg'):
         fit(tmp_path, load_tool, config,
             detections(images + [stray], anns, np.random.default_rng(0)))
+
+
+def test_official_pipeline_by_default_and_the_named_options(
+        toy, tmp_path, load_tool):
+    """By default thresholds at IoU 0, one isotonic map per class and
+    thresholds on the calibrated scores are written and judged on test;
+    the options give one pooled map at IoU 0.5 and no second threshold."""
+    from mmengine.config import Config
+
+    from mmdet.registry import HOOKS
+    config, root, images, anns = toy
+    rng = np.random.default_rng(0)
+    (tmp_path / 'val.pkl').write_bytes(pickle.dumps(
+        detections(images, anns, rng)))
+    with open(osp.join(root, 'annotations', 'test.json')) as f:
+        test = json.load(f)
+    test_images = [dict(img, ann_id=img['id'],
+                        path=f'{root}images/{img["file_name"]}')
+                   for img in test['images']]
+    (tmp_path / 'test.pkl').write_bytes(pickle.dumps(
+        detections(test_images, test['annotations'], rng)))
+    tool = load_tool(TOOL)
+    args = ['val.pkl', '--config', config, '--test', 'test.pkl']
+    result = tool.main(args + ['--write-config', 'official.py'])
+    hook = Config.fromfile('official.py').custom_hooks[-1]
+    assert hook.calibration and all(
+        c['type'] == 'isotonic' for c in hook.calibration.values())
+    assert set(hook.calibrated_thresholds) <= set(hook.calibration)
+    HOOKS.build(hook)
+    rows = result['test']
+    assert set(rows) == {'as given', '0.3 for all', 'per class (val)',
+                         'per class + platt', 'per class + isotonic'}
+    assert rows['per class (val)']['boxes'] < rows['as given']['boxes']
+    old = tool.main(args + ['--iou-thr', '0.5', '--no-tp', 'drop',
+                            '--pooled', '--no-threshold-after-calibration',
+                            '--write-config', 'old.py'])
+    hook = Config.fromfile('old.py').custom_hooks[-1]
+    assert hook.calibration['type'] == 'isotonic'
+    assert hook.calibrated_thresholds == {}
+    assert old['fits']['isotonic']['after'] == [-np.inf] * len(
+        old['classes'])

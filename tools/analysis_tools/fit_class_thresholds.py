@@ -7,10 +7,16 @@ them on another split.
     python tools/test.py CONFIG CKPT --out test.pkl
     python tools/analysis_tools/fit_class_thresholds.py val.pkl \
         --config CONFIG --test test.pkl [--calibration isotonic|platt|none] \
+        [--iou-thr 0] [--no-tp keep|drop] [--pooled] \
+        [--no-threshold-after-calibration] \
         [--write-config OUT.py] [--cfg-options KEY=VALUE ...]
 
-Works for every detector whatever its loss. What it chooses, fits, reports
-and writes (a config with ``ClassScoreThresholdHook``):
+Works for every detector whatever its loss. By default it runs the
+pipeline of the official calibration code of Kuzucu et al. (ECCV 2024,
+fiveai/detection_calibration): LRP-optimal thresholds at IoU 0, a
+calibration per class, LRP-optimal thresholds on the calibrated scores. What
+it chooses, fits, reports and writes (a config with
+``ClassScoreThresholdHook``):
 docs/thresholds.md#per-class-thresholds-and-a-calibration-for-any-model.
 It matches detections to a split's images by file name, not by id
 (``rankloss_lab.held_out.detections_for``), and stops on an image of the
@@ -22,96 +28,97 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from mmdet_rankloss.evaluation import (apply_isotonic, apply_platt,
-                                       class_matches,
+from mmdet_rankloss.evaluation import (calibrate_detections, class_matches,
                                        expected_calibration_error,
-                                       fit_isotonic, fit_platt, keep_above,
-                                       laece_targets, localisation_aware_ece,
+                                       fit_calibrations, keep_above, laece,
                                        lrp_at_thresholds,
                                        lrp_optimal_thresholds,
-                                       match_detections)
+                                       match_detections, thresholds_of)
 from rankloss_lab.held_out import child_config, load_config, split_ground_truth
 
 #: A threshold every class gets in the comparison row (MMDetection's
 #: visualiser's default).
 DISPLAY_THRESHOLD = 0.3
+#: The calibrations fitted, the one of the row "per class (val)" first.
+KINDS = ('none', 'platt', 'isotonic')
 
 
 def choose_thresholds(dets: Sequence[dict], gts: Sequence[dict],
-                      num_classes: int) -> List[Optional[dict]]:
+                      num_classes: int,
+                      iou_thr: float = 0.0) -> List[Optional[dict]]:
     """Each class's LRP-optimal threshold on the given split (None for a
     class without objects there)."""
-    return lrp_optimal_thresholds(class_matches(dets, gts, num_classes))
+    return lrp_optimal_thresholds(
+        class_matches(dets, gts, num_classes, iou_thr), iou_thr)
 
 
-def as_list(optimal: Sequence[Optional[dict]]) -> List[float]:
-    """Per class the threshold to apply (``-inf``: not thresholded)."""
-    return [-np.inf if o is None else o['threshold'] for o in optimal]
-
-
-def fit_calibrations(dets: Sequence[dict], gts: Sequence[dict]) -> dict:
-    """Platt and isotonic maps fitted to LaECE_0's IoU targets of
-    ``dets`` (already thresholded), as the hook's ``calibration`` dicts;
-    a fit the data cannot support is left out, with the reason."""
-    scores, targets, _ = laece_targets(dets, gts)
-    fits: Dict[str, object] = {'none': None}
-    try:
-        a, b = fit_platt(scores, targets)
-        fits['platt'] = dict(type='platt', a=a, b=b)
-    except ValueError as e:
-        fits['platt'] = f'no Platt fit: {e}'
-    if scores.size:
-        x, y = fit_isotonic(scores, targets)
-        fits['isotonic'] = dict(type='isotonic', x=x.tolist(),
-                                y=y.tolist())
-    else:
-        fits['isotonic'] = 'no isotonic fit: no box kept on val'
-    return fits
-
-
-def calibrated(scores: np.ndarray, calibration: Optional[dict]) -> np.ndarray:
-    """``scores`` through a calibration dict of :func:`fit_calibrations`."""
-    if calibration is None:
-        return scores
-    if calibration['type'] == 'platt':
-        return apply_platt(scores, calibration['a'], calibration['b'])
-    return apply_isotonic(scores, np.asarray(calibration['x']),
-                          np.asarray(calibration['y']))
-
-
-def evaluate(dets: Sequence[dict], gts: Sequence[dict], num_classes: int,
-             thresholds: Sequence[float], fits: dict) -> Dict[str, dict]:
-    """What a threshold setting gives on a split: ``boxes`` per image,
-    LRP and its parts (:func:`lrp_at_thresholds`), D-ECE (VOC matching
-    at 0.5) and LaECE_0 of the kept boxes under each fit."""
+def fit_pipelines(dets: Sequence[dict], gts: Sequence[dict],
+                  num_classes: int, thresholds: Sequence[float],
+                  args) -> Dict[str, dict]:
+    """Per kind of :data:`KINDS`, fitted on the val boxes ``thresholds``
+    keep: ``calibrations`` (per class, None: scores kept), ``after`` (the
+    LRP-optimal thresholds on the calibrated scores, ``-inf`` without
+    ``--threshold-after-calibration``) and ``notes`` (fits the data could
+    not support)."""
+    kept = keep_above(dets, thresholds)
     out = {}
-    rows = (('as given', [-np.inf] * num_classes),
-            (f'{DISPLAY_THRESHOLD:g} for all', [DISPLAY_THRESHOLD] *
-             num_classes),
-            ('per class (val)', list(thresholds)))
-    matches = class_matches(dets, gts, num_classes)
-    for name, thr in rows:
-        kept = keep_above(dets, thr)
-        lrp = lrp_at_thresholds(matches, thr)
-        scores, is_tp, _ = match_detections(kept, gts)
-        s, t, labels = laece_targets(kept, gts)
-        row = dict(boxes=sum(len(d['scores']) for d in kept) / len(kept),
-                   **{k: lrp[k] for k in ('LRP', 'LRP_loc', 'LRP_FP',
-                                          'LRP_FN')},
-                   dece=expected_calibration_error(scores, is_tp))
-        for fit, cal in fits.items():
-            if cal is None or isinstance(cal, dict):
-                row[f'laece_{fit}'] = localisation_aware_ece(
-                    calibrated(s, cal), t, labels)
-        out[name] = row
+    for kind in KINDS:
+        cals, notes = fit_calibrations(kept, gts, num_classes, kind,
+                                       args.iou_thr, args.pooled)
+        after = [-np.inf] * num_classes
+        if args.threshold_after_calibration:
+            after = thresholds_of(choose_thresholds(
+                calibrate_detections(kept, cals), gts, num_classes,
+                args.iou_thr), args.no_tp)
+        out[kind] = dict(calibrations=cals, after=after, notes=notes)
     return out
 
 
-def print_report(classes, optimal, test_lrp, rows, fits, what) -> None:
-    print(f'per-class thresholds chosen on val ({what[0]})' +
-          (f', LRP on test ({what[1]})' if test_lrp else ''))
+def apply_pipeline(dets: Sequence[dict], thresholds: Sequence[float],
+                   fit: dict) -> List[dict]:
+    """``dets`` thresholded, calibrated and thresholded again, as
+    ``ClassScoreThresholdHook`` does with what :func:`write_config`
+    writes."""
+    return keep_above(calibrate_detections(keep_above(dets, thresholds),
+                                           fit['calibrations']),
+                      fit['after'])
+
+
+def evaluate(dets: Sequence[dict], gts: Sequence[dict], num_classes: int,
+             thresholds: Sequence[float], fits: Dict[str, dict],
+             iou_thr: float = 0.0) -> Dict[str, dict]:
+    """What each setting gives on a split: ``boxes`` per image, LRP and its
+    parts at ``iou_thr`` (:func:`lrp_at_thresholds`, with ``classes``),
+    D-ECE (VOC matching at 0.5) and LaECE (:func:`laece`) of the boxes
+    kept, as given and as calibrated."""
+    rows = {'as given': dets,
+            f'{DISPLAY_THRESHOLD:g} for all':
+            keep_above(dets, [DISPLAY_THRESHOLD] * num_classes)}
+    for kind in KINDS:
+        name = 'per class (val)' if kind == 'none' else f'per class + {kind}'
+        rows[name] = apply_pipeline(dets, thresholds, fits[kind])
+    out = {}
+    for name, kept in rows.items():
+        lrp = lrp_at_thresholds(
+            class_matches(kept, gts, num_classes, iou_thr),
+            [-np.inf] * num_classes, iou_thr)
+        scores, is_tp, _ = match_detections(kept, gts)
+        out[name] = dict(
+            boxes=sum(len(d['scores']) for d in kept) / len(kept),
+            **{k: lrp[k] for k in ('LRP', 'LRP_loc', 'LRP_FP', 'LRP_FN',
+                                   'classes')},
+            dece=expected_calibration_error(scores, is_tp),
+            laece=laece(kept, gts, iou_thr))
+    return out
+
+
+def print_report(classes, optimal, rows, fits, what, args) -> None:
+    test = rows.get('per class (val)')
+    print(f'per-class thresholds chosen on val ({what[0]}) at IoU '
+          f'{args.iou_thr:g}' + (f', LRP on test ({what[1]})' if test
+                                 else ''))
     print(f'{"class":>16} {"val gt":>7} {"s*":>9} {"val oLRP":>9}' +
-          (f' {"test LRP":>9}' if test_lrp else ''))
+          (f' {"test LRP":>9}' if test else ''))
     for c, name in enumerate(classes):
         o = optimal[c]
         if o is None:
@@ -120,49 +127,55 @@ def print_report(classes, optimal, test_lrp, rows, fits, what) -> None:
             continue
         cells = (f'{name:>16} {o["num_gt"]:>7d} {o["threshold"]:>9.4g} '
                  f'{o["oLRP"]:>9.4f}')
-        if test_lrp:
-            r = test_lrp['classes'][c]
+        if test:
+            r = test['classes'][c]
             cells += f' {r["LRP"]:>9.4f}' if r else f' {"-":>9}'
+        if o['threshold'] == np.inf:
+            cells += ('  no correct val box: all kept' if args.no_tp ==
+                      'keep' else '  no correct val box: none kept')
         print(cells)
-    for fit, cal in fits.items():
-        if isinstance(cal, str):
-            print(cal)
+    for fit in fits.values():
+        for note in fit['notes']:
+            print(note)
     if not rows:
         return
-    fit_names = [k for k, v in fits.items() if v is None or
-                 isinstance(v, dict)]
-    print(f'on test ({what[1]}), fitted on val:')
-    print(f'{"boxes kept":>18} {"boxes/img":>9} {"LRP":>6} {"loc":>6} '
-          f'{"FP":>6} {"FN":>6} {"D-ECE":>6} ' +
-          ' '.join(f'{"LaECE0 " + k:>15}' for k in fit_names))
+    print(f'on test ({what[1]}), fitted on val, at IoU {args.iou_thr:g}:')
+    print(f'{"boxes kept":>22} {"boxes/img":>9} {"LRP":>6} {"loc":>6} '
+          f'{"FP":>6} {"FN":>6} {"D-ECE":>6} {"LaECE":>6}')
     for name, r in rows.items():
-        print(f'{name:>18} {r["boxes"]:>9.2f} {r["LRP"]:>6.3f} '
+        print(f'{name:>22} {r["boxes"]:>9.2f} {r["LRP"]:>6.3f} '
               f'{r["LRP_loc"]:>6.3f} {r["LRP_FP"]:>6.3f} {r["LRP_FN"]:>6.3f} '
-              f'{r["dece"]:>6.3f} ' +
-              ' '.join(f'{r["laece_" + k]:>15.3f}' for k in fit_names))
+              f'{r["dece"]:>6.3f} {r["laece"]:>6.3f}')
 
 
 def write_config(path: str, config: str, cfg, classes: Sequence[str],
-                 optimal: Sequence[Optional[dict]],
-                 calibration: Optional[dict]) -> str:
+                 thresholds: Sequence[float], fit: dict,
+                 pooled: bool = False) -> str:
     """Writes ``path``: ``config`` plus ``ClassScoreThresholdHook`` with
-    the thresholds and ``calibration`` after its own ``custom_hooks``."""
-    def number(v: float) -> str:
-        return "float('inf')" if v == np.inf else repr(float(v))
+    the thresholds, the calibrations and the thresholds after them of
+    ``fit`` (one of :func:`fit_pipelines`), after its own
+    ``custom_hooks``."""
+    def by_name(values: Sequence[float]) -> str:
+        return '{' + ', '.join(
+            f'{name!r}: ' + ("float('inf')" if v == np.inf else
+                             repr(float(v)))
+            for name, v in zip(classes, values) if v != -np.inf) + '}'
 
-    thresholds = ', '.join(f'{name!r}: {number(o["threshold"])}'
-                           for name, o in zip(classes, optimal)
-                           if o is not None)
-    hook = (f"dict(type='ClassScoreThresholdHook', thresholds={{"
-            f'{thresholds}}}, calibration={calibration!r})')
+    cals = fit['calibrations']
+    calibration = cals[0] if pooled else \
+        {name: cal for name, cal in zip(classes, cals) if cal} or None
+    hook = (f"dict(type='ClassScoreThresholdHook', thresholds="
+            f'{by_name(thresholds)}, calibration={calibration!r}, '
+            f'calibrated_thresholds={by_name(fit["after"])})')
     hooks = [h.to_dict() if hasattr(h, 'to_dict') else dict(h)
              for h in cfg.get('custom_hooks') or []]
     hooks = [repr(h) for h in hooks
              if h.get('type') != 'ClassScoreThresholdHook']
     body = ',\n    '.join(hooks + [hook])
     text = child_config(
-        path, config, '# Per-class score thresholds (LRP-optimal) and a '
-        'calibration of the kept\n# scores, chosen on val by '
+        path, config, '# Per-class score thresholds (LRP-optimal), a '
+        'calibration of the kept\n# scores and thresholds on them, chosen '
+        'on val by '
         "tools/analysis_tools/fit_class_thresholds.py;\n# the base's own "
         f'custom hooks come first.\ncustom_hooks = [\n    {body},\n]\n')
     with open(path, 'w', encoding='utf-8') as f:
@@ -185,6 +198,20 @@ def parse_args(argv=None):
                         choices=('isotonic', 'platt', 'none'),
                         help='the calibration --write-config stores '
                         '(default: isotonic)')
+    parser.add_argument('--iou-thr', type=float, default=0.0,
+                        help='IoU of a hit for the thresholds, the fits '
+                        'and LRP / LaECE (default: 0, the official code)')
+    parser.add_argument('--no-tp', choices=('keep', 'drop'), default='keep',
+                        help='a class without a correct val box: keep all '
+                        'its boxes (default, the official code) or none')
+    parser.add_argument('--pooled', action='store_true',
+                        help='one calibration for all classes (default: '
+                        'one per class, the official code)')
+    parser.add_argument('--no-threshold-after-calibration',
+                        dest='threshold_after_calibration',
+                        action='store_false',
+                        help='no second LRP-optimal threshold on the '
+                        'calibrated scores (the official code sets one)')
     parser.add_argument('--write-config', metavar='OUT.py',
                         help='write CONFIG plus ClassScoreThresholdHook')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
@@ -197,29 +224,23 @@ def main(argv=None) -> dict:
     cfg = load_config(args.config, args.cfg_options)
     dets, gts, val_what, classes = split_ground_truth(
         cfg, args.config, 'val_dataloader', args.detections)
-    optimal = choose_thresholds(dets, gts, len(classes))
-    thresholds = as_list(optimal)
-    fits = fit_calibrations(keep_above(dets, thresholds), gts)
-    rows, test_lrp, test_what = {}, None, None
+    optimal = choose_thresholds(dets, gts, len(classes), args.iou_thr)
+    thresholds = thresholds_of(optimal, args.no_tp)
+    fits = fit_pipelines(dets, gts, len(classes), thresholds, args)
+    rows, test_what = {}, None
     if args.test:
         t_dets, t_gts, test_what, _ = split_ground_truth(
             cfg, args.config, 'test_dataloader', args.test, held_out=False)
-        rows = evaluate(t_dets, t_gts, len(classes), thresholds, fits)
-        test_lrp = lrp_at_thresholds(class_matches(t_dets, t_gts,
-                                                   len(classes)),
-                                     thresholds)
-    print_report(classes, optimal, test_lrp, rows, fits,
-                 (val_what, test_what))
+        rows = evaluate(t_dets, t_gts, len(classes), thresholds, fits,
+                        args.iou_thr)
+    print_report(classes, optimal, rows, fits, (val_what, test_what), args)
     if args.write_config:
-        chosen = fits[args.calibration]
-        if isinstance(chosen, str):
-            raise SystemExit(f'--calibration {args.calibration}: {chosen}; '
-                             'pass --calibration none')
-        write_config(args.write_config, args.config, cfg, classes, optimal,
-                     chosen)
+        write_config(args.write_config, args.config, cfg, classes,
+                     thresholds, fits[args.calibration], args.pooled)
         print(f'thresholds and the {args.calibration} calibration written '
               f'to {args.write_config}')
-    return dict(classes=classes, optimal=optimal, fits=fits, test=rows)
+    return dict(classes=classes, optimal=optimal, thresholds=thresholds,
+                fits=fits, test=rows)
 
 
 if __name__ == '__main__':
