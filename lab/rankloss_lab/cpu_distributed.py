@@ -10,9 +10,12 @@ machine without CUDA, :func:`cpu_distributed_args` returns the extra
 two CPU processes. With CUDA nothing changes.
 
 :func:`close_process_group` ends a run's process group once every rank is
-done: a gloo process that exits while its peers still save a checkpoint
-can abort in its communication threads (``terminate called without an
-active exception``, exit code -6) after a successful training.
+done, while the interpreter is alive: a gloo process that exits while its
+peers still save a checkpoint, or whose DDP wrapper (in a reference cycle
+of the runner's) is freed only by the interpreter's teardown with the
+group and its work, aborts in its communication threads after a
+successful training (``terminate called without an active exception``,
+exit code -6; more often on a loaded machine).
 """
 from typing import List, Sequence
 
@@ -63,13 +66,18 @@ def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
 
 
 def close_process_group() -> None:
-    """Waits for every rank, then destroys the default process group.
+    """Waits for every rank, frees what the finished run left in
+    reference cycles (the runner's DDP wrapper, whose reducer holds the
+    group and its last work), then destroys every process group.
 
     A no-op outside a distributed run. Called after a run has finished
     normally (not on an exception: a barrier there could wait forever for a
     rank that died).
     """
+    import gc
+
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
         dist.barrier()
+        gc.collect()
         dist.destroy_process_group()

@@ -105,3 +105,38 @@ def test_distributed_resume_keeps_every_process_memory(
     assert all(
         torch.equal(a, b) for a, b in zip(after[0]['values'],
                                           after[1]['values']))
+
+
+def test_a_finished_run_is_freed_before_its_group_is_destroyed(tmp_path):
+    """``close_process_group`` (after every MMDetection tool run) frees the
+    DDP wrapper that a finished run leaves in a reference cycle while the
+    group is still up, then destroys the group: left to the interpreter's
+    teardown, the wrapper's reducer frees the gloo group and its work there
+    and the process can abort (SIGABRT) after a successful run."""
+    import gc
+    import types
+    import weakref
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    from rankloss_lab.cpu_distributed import close_process_group
+    dist.init_process_group('gloo', init_method=f'file://{tmp_path}/store',
+                            rank=0, world_size=1)
+    freed_while_up = []
+    gc.disable()  # no automatic collection: only close_process_group's
+    try:
+        runner = types.SimpleNamespace(
+            model=DistributedDataParallel(torch.nn.Linear(2, 1)))
+        runner.hooks = [runner]  # a cycle, as MMEngine's runner and hooks
+        runner.model(torch.ones(3, 2)).sum().backward()
+        alive = weakref.ref(runner.model, lambda _: freed_while_up.append(
+            dist.is_initialized()))
+        del runner
+        close_process_group()
+        assert alive() is None and freed_while_up == [True]
+        assert not dist.is_initialized()
+    finally:
+        gc.enable()
+        if dist.is_initialized():
+            dist.destroy_process_group()
