@@ -195,3 +195,87 @@ def test_faster_rcnn_filtered_to_005_is_a_run_at_005(tmp_path):
     assert round(at_005, 3) == ap[0.05]
     assert round(voc_ap50(low['dets'], root, 'test', voc_classes()),
                  3) == ap[0.0]
+
+
+SPEC = """
+seeds = [30, 31]
+baseline = 'ce'
+options = {options}
+score_thresholds = {thresholds}
+_cfg = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{{}}_16e_digitsvoc.py'
+methods = dict(ce=dict(config=_cfg.format('ce'), lr=0.04),
+               mix=dict(config=_cfg.format('rambo-bce'), lr=0.04))
+hypotheses = [dict(method='mix', baseline='ce', alternative='greater',
+                   metric='pascal_voc/AP50@' + str(score_thresholds[0]))]
+"""
+
+
+def _spec(tmp_path, thresholds='[0.05, 0.0]', options='[]', extra=''):
+    from rankloss_lab.study import load_spec
+    path = tmp_path / 'thr.py'
+    path.write_text(SPEC.format(thresholds=thresholds, options=options) +
+                    extra)
+    return load_spec(str(path))
+
+
+def test_score_thresholds_are_metrics_of_the_spec(tmp_path):
+    """Each declared threshold is a metric a hypothesis names; a run
+    tested above the lowest is refused before it trains."""
+    from rankloss_lab.study import metric_label
+    from rankloss_lab.study.runs import check_test_thresholds
+    spec = _spec(tmp_path)
+    assert spec['extra_metrics'] == ['pascal_voc/AP50@0.05',
+                                     'pascal_voc/AP50@0']
+    assert spec['hypotheses'][0]['metric'] == 'test pascal_voc/AP50@0.05'
+    assert metric_label('pascal_voc/AP50@0.05') == \
+        'AP50 at score_thr 0.05'
+    # both configs ship 0.05: above the lowest threshold, 0
+    with pytest.raises(RuntimeError, match=r'ce is tested at score_thr '
+                       r'0.05 .* above the lowest of score_thresholds 0'):
+        check_test_thresholds(spec, ['ce', 'mix'])
+    check_test_thresholds(_spec(
+        tmp_path, options="['model.test_cfg.rcnn.score_thr=0.0']"),
+        ['ce', 'mix'])
+    for bad, match in (('[0.05, 0.05]', 'distinct'), ('[1.5]', r'\[0, 1\)'),
+                       ("['0.05']", 'numbers')):
+        with pytest.raises(ValueError, match=match):
+            _spec(tmp_path, thresholds=bad)
+    with pytest.raises(ValueError, match='adds them itself'):
+        _spec(tmp_path, extra="extra_metrics = ['pascal_voc/AP50@0']\n")
+    with pytest.raises(ValueError, match="VOCMetric's AP50"):
+        _spec(tmp_path, extra="metric = 'coco/bbox_mAP_50'\n")
+
+
+def test_a_test_run_keeps_its_detections_and_rescores_them(tmp_path):
+    """``keep_test_detections`` (every study test run): the detections
+    beside the result, AP50 at each declared threshold from them."""
+    from mmdet_rankloss.evaluation.voc_files import load_voc_ground_truth
+    from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES, make_digits_voc
+    from rankloss_lab.study import keep_test_detections
+    root = str(tmp_path / 'VOCdevkit')
+    make_digits_voc(root, splits=(('train', 1), ('val', 1), ('test', 6)),
+                    image_size=64)
+    ids, gts = load_voc_ground_truth(root, 'test', DIGIT_CLASSES)
+    rng = np.random.default_rng(1)
+    # each object found, and again shifted with a shuffled label
+    results = [dict(img_path=f'VOC2007/JPEGImages/{i}.jpg',
+                    pred_instances=dict(
+        bboxes=np.concatenate([gt['bboxes'], gt['bboxes'] + 4]).astype(
+            np.float32),
+        scores=rng.uniform(0, 1, 2 * len(gt['labels'])).astype(np.float32),
+        labels=np.concatenate([gt['labels'], rng.permutation(
+            gt['labels'])]))) for i, gt in zip(ids, gts)]
+    pkl = str(tmp_path / 'dets.pkl')
+    with open(pkl, 'wb') as f:
+        pickle.dump(results, f)
+    spec = _spec(tmp_path, thresholds='[0.5, 0.0]')
+    spec['data'] = dict(root=root)
+    result = dict(test_score_thr=0.0, test_split='test')
+    keep_test_detections(spec, result, pkl, str(tmp_path / 'result.json'))
+    stored = load_stored(str(tmp_path / 'result_test_detections.npz'))
+    assert stored['ids'] == ids and stored['score_thr'] == 0.0
+    assert result['test_metrics'] == {
+        f'pascal_voc/AP50@{t:g}': voc_ap50(stored['dets'], root, 'test',
+                                          DIGIT_CLASSES, t)
+        for t in (0.5, 0.0)}
+    assert len(set(result['test_metrics'].values())) == 2
