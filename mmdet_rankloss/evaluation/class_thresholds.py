@@ -4,15 +4,16 @@ and the LRP they reach on another.
 MMDetection has one ``score_thr`` for all classes. A class that the model
 scores low (or high) is then cut too hard (or too little): the LRP-optimal
 threshold of each class (Oksuz et al., ECCV 2018; the thresholds Kuzucu et
-al., ECCV 2024, apply before they calibrate) is the score at which that
-class's LRP, which charges false positives, misses and loose boxes, is
-lowest (:func:`~.lrp.optimal_lrp`). Chosen on val and kept with the
+al., ECCV 2024, apply before and after they calibrate) is the score at
+which that class's LRP, which charges false positives, misses and loose
+boxes, is lowest (:func:`~.lrp.optimal_lrp`). Chosen on val and kept with the
 model (:class:`~mmdet_rankloss.engine.ClassScoreThresholdHook`), they are
 judged on another split by :func:`lrp_at_thresholds`.
 
 * :func:`class_matches`: each class's detections matched as LRP matches
   them (:func:`~.lrp.lrp_match`), over a set of images;
-* :func:`lrp_optimal_thresholds`: the class's ``s*`` and oLRP;
+* :func:`lrp_optimal_thresholds`: the class's ``s*`` and oLRP, and
+  :func:`thresholds_of` the thresholds to apply;
 * :func:`lrp_at_thresholds`: LRP and its components at given thresholds;
 * :func:`keep_above`: the detections of each image that reach their
   class's threshold;
@@ -109,8 +110,9 @@ def lrp_optimal_thresholds(matches: Sequence[ClassMatches],
 
     Returns:
         list: per class the dict of :func:`~.lrp.optimal_lrp`
-        (``threshold`` is ``s*``, ``inf`` when no threshold beats keeping
-        nothing) with ``num_gt``, or None for a class without ground truth
+        (``threshold`` is ``s*``, ``inf`` for a class without a correct
+        detection: :func:`thresholds_of` says what to apply) with
+        ``num_gt``, or None for a class without ground truth
         (nothing to choose a threshold by).
     """
     return [

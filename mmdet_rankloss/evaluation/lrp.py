@@ -163,14 +163,14 @@ def optimal_lrp(scores: np.ndarray,
     * ``ties='split'`` (the official code): after every detection, so a
       run of equal scores may be cut; the first minimum wins, and its
       detection's score is ``s*``. Keeping ``score >= s*`` then keeps the
-      whole run. A class without a true positive gets oLRP 1.
+      whole run.
     * ``ties='together'``: at every distinct score ``s`` (all detections
       scoring ``>= s``, the sets a threshold can keep) and at "keep
       nothing" (LRP 1); among equal minima (to 1e-12) the highest
       threshold wins.
 
-    In both, a class whose best LRP is 1 without a true positive gets
-    ``s* = inf``.
+    A class without a true positive gets oLRP 1 and ``s* = inf`` in both
+    (the official code: NaN).
 
     Args:
         scores (np.ndarray): (N,) scores of the detections that count
