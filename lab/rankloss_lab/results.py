@@ -123,7 +123,7 @@ RESULTS = [
              ('retina_rambo_focal', 'RaMBO (logits) + focal',
               _RETINA.format('rambo-focal'), ''),
              ('retina_rank_sort', '**Rank & Sort**',
-              _RETINA.format('rank-sort'), ''),
+              _RETINA.format('rank-sort'), '`lr=0.08`'),
              ('retina_alrp', 'aLRP', _RETINA.format('alrp'), ''),
          ],
          notes=dict(retina_focal=_THR0)),
@@ -148,7 +148,8 @@ RESULTS = [
          protocol='RetinaNet R18-w32 FPN, from scratch, 56 epochs, fresh '
          'test split',
          rows=[
-             ('retina_focal', 'focal loss', _RETINA56.format('focal'), ''),
+             ('retina_focal', 'focal loss', _RETINA56.format('focal'),
+              '`lr=0.08`'),
              ('retina_rank_sort', 'Rank & Sort',
               _RETINA56.format('rank-sort'), ''),
          ],

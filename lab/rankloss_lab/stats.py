@@ -1,6 +1,7 @@
 """Paired statistics of the studies: mean and standard deviation over
 seeds, the paired difference of two methods on the same seeds with its t
-interval, the paired t-test, and the multiplicity corrections of a family
+interval, the paired t-test, exact rank-based tests (sign, Wilcoxon
+signed-rank), the collapse rule, and the multiplicity corrections of a family
 of comparisons (Bonferroni intervals, Holm-adjusted p-values).
 
 Shared by the detection study (:mod:`rankloss_lab.study`) and the retrieval
@@ -13,55 +14,150 @@ __all__ = [
     'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
     'paired_difference',
     't_interval', 'paired_t_pvalue', 'holm', 'corrected_family',
-    'interval_text', 'COLLAPSE_BELOW', 'trained', 'trained_count',
-    'bimodal', 'trained_text', 'mean_std_trained_text', 'bimodal_texts'
+    'interval_text', 'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median',
+    'collapse_floor', 'trained', 'trained_count', 'bimodal', 'trained_text',
+    'mean_std_trained_text', 'bimodal_texts', 'sign_test',
+    'signed_rank_test'
 ]
 
 ALTERNATIVES = ('greater', 'less', 'two-sided')
 
-#: A run whose metric (a fraction, e.g. AP50) stays below this did not
-#: train: it collapsed. One point of AP50 separates the runs that learnt
-#: nothing (0.0-0.4 in the studies) from the ones that trained (4 and up).
+#: A value that shows a run learnt nothing whatever it is compared with
+#: (a fraction, e.g. AP50: one point); also the val floor of a selection
+#: run (:mod:`rankloss_lab.study.selection`).
 COLLAPSE_BELOW = 0.01
 
+#: A test run collapsed when its value is below this fraction of the
+#: reference median (:func:`collapse_floor`): the one definition of a
+#: collapse in a comparison, the results table and the verdict.
+COLLAPSE_FRACTION = 0.25
 
-def trained(value: float) -> bool:
-    """Whether one run trained (its metric is at least
-    :data:`COLLAPSE_BELOW`)."""
-    return value >= COLLAPSE_BELOW
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError('the median of no values')
+    return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
 
 
-def trained_count(values: Sequence[float]) -> Tuple[int, int]:
+def collapse_floor(*sides: Sequence[float]) -> float:
+    """The value below which a run of a comparison collapsed:
+    :data:`COLLAPSE_FRACTION` of the reference median, at least
+    :data:`COLLAPSE_BELOW`. The reference is the baseline's median over
+    the comparison's seeds, or the other side's where that is larger (a
+    baseline that itself collapsed on most seeds is no reference): the
+    largest median of ``sides``."""
+    ref = max(median(s) for s in sides if len(s))
+    return max(COLLAPSE_BELOW, COLLAPSE_FRACTION * ref)
+
+
+def trained(value: float, floor: float) -> bool:
+    """Whether one run trained: its value is at least ``floor``
+    (:func:`collapse_floor`)."""
+    return value >= floor
+
+
+def trained_count(values: Sequence[float], floor: float) -> Tuple[int, int]:
     """``(k, n)``: how many of the ``n`` runs trained."""
-    return sum(trained(v) for v in values), len(values)
+    return sum(trained(v, floor) for v in values), len(values)
 
 
-def bimodal(values: Sequence[float]) -> bool:
+def bimodal(values: Sequence[float], floor: float) -> bool:
     """Some runs trained and some collapsed: a mean and a t-interval over
     them is not a result; report :func:`trained_text` beside them."""
-    k, n = trained_count(values)
+    k, n = trained_count(values, floor)
     return 0 < k < n
 
 
-def trained_text(values: Sequence[float]) -> str:
+def trained_text(values: Sequence[float], floor: float) -> str:
     """``'k of n seeds trained'``."""
-    k, n = trained_count(values)
+    k, n = trained_count(values, floor)
     return f'{k} of {n} seeds trained'
 
 
 def bimodal_texts(sides: Dict[str, Sequence[float]]) -> Dict[str, str]:
     """``{name: 'k of n seeds trained'}`` of the sides (name: its values)
-    that are :func:`bimodal`, in the order given."""
-    return {name: trained_text(values) for name, values in sides.items()
-            if bimodal(values)}
+    that are :func:`bimodal`, in the order given, the floor taken from all
+    the sides (:func:`collapse_floor`)."""
+    floor = collapse_floor(*sides.values())
+    return {name: trained_text(values, floor)
+            for name, values in sides.items() if bimodal(values, floor)}
 
 
-def mean_std_trained_text(values: Sequence[float]) -> str:
+def mean_std_trained_text(values: Sequence[float], floor: float) -> str:
     """:func:`mean_std_text`, with :func:`trained_text` beside it where
     some or all runs collapsed."""
-    k, n = trained_count(values)
+    k, n = trained_count(values, floor)
     text = mean_std_text(values)
-    return text if k == n else f'{text}, {trained_text(values)}'
+    return text if k == n else f'{text}, {trained_text(values, floor)}'
+
+
+def _tail(counts: Dict[float, int], observed: float, total: int,
+          alternative: str) -> float:
+    """p-value from the exact null distribution ``counts`` ({statistic:
+    number of equally likely outcomes}) of a statistic that is large when
+    the method is better."""
+    mean = sum(k * c for k, c in counts.items()) / total
+    eps = 1e-9
+    if alternative == 'greater':
+        hits = sum(c for k, c in counts.items() if k >= observed - eps)
+    elif alternative == 'less':
+        hits = sum(c for k, c in counts.items() if k <= observed + eps)
+    elif alternative == 'two-sided':
+        hits = sum(c for k, c in counts.items()
+                   if abs(k - mean) >= abs(observed - mean) - eps)
+    else:
+        raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
+                         f'{alternative!r}')
+    return min(1.0, hits / total)
+
+
+def sign_test(diffs: Sequence[float],
+              alternative: str = 'two-sided') -> float:
+    """Exact sign-test p-value of paired differences (zeros dropped): the
+    number of positive differences against Binomial(n, 1/2)."""
+    nonzero = [d for d in diffs if d != 0]
+    n = len(nonzero)
+    if n == 0:
+        return 1.0
+    counts = {k: math.comb(n, k) for k in range(n + 1)}
+    return _tail(counts, sum(d > 0 for d in nonzero), 2**n, alternative)
+
+
+def signed_rank_test(diffs: Sequence[float],
+                     alternative: str = 'two-sided') -> float:
+    """Exact Wilcoxon signed-rank p-value of paired differences: zeros
+    dropped, tied magnitudes given their mid-rank, the sum of the positive
+    ranks against its distribution over all 2^n sign assignments (up to
+    20 differences)."""
+    nonzero = [d for d in diffs if d != 0]
+    n = len(nonzero)
+    if n == 0:
+        return 1.0
+    if n > 20:
+        raise ValueError(f'exact signed-rank test of {n} differences: at '
+                         'most 20')
+    order = sorted(range(n), key=lambda i: abs(nonzero[i]))
+    ranks = [0.0] * n
+    i = 0
+    while i < n:  # mid-ranks of tied magnitudes
+        j = i
+        while j + 1 < n and abs(nonzero[order[j + 1]]) == abs(
+                nonzero[order[i]]):
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    counts: Dict[float, int] = {0.0: 1}
+    for r in ranks:  # the distribution of the positive rank sum
+        nxt: Dict[float, int] = {}
+        for s, c in counts.items():
+            for v in (s, s + r):
+                nxt[v] = nxt.get(v, 0) + c
+        counts = nxt
+    observed = sum(r for r, d in zip(ranks, nonzero) if d > 0)
+    return _tail(counts, observed, 2**n, alternative)
 
 
 def t_quantile(df: int, q: float = 0.975) -> float:

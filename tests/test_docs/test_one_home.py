@@ -27,8 +27,7 @@ import re
 import pytest
 import yaml
 
-from rankloss_lab import metafile_results as MR
-from rankloss_lab import results as R
+from rankloss_lab import metafile_results as MR, results as R
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -74,9 +73,13 @@ def test_every_config_of_a_results_block_has_labelled_results():
             assert r['Report'] == f'docs/evidence/{block["study"]}.md'
             assert osp.isfile(osp.join(ROOT, r['Report']))
             assert set(r['Metrics']) >= {'Seeds', 'lr'}, r
-    # every config of the README's table got at least one result
+    # every config of the README's table got at least one result, but a
+    # config whose lr moved after its tests (it says so)
     for block in R.RESULTS:
         for _, _, config, _ in block['rows']:
+            if config in MR.LR_MOVED_AFTER_TEST:
+                assert not models[config].get('Results'), config
+                continue
             assert models[config].get('Results'), config
 
 

@@ -161,9 +161,11 @@ def test_exploratory_item_matches_a_hand_computation():
 def test_hypothesis_item_reads_the_pre_registered_row():
     ev = verdict.evidence(verdict.hyp('digitsvoc_rank_sort_frcnn_16e', 'H1',
                                       'RS vs CE'), ROOT)
-    # -3.1 [-6.9, +0.6], Holm p 0.15: not confirmed, never called a tie
-    assert ev['strength'] == 'not detected'
+    # -3.1 [-6.9, +0.6], Holm p 0.15: not confirmed, never called a tie;
+    # RS at score_thr 0 against CE at 0.05: no gain either way
+    assert ev['strength'] == 'unequal thresholds'
     assert 'no difference detected' in ev['text'] and '-3.1' in ev['text']
+    assert verdict.UNEQUAL in ev['text']
 
 
 def test_collapsed_seeds_are_counted_beside_a_comparison():

@@ -181,12 +181,17 @@ def test_a_diverged_grid_point_is_never_selected(study, tmp_path):
     _record(records, 'rambo', 0.8, 0, None, diverged='loss is nan')
     _record(records, 'rambo', 0.8, 1, 0.95)  # trained on one seed only
     results = study.collect_results(spec, str(tmp_path / 'work'), records)
-    assert study.selected_lrs(spec, results)['rambo'] == 0.4
+    # 0.4 is the best; 0.8 diverged on seed 0: the stability rule
+    # (rankloss_lab.study.selection) takes the neighbour below, 0.2
+    assert study.selected_lrs(spec, results)['rambo'] == 0.2
     _freeze(study, tmp_path, path, records)
     md = open(study.write_report(spec, results,
                                  str(tmp_path / 'report'))['md']).read()
+    assert ('- RaMBO (`rambo`): best lr 0.4, its next larger grid lr '
+            'collapsed on a selection seed: the stability rule selects 0.2'
+            in md)
     assert ('- RaMBO (`rambo`): mean over seeds 0, 1: lr 0.1: 42.0, lr 0.2: '
-            '63.0, lr 0.4: **90.0**, lr 0.8: diverged\n'
+            '**63.0**, lr 0.4: 90.0, lr 0.8: diverged\n'
             '  seed 0: lr 0.1: 40.0, lr 0.2: 65.0, lr 0.4: 90.0, lr 0.8: '
             'diverged\n'
             '  seed 1: lr 0.1: 44.0, lr 0.2: 61.0, lr 0.4: 90.0, lr 0.8: '

@@ -23,7 +23,9 @@ unified diff for every stale file and exits with status 1. The tables
 * ``verdict`` and ``verdict-tests`` (:mod:`rankloss_lab.verdict`) and
   ``which-loss`` (:data:`rankloss_lab.verdict.CHOICES`);
 * ``quickstart``: ``docs/evidence/quickstart_results.json``; skipped with
-  a message while that file does not exist.
+  a message while that file does not exist;
+* ``speed``: the GPU speed run ``docs/evidence/gpu/speed_run.json``
+  (:mod:`rankloss_lab.speed_tables`), or a line saying none is recorded.
 
 Beside the tables, ``--write`` writes (and ``--check`` compares) the
 ``Results`` of ``configs/**/metafile.yml`` and the ``configs/<family>/
@@ -39,13 +41,15 @@ import difflib
 import glob
 import hashlib
 import json
+import math
 import os
 import os.path as osp
 import re
 import sys
 from typing import Callable, Dict, List, Optional, Tuple
 
-from rankloss_lab import metafile_results, stats, thresholds, verdict
+from rankloss_lab import (claims, metafile_results, speed_tables, stats,
+                          thresholds, verdict)
 from rankloss_lab.results import (EVIDENCE, RESULTS, read_csv, study_rows,
                                   test_values)
 
@@ -99,6 +103,78 @@ def _difference(block: dict, method: str, label: str,
     return _interval(pair) + f' vs {block["baseline_label"]}'
 
 
+def _pre_registered(block: dict, method: str) -> Optional[dict]:
+    """The study's pre-registered comparison of ``method`` against the
+    block's baseline on the block's metric, or None."""
+    path = osp.join(ROOT, EVIDENCE, f'{block["study"]}_comparisons.csv')
+    if not osp.isfile(path):
+        return None
+    header = read_csv(osp.join(ROOT, EVIDENCE, f'{block["study"]}.csv'))[0]
+    column = block['metric'] or 'test_ap50'
+    for r in read_csv(path):
+        # a hypothesis on the study's main metric has no column of its own
+        own = f'test_{r.get("metric")}'
+        if (r['family'] == 'pre-registered' and r['method'] == method
+                and r['baseline'] == block['baseline']
+                and (own if own in header else 'test_ap50') == column):
+            return r
+    return None
+
+
+def _selected_and_tested(rows: List[dict], methods: List[str],
+                         tested: Dict[int, float]) -> List[int]:
+    """Test seeds that also ran the lr selection of one of ``methods``
+    (a grid run at another lr)."""
+    grid = {int(r['seed']) for r in rows
+            if r['method'] in methods and r['selected_lr'] == 'False'}
+    return sorted(grid & set(tested))
+
+
+def _label(block: dict, rows: List[dict], method: str,
+           values: Dict[int, float], base: Dict[int, float],
+           family: Dict[tuple, float]) -> str:
+    """How a row's comparison stands: pre-registered, with its corrected
+    interval and Holm p within its study and over every pre-registered
+    test, and whether it failed its correction; else exploratory; and the
+    test seeds that also selected the lr."""
+    r = _pre_registered(block, method)
+    if r is None:
+        text = ('' if 'exploratory' in block['baseline_label']
+                else '; exploratory')
+    else:
+        low, high = (float(r[k]) for k in ('bonferroni_low',
+                                            'bonferroni_high'))
+        inf = {math.inf: '+∞', -math.inf: '-∞'}
+        ends = [inf.get(v) or f'{100 * v:+.1f}' for v in (low, high)]
+        ends = ['(' if low == -math.inf else '[', *ends,
+                ')' if high == math.inf else ']']
+        p_all = family[block['study'], r['id']]
+        passed = r['significant_holm'] == 'True'
+        seeds = sorted(set(values) & set(base))
+        diffs = [values[x] - base[x] for x in seeds]
+        verdict_word = (
+            'bimodal, no finding (exact signed-rank p '
+            f'{stats.signed_rank_test(diffs, r["alternative"]):.4f})'
+            if stats.bimodal_texts({0: [values[x] for x in seeds],
+                                    1: [base[x] for x in seeds]}) else
+            'confirmed' if passed and p_all <= 0.05 else
+                        'confirmed within its study, failed the correction '
+                        'over all' if passed else 'failed its correction')
+        corrected = ('' if verdict_word.startswith('bimodal') else
+                     f' corrected {ends[0]}{ends[1]}, {ends[2]}{ends[3]} '
+                     f'({r["m"]} tests),')
+        text = (f'; pre-registered {r["id"]},{corrected} Holm p '
+                f'{float(r["p_holm"]):.4f}'
+                f' within its study, {p_all:.4f} over all {len(family)}: '
+                f'{verdict_word}')
+    both = _selected_and_tested(rows, [method, block['baseline']], values)
+    if both:
+        text += (f'; seed{"s" if len(both) > 1 else ""} '
+                 f'{", ".join(map(str, both))} both selected the lr and '
+                 f'{"were" if len(both) > 1 else "was"} tested')
+    return text
+
+
 def results_table(doc_dir: str = '.') -> str:
     """The results of every study block; links relative to ``doc_dir``."""
     lines = [
@@ -106,6 +182,7 @@ def results_table(doc_dir: str = '.') -> str:
         'mean ± sd | paired difference vs baseline [95 % CI] |',
         '|---|---|---|---|---|---|'
     ]
+    family = claims.family_holm(osp.join(ROOT, EVIDENCE))
     for block in RESULTS:
         path = osp.join(ROOT, EVIDENCE, f'{block["study"]}.csv')
         rows = read_csv(path)
@@ -123,11 +200,18 @@ def results_table(doc_dir: str = '.') -> str:
                 raise ValueError(f'{path}: no test rows for {method!r}')
             if method == block['baseline']:
                 diff = 'baseline'
+                floor = stats.collapse_floor(*(
+                    list(test_values(rows, m, block['metric']).values())
+                    for m, *_ in block['rows']))
             elif method in block.get('untuned', []):
                 diff = ('no comparison: below raw pixels with its margin '
                         'not searched, a failed baseline setup')
+                floor = stats.collapse_floor(list(values.values()))
             else:
                 diff = _difference(block, method, label, values, base)
+                diff += _label(block, rows, method, values, base, family)
+                floor = stats.collapse_floor(list(values.values()),
+                                             list(base.values()))
             if shared is None:
                 thr = thresholds.thresholds_text(
                     block['study'], method, block['baseline'], labels={
@@ -135,6 +219,8 @@ def results_table(doc_dir: str = '.') -> str:
                         block['baseline']: block['baseline_label']})
                 if method == block['baseline'] or ' and ' not in thr:
                     thr = thresholds.thresholds_text(block['study'], method)
+                elif method not in block.get('untuned', []):
+                    thr += f': {verdict.UNEQUAL}'
                 diff += f'; {thr}' if thr else ''
             note = metafile_results.LOSS_VERSION_NOTES.get(
                 (block['study'], method))
@@ -147,7 +233,8 @@ def results_table(doc_dir: str = '.') -> str:
                 f'| {cell} | {block["data"]} | {protocol} '
                 f'([report]({report})) | '
                 f'{len(values)} ({metafile_results.seeds_text(values)}) | '
-                f'{stats.mean_std_trained_text(list(values.values()))} | '
+                f'{stats.mean_std_trained_text(list(values.values()), floor)}'
+                f' | '
                 f'{diff} |')
     return '\n'.join(lines) + '\n'
 
@@ -182,6 +269,7 @@ def quickstart_table(doc_dir: str = '.',
     load = data.get('load_average')
     lines += [
         '', f'Measured on {data["machine"]}, {data["date"]}'
+        + f', seed {metafile_results.QUICKSTART_SEED} for every run'
         + ('' if jobs == 1 else f', {jobs} runs at a time')
         + ('' if total is None else
            f'; the whole command took {total / 60:.1f} min')
@@ -210,15 +298,22 @@ def which_loss_table(doc_dir: str = '.') -> str:
 TABLES: Dict[str, Callable[..., Optional[str]]] = {
     'results': results_table, 'quickstart': quickstart_table,
     'verdict': verdict_table, 'verdict-tests': verdict_tests_table,
-    'which-loss': which_loss_table}
+    'which-loss': which_loss_table, 'speed': speed_tables.speed_table}
 
 
 def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
-    """``{file: (old, new)}`` of every metafile and every config folder's
-    README.md."""
+    """``{file: (old, new)}`` of every metafile, every config folder's
+    README.md and the report of every pre-registered test corrected twice
+    (:func:`rankloss_lab.claims.family_markdown`)."""
     metafiles = metafile_results.metafile_updates(root)
     readmes = metafile_results.readme_updates(root, metafiles)
-    return {**metafiles, **readmes}
+    family = osp.join(EVIDENCE, claims.FAMILY_REPORT)
+    old = ''
+    if osp.isfile(osp.join(root, family)):
+        with open(osp.join(root, family), encoding='utf-8') as f:
+            old = f.read()
+    return {**metafiles, **readmes, family: (
+        old, claims.family_markdown(osp.join(root, EVIDENCE)))}
 
 
 #: Tables named after a study: ``conditions-<study>``, a study report's

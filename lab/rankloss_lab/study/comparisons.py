@@ -4,9 +4,9 @@ Holm-adjusted p-values), as markdown and as ``<study>_comparisons.csv``."""
 import csv
 from typing import Dict, List, Optional
 
-from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal_texts,
-                                corrected_family, interval_text,
-                                paired_difference)
+from rankloss_lab.stats import (COLLAPSE_BELOW, COLLAPSE_FRACTION,
+                                bimodal_texts, corrected_family, interval_text,
+                                paired_difference, signed_rank_test)
 from .common import (declared_methods, hypothesis_metric, hypothesis_text,
                      metric_label, study_metrics)
 from .selection import seed_overlap
@@ -123,7 +123,9 @@ def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
             if c.get('bimodal'):
                 name += ' (bimodal: ' + '; '.join(
                     f"{labels[k]['label']}: {v}"
-                    for k, v in c['bimodal'].items()) + ')'
+                    for k, v in c['bimodal'].items()) + (
+                    '; exact signed-rank p ' + format(signed_rank_test(
+                        c['diff']['diffs'], c['alternative']), '.4f') + ')')
             if 'p' not in c:
                 md.append(f"| {name} | {c['alternative']} | - | not measured "
                           '| - | - | - | - | - |')
@@ -138,10 +140,12 @@ def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
         md.append('')
     if any(c.get('bimodal') for c in comparisons):
         md += ['**Bimodal** (marked above): some seeds of a side trained and '
-               'some collapsed (test AP50 below '
-               f'{100 * COLLAPSE_BELOW:g} %): its mean and the t intervals '
-               'mix two outcomes and describe neither; read them with how '
-               'many seeds trained, not the interval alone.', '']
+               'some collapsed (test value below '
+               f'{COLLAPSE_FRACTION:g} times the larger median of the two '
+               f'sides, or below {100 * COLLAPSE_BELOW:g} %): its mean, the t '
+               'intervals and the t-test mix two outcomes and describe '
+               'neither; read them with how many seeds trained and the '
+               'exact signed-rank p (per seed).', '']
     return md[:-1]
 
 

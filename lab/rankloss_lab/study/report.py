@@ -8,8 +8,9 @@ import os.path as osp
 from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal, interval_text,
-                                mean_std, paired_difference, trained_text)
+from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal, collapse_floor,
+                                interval_text, mean_std, paired_difference,
+                                trained_text)
 from rankloss_lab.thresholds import conditions_block
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods, is_coco, metric_label, study_metrics,
@@ -235,8 +236,12 @@ def _test_table(spec: dict, results: Dict[Tuple, dict],
         if mname in exploratory:
             name += ' *(exploratory)*'
         spread = f'{100 * mean:.1f} ± {_pct(std)}'
-        if bimodal(list(values.values())):  # some seeds trained, some not
-            spread += f' ({trained_text(list(values.values()))})'
+        floor = collapse_floor(*(
+            [list(values.values()), list(per_method.get(bname, {}).values())]
+            if mname not in baselines or mname in row_base else
+            [list(v.values()) for v in per_method.values() if v]))
+        if bimodal(list(values.values()), floor):  # some trained, some not
+            spread += f' ({trained_text(list(values.values()), floor)})'
         table.append(
             f'| {name} | {chosen[mname]:g} | '
             f'{len(values)} | {spread} | '
@@ -282,6 +287,11 @@ def selection_lines(spec: dict, results: Dict[Tuple, dict],
                     mname) == float(lr) else text)
                 for lr, text in zip(m['lrs'], texts))
 
+        if 'unstable_lr' in sel:
+            md.append(f"- {m['label']} (`{mname}`): best lr "
+                      f"{sel['unstable_lr']:g}, its next larger grid lr "
+                      'collapsed on a selection seed: the stability rule '
+                      f"selects {sel['lr']:g} (rankloss_lab.study.selection)")
         if len(spec['select_seeds']) > 1:
             md += _mean_lines(spec, results, mname, sel, cells)
             continue

@@ -10,11 +10,21 @@ below every other (and so does its lr's mean). In a one-seed study with
 :data:`rankloss_lab.stats.COLLAPSE_BELOW` (it collapsed) is re-selected: its
 grid runs again with ``reselect_seed`` and the lr with the best mean over
 both seeds is selected; until then it has no selection.
+
+**Stability rule** (:func:`stable_lr`, declared 2026-11-29 before the
+selections of every later study: every study but those of
+:data:`BEFORE_THE_RULE`, whose lrs were selected before it): where the
+next larger grid point above the selected lr collapsed on any selection
+seed (its val AP50 below
+:func:`rankloss_lab.stats.collapse_floor` of the selected lr's val AP50
+over the seeds), the more conservative neighbour, the next smaller grid
+point, is selected instead, unless it collapsed too: an lr next to a
+collapse does not travel to other seeds.
 """
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from rankloss_lab.stats import trained
+from rankloss_lab.stats import COLLAPSE_BELOW, collapse_floor, trained
 
 
 def select_plan(spec: dict, methods: Sequence[str]) -> List[Tuple]:
@@ -86,6 +96,45 @@ def mean_scores(grids: Sequence[Dict[float, float]]) -> Dict[float, float]:
             for lr in grids[0]}
 
 
+#: The studies whose lrs were selected before the stability rule was
+#: declared: their selections stand as run (the rule would have moved
+#: RetinaNet focal's lr in ``confirm_dense_long`` and Rank & Sort's in
+#: ``digitsvoc_dense_fixed_16e`` from 0.08 to 0.04, and others:
+#: ``tests/test_tools/test_stability_rule.py``).
+BEFORE_THE_RULE = frozenset((
+    'confirm_dense_long', 'confirm_digitsvoc', 'confirm_frcnn_thresholds',
+    'digit_instances_losses', 'digitsvoc_dense_atss_16e',
+    'digitsvoc_dense_atss_16e_mix_logits_lr',
+    'digitsvoc_dense_atss_rank_sort_16e', 'digitsvoc_dense_budget',
+    'digitsvoc_dense_budget_96e', 'digitsvoc_dense_fcos_16e',
+    'digitsvoc_dense_fixed_16e', 'digitsvoc_dense_retinanet_16e',
+    'digitsvoc_dense_retinanet_rank_sort_16e', 'digitsvoc_finetune_4e',
+    'digitsvoc_mask_rcnn_16e', 'digitsvoc_pretrained_12e',
+    'digitsvoc_rank_sort_frcnn_16e', 'digitsvoc_scratch_16e',
+    'digitsvoc_scratch_32e', 'digitsvoc_scratch_8e',
+    'digitsvoc_scratch_8e_mix'))
+
+
+def stable_lr(lr: float, grids: Sequence[Dict[float, float]]) -> float:
+    """The stability rule: ``lr`` (selected on ``grids``, one ``{lr: val
+    AP50}`` per selection seed), or the next smaller grid lr where the next
+    larger one collapsed on any seed (below the collapse floor of ``lr``'s
+    scores; a diverged run, -inf, collapsed) and the smaller one did not
+    (where both neighbours collapsed, no stable lr is known: ``lr``)."""
+    lrs = sorted(grids[0])
+    i = lrs.index(lr)
+    if i + 1 == len(lrs) or i == 0:
+        return lr
+    floor = collapse_floor([max(g[lr], 0.0) for g in grids])
+
+    def collapsed(other):
+        return any(not trained(g[other], floor) for g in grids)
+
+    if collapsed(lrs[i + 1]) and not collapsed(lrs[i - 1]):
+        return lrs[i - 1]
+    return lr
+
+
 def grid_selection(spec: dict, results: Dict[Tuple, dict],
                    name: str) -> dict:
     """How a grid method's lr is selected from ``results``.
@@ -112,7 +161,8 @@ def grid_selection(spec: dict, results: Dict[Tuple, dict],
         if all(g is not None for g in per_seed.values()):
             out.update(scores=mean_scores(list(per_seed.values())),
                        pending=None)
-            out['lr'] = best_lr(out['scores'])
+            out['lr'] = _stable(spec, best_lr(out['scores']),
+                                list(per_seed.values()), out)
         return out
     out = dict(lr=None, seeds=[seed], scores=first, first=first,
                collapsed=False, pending=None)
@@ -120,8 +170,9 @@ def grid_selection(spec: dict, results: Dict[Tuple, dict],
         out['pending'] = 'select'
         return out
     lr = best_lr(first)
-    if spec.get('fair_selection') is not True or trained(first[lr]):
-        out['lr'] = lr
+    if spec.get('fair_selection') is not True or trained(first[lr],
+                                                         COLLAPSE_BELOW):
+        out['lr'] = _stable(spec, lr, [first], out)
         return out
     again = spec['reselect_seed']
     out.update(collapsed=True, collapsed_lr=lr, seeds=[seed, again])
@@ -130,8 +181,20 @@ def grid_selection(spec: dict, results: Dict[Tuple, dict],
         out['pending'] = 'reselect'
         return out
     out['scores'] = mean_scores([first, second])
-    out['lr'] = best_lr(out['scores'])
+    out['lr'] = _stable(spec, best_lr(out['scores']), [first, second], out)
     return out
+
+
+def _stable(spec: dict, lr: float, grids: Sequence[Dict[float, float]],
+            out: dict) -> float:
+    """``lr`` after the stability rule where the spec applies it; the best
+    lr it replaced in ``out['unstable_lr']``."""
+    if spec['name'] in BEFORE_THE_RULE:
+        return lr
+    stable = stable_lr(lr, grids)
+    if stable != lr:
+        out['unstable_lr'] = lr
+    return stable
 
 
 def selected_lrs(spec: dict, results: Dict[Tuple, dict]) -> Dict[str, float]:
