@@ -94,7 +94,8 @@ SCOPES: Dict[str, str] = dict(
 #: A test's own scope where its study ran several detectors.
 TEST_SCOPES: Dict[tuple, str] = {
     ('confirm_digitsvoc', 'H2'): 'DigitsVOC, fresh test split; ATSS '
-    'R18-w32 FPN from scratch, 16 epochs',
+    'R18-w32 FPN from scratch, 16 epochs; focal at an lr one seed selected '
+    'in another study, not tuned in this one',
     **{('digitsvoc_dense_fixed_16e', h): 'DigitsVOC; ATSS R18-w32 FPN from '
        'scratch, 16 epochs; every lr of the study selected on one grid'
        for h in ('H1', 'H2', 'H3')},
