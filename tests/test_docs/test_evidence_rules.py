@@ -293,3 +293,18 @@ def test_the_quickstart_names_its_seed():
     assert seed in _block('docs/get_started.md', 'quickstart')
     assert (f'one run, seed {metafile_results.QUICKSTART_SEED})'
             in _read('configs/quickstart/metafile.yml'))
+
+
+def test_the_cpu_quickstart_numbers_quoted_beside_the_gpu_ones_are_current():
+    import json
+    with open(osp.join(EVIDENCE, 'quickstart_results.json'),
+              encoding='utf-8') as f:
+        rows = json.load(f)['rows']
+    by_loss = {r['loss']: f'{100 * r["ap50"]:.1f}' for r in rows}
+    losses = ('cross-entropy', 'RaMBO AP loss, margin 0, calibrated scores',
+              'RaMBO + sigmoid CE (MixedRankLoss)')
+    quoted = ' / '.join(by_loss[k] for k in losses)
+    gpu = _read('docs/evidence/gpu/README.md')
+    assert (f"the 2-core CPU's, `quickstart_results.json`: {quoted})"
+            in gpu)
+    assert '83.1 / 86.9 / 86.4' not in gpu + _read('docs/reliability.md')
