@@ -1,20 +1,39 @@
 """The pieces of the one-command speed run (``benchmark_rank_losses.py
 --speed-run``): timing on any device, a plan of items run within a time
-budget with progress and an ETA, and detector training steps (eager, with
-the losses under ``torch.compile``, under AMP).
+budget, each in a worker process, with progress and an ETA, detector
+training steps (eager, with the losses under ``torch.compile``, under AMP)
+and the targets each row is held to.
 
 Every time is a median of wall times with the device synchronised around
-each call. A run writes one JSON (:data:`FORMAT`); its sections are lists
-of rows, and what the budget left out is listed under ``skipped``.
+each call, after warm-up calls that compile what ``torch.compile`` wraps
+(until a call compiles nothing); a compile during the timed calls marks the
+row ``invalid``. Inside a timed call nothing reads the host that training
+would not read. A run writes one JSON (:data:`FORMAT`); its sections are
+lists of rows, what the budget left out is listed under ``skipped``, and
+``targets`` gives each target's verdict (:func:`evaluate_targets`).
+
+Workers: an item runs in a worker process (``python -m
+rankloss_lab.speed_run --worker FACTORY ARGS``) that builds the same plan
+and runs items by index. A worker that crashes, runs past the item's time
+limit or whose device fails after an item (a device-side assert poisons a
+CUDA context) is ended; its item's row records the failure and the next
+item gets a fresh worker. Items marked ``isolated`` (the compiled ones) get
+a worker of their own.
 """
 import contextlib
+import importlib
+import importlib.util
+import json
 import logging
 import os
 import os.path as osp
-import signal
+import select
 import statistics
+import subprocess
+import sys
 import threading
 import time
+import traceback
 import types
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -24,16 +43,19 @@ from rankloss_lab.paths import ROOT
 from rankloss_lab.run_logs import machine_name
 from rankloss_lab.runner import Progress, clock
 
-__all__ = ['FORMAT', 'SECTIONS', 'sync', 'PeakMemory', 'time_it',
-           'device_label', 'Plan', 'build_detector', 'detector_batch',
-           'train_step', 'step_time', 'capture_loss_calls',
-           'loss_calls_time', 'compile_losses', 'amp_scaler', 'share_row',
-           'amp_row']
+__all__ = ['FORMAT', 'SECTIONS', 'TARGETS', 'sync', 'PeakMemory', 'time_it',
+           'warm_up', 'timing_check', 'compiled_frames', 'device_label',
+           'device_healthy', 'Plan', 'worker_command', 'serve',
+           'build_detector', 'detector_batch', 'train_step', 'step_time',
+           'capture_loss_calls', 'loss_calls_time',
+           'compile_losses', 'amp_scaler', 'share_row', 'amp_row',
+           'roi_align_row', 'evaluate_targets']
 
 #: The ``format`` of a speed-run JSON (the docs' generator reads it).
-FORMAT = 'speed-run/1'
+FORMAT = 'speed-run/2'
 #: The sections of a speed-run JSON, in the order they run.
-SECTIONS = ('lengths', 'per_step', 'step_share', 'amp', 'step_share_compile')
+SECTIONS = ('lengths', 'per_step', 'step_share', 'amp', 'per_step_compile',
+            'step_share_compile')
 
 
 def sync(device: torch.device) -> None:
@@ -42,6 +64,11 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def compiled_frames() -> int:
+    """Frames ``torch.compile`` has compiled in this process so far
+    (Dynamo's counter; 0 before anything was compiled)."""
+    utils = sys.modules.get('torch._dynamo.utils')
+    return int(utils.counters['frames']['total']) if utils else 0
 class PeakMemory:
     """Peak memory above the level at entry: CUDA allocator stats, or the
     process RSS sampled every millisecond on CPU (an estimate from below)."""
@@ -86,24 +113,52 @@ class PeakMemory:
         return False
 
 
+def warm_up(fn: Callable[[], object], device: torch.device, calls: int = 1,
+            max_calls: int = 12) -> dict:
+    """Calls ``fn`` ``calls`` times, then on until a call compiles nothing
+    (at most ``max_calls``); returns ``warmup_calls`` and their seconds,
+    compiles included (``warmup_s``)."""
+    start, done = time.perf_counter(), 0
+    while True:
+        before = compiled_frames()
+        fn()
+        sync(device)
+        done += 1
+        if done >= max_calls or (done >= calls and
+                                 compiled_frames() == before):
+            return dict(warmup_calls=done,
+                        warmup_s=time.perf_counter() - start)
+
+
+def timing_check(n: int) -> dict:
+    """The fields of ``n`` compiles during timed calls: ``recompiles``,
+    and with any, ``invalid`` (the time is not the compiled code's)."""
+    out = dict(recompiles=n)
+    if n:
+        out['invalid'] = f'{n} compile(s) during the timed calls'
+    return out
+
+
 def time_it(fn: Callable[[], None], device: torch.device, repeats: int,
-            min_time: float = 0.0) -> Dict[str, float]:
-    """Median wall time of ``fn`` after one warm-up call, and its peak
-    memory (measured on a separate call)."""
-    fn()
-    sync(device)
+            min_time: float = 0.0, warmup: int = 1) -> Dict[str, float]:
+    """Median wall time of ``fn`` after :func:`warm_up` (``warmup``
+    calls at least), its peak memory (measured on a separate call) and
+    :func:`timing_check`'s fields."""
+    out = warm_up(fn, device, warmup)
     with PeakMemory(device) as mem:
         fn()
         sync(device)
-    times = []
+    frames, times = compiled_frames(), []
     start = time.perf_counter()
     while len(times) < repeats or time.perf_counter() - start < min_time:
         t0 = time.perf_counter()
         fn()
         sync(device)
         times.append(time.perf_counter() - t0)
-    return dict(median_s=statistics.median(times), min_s=min(times),
-                runs=len(times), peak_mem_mb=mem.peak / 2**20)
+    out.update(median_s=statistics.median(times), min_s=min(times),
+               runs=len(times), peak_mem_mb=mem.peak / 2**20,
+               **timing_check(compiled_frames() - frames))
+    return out
 
 
 def device_label(device: torch.device) -> str:
@@ -116,95 +171,253 @@ def device_label(device: torch.device) -> str:
     return machine_name().rsplit(', torch', 1)[0]
 
 
-class Plan:
-    """Items run one after the other within a time budget.
+def device_healthy(device: torch.device) -> bool:
+    """Whether ``device`` still runs a kernel and reads back (after a
+    device-side assert, every later call on a CUDA context fails)."""
+    try:
+        ok = float((torch.ones(2, device=device) + 1).sum()) == 4.0
+        sync(device)
+        return ok
+    except Exception:  # noqa: BLE001 (any failure: a new worker)
+        return False
 
-    Each item is ``(section, name, fn, expect_s)``: ``fn()`` returns the
-    row's fields (a dict). A failing item gives a row with ``error``; an
-    item that the budget cannot fit is not run and is listed under
-    ``skipped`` with the reason. The budget is judged before each item from
-    the time spent and the item's expected seconds, scaled by how the
-    finished items compared with theirs; an item still running
-    :attr:`grace_s` after the budget is stopped (``error``: a timeout). A
-    line after each item gives the items done, the time spent and the ETA.
+
+#: Seconds a worker takes to start (imports, the device's context, the
+#: plan) until a run has measured its own; a guess for a GPU machine (4.6 s
+#: on the 2-core CPU that the smoke test runs on).
+WORKER_START_S = 8.0
+
+
+class Plan:
+    """Items run one after the other within a time budget, each in a
+    worker process (or, without a worker command, in this process).
+
+    Each item is ``(section, name, fn, expect_s, isolated)``: ``fn()``
+    returns the row's fields (a dict); ``expect_s`` is its expected
+    seconds on the planned device, compile warm-up included, and an
+    ``isolated`` item gets a worker of its own. A failing item gives a row
+    with ``error``; an item the budget cannot fit is not run and is listed
+    under ``skipped`` with the reason. The budget is judged before each
+    item from the time spent and the item's expected seconds (and a worker
+    start where one is needed), scaled by how the finished items compared
+    with theirs. An item still running :attr:`grace_s` after the budget is
+    stopped with its worker. A line after each item gives the items done,
+    the time spent and the ETA.
 
     Args:
         budget_s (float): Seconds the whole plan may take.
+        device (torch.device | str): Where the items run; a worker checks
+            it after a failed item (:func:`device_healthy`).
     """
 
     #: Seconds an item may run past the budget before it is stopped.
     grace_s = 30.0
 
-    def __init__(self, budget_s: float) -> None:
+    def __init__(self, budget_s: float, device='cpu') -> None:
         self.budget_s = float(budget_s)
-        self.items: List[Tuple[str, str, Callable[[], dict], float]] = []
+        self.device = torch.device(device)
+        self.items: List[Tuple[str, str, Callable[[], dict], float,
+                               bool]] = []
         self.fields: List[dict] = []
 
+    def healthy(self) -> bool:
+        """Whether the device still works (:func:`device_healthy`)."""
+        return device_healthy(self.device)
+
     def add(self, section: str, name: str, fn: Callable[[], dict],
-            expect_s: float = 1.0, **fields) -> None:
+            expect_s: float = 1.0, isolated: bool = False, **fields) -> None:
         """One item; ``fields`` go into its row whether it runs or fails."""
         if section not in SECTIONS:
             raise ValueError(f'Plan.add: unknown section {section!r}')
-        self.items.append((section, name, fn, float(expect_s)))
+        self.items.append((section, name, fn, float(expect_s),
+                           bool(isolated)))
         self.fields.append(fields)
 
-    def run(self, result: dict) -> dict:
-        """Runs the items; fills ``result[section]`` and
+    def expected_s(self, start_s: float = WORKER_START_S) -> float:
+        """The plan's expected seconds with workers: every item's
+        ``expect_s`` and a worker start (``start_s``) for the first item,
+        each isolated one and the one after it."""
+        total, fresh = 0.0, True
+        for *_, expect_s, isolated in self.items:
+            total += expect_s + (start_s if fresh or isolated else 0.0)
+            fresh = isolated
+        return total
+
+    def run(self, result: dict,
+            worker: Optional[Sequence[str]] = None) -> dict:
+        """Runs the items (in workers started with the command ``worker``,
+        see :func:`worker_command`); fills ``result[section]`` and
         ``result['skipped']``; returns ``result``."""
         for section in SECTIONS:
             result.setdefault(section, [])
         result.setdefault('skipped', [])
-        progress = Progress([e for *_, e in self.items], prefix='    ')
-        start, spent_expected = time.perf_counter(), 0.0
-        for (section, name, fn, expect_s), fields in zip(self.items,
-                                                         self.fields):
-            elapsed = time.perf_counter() - start
-            pace = max(1.0, elapsed / spent_expected) if spent_expected \
-                else 1.0
-            if elapsed + expect_s * pace > self.budget_s:
-                result['skipped'].append(dict(
-                    section=section, name=name, **fields,
-                    reason=f'time budget: {clock(elapsed)} spent of '
-                    f'{clock(self.budget_s)}, about {expect_s * pace:.0f} s '
-                    'more needed'))
-                progress.step(f'{section}: {name} skipped (budget)', 0.0)
-                continue
-            t0 = time.perf_counter()
-            limit = max(self.budget_s - elapsed, 5.0) + self.grace_s
-            result[section].append(dict(name=name, **fields,
-                                        **_run_item(fn, limit)))
-            took = time.perf_counter() - t0
-            spent_expected += expect_s
-            progress.step(f'{section}: {name}', took)
+        result['expected_s'] = self.expected_s()
+        progress = Progress([item[3] for item in self.items], prefix='    ')
+        start, spent_expected, starts = time.perf_counter(), 0.0, []
+        current: Optional[_Worker] = None
+        try:
+            for index, ((section, name, fn, expect_s, isolated),
+                        fields) in enumerate(zip(self.items, self.fields)):
+                elapsed = time.perf_counter() - start
+                pace = max(1.0, elapsed / spent_expected) if spent_expected \
+                    else 1.0
+                new = worker is not None and (current is None or isolated)
+                start_s = (max(starts) if starts else WORKER_START_S) \
+                    if new else 0.0
+                need = (expect_s + start_s) * pace
+                if elapsed + need > self.budget_s:
+                    result['skipped'].append(dict(
+                        section=section, name=name, **fields,
+                        reason=f'time budget: {clock(elapsed)} spent of '
+                        f'{clock(self.budget_s)}, about {need:.0f} s more '
+                        'needed'))
+                    progress.step(f'{section}: {name} skipped (budget)', 0.0)
+                    continue
+                t0 = time.perf_counter()
+                limit = max(self.budget_s - elapsed - start_s, 5.0) + \
+                    self.grace_s
+                if worker is None:
+                    row, alive = _run_item(fn), True
+                else:
+                    if new and current is not None:
+                        current.close()
+                        current = None
+                    try:
+                        if new:
+                            current = _Worker(worker)
+                            starts.append(current.start_s)
+                        row, alive = current.run(index, limit)
+                    except RuntimeError as error:  # no worker started
+                        row, alive = dict(error=str(error)), False
+                    if (isolated or not alive) and current is not None:
+                        current.close()
+                        current = None
+                took = time.perf_counter() - t0
+                result[section].append(dict(name=name, **fields, **row,
+                                            item_s=took))
+                spent_expected += expect_s + start_s
+                progress.step(f'{section}: {name}', took)
+        finally:
+            if current is not None:
+                current.close()
+        result['worker_starts_s'] = starts
         result['elapsed_s'] = time.perf_counter() - start
         return result
 
 
-class ItemTimeout(Exception):
-    """An item ran past its time limit."""
-
-
-def _alarm(signum, frame):
-    raise ItemTimeout('stopped: past the time budget')
-
-
-def _run_item(fn: Callable[[], dict], limit_s: float) -> dict:
-    """``fn()``'s fields, or ``error`` with the exception's type and text;
-    ``fn`` is stopped after ``limit_s`` seconds (SIGALRM, main thread)."""
-    timed = threading.current_thread() is threading.main_thread()
-    if timed:
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, limit_s)
+def _run_item(fn: Callable[[], dict]) -> dict:
+    """``fn()``'s fields, or ``error`` with the exception's type and text
+    and ``where``: its last 3 frames (``file:line function``, the path
+    from ``site-packages`` or the repository)."""
     try:
         return fn()
     except Exception as error:  # noqa: BLE001 (recorded in the JSON)
         text = str(error).strip().splitlines()
+        frames = traceback.extract_tb(error.__traceback__)[-3:]
         return dict(error=f'{type(error).__name__}: '
-                    f'{text[0][:300] if text else ""}')
-    finally:
-        if timed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+                    f'{text[0][:300] if text else ""}',
+                    where=[f'{_short(f.filename)}:{f.lineno} {f.name}'
+                           for f in frames])
+
+
+def _short(path: str) -> str:
+    path = path.split('site-packages' + os.sep)[-1]
+    return osp.relpath(path, ROOT) if path.startswith(ROOT) else path
+
+
+def worker_command(factory: str, **kwargs) -> List[str]:
+    """The command of a worker whose plan is ``factory(**kwargs)``:
+    ``factory`` is ``'package.module:function'`` or
+    ``'path/to/file.py:function'``; ``kwargs`` go through JSON."""
+    return [sys.executable, '-m', 'rankloss_lab.speed_run', '--worker',
+            factory, json.dumps(kwargs)]
+
+
+def _factory(spec: str) -> Callable[..., Plan]:
+    where, _, name = spec.rpartition(':')
+    if where.endswith('.py'):
+        found = importlib.util.spec_from_file_location('_speed_run_plan',
+                                                       where)
+        module = importlib.util.module_from_spec(found)
+        found.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    return getattr(module, name)
+
+
+class _Worker:
+    """A worker process of :meth:`Plan.run`: items by index on its stdin,
+    one JSON line back per item (:func:`serve`)."""
+
+    def __init__(self, command: Sequence[str]) -> None:
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        reply = self._reply(600.0)
+        if not reply or not reply.get('ready'):
+            self.close()
+            raise RuntimeError(f'speed-run worker {command} did not start '
+                               f'(exit code {self.proc.returncode})')
+        self.start_s = time.perf_counter() - t0
+
+    def _reply(self, timeout_s: float) -> Optional[dict]:
+        """The next line as a dict; ``{}`` when the worker ended, None
+        after ``timeout_s`` without a line."""
+        if not select.select([self.proc.stdout], [], [], timeout_s)[0]:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else {}
+
+    def run(self, index: int, limit_s: float) -> Tuple[dict, bool]:
+        """Item ``index``'s fields and whether this worker can go on."""
+        try:
+            self.proc.stdin.write(f'{index}\n')
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # ended before: the reply below is {}
+        reply = self._reply(limit_s)
+        if reply is None:
+            return dict(error=f'stopped: ran past its limit of '
+                        f'{limit_s:.0f} s; its worker was ended'), False
+        if 'row' not in reply:
+            return dict(error='the worker ended during the item (exit code '
+                        f'{self.proc.wait()}: a crash or a fatal device '
+                        'error)'), False
+        row = reply['row']
+        if not reply['healthy']:
+            row['device_failed'] = ('the device failed after this item; the '
+                                    'next item runs in a new worker')
+        return row, reply['healthy']
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def serve(factory: str, kwargs: str) -> None:
+    """A worker's loop: builds ``factory(**json.loads(kwargs))``, then runs
+    the items whose indices come on stdin, one JSON line per item on
+    stdout (what the items print goes to stderr); ends after an item that
+    leaves the device failed (:meth:`Plan.healthy`)."""
+    channel = os.fdopen(os.dup(1), 'w')
+    os.dup2(2, 1)
+
+    def send(message: dict) -> None:
+        channel.write(json.dumps(message) + '\n')
+        channel.flush()
+
+    plan = _factory(factory)(**json.loads(kwargs))
+    send(dict(ready=True))
+    for line in sys.stdin:
+        row = _run_item(plan.items[int(line)][2])
+        healthy = 'error' not in row or plan.healthy()
+        send(dict(row=row, healthy=healthy))
+        if not healthy:
+            return
 
 
 # --------------------------------------------------------------------------
@@ -311,24 +524,32 @@ def train_step(model, data, optimizer, scaler=None) -> torch.Tensor:
     return total.detach()
 
 
-def step_time(model, data, steps: int, amp: bool = False) -> dict:
-    """Median seconds of ``steps`` training steps after one warm-up step;
-    under ``amp`` also whether every loss was finite and the final scale."""
+def step_time(model, data, steps: int, amp: bool = False,
+              warmup: int = 1) -> dict:
+    """Median seconds of ``steps`` training steps after :func:`warm_up`
+    (``warmup`` steps at least; with compiled losses, until a step compiles
+    nothing), with :func:`timing_check`'s fields; under ``amp`` also
+    whether every loss was finite (kept on the device, read after the
+    timed steps) and the final scale."""
     device = next(model.parameters()).device
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-5, momentum=0.9)
     scaler = amp_scaler(device) if amp else None
-    times, finite = [], True
-    for i in range(steps + 1):
+    out = warm_up(lambda: train_step(model, data, optimizer, scaler), device,
+                  warmup)
+    frames, times = compiled_frames(), []
+    finite = torch.ones((), dtype=torch.bool, device=device)
+    for _ in range(steps):
         sync(device)
         t0 = time.perf_counter()
         total = train_step(model, data, optimizer, scaler)
         sync(device)
-        if i:
-            times.append(time.perf_counter() - t0)
-        finite = finite and bool(torch.isfinite(total))
-    out = dict(step_s=statistics.median(times), steps=len(times))
+        times.append(time.perf_counter() - t0)
+        finite &= torch.isfinite(total)
+    out.update(step_s=statistics.median(times), steps=len(times),
+               **timing_check(compiled_frames() - frames))
     if amp:
-        out.update(loss_finite=finite, grad_scale=float(scaler.get_scale()))
+        out.update(loss_finite=bool(finite),
+                   grad_scale=float(scaler.get_scale()))
     return out
 
 
@@ -385,17 +606,19 @@ def _summed(out) -> torch.Tensor:
 
 
 def loss_calls_time(model, calls: Dict[str, list], repeats: int,
-                    warmup: int = 8) -> Dict[str, float]:
+                    warmup: int = 8) -> Tuple[Dict[str, float], int]:
     """Median seconds of forward + backward of each loss module over the
-    inputs it got in a step (:func:`capture_loss_calls`). Each repeat adds
-    fresh noise of the scores' own spread (a score memory of identical
-    copies would be all ties); ``warmup`` repeats fill a memory untimed."""
+    inputs it got in a step (:func:`capture_loss_calls`), and the compiles
+    during the timed repeats. Each repeat adds fresh noise of the scores'
+    own spread (a score memory of identical copies would be all ties);
+    :func:`warm_up` (``warmup`` repeats at least) fills a memory and
+    compiles, untimed."""
     modules = _loss_modules(model)
-    out = {}
+    out, recompiles = {}, 0
     for name, inputs in calls.items():
         device = inputs[0][0].device
-        times = []
-        for i in range(repeats + warmup):
+
+        def repeat() -> float:
             leaves = [(score + torch.randn_like(score) * score.float().std()
                        .to(score.dtype)).requires_grad_(True)
                       for score, *_ in inputs]
@@ -405,10 +628,13 @@ def loss_calls_time(model, calls: Dict[str, list], repeats: int,
                 call = getattr(modules[name], method)
                 _summed(call(leaf, *args, **kwargs)).backward()
             sync(device)
-            if i >= warmup:
-                times.append(time.perf_counter() - t0)
-        out[name] = statistics.median(times)
-    return out
+            return time.perf_counter() - t0
+
+        warm_up(repeat, device, warmup)
+        frames = compiled_frames()
+        out[name] = statistics.median(repeat() for _ in range(repeats))
+        recompiles += compiled_frames() - frames
+    return out, recompiles
 
 
 def compile_losses(model, backend: str = 'inductor') -> List[str]:
@@ -429,9 +655,11 @@ def share_row(config: str, device: torch.device, size: Sequence[int],
               compile_backend: Optional[str] = None,
               warmup: int = 8) -> dict:
     """The step time of ``config``'s detector on a random batch and each
-    classification loss's forward + backward time (after ``warmup`` calls
-    that fill a score memory) and share of that step; with
-    ``compile_backend``, the losses run under ``torch.compile``."""
+    classification loss's forward + backward time and share of that step,
+    each after ``warmup`` untimed calls (that fill a score memory and
+    compile) and on until a call compiles nothing; with
+    ``compile_backend``, the losses run under ``torch.compile``, and a
+    compile during the timed calls marks the row ``invalid``."""
     model, _ = build_detector(config, device)
     data = detector_batch(model, size)
     calls = capture_loss_calls(model, data)
@@ -439,8 +667,10 @@ def share_row(config: str, device: torch.device, size: Sequence[int],
     if compile_backend:
         row['compiled'] = compile_losses(model, compile_backend)
         row['compile_backend'] = compile_backend
-    row.update(step_time(model, data, steps))
-    row['loss_cls_s'] = loss_calls_time(model, calls, repeats, warmup)
+    row.update(step_time(model, data, steps, warmup=warmup))
+    row['loss_cls_s'], recompiles = loss_calls_time(model, calls, repeats,
+                                                    warmup)
+    row.update(timing_check(row['recompiles'] + recompiles))
     row['share_of_step'] = {name: s / row['step_s']
                             for name, s in row['loss_cls_s'].items()}
     row['scores_shape'] = {name: [list(c[0].shape) for c in inputs]
@@ -448,12 +678,158 @@ def share_row(config: str, device: torch.device, size: Sequence[int],
     return row
 
 
+def _roi_align_inputs(model) -> Tuple[set, list]:
+    """Records the dtypes of (features, RoIs) every mmcv ``RoIAlign`` of
+    ``model`` gets: (the set they go to, the hooks)."""
+    from mmcv.ops import RoIAlign
+    seen: set = set()
+    hooks = [m.register_forward_pre_hook(
+        lambda _, args: seen.add(' / '.join(
+            str(a.dtype).replace('torch.', '') for a in args[:2])))
+        for m in model.modules() if isinstance(m, RoIAlign)]
+    return seen, hooks
+
+
 def amp_row(config: str, device: torch.device, size: Sequence[int],
             steps: int) -> dict:
     """One ``config`` training step under fp16 autocast with a GradScaler:
-    its time, whether its losses were finite, the scale."""
+    its time, whether its losses were finite, the scale, and for a RoI
+    head the dtypes mmcv's RoIAlign got (``roi_align_inputs``: features /
+    RoIs)."""
     model, _ = build_detector(config, device)
     row = dict(config=config, size=list(size))
+    seen, hooks = _roi_align_inputs(model)
     row.update(step_time(model, detector_batch(model, size), steps,
                          amp=True))
+    for hook in hooks:
+        hook.remove()
+    if hooks:
+        row['roi_align_inputs'] = sorted(seen)
     return row
+
+
+def roi_align_row(device: torch.device, repeats: int, rois: int = 1024,
+                  channels: int = 256, size: Sequence[int] = (200, 336)
+                  ) -> dict:
+    """mmcv's ``RoIAlign`` as a Faster R-CNN RoI head runs it under fp16
+    autocast (MMDetection's ``roi_layer``: 7 x 7, sampling ratio 0,
+    aligned): fp16 features of one FPN level (stride 4, ``size``) and
+    ``rois`` fp16 boxes over 2 images. Forward + backward time; the output
+    dtype; the largest difference to the fp32 op on the same fp16 inputs,
+    relative to the largest fp32 output; whether the gradient is finite."""
+    from mmcv.ops import RoIAlign
+    layer = RoIAlign(7, spatial_scale=0.25, sampling_ratio=0)
+    g = torch.Generator().manual_seed(0)
+    h, w = size
+    extent = torch.tensor([w * 4.0, h * 4.0])
+    xy = torch.rand(rois, 2, generator=g) * extent * 0.7
+    wh = 16 + torch.rand(rois, 2, generator=g) * extent * 0.3
+    boxes = torch.cat([(torch.arange(rois) % 2)[:, None].float(), xy,
+                       xy + wh], 1).half().to(device)
+    feats = torch.randn(2, channels, h, w, generator=g).half().to(device)
+    leaf = feats.clone().requires_grad_(True)
+
+    def step():
+        leaf.grad = None
+        with torch.autocast(device.type, dtype=torch.float16):
+            out = layer(leaf, boxes)
+        out.float().sum().backward()
+
+    row = time_it(step, device, repeats)
+    with torch.autocast(device.type, dtype=torch.float16):
+        half = layer(feats, boxes)
+    full = layer(feats.float(), boxes.float())
+    row.update(out_dtype=str(half.dtype).replace('torch.', ''),
+               rois=rois, feature_shape=list(feats.shape),
+               max_rel_diff=float((half.float() - full).abs().max() /
+                                  full.abs().max()),
+               grad_finite=bool(torch.isfinite(leaf.grad).all()))
+    return row
+
+
+# --------------------------------------------------------------------------
+# The targets a GPU run is held to
+
+
+def _rows(result: dict, section: str, **match) -> List[dict]:
+    return [r for r in result.get(section, [])
+            if all(r.get(k) == v for k, v in match.items())]
+
+
+def _over(result: dict, key: str, other: str,
+          lengths: Optional[Sequence[int]] = None) -> List[tuple]:
+    """(row of ``key``, its time over ``other``'s at the same length)."""
+    base = {r['length']: r.get('median_s')
+            for r in _rows(result, 'lengths', loss=other)}
+    return [(r, r['median_s'] / base[r['length']]
+             if r.get('median_s') and base.get(r['length']) else None)
+            for r in _rows(result, 'lengths', loss=key)
+            if lengths is None or r['length'] in lengths]
+
+
+def _seconds(result: dict, section: str, case: str) -> List[tuple]:
+    return [(r, r.get('median_s')) for r in _rows(result, section,
+                                                   case=case)]
+
+
+def _atss_shares(result: dict) -> List[tuple]:
+    return [(r, sum(r['share_of_step'].values()) if 'share_of_step' in r
+             else None) for r in result.get('step_share', [])
+            if str(r.get('detector', '')).startswith('ATSS') and
+            r.get('loss') != 'focal']
+
+
+#: id -> (text, limit, unit, rows): ``rows(result)`` gives (row, value)
+#: pairs, value None where the row has no time; a row passes when its
+#: value is at most the limit (below it for ``ap_vs_naive``) and it is
+#: not ``invalid``.
+TARGETS: Dict[str, tuple] = {
+    'ap_sort_equivalents': (
+        'RaMBO AP loss (rambo_ap_loss) at most 3 sort-equivalents at 1M and '
+        '10M scores', 3.0, 'sorts',
+        lambda r: _over(r, 'rambo_ap', 'sort', r.get('target_lengths'))),
+    'ap_vs_naive': (
+        'RaMBO AP loss faster than naive Algorithm 1 at every length', 1.0,
+        'x naive', lambda r: _over(r, 'rambo_ap', 'naive_alg1')),
+    'rambo_step_eager': (
+        'RaMBOAPLoss at most 1 ms per Faster R-CNN step (2 x 512 RoIs), '
+        'eager', 1e-3, 's', lambda r: _seconds(r, 'per_step', 'rambo_roi')),
+    'rambo_step_compiled': (
+        'RaMBOAPLoss at most 0.3 ms per Faster R-CNN step, compiled', 3e-4,
+        's', lambda r: _seconds(r, 'per_step_compile', 'rambo_roi')),
+    'dense_share_atss': (
+        'every dense rank loss at most 5 % of an ATSS R50 step', 0.05,
+        'share', _atss_shares),
+    'recall_step': (
+        'RaMBORecallLoss at most 1 ms per step at B 256', 1e-3, 's',
+        lambda r: _seconds(r, 'per_step', 'recall')),
+}
+
+
+def evaluate_targets(result: dict) -> List[dict]:
+    """Holds the rows to :data:`TARGETS`: each row a target applies to
+    gets ``targets[id] = {value, limit, pass}``; ``result['targets']``
+    (returned) lists every target's ``verdict``: 'pass' (every row
+    passes), 'fail' or 'not run' (no row)."""
+    verdicts = []
+    for key, (text, limit, unit, rows) in TARGETS.items():
+        passed = []
+        for row, value in rows(result):
+            ok = (value is not None and 'invalid' not in row and
+                  (value < limit if key == 'ap_vs_naive' else
+                   value <= limit))
+            row.setdefault('targets', {})[key] = dict(value=value,
+                                                      limit=limit, passed=ok)
+            passed.append(ok)
+        verdict = 'not run' if not passed else (
+            'pass' if all(passed) else 'fail')
+        verdicts.append(dict(id=key, text=text, limit=limit, unit=unit,
+                             rows=len(passed), passed=sum(passed),
+                             verdict=verdict))
+    result['targets'] = verdicts
+    return verdicts
+
+
+if __name__ == '__main__' and sys.argv[1:2] == ['--worker']:
+    from rankloss_lab.speed_run import serve as _serve
+    _serve(*sys.argv[2:4])

@@ -1,40 +1,45 @@
 """The GPU speed section of ``docs/losses.md``, generated from a JSON.
 
-The section lies between ``<!-- speed-table: gpu -->`` and
-``<!-- /speed-table -->`` and is what :func:`speed_section` makes of the
-first JSON of :data:`SPEED_JSONS` that exists: a speed run
+The section is the evidence table ``speed`` (between
+``<!-- evidence-table: speed -->`` and ``<!-- /evidence-table -->``,
+written and checked by ``tools/analysis_tools/evidence_tables.py``): what
+:func:`speed_section` makes of a speed run's JSON
 (``benchmark_rank_losses.py --speed-run``, format
-:data:`rankloss_lab.speed_run.FORMAT`) or, before one exists, the earlier
-``benchmark_rank_losses.py --devices cuda`` JSON (its AP-loss rows and
-per-step rows). ``benchmark_rank_losses.py --docs write`` rewrites the
-section, ``--docs check`` exits 1 when it is stale; a test compares them.
+:data:`rankloss_lab.speed_run.FORMAT`) at :data:`SPEED_JSON`, or, while
+none exists, a paragraph saying so. Every table names the GPU, the date and
+the package version in its own header.
 """
 import json
 import os.path as osp
-import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from rankloss_lab.paths import ROOT
 
-DOC = 'docs/losses.md'
-#: Candidates, the first that exists is the source: a speed run first.
-SPEED_JSONS = ('docs/evidence/gpu/speed_run.json',
-               'docs/evidence/gpu/benchmark_rank_losses_cuda_h200.json')
-MARKER = re.compile(r'(<!-- speed-table: gpu -->\n)(?P<body>.*?)'
-                    r'(<!-- /speed-table -->)', re.S)
+#: The GPU speed run the docs show.
+SPEED_JSON = 'docs/evidence/gpu/speed_run.json'
+#: The command that writes it, on a machine with a GPU.
+SPEED_RUN_COMMAND = ('python tools/analysis_tools/benchmark_rank_losses.py '
+                     '--speed-run --out docs/evidence/gpu/speed_run')
 
-__all__ = ['DOC', 'SPEED_JSONS', 'MARKER', 'source_json', 'speed_section',
-           'render_doc', 'update_doc', 'paper_line']
+__all__ = ['SPEED_JSON', 'SPEED_RUN_COMMAND', 'speed_table',
+           'speed_section', 'paper_line']
 
 
-def source_json(root: str = ROOT) -> Tuple[str, dict]:
-    """(path from the root, content) of the section's JSON."""
-    for rel in SPEED_JSONS:
-        path = osp.join(root, rel)
-        if osp.isfile(path):
-            with open(path, encoding='utf-8') as f:
-                return rel, json.load(f)
-    raise FileNotFoundError(f'none of {SPEED_JSONS} exists')
+def speed_table(doc_dir: str = '.', root: str = ROOT) -> str:
+    """The section for a doc in ``doc_dir`` (links relative to it): the
+    speed run of :data:`SPEED_JSON`, or a paragraph saying that none was
+    recorded."""
+    path = osp.join(root, SPEED_JSON)
+    if not osp.isfile(path):
+        return ('No speed run on a GPU is recorded '
+                f'(`{SPEED_JSON}` does not exist), so this section shows no '
+                'GPU times. On a machine with a GPU, '
+                f'`{SPEED_RUN_COMMAND}` writes it and '
+                '`python tools/analysis_tools/evidence_tables.py --write` '
+                'puts its tables here.\n')
+    with open(path, encoding='utf-8') as f:
+        result = json.load(f)
+    return speed_section(result, osp.relpath(path, osp.join(root, doc_dir)))
 
 
 def _ms(seconds: float) -> str:
@@ -51,58 +56,26 @@ def _cell(text: str) -> str:
 
 
 def _failed(row: dict) -> Optional[str]:
-    return _cell(f"failed: {row['error']}") if 'error' in row else None
+    """A row's failure or, where a compile fell in its timed calls, why
+    its time does not count; None for a valid row."""
+    if 'error' in row:
+        where = f" ({row['where'][-1]})" if row.get('where') else ''
+        return _cell(f"failed: {row['error']}{where}")
+    if 'invalid' in row:
+        return _cell(f"invalid: {row['invalid']}")
+    return None
+
+
+def _stamp(result: dict) -> str:
+    """The GPU, date and version, for a table's first header cell."""
+    return (f"{result['device_name']}, {result['date'][:10]}, "
+            f"mmdet_rankloss {result['version']}")
 
 
 def speed_section(result: dict, link: str) -> str:
-    """The section's markdown for a speed run or an earlier benchmark JSON;
-    ``link``: the JSON's path as the doc links it."""
-    if str(result.get('format', '')).startswith('speed-run/'):
-        return '\n'.join(_speed_run_lines(result, link)) + '\n'
-    return '\n'.join(_benchmark_lines(result, link)) + '\n'
-
-
-# --- an earlier ``--devices cuda`` benchmark JSON ----------------------------
-
-
-def _benchmark_lines(result: dict, link: str) -> List[str]:
-    settings = [k for k in result['ap'] if k.startswith('CUDA')] or \
-        list(result['ap'])
-    lines = []
-    for setting in settings:
-        rows = result['ap'][setting]
-        runs = rows[0]['ours']['runs']
-        lines += [
-            f"On {result['machine']} ("
-            f"{'' if setting.startswith('CUDA') else setting + '; '}"
-            f'`benchmark_rank_losses.py --devices cuda`, medians of {runs}, '
-            f'[JSON]({link})), the RaMBO AP loss (10 % positives, margin '
-            '0.15, lambda 0.5), forward + backward:', '',
-            '| length | torch.sort | ours | sort-equivalents | naive Alg. 1 '
-            '| naive / ours |', '|---:|---:|---:|---:|---:|---:|']
-        for r in rows:
-            naive = _ms(r['naive']['median_s']) if 'naive' in r else 'not run'
-            ratio = f"{r['naive_over_ours']:.2f}x" if 'naive' in r else '-'
-            lines.append(
-                f"| {r['length']:,} | {_ms(r['sort']['median_s'])} "
-                f"| {_ms(r['ours']['median_s'])} | {r['ours_over_sort']:.1f} "
-                f'| {naive} | {ratio} |')
-        faster = [f"{r['length']:,}" for r in rows
-                  if r.get('naive_over_ours', 1) < 1]
-        lines += ['', 'Ours costs '
-                  f"{min(r['ours_over_sort'] for r in rows):.0f} to "
-                  f"{max(r['ours_over_sort'] for r in rows):.0f} "
-                  '`torch.sort`s of the same length; the naive version is '
-                  'faster than ours at ' +
-                  (' and '.join(faster) or 'no length') + ' scores.', '']
-    step_rows = result.get('detection', []) + result.get('retrieval', [])
-    if step_rows:
-        lines += ['Per training step on that GPU, forward + backward:', '',
-                  '| loss | time |', '|---|---:|']
-        lines += [f"| {r['name']} | {_ms(r['median_s'])} |"
-                  for r in step_rows]
-        lines.append('')
-    return lines
+    """The section's markdown for a speed run; ``link``: the JSON's path
+    as the doc links it."""
+    return '\n'.join(_speed_run_lines(result, link)) + '\n'
 
 
 # --- a speed run -------------------------------------------------------------
@@ -115,15 +88,25 @@ def _speed_run_lines(result: dict, link: str) -> List[str]:
         f"{result.get('cuda') or 'none'}, {result['date']}; "
         "`benchmark_rank_losses.py "
         f"--speed-run`, medians of {result['repeats']}, [JSON]({link})), "
-        'forward + backward. Lengths: N(0, 1) fp32 scores; the RaMBO AP '
+        'forward + backward, each item in a worker process of its own '
+        'or shared. Lengths: N(0, 1) fp32 scores; the RaMBO AP '
         'loss and naive Algorithm 1 with 10 % positives, the error-driven '
         'losses and the bucketed peers with 500.', '']
+    lines += _target_lines(result)
     lines += _length_lines(result)
     lines += _per_step_lines(result)
     lines += _share_lines(result)
     lines += _amp_lines(result)
     lines += _skipped_lines(result)
     return lines
+
+
+def _target_lines(result: dict) -> List[str]:
+    lines = [f'| target ({_stamp(result)}) | rows | passed | verdict |',
+             '|---|---:|---:|---|']
+    lines += [f"| {t['text']} | {t['rows']} | {t['passed']} "
+              f"| {t['verdict']} |" for t in result.get('targets', [])]
+    return lines + ['']
 
 
 def _length_lines(result: dict) -> List[str]:
@@ -136,7 +119,8 @@ def _length_lines(result: dict) -> List[str]:
     if not lengths:
         return ['No length was timed.', '']
     sort = by_key.get('sort', {})
-    lines = ['| loss | ' + ' | '.join(f'{n:,}' for n in lengths) + ' |',
+    lines = [f'| loss ({_stamp(result)}) | ' +
+             ' | '.join(f'{n:,}' for n in lengths) + ' |',
              '|---|' + '---:|' * len(lengths),
              ]
     for key, label in result['length_losses'].items():
@@ -145,7 +129,7 @@ def _length_lines(result: dict) -> List[str]:
             r = by_key.get(key, {}).get(n)
             if r is None:
                 cells.append('not run')
-            elif 'error' in r:
+            elif _failed(r):
                 cells.append(_failed(r))
             elif key != 'sort' and n in sort and 'median_s' in sort[n]:
                 cells.append(f"{_ms(r['median_s'])} "
@@ -185,18 +169,34 @@ def paper_line(paper: dict) -> str:
                       paper['seconds_per_iter'].items()) + '.')
 
 
+def _time(row: Optional[dict], key: str = 'median_s') -> str:
+    if not row:
+        return 'not run'
+    return _failed(row) or _ms(row[key])
+
+
 def _per_step_lines(result: dict) -> List[str]:
-    amp = {r['name'][:-len(', AMP')]: r for r in result.get('amp', [])
-           if r['name'].endswith(', AMP')}
+    amp = {r['case']: r for r in result.get('amp', []) if 'case' in r}
+    compiled = {r['case']: r for r in result.get('per_step_compile', [])}
     lines = ['Per training step, one call of each loss:', '',
-             '| loss | forward + backward | under AMP (fp16 autocast, '
-             'GradScaler) | AMP gradient finite |', '|---|---:|---:|---|']
+             f'| loss ({_stamp(result)}) | forward + backward | compiled '
+             '| under AMP (fp16 autocast, GradScaler) '
+             '| AMP gradient finite |', '|---|---:|---:|---:|---|']
     for r in result.get('per_step', []):
-        a = amp.get(r['name'], {})
+        a, c = amp.get(r['case'], {}), compiled.get(r['case'])
         lines.append(
-            f"| {r['name']} | {_failed(r) or _ms(r['median_s'])} "
-            f"| {_failed(a) or (_ms(a['median_s']) if a else 'not run')} "
-            f"| {a.get('grad_finite', '-') if 'error' not in a else '-'} |")
+            f"| {r['name']} | {_time(r)} | {_time(c) if c else '-'} "
+            f"| {_time(a)} | {a.get('grad_finite', '-')} |")
+    roi = amp.get('roi_align')
+    if roi and not _failed(roi):
+        lines += ['', f"mmcv `RoIAlign` under fp16 autocast ({roi['rois']} "
+                  f"fp16 RoIs, fp16 features {roi['feature_shape']}): "
+                  f"{_ms(roi['median_s'])} forward + backward, output "
+                  f"{roi['out_dtype']}, largest difference to float32 "
+                  f"{roi['max_rel_diff']:.1e} of the largest output, "
+                  f"gradient finite: {roi['grad_finite']}."]
+    elif roi:
+        lines += ['', f'mmcv `RoIAlign` under fp16 autocast: {_failed(roi)}.']
     return lines + ['']
 
 
@@ -212,39 +212,38 @@ def _share_lines(result: dict) -> List[str]:
         'Share of a training step (2 random images, SGD; random weights) '
         'spent in the classification losses, forward + backward on the '
         "step's own scores; compiled: the losses' `forward` under "
-        '`torch.compile` (the rest eager):', '',
-        '| detector | loss | step | loss shares | step, losses compiled '
-        '| loss shares, compiled |', '|---|---|---:|---|---:|---|']
+        '`torch.compile` (the rest eager), timed after the calls that '
+        'compile:', '',
+        f'| detector ({_stamp(result)}) | loss | step | loss shares '
+        '| step, losses compiled | loss shares, compiled |',
+        '|---|---|---:|---|---:|---|']
     for r in result.get('step_share', []):
         c = compiled.get((r.get('detector'), r.get('loss')))
-        if c is None:
-            c_step, c_share = 'not run', '-'
-        elif 'error' in c:
-            c_step, c_share = _failed(c), '-'
-        else:
-            c_step, c_share = _ms(c['step_s']), _shares(c)
-        if 'error' in r:
-            lines.append(f"| {r['detector']} | {r['loss']} | {_failed(r)} "
-                         f'| - | {c_step} | {c_share} |')
-            continue
-        lines.append(f"| {r['detector']} | {r['loss']} | {_ms(r['step_s'])} "
-                     f'| {_shares(r)} | {c_step} | {c_share} |')
+        c_step = _time(c, 'step_s') if c is not None else '-'
+        c_share = _shares(c) if c is not None and not _failed(c) else '-'
+        share = '-' if _failed(r) else _shares(r)
+        lines.append(f"| {r['detector']} | {r['loss']} "
+                     f"| {_time(r, 'step_s')} | {share} | {c_step} "
+                     f'| {c_share} |')
     return lines + ['']
 
 
 def _amp_lines(result: dict) -> List[str]:
-    rows = [r for r in result.get('amp', []) if r['name'].endswith('step')]
+    rows = [r for r in result.get('amp', []) if 'detector' in r]
     lines = ['Training steps under AMP (fp16 autocast, GradScaler, as '
-             '`--amp`), with the configs\' `RankLogitsFp32Hook`:', '',
-             '| detector | loss | AMP step | losses finite | final scale |',
-             '|---|---|---:|---|---:|']
+             "`--amp`), with the configs' `RankLogitsFp32Hook`; RoIAlign: "
+             "the dtypes of the features / RoIs that mmcv's `RoIAlign` got:",
+             '', f'| detector ({_stamp(result)}) | loss | AMP step '
+             '| losses finite | final scale | RoIAlign |',
+             '|---|---|---:|---|---:|---|']
     for r in rows:
-        if 'error' in r:
+        if _failed(r):
             lines.append(f"| {r['detector']} | {r['loss']} | {_failed(r)} "
-                         '| - | - |')
+                         '| - | - | - |')
             continue
         lines.append(f"| {r['detector']} | {r['loss']} | {_ms(r['step_s'])} "
-                     f"| {r['loss_finite']} | {r['grad_scale']:g} |")
+                     f"| {r['loss_finite']} | {r['grad_scale']:g} "
+                     f"| {', '.join(r.get('roi_align_inputs', [])) or '-'} |")
     return lines + ['']
 
 
@@ -256,28 +255,3 @@ def _skipped_lines(result: dict) -> List[str]:
         return [f'Everything ran ({spent}).', '']
     return [f'Not run, past the time budget ({spent}): ' + '; '.join(
         f"{s['section']}: {s['name']}" for s in skipped) + '.', '']
-
-
-# --- the doc -----------------------------------------------------------------
-
-
-def render_doc(text: str, section: str) -> str:
-    """``text`` with the marked section replaced by ``section``."""
-    if not MARKER.search(text):
-        raise ValueError(f'{DOC} has no <!-- speed-table: gpu --> marker')
-    return MARKER.sub(lambda m: m.group(1) + section + m.group(3), text)
-
-
-def update_doc(root: str = ROOT, write: bool = False) -> bool:
-    """Whether the doc's section is what the JSON gives; with ``write``,
-    makes it so. Returns True when it was already up to date."""
-    rel, result = source_json(root)
-    link = osp.relpath(osp.join(root, rel), osp.join(root, osp.dirname(DOC)))
-    path = osp.join(root, DOC)
-    with open(path, encoding='utf-8') as f:
-        old = f.read()
-    new = render_doc(old, speed_section(result, link))
-    if new != old and write:
-        with open(path, 'w', encoding='utf-8') as f:
-            f.write(new)
-    return new == old

@@ -16,17 +16,18 @@ Writes ``<out>.json`` and ``<out>.md``: measurements of this machine, not
 pass/fail criteria (``--smoke``: tiny sizes for CI). A line after every case
 gives the cases done, the time spent and an ETA.
 
-``--speed-run`` is the one command for a GPU (else the CPU), under 8
-minutes with the default ``--budget-s 420``; its JSON's sections are
-``rankloss_lab.speed_run.SECTIONS`` and ``<out>.md`` is the docs section
-(``lab/rankloss_lab/speed_tables.py``). ``--docs write`` puts the section
-made from ``docs/evidence/gpu/speed_run.json`` (before one exists, the
-earlier H200 JSON) into ``docs/losses.md``; ``--docs check`` exits 1 when it
-is stale::
+``--speed-run`` is the one command for a GPU (else the CPU), within the
+default ``--budget-s 420`` (7 minutes; ``EXPECT_S`` holds what each item is
+expected to take), each item in a worker process
+(``rankloss_lab.speed_run.Plan``); its JSON's sections are
+``rankloss_lab.speed_run.SECTIONS``, with the targets of each row, and
+``<out>.md`` is the docs section (``lab/rankloss_lab/speed_tables.py``).
+``tools/analysis_tools/evidence_tables.py --write`` puts the section made
+from ``docs/evidence/gpu/speed_run.json`` into ``docs/losses.md``::
 
     python tools/analysis_tools/benchmark_rank_losses.py --speed-run \
         --out docs/evidence/gpu/speed_run
-    python tools/analysis_tools/benchmark_rank_losses.py --docs write
+    python tools/analysis_tools/evidence_tables.py --write
 
     python tools/analysis_tools/benchmark_rank_losses.py \\
         --out work_dirs/bench/bench
@@ -416,11 +417,8 @@ _ERROR_DRIVEN_KEYS = {
 }
 _FRCNN_R50 = 'configs/rambo/faster-rcnn_r50_fpn_{}_1x_{}.py'
 _ATSS_R50 = 'configs/dense/atss/atss_r50_fpn_{}_1x_coco.py'
-_RETINA_R50 = 'configs/dense/retinanet/retinanet_r50_fpn_{}_1x_coco.py'
 _FRCNN_R18 = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 _ATSS_R18 = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
-_RETINA_R18 = ('configs/dense/retinanet/'
-               'retinanet_r18-w32_fpn_{}_16e_digitsvoc.py')
 #: losses benchmarked on MMDetection's recipe (``_mmdet-1x_``: the focal
 #: twin's model and anchors), not on their authors' (other anchors and
 #: batch; aLRP at 512 px)
@@ -440,34 +438,26 @@ def detector_configs(smoke: bool) -> Dict[str, List[tuple]]:
     config, 20 classes), or for a smoke run a few of the small DigitsVOC
     R18-w32 models, one of each kind of head."""
     if smoke:
-        return dict(
-            share=[('Faster R-CNN R18-w32', k, _FRCNN_R18.format(k))
-                   for k in ('ce', 'rambo')] +
-            [('ATSS R18-w32', k, _ATSS_R18.format(k))
-             for k in ('focal', 'rank-sort')],
-            amp=[('ATSS R18-w32', 'rambo-focal',
-                  _ATSS_R18.format('rambo-focal')),
-                 ('ATSS R18-w32', 'alrp', _ATSS_R18.format('alrp')),
-                 ('RetinaNet R18-w32', 'rank-sort',
-                  _RETINA_R18.format('rank-sort'))],
-            compile=[('Faster R-CNN R18-w32', 'ce', _FRCNN_R18.format('ce'))])
+        frcnn = ('Faster R-CNN R18-w32', 'rambo', _FRCNN_R18.format('rambo'))
+        return dict(share=[frcnn, ('ATSS R18-w32', 'rank-sort',
+                                   _ATSS_R18.format('rank-sort'))],
+                    amp=[frcnn, ('ATSS R18-w32', 'alrp',
+                                 _ATSS_R18.format('alrp'))],
+                    compile=[frcnn])
     frcnn = [('ce', _FRCNN_R50.format('ce', 'coco')),
              ('rambo', _FRCNN_R50.format('rambo', 'voc0712')),
              ('rambo-bce', _FRCNN_R50.format('rambo-bce', 'coco')),
              ('rank-sort', _r50(_FRCNN_R50, 'rank-sort', 'coco'))]
     atss = [(k, _r50(_ATSS_R50, k)) for k in
             ('focal', 'rambo', 'rambo-focal', 'rank-sort', 'alrp')]
-    retina = [(k, _r50(_RETINA_R50, k)) for k in
-              ('rambo', 'rambo-focal', 'rank-sort', 'alrp')]
     share = [('Faster R-CNN R50', *c) for c in frcnn] + \
         [('ATSS R50', *c) for c in atss]
-    # under torch.compile, RS and its baselines first: the budget may cut
-    # the last ones
-    order = ('rank-sort', 'ce', 'focal', 'rambo-bce', 'rambo-focal')
+    # AMP: every rank loss of the two detectors; compiled: the RoI head's
+    # RaMBO and the dense head's Rank & Sort (the targets' detectors)
     return dict(share=share,
-                amp=share + [('RetinaNet R50', *c) for c in retina],
-                compile=sorted((c for c in share if c[1] in order),
-                               key=lambda c: order.index(c[1])))
+                amp=[c for c in share if c[1] not in ('ce', 'focal')],
+                compile=[c for c in share if c[:2] in (
+                    ('Faster R-CNN R50', 'rambo'), ('ATSS R50', 'rank-sort'))])
 
 
 def _length_inputs(n: int, device: torch.device, cache: dict) -> dict:
@@ -554,25 +544,26 @@ def per_step_cases(smoke: bool) -> List[dict]:
     dense = f'dense, {anchors:,} anchors x {classes} classes'
     cases = [dict(name=f'RaMBOAPLoss, {k} x {rois} RoIs, 20+1 classes, '
                   'tau 7', cfg=dict(type='RaMBOAPLoss', memory=7),
-                  kind='roi', size=(k * rois, 20), calls=8)
-             for k in (2, 16)]
+                  kind='roi', size=(k * rois, 20), calls=8, case=case)
+             for k, case in ((2, 'rambo_roi'),
+                             (4 if smoke else 16, 'rambo_roi_large'))]
     cases += [
         dict(name=f'RaMBOAPLoss, {dense}, sigmoid, margin 0',
              cfg=dict(type='RaMBOAPLoss', score_space='sigmoid', margin=0.0,
                       memory=0), kind='dense', size=(anchors, classes),
-             calls=1),
+             calls=1, case='rambo_dense'),
         dict(name=f'RankSortLoss, {dense}', cfg=dict(type='RankSortLoss'),
              kind='dense', size=(anchors, classes), calls=1,
-             per_anchor='quality'),
+             per_anchor='quality', case='rank_sort_dense'),
         dict(name=f'ALRPLoss, {dense}', cfg=dict(type='ALRPLoss'),
              kind='dense', size=(anchors, classes), calls=1,
-             per_anchor='loc_error'),
+             per_anchor='loc_error', case='alrp_dense'),
         dict(name=f'ErrorDrivenAPLoss, {dense}',
              cfg=dict(type='ErrorDrivenAPLoss'), kind='dense',
-             size=(anchors, classes), calls=1),
+             size=(anchors, classes), calls=1, case='ap_loss_dense'),
         dict(name=f'RaMBORecallLoss log, memory 3, B {recall_b}, D 512',
              cfg=dict(type='RaMBORecallLoss', memory=3), kind='embedding',
-             size=(recall_b, 512), calls=4),
+             size=(recall_b, 512), calls=4, case='recall'),
     ]
     return cases
 
@@ -592,16 +583,24 @@ def _case_batches(case: dict, loss_fn, device: torch.device) -> list:
 
 
 def loss_step_row(case: dict, device: torch.device, repeats: int,
-                  amp: bool = False) -> dict:
+                  amp: bool = False,
+                  compile_backend: Optional[str] = None) -> dict:
     """Forward + backward of one training step of ``case``'s loss (per
     call); ``amp``: the scores in fp16 under autocast, backward through a
-    GradScaler, and whether the gradient was finite."""
+    GradScaler, and whether the gradient was finite (kept on the device,
+    read after the timed calls); ``compile_backend``: the loss's
+    ``forward`` under ``torch.compile(dynamic=True)``, timed after the calls
+    that compile it (:func:`rankloss_lab.speed_run.time_it`)."""
     loss_fn = MODELS.build(case['cfg']).to(device)
+    if compile_backend:
+        loss_fn.forward = torch.compile(loss_fn.forward, dynamic=True,
+                                        backend=compile_backend)
     batches = _case_batches(case, loss_fn, device)
     scaler = sr.amp_scaler(device) if amp else None
-    finite = []
+    finite = torch.ones((), dtype=torch.bool, device=device)
 
     def step():
+        nonlocal finite
         for scores, args, kwargs in batches:
             leaf = scores.clone().requires_grad_(True)
             with torch.autocast(device.type, dtype=torch.float16,
@@ -610,50 +609,92 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
                                          *args, **kwargs))
             if amp:
                 scaler.scale(out).backward()
-                finite.append(bool(torch.isfinite(leaf.grad).all()))
+                finite = finite & torch.isfinite(leaf.grad).all()
             else:
                 out.backward()
 
     row = per_step(time_it(step, device, repeats), len(batches))
     if amp:
-        row['grad_finite'] = all(finite)
+        row['grad_finite'] = bool(finite)
+    if compile_backend:
+        row['compile_backend'] = compile_backend
     return row
 
 
-def speed_run_plan(args, device: torch.device):
+#: Expected seconds of the speed run's items on an H100 / H200-class GPU
+#: (estimates: a detector item is dominated by building the R50 model on
+#: the host and a compiled item by Inductor's compile, 55 s for
+#: RaMBOAPLoss on the 2-core CPU), and of the smoke run's on the 2-core
+#: CPU (measured). A run records each item's seconds (``item_s``).
+EXPECT_S = dict(
+    gpu=dict(per_step=2.0, roi_align=2.0, share=8.0, amp=7.0,
+             loss_compile=45.0, share_compile=55.0),
+    smoke=dict(per_step=2.0, roi_align=1.0, share=6.0, amp=6.0,
+               loss_compile=10.0, share_compile=15.0))
+
+
+def _length_expect_s(n: int, smoke: bool) -> float:
+    return 0.5 if smoke else 0.5 + n / 4e6
+
+
+def speed_run_plan(args, device: torch.device) -> sr.Plan:
     """Every item of the speed run, in ``rankloss_lab.speed_run.SECTIONS``
-    order."""
-    plan = sr.Plan(args.budget_s)
+    order; the compiled items each in a worker of their own."""
+    expect = EXPECT_S['smoke' if args.smoke else 'gpu']
+    plan = sr.Plan(args.budget_s, device)
     cache: dict = {}
     for n in args.lengths:
         for key, label in LENGTH_LOSSES:
             plan.add('lengths', f'{key} n={n:,}',
                      _length_row(key, n, device, args.repeats, cache),
-                     expect_s=0.5 + n / 2e6, length=n, loss=key, label=label)
+                     expect_s=_length_expect_s(n, args.smoke), length=n,
+                     loss=key, label=label)
     cases = per_step_cases(args.smoke)
     for case in cases:
-        plan.add('per_step', case['name'], lambda c=case: loss_step_row(
-            c, device, args.repeats), expect_s=2)
-    _plan_detectors(plan, 'step_share', args.smoke, device)
+        plan.add('per_step', case['name'], functools.partial(
+            loss_step_row, case, device, args.repeats),
+            expect_s=expect['per_step'], case=case['case'])
+    _plan_detectors(plan, 'step_share', args.smoke, device, expect)
     for case in cases:
-        plan.add('amp', f'{case["name"]}, AMP',
-                 lambda c=case: loss_step_row(c, device, args.repeats,
-                                              amp=True), expect_s=2)
-    _plan_detectors(plan, 'amp', args.smoke, device)
-    _plan_detectors(plan, 'step_share_compile', args.smoke, device)
+        plan.add('amp', f'{case["name"]}, AMP', functools.partial(
+            loss_step_row, case, device, args.repeats, amp=True),
+            expect_s=expect['per_step'], case=case['case'])
+    rois, size = (32, (16, 32)) if args.smoke else (1024, (200, 336))
+    plan.add('amp', f'mmcv RoIAlign, fp16 features and {rois} fp16 RoIs '
+             'under autocast', functools.partial(
+                 sr.roi_align_row, device, args.repeats, rois,
+                 16 if args.smoke else 256, size),
+             expect_s=expect['roi_align'], case='roi_align')
+    _plan_detectors(plan, 'amp', args.smoke, device, expect)
+    backend = 'eager' if args.smoke else 'inductor'
+    case = cases[0]  # the plain RaMBOAPLoss of a Faster R-CNN step
+    plan.add('per_step_compile', f'{case["name"]}, compiled ({backend})',
+             functools.partial(loss_step_row, case, device, args.repeats,
+                               compile_backend=backend),
+             expect_s=expect['loss_compile'], isolated=True,
+             case=case['case'])
+    _plan_detectors(plan, 'step_share_compile', args.smoke, device, expect)
     return plan
 
 
-def _plan_detectors(plan, section: str, smoke: bool,
-                    device: torch.device) -> None:
+def worker_plan(**kwargs) -> sr.Plan:
+    """The plan of a speed-run worker (``speed_run(args)``'s arguments)."""
+    return speed_run_plan(argparse.Namespace(**kwargs),
+                          torch.device(kwargs['device']))
+
+
+def _plan_detectors(plan, section: str, smoke: bool, device: torch.device,
+                    expect: dict) -> None:
     """The detector items of ``section``: step shares (eager, or with the
     losses under torch.compile: inductor, the eager backend in a smoke run)
     or AMP steps, on 2 random images of 1333 x 800 (128 x 128 smoke)."""
     size = (128, 128) if smoke else (800, 1333)
-    steps, repeats, warmup = (1, 2, 2) if smoke else (3, 5, 8)
-    key, what, expect_s = dict(
-        step_share=('share', 'eager', 15), amp=('amp', 'AMP step', 10),
-        step_share_compile=('compile', 'loss under torch.compile', 60),
+    steps, repeats, warmup = (1, 1, 1) if smoke else (3, 5, 8)
+    key, what, expect_key = dict(
+        step_share=('share', 'eager', 'share'),
+        amp=('amp', 'AMP step', 'amp'),
+        step_share_compile=('compile', 'loss under torch.compile',
+                            'share_compile'),
     )[section]
     backend = None
     if section == 'step_share_compile':
@@ -665,7 +706,8 @@ def _plan_detectors(plan, section: str, smoke: bool,
             fn = functools.partial(sr.share_row, config, device, size, steps,
                                    repeats, backend, warmup)
         plan.add(section, f'{detector}, {loss}, {what}', fn,
-                 expect_s=expect_s, detector=detector, loss=loss)
+                 expect_s=expect[expect_key], isolated=backend is not None,
+                 detector=detector, loss=loss)
 
 
 def speed_run(args, device: torch.device) -> dict:
@@ -678,11 +720,19 @@ def speed_run(args, device: torch.device) -> dict:
         cuda=torch.version.cuda, threads=torch.get_num_threads(),
         smoke=bool(args.smoke), budget_s=args.budget_s,
         repeats=args.repeats, lengths_asked=list(args.lengths),
+        target_lengths=list(args.lengths) if args.smoke else
+        [n for n in args.lengths if n >= 1_000_000],
         length_losses=dict(LENGTH_LOSSES),
         paper_numbers=paper_numbers())
     print(f"speed run on {result['device_name']} ({device}), budget "
-          f'{args.budget_s:.0f} s:', flush=True)
-    return speed_run_plan(args, device).run(result)
+          f'{args.budget_s:.0f} s, items in worker processes:', flush=True)
+    worker = sr.worker_command(
+        f'{os.path.abspath(__file__)}:worker_plan', smoke=bool(args.smoke),
+        budget_s=args.budget_s, repeats=args.repeats,
+        lengths=list(args.lengths), device=str(device))
+    result = speed_run_plan(args, device).run(result, worker)
+    sr.evaluate_targets(result)
+    return result
 
 
 def _ms(row: dict, key: str) -> str:
@@ -788,15 +838,8 @@ def main(argv: Optional[List[str]] = None) -> dict:
     parser.add_argument('--budget-s', type=float, default=420.0,
                         help='--speed-run: seconds it may take; what does '
                         'not fit is skipped and listed')
-    parser.add_argument('--docs', choices=['write', 'check'],
-                        help='only rewrite (write) or compare (check, exit '
-                        '1 when stale) the GPU speed section of '
-                        'docs/losses.md, from its JSON '
-                        '(lab/rankloss_lab/speed_tables.py)')
     parser.add_argument('--out', default='work_dirs/benchmark/rank_losses')
     args = parser.parse_args(argv)
-    if args.docs:
-        return _docs(args.docs)
     if args.smoke:
         args.lengths, args.repeats = [1_000, 10_000], 2
         if args.error_driven_lengths:
@@ -875,18 +918,6 @@ def speed_markdown(result: dict, out: str) -> str:
     linking ``<out>.json`` by its file name."""
     return speed_tables.speed_section(result,
                                       os.path.basename(out) + '.json')
-
-
-def _docs(mode: str) -> dict:
-    """``--docs write|check``: the GPU speed section of docs/losses.md."""
-    fresh = speed_tables.update_doc(write=mode == 'write')
-    rel, _ = speed_tables.source_json()
-    state = 'up to date' if fresh else (
-        'rewritten' if mode == 'write' else 'STALE (run --docs write)')
-    print(f'{speed_tables.DOC}: GPU speed section from {rel}: {state}')
-    if mode == 'check' and not fresh:
-        sys.exit(1)
-    return dict(doc=speed_tables.DOC, source=rel, fresh=fresh)
 
 
 def _write(result: dict, out: str,
