@@ -197,6 +197,26 @@ def test_plan_skips_what_the_budget_cannot_fit():
     assert [s['name'] for s in result['skipped']] == ['too long']
 
 
+def test_time_it_times_after_the_compiles_and_marks_a_recompile():
+    """Warm-up runs until a call compiles nothing; a compile among the
+    timed calls (here: a new shape) makes the row invalid."""
+    import torch
+
+    from rankloss_lab.speed_run import time_it
+    double = torch.compile(lambda x: x * 2, backend='eager', dynamic=False)
+    cpu = torch.device('cpu')
+    row = time_it(lambda: double(torch.ones(3)), cpu, repeats=3)
+    assert row['recompiles'] == 0 and 'invalid' not in row
+    assert row['warmup_calls'] == 2  # the compiling call, then a clean one
+    # warm-up and the peak-memory call in int32, the timed calls in others
+    dtypes = iter([torch.int32] * 3 + [torch.int64, torch.float64,
+                                       torch.int16])
+    row = time_it(lambda: double(torch.ones(3, dtype=next(dtypes))), cpu,
+                  repeats=3)
+    assert row['recompiles'] == 3
+    assert row['invalid'].endswith('compile(s) during the timed calls')
+
+
 _POISONED = []  # in a worker: whether its (pretend) device failed
 
 
