@@ -63,3 +63,23 @@ def test_the_rule_on_the_recorded_grids(name, method, before, after):
     assert study.selected_lrs(spec, results)[method] == before
     assert study.selected_lrs(dict(spec, name='after_the_rule'),
                               results)[method] == after
+
+
+def test_every_shipped_lr_of_the_one_seed_study_follows_the_rule():
+    """The 16-epoch ATSS and RetinaNet configs carry lrs one seed (5)
+    selected: each ships the lr the stability rule gives on that study's
+    recorded grids, and says so."""
+    from mmengine.config import Config
+    spec = study.load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
+                                    'digitsvoc_dense_fixed_16e.py'))
+    results = study.collect_results(
+        spec, osp.join(ROOT, 'work_dirs', 'no_such_dir'),
+        osp.join(ROOT, 'docs', 'evidence', 'runs'))
+    assert spec['select_seeds'] == [5]
+    stable = study.selected_lrs(dict(spec, name='after_the_rule'), results)
+    for method, m in spec['methods'].items():
+        path = osp.join(ROOT, m['config'])
+        assert Config.fromfile(path).optim_wrapper.optimizer.lr == \
+            stable[method], (method, m['config'])
+        with open(path, encoding='utf-8') as f:
+            assert 'stability rule' in ' '.join(f.read().split()), path

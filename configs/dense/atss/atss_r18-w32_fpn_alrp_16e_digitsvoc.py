@@ -13,4 +13,6 @@ custom_hooks = _base_.alrp_hooks
 # lr: selected on val by lab/rankloss_lab/studies/digitsvoc_dense_atss_rank_sort_16e.py
 # (seed 5) from {0.00125, 0.0025, 0.005, 0.01, 0.02}; val and test results
 # against focal: docs/evidence/digitsvoc_dense_atss_rank_sort_16e.md.
+# One seed selected it; the stability rule (rankloss_lab.study.selection)
+# keeps it: the next larger lr of the grid did not collapse on that seed.
 optim_wrapper = dict(optimizer=dict(lr=0.0025))

@@ -20,4 +20,6 @@ custom_hooks = _base_.alrp_hooks
 # (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md);
 # val and test results:
 # docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md.
+# One seed selected it; the stability rule (rankloss_lab.study.selection)
+# keeps it: the next larger lr of the grid did not collapse on that seed.
 optim_wrapper = dict(optimizer=dict(lr=0.02))
