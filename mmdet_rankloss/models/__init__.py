@@ -11,6 +11,7 @@ from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,
                               ErrorDrivenDenseHeadMixin, RankSortATSSHead,
                               RankSortBBoxHead, RankSortRetinaHead)
 from .rank_sort_mask_heads import RankSortMaskHead, RankSortRoIHead
+from .rank_sort_paa import RankSortPAAHead
 from .retrieval import RetrievalModel
 from .weight_init import OrthogonalInit, orthogonal_init
 
@@ -20,5 +21,6 @@ __all__ = [
     'LargeBatchRetrievalModel', 'chunked_embedding_backward', 'HeadFitError',
     'head_fit_faults', 'ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead',
     'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead',
-    'RankSortMaskHead', 'RankSortRoIHead', 'RaMBOFCOSHead', 'RankSortFCOSHead'
+    'RankSortMaskHead', 'RankSortRoIHead', 'RaMBOFCOSHead', 'RankSortFCOSHead',
+    'RankSortPAAHead'
 ]

@@ -130,6 +130,9 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
 
     #: loss classes the head serves
     loss_types = (RankSortLoss, ALRPLoss)
+    #: the stock losses of a quality branch the rank losses replace (ATSS's
+    #: centerness, PAA's IoU): kept in the graph with a zero value
+    dropped_losses = ('loss_centerness', )
 
     def _init_layers(self) -> None:
         if not isinstance(self.loss_cls, self.loss_types):
@@ -156,11 +159,11 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
             self._box_context = None
         if losses.get('loss_bbox', 0) is None:  # aLRP: loss_alrp_loc
             losses.pop('loss_bbox')
-        if 'loss_centerness' in losses:  # ATSS: the branch is dropped
-            centerness = losses['loss_centerness']
-            centerness = centerness if isinstance(centerness, list) \
-                else [centerness]
-            losses['loss_centerness'] = sum(c * 0 for c in centerness)
+        for key in self.dropped_losses:  # the branch is dropped
+            if key in losses:
+                values = losses[key] if isinstance(losses[key], list) \
+                    else [losses[key]]
+                losses[key] = sum(v * 0 for v in values)
         return losses
 
     def _anchor_boxes(self, labels: Tensor):

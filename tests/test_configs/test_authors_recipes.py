@@ -27,7 +27,9 @@ RS_ATSS = 'dense/atss/atss_r50_fpn_rank-sort_1x_coco.py'
 RS_RCNN = 'rambo/faster-rcnn_r50_fpn_rank-sort_1x_coco.py'
 ALRP_RETINA = 'dense/retinanet/retinanet_r50_fpn_alrp_100e_coco-512.py'
 ALRP_ATSS = 'dense/atss/atss_r50_fpn_alrp_100e_coco-512.py'
-RECIPES = [RS_ATSS, RS_RCNN, ALRP_RETINA, ALRP_ATSS]
+RS_CASCADE = 'rank_sort/cascade-rcnn_r50_fpn_rank-sort_1x_coco.py'
+RS_PAA = 'rank_sort/paa_r50_fpn_rank-sort_1x_coco.py'
+RECIPES = [RS_ATSS, RS_RCNN, ALRP_RETINA, ALRP_ATSS, RS_CASCADE, RS_PAA]
 ALRP = [ALRP_RETINA, ALRP_ATSS]
 
 # the authors' files the values come from
@@ -36,6 +38,12 @@ RS_ATSS_SRC = _RS + 'configs/ranksort_loss/ranksort_atss_r50_fpn_1x_coco.py'
 RS_RCNN_SRC = (_RS +
                'configs/ranksort_loss/ranksort_faster_rcnn_r50_fpn_1x_coco.py')
 RS_ATSS_HEAD = _RS + 'mmdet/models/dense_heads/rank_based_atss_head.py'
+RS_CASCADE_SRC = (
+    _RS + 'configs/ranksort_loss/ranksort_cascade_rcnn_r50_fpn_1x_coco.py')
+RS_CASCADE_HEAD = _RS + 'mmdet/models/roi_heads/rankbased_cascade_roi_head.py'
+RS_RCNN_HEAD = _RS + 'mmdet/models/roi_heads/bbox_heads/convfc_bbox_head.py'
+RS_PAA_SRC = _RS + 'configs/ranksort_loss/ranksort_paa_r50_fpn_1x_coco.py'
+RS_PAA_HEAD = _RS + 'mmdet/models/dense_heads/rank_based_paa_head.py'
 RS_SCHEDULE = _RS + 'configs/_base_/schedules/schedule_1x.py'
 RS_DATA = _RS + 'configs/_base_/datasets/coco_detection.py'
 RS_FRCNN = _RS + 'configs/_base_/models/faster_rcnn_r50_fpn.py'
@@ -121,6 +129,126 @@ ROWS = [
     (ALRP_ATSS, 'param_scheduler.[MultiStepLR].milestones', [75, 95],
      ALRP_ATSS_SRC),
 ]
+# --- RS-Cascade R-CNN. Their `RankBasedCascadeRoIHead` differs from
+# MMDetection's `CascadeRoIHead` only on the mask path (it hands the box
+# weights and the RS value to the mask head); their stages'
+# `RankBasedShared2FCBBoxHead` is our `RankSortBBoxHead`.
+_RPN_HEAD, _ROI = 'model.rpn_head', 'model.roi_head'
+_STAGES = f'{_ROI}.bbox_head'
+ROWS += [
+    (RS_CASCADE, 'model.type', 'CascadeRCNN', RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.backbone.depth', 50, RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.backbone.frozen_stages', 1, RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.backbone.norm_eval', True, RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.neck',
+     dict(type='FPN', in_channels=[256, 512, 1024, 2048], out_channels=256,
+          num_outs=5), RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_RPN_HEAD}.type', 'RankSortRPNHead', RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_RPN_HEAD}.anchor_generator',
+     dict(type='AnchorGenerator', scales=[8], ratios=[0.5, 1.0, 2.0],
+          strides=[4, 8, 16, 32, 64]), RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_RPN_HEAD}.bbox_coder.target_stds', STDS,
+     RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_RPN_HEAD}.loss_bbox.type', 'GIoULoss', RS_CASCADE_SRC),
+    # head_weight=0.20
+    (RS_CASCADE, f'{_RPN_HEAD}.loss_cls.loss_weight', 0.2, RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_ROI}.type', 'CascadeRoIHead', RS_CASCADE_HEAD),
+    (RS_CASCADE, f'{_ROI}.num_stages', 3, RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_ROI}.stage_loss_weights', [1, 1, 1], RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_ROI}.bbox_roi_extractor',
+     dict(type='SingleRoIExtractor',
+          roi_layer=dict(type='RoIAlign', output_size=7, sampling_ratio=0),
+          out_channels=256, featmap_strides=[4, 8, 16, 32]), RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*type', ['RankSortBBoxHead'] * 3,
+     RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*in_channels', [256] * 3, RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*fc_out_channels', [1024] * 3, RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*roi_feat_size', [7] * 3, RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*num_classes', [80] * 3, RS_CASCADE_SRC),
+    # the same stds in every stage (MMDetection's cascade halves them)
+    (RS_CASCADE, f'{_STAGES}.*bbox_coder',
+     [dict(type='DeltaXYWHBBoxCoder', target_means=[0.] * 4,
+           target_stds=STDS)] * 3, RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*reg_class_agnostic', [True] * 3,
+     RS_CASCADE_SRC),
+    (RS_CASCADE, f'{_STAGES}.*reg_decoded_bbox', [True] * 3, RS_CASCADE_SRC),
+    # GIoULoss(reduction='none'): weight 1, the head reduces
+    (RS_CASCADE, f'{_STAGES}.*loss_bbox',
+     [dict(type='GIoULoss', loss_weight=1.0)] * 3, RS_CASCADE_SRC),
+    # RankSort.apply(flat_preds, flat_labels): its default delta 0.5
+    (RS_CASCADE, f'{_STAGES}.*loss_cls',
+     [dict(type='RankSortLoss', delta=0.5)] * 3, RS_RCNN_HEAD),
+    (RS_CASCADE, 'model.train_cfg.rpn.assigner',
+     dict(type='MaxIoUAssigner', pos_iou_thr=0.7, neg_iou_thr=0.3,
+          min_pos_iou=0.3, match_low_quality=True, ignore_iof_thr=-1),
+     RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.train_cfg.rpn.sampler.type', 'PseudoSampler',
+     RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.train_cfg.rpn.allowed_border', 0, RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.train_cfg.rpn.pos_weight', -1, RS_CASCADE_SRC),
+    # their nms_pre 2000, nms_post = max_num 1000, nms_thr 0.7
+    (RS_CASCADE, 'model.train_cfg.rpn_proposal',
+     dict(nms_pre=2000, max_per_img=1000,
+          nms=dict(type='nms', iou_threshold=0.7), min_bbox_size=0),
+     RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.train_cfg.rcnn.*assigner', [
+        dict(type='MaxIoUAssigner', pos_iou_thr=iou, neg_iou_thr=iou,
+             min_pos_iou=iou, match_low_quality=False, ignore_iof_thr=-1)
+        for iou in (0.5, 0.6, 0.7)], RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.train_cfg.rcnn.*sampler', [
+        dict(type='RandomSampler', num=1e10, pos_fraction=0.25,
+             neg_pos_ub=-1, add_gt_as_proposals=True)] * 3, RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.train_cfg.rcnn.*pos_weight', [-1] * 3,
+     RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.test_cfg.rpn',
+     dict(nms_pre=1000, max_per_img=1000,
+          nms=dict(type='nms', iou_threshold=0.7), min_bbox_size=0),
+     RS_CASCADE_SRC),
+    (RS_CASCADE, 'model.test_cfg.rcnn',
+     dict(score_thr=0.4, nms=dict(type='nms', iou_threshold=0.5),
+          max_per_img=100), RS_CASCADE_SRC),
+    (RS_CASCADE, 'train_dataloader.batch_size', 4, RS_CASCADE_SRC),
+    (RS_CASCADE, 'optim_wrapper.optimizer.lr', 0.012, RS_CASCADE_SRC),
+]
+# --- RS-PAA (their loss_cls FocalLoss scores PAA's candidates only:
+# test_rs_paa_scores_candidates_with_the_authors_focal_loss)
+ROWS += [
+    (RS_PAA, 'model.type', 'PAA', RS_PAA_SRC),
+    (RS_PAA, 'model.backbone.depth', 50, RS_PAA_SRC),
+    (RS_PAA, 'model.backbone.frozen_stages', 1, RS_PAA_SRC),
+    (RS_PAA, 'model.neck',
+     dict(type='FPN', in_channels=[256, 512, 1024, 2048], out_channels=256,
+          start_level=1, add_extra_convs='on_output', num_outs=5),
+     RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.type', 'RankSortPAAHead', RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.reg_decoded_bbox', True, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.score_voting', True, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.topk', 9, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.num_classes', 80, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.in_channels', 256, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.stacked_convs', 4, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.feat_channels', 256, RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.anchor_generator',
+     dict(type='AnchorGenerator', ratios=[1.0], octave_base_scale=4,
+          scales_per_octave=3, strides=STRIDES), RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.bbox_coder',
+     dict(type='DeltaXYWHBBoxCoder', target_means=[0.] * 4,
+          target_stds=STDS), RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.loss_bbox', dict(type='GIoULoss', loss_weight=1.0),
+     RS_PAA_SRC),
+    (RS_PAA, f'{HEAD}.loss_cls', dict(type='RankSortLoss', delta=0.5),
+     RS_PAA_HEAD),  # rank_loss_type='RankSort', delta=0.5
+    (RS_PAA, 'model.train_cfg',
+     dict(assigner=dict(type='MaxIoUAssigner', pos_iou_thr=0.1,
+                        neg_iou_thr=0.1, min_pos_iou=0, ignore_iof_thr=-1),
+          allowed_border=-1, pos_weight=-1, debug=False), RS_PAA_SRC),
+    (RS_PAA, 'model.test_cfg',
+     dict(nms_pre=1000, min_bbox_size=0, score_thr=0.05,
+          nms=dict(type='nms', iou_threshold=0.6), max_per_img=100),
+     RS_PAA_SRC),
+    (RS_PAA, 'train_dataloader.batch_size', 4, RS_PAA_SRC),
+    (RS_PAA, 'optim_wrapper.optimizer.lr', 0.008, RS_PAA_SRC),
+]
 for _config in ALRP:  # what both aLRP recipes share
     _src = ALRP_ATSS_SRC if _config == ALRP_ATSS else ALRP_RETINA_SRC
     ROWS += [
@@ -169,8 +297,9 @@ for _config in ALRP:  # what both aLRP recipes share
          ALRP_SCHEDULE),
         (_config, 'optim_wrapper.clip_grad', None, ALRP_SCHEDULE),
     ]
-for _config in (RS_ATSS, RS_RCNN):  # MMDetection 2.x's 1x, theirs
-    _src = RS_ATSS_SRC if _config == RS_ATSS else RS_RCNN_SRC
+for _config, _src in ((RS_ATSS, RS_ATSS_SRC), (RS_RCNN, RS_RCNN_SRC),
+                      (RS_CASCADE, RS_CASCADE_SRC), (RS_PAA, RS_PAA_SRC)):
+    # MMDetection 2.x's 1x, theirs
     ROWS += [
         (_config, 'train_cfg.max_epochs', 12, RS_SCHEDULE),
         (_config, 'param_scheduler.[MultiStepLR].milestones', [8, 11],
@@ -190,6 +319,7 @@ for _config in (RS_ATSS, RS_RCNN):  # MMDetection 2.x's 1x, theirs
 
 #: GPUs of the authors' runs (their READMEs' training commands)
 GPUS = {RS_ATSS: (4, RS_README), RS_RCNN: (4, RS_README),
+        RS_CASCADE: (4, RS_README), RS_PAA: (4, RS_README),
         ALRP_RETINA: (4, ALRP_README), ALRP_ATSS: (4, ALRP_README)}
 #: COCO train2017 images with a box (MMDetection's ``filter_empty_gt``)
 COCO_TRAIN_IMAGES = 117266
@@ -253,16 +383,35 @@ def test_the_batch_is_the_authors_gpus_times_images(config):
     assert f'`tools/dist_train.sh CONFIG {gpus}`' in header, source
 
 
-def test_rs_rcnn_uses_every_roi():
+@pytest.mark.parametrize('name, source', [(RS_RCNN, RS_RCNN_SRC),
+                                          (RS_CASCADE, RS_CASCADE_SRC)])
+def test_rs_rcnn_uses_every_roi(name, source):
     """Theirs: ``rcnn=dict(sampler=dict(num=1e10))`` over MMDetection's
-    RandomSampler (pos_fraction 0.25): every positive and every negative
-    of the 1000 proposals an image plus its ground truths."""
-    cfg = load(RS_RCNN)
-    sampler = cfg.model.train_cfg.rcnn.sampler
+    RandomSampler (pos_fraction 0.25), in every stage of the cascade: every
+    positive and every negative of the 1000 proposals an image plus its
+    ground truths."""
+    cfg = load(name)
+    stages = cfg.model.train_cfg.rcnn
     rois = cfg.model.train_cfg.rpn_proposal.max_per_img + 100  # + gts
-    assert sampler.type == 'RandomSampler' and sampler.add_gt_as_proposals
-    assert sampler.num * sampler.pos_fraction >= rois, RS_RCNN_SRC
-    assert sampler.num >= rois and sampler.neg_pos_ub == -1, RS_RCNN_SRC
+    for stage in stages if isinstance(stages, list) else [stages]:
+        sampler = stage.sampler
+        assert sampler.type == 'RandomSampler' and \
+            sampler.add_gt_as_proposals
+        assert sampler.num * sampler.pos_fraction >= rois, source
+        assert sampler.num >= rois and sampler.neg_pos_ub == -1, source
+
+
+def test_rs_paa_scores_candidates_with_the_authors_focal_loss():
+    """Their ``loss_cls`` (FocalLoss, gamma 2, alpha 0.25, weight 1) scores
+    PAA's candidates beside GIoU; RS trains the head."""
+    from mmengine.registry import init_default_scope
+    from mmdet.registry import MODELS
+    init_default_scope('mmdet')
+    head = load(RS_PAA).model.bbox_head
+    focal = MODELS.build(head).assign_cls_loss
+    assert (type(focal).__name__, focal.use_sigmoid, focal.gamma,
+            focal.alpha, focal.loss_weight) == ('FocalLoss', True, 2.0,
+                                                0.25, 1.0), RS_PAA_SRC
 
 
 def test_sb_period_is_one_coco_epoch():
@@ -293,6 +442,8 @@ def build(name):
     init_default_scope('mmdet')
     cfg = load(name)
     cfg.model.backbone.init_cfg = None  # never download weights in tests
+    if name == RS_CASCADE:  # 100 proposals an image: a shorter CPU step
+        cfg.model.train_cfg.rpn_proposal.max_per_img = 100
     torch.manual_seed(0)
     model = MODELS.build(cfg.model)
     model.init_weights()
@@ -303,6 +454,8 @@ def build(name):
 NETWORKS = {
     # their RankBasedATSSHead: GroupNorm, a Scale per level, 3 anchors
     RS_ATSS: dict(anchors=3, group_norm=True, scales=True),
+    # their RankBasedPAAHead (on their QFLHead): the same network
+    RS_PAA: dict(anchors=3, group_norm=True, scales=True),
     # their aLRPLossRetinaHead: RetinaNet's towers, 6 and 2 anchors
     ALRP_RETINA: dict(anchors=6, group_norm=False, scales=False),
     ALRP_ATSS: dict(anchors=2, group_norm=False, scales=False),
@@ -314,8 +467,9 @@ def test_the_model_builds_and_trains_one_step(name, detection_batch):
     from mmengine.optim import build_optim_wrapper
     model, cfg = build(name)
     model.train()
-    if name == RS_RCNN:
+    if name in (RS_RCNN, RS_CASCADE):
         head = model.roi_head.bbox_head
+        head = head[-1] if name == RS_CASCADE else head
         classifier = head.fc_cls
         num_classes = head.num_classes
     else:
@@ -336,10 +490,17 @@ def test_the_model_builds_and_trains_one_step(name, detection_batch):
     keys = {
         RS_ATSS: ['loss_rank_sort', 'loss_bbox'],
         RS_RCNN: ['loss_rank_sort', 'loss_rpn_cls', 'loss_rpn_bbox'],
+        RS_PAA: ['loss_rank_sort', 'loss_bbox'],
+        RS_CASCADE: ['s0.loss_rank_sort', 's1.loss_rank_sort',
+                     's2.loss_rank_sort', 'loss_rpn_cls', 'loss_rpn_bbox'],
     }.get(name, ['loss_alrp_cls', 'loss_alrp_loc'])
     for key in keys + ['loss']:
         assert torch.isfinite(log_vars[key]).item(), (key, log_vars)
     assert not torch.equal(before, classifier.weight.detach())
+    if name == RS_CASCADE:  # each stage's box term has its RS value
+        for stage in range(3):
+            assert log_vars[f's{stage}.loss_bbox'].item() == pytest.approx(
+                log_vars[f's{stage}.loss_rank_sort'].item(), rel=1e-5)
 
 
 @pytest.mark.parametrize('name', ALRP)

@@ -2,10 +2,11 @@
 R18-w32 config and one paper-scale config per family train one step on CPU.
 
 Covers ``configs/`` except ``configs/retrieval`` (tested in
-``test_retrieval_configs.py``) and ``configs/mask_rcnn`` (instance masks:
-``test_mask_rcnn_configs.py``). The paper configs keep their real backbones
-(ResNet-50/101, ResNeXt-101) but without pretrained weights and on a tiny
-input, so the test needs no network.
+``test_retrieval_configs.py``), ``configs/mask_rcnn`` (instance masks:
+``test_mask_rcnn_configs.py``) and ``configs/rank_sort`` (Cascade R-CNN
+and PAA: ``test_rank_sort_family.py``). The paper configs keep their real
+backbones (ResNet-50/101, ResNeXt-101) but without pretrained weights and on
+a tiny input, so the test needs no network.
 """
 import glob
 import os.path as osp
@@ -23,7 +24,7 @@ CONFIGS = sorted(
     osp.relpath(path, CONFIG_DIR)
     for path in glob.glob(osp.join(CONFIG_DIR, '*', '*.py'))
     if not osp.relpath(path, CONFIG_DIR).startswith(
-        ('retrieval', '_base_', 'mask_rcnn')))
+        ('retrieval', '_base_', 'mask_rcnn', 'rank_sort')))
 COCO = [c for c in CONFIGS if c.endswith('_coco.py')]
 # The paper's Table 5 configs, their mix twins and the lr variants
 PAPER = [c for c in CONFIGS if c.startswith('rambo/') and c not in COCO]

@@ -111,7 +111,9 @@ def test_rs_rcnn_trains_its_rpn_with_rank_sort(name):
     # no anchor sampling: every anchor the assigner does not ignore
     assert cfg.model.train_cfg.rpn.sampler.to_dict() == dict(
         type='PseudoSampler')
-    assert cfg.model.roi_head.bbox_head.type == 'RankSortBBoxHead'
+    heads = cfg.model.roi_head.bbox_head  # a list in a cascade
+    for head in heads if isinstance(heads, list) else [heads]:
+        assert head.type == 'RankSortBBoxHead'
     # the header says how to get the stock RPN back
     with open(osp.join(CONFIG_DIR, name), encoding='utf-8') as f:
         header = f.read().split('_base_ =', 1)[0]

@@ -84,9 +84,13 @@ def test_memory_configs_carry_the_resume_hooks(name):
 
 
 def _roi_rambo(model: dict) -> bool:
-    loss = model.get('roi_head', {}).get('bbox_head', {}).get('loss_cls', {})
-    return 'RaMBOAPLoss' in (loss.get('type'),
-                             loss.get('rank_loss', {}).get('type'))
+    heads = model.get('roi_head', {}).get('bbox_head', {})
+    for head in heads if isinstance(heads, list) else [heads]:  # cascades
+        loss = head.get('loss_cls', {})
+        if 'RaMBOAPLoss' in (loss.get('type'),
+                             loss.get('rank_loss', {}).get('type')):
+            return True
+    return False
 
 
 @pytest.mark.parametrize('name', CONFIGS)
