@@ -4,14 +4,15 @@ rank-loss heads, registered in ``mmdet.registry.MODELS``, the
 the check that a ``loss_cls`` fits its head (``head_fit_faults``; at build
 time with the patch ``head_fit_check`` of :mod:`mmdet_rankloss.patches`)."""
 from .dense_heads import RaMBOATSSHead, RaMBORetinaHead, RankLossDenseHeadMixin
+from .dino_heads import RaMBODINOHead, RankLossDINOHead, RankSortDINOHead
 from .fcos_heads import RaMBOFCOSHead, RankSortFCOSHead
 from .head_checks import HeadFitError, head_fit_faults
 from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
+from .match_costs import HighOrderMatchCost
 from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,
                               ErrorDrivenDenseHeadMixin, RankSortATSSHead,
                               RankSortBBoxHead, RankSortRetinaHead)
 from .rank_sort_mask_heads import RankSortMaskHead, RankSortRoIHead
-from .rank_sort_paa import RankSortPAAHead
 from .retrieval import RetrievalModel
 from .weight_init import OrthogonalInit, orthogonal_init
 
@@ -22,5 +23,6 @@ __all__ = [
     'head_fit_faults', 'ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead',
     'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead',
     'RankSortMaskHead', 'RankSortRoIHead', 'RaMBOFCOSHead', 'RankSortFCOSHead',
-    'RankSortPAAHead'
+    'RankLossDINOHead', 'RankSortDINOHead', 'RaMBODINOHead',
+    'HighOrderMatchCost'
 ]
