@@ -13,6 +13,7 @@ from .rank_sort_heads import (ALRPATSSHead, ALRPRetinaHead,
                               ErrorDrivenDenseHeadMixin, RankSortATSSHead,
                               RankSortBBoxHead, RankSortRetinaHead)
 from .rank_sort_mask_heads import RankSortMaskHead, RankSortRoIHead
+from .rank_sort_paa import RankSortPAAHead
 from .retrieval import RetrievalModel
 from .weight_init import OrthogonalInit, orthogonal_init
 
@@ -24,5 +25,5 @@ __all__ = [
     'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead',
     'RankSortMaskHead', 'RankSortRoIHead', 'RaMBOFCOSHead', 'RankSortFCOSHead',
     'RankLossDINOHead', 'RankSortDINOHead', 'RaMBODINOHead',
-    'HighOrderMatchCost'
+    'HighOrderMatchCost', 'RankSortPAAHead'
 ]
