@@ -183,8 +183,8 @@ def device_healthy(device: torch.device) -> bool:
 
 
 #: Seconds a worker takes to start (imports, the device's context, the
-#: plan) until a run has measured its own; a guess for a GPU machine (4.6 s
-#: on the 2-core CPU that the smoke test runs on).
+#: plan) until a run has measured its own; a guess for a GPU machine (5 to
+#: 15 s on the 2-core CPU of the smoke test, with other work on it).
 WORKER_START_S = 8.0
 
 
@@ -406,8 +406,8 @@ def serve(factory: str, kwargs: str) -> None:
     channel = os.fdopen(os.dup(1), 'w')
     os.dup2(2, 1)
 
-    def send(message: dict) -> None:
-        channel.write(json.dumps(message) + '\n')
+    def send(message: dict) -> None:  # a value JSON lacks: its str()
+        channel.write(json.dumps(message, default=str) + '\n')
         channel.flush()
 
     plan = _factory(factory)(**json.loads(kwargs))
