@@ -146,143 +146,258 @@ def _positions(n: int, dtype: torch.dtype, device) -> Tensor:
     return torch.arange(1, n + 1, dtype=dtype, device=device)
 
 
-def _perturbed_ranks(ranked: Tensor, ranks: Tensor, grad_ranks: Tensor,
-                     lambda_val: float, positions: Tensor,
-                     sorted_values: Optional[Tuple[Tensor, Tensor]]
-                     ) -> Tensor:
-    """Integer ranks of ``ranked + lambda * grad_ranks`` (ties by index):
-    Algorithm 1's second ranking.
+class _Group(NamedTuple):
+    """Rows of one length that :func:`_blackbox_ap` ranks, each alone."""
+    shifted: Tensor  # (R, n) in the rank dtype (a view is fine)
+    positives: Tensor  # (R, n) bool
+    length: Optional[Tensor]  # (R,) ranked elements per row; None: n
+    reduction: str  # 'mean' or 'sum' over the group's rows
+    order: Optional[Tuple[Tensor, Tensor]]  # descending_order of shifted
+    # positive_rank_grad: shifted with the negatives -inf, else None
+    of_positives: Optional[Tensor]
+
+
+def _split(flat: Tensor, groups) -> list:
+    """Views (..., R, n) of each group's part of ``flat`` (..., total)."""
+    views, start = [], 0
+    for group in groups:
+        rows, n = group.shifted.shape
+        views.append(flat[..., start:start + rows * n].unflatten(
+            -1, (rows, n)))
+        start += rows * n
+    return views
+
+
+def _perturbed_ranks(out: Tensor, ranked: Tensor, positions: Tensor,
+                     grad_ranks: Tensor, lambda_val: float, kept) -> None:
+    """Writes into ``out`` the ranks of ``ranked + lambda * grad_ranks``
+    (ties by index) as ``positions`` (the rank at each place, possibly
+    normalised): Algorithm 1's second ranking.
 
     Only the positives move (``grad_ranks`` is zero elsewhere). On a
     device that is a second sort: one segmented op, no read. On the CPU,
     where a read is free and a sort is the cost, the movers are merged
-    into the first order (``sorted_values``, :func:`~..ops.stable_order.
-    descending_order` of ``ranked``) by :func:`~..ops.sparse_rerank.
-    rerank_sparse` unless many moved: the same ranks."""
+    into the first ranking (``kept``: the integer ranks, their scale and
+    :func:`~..ops.stable_order.descending_order` of ``ranked``) by
+    :func:`~..ops.sparse_rerank.rerank_sparse` unless many moved: the same
+    ranks."""
     perturbed = torch.add(ranked, grad_ranks, alpha=lambda_val)
-    if reads_are_free(ranked):
-        rows, n = ranked.shape
-        moved_at = grad_ranks.nonzero(as_tuple=True)
-        if not moved_at[0].numel():
-            return ranks.clone()
-        if moved_at[0].numel() <= SPARSE_RERANK_MAX_MOVED * rows * n:
-            moved = grad_ranks != 0
-            return rerank_sparse(ranked, ranks, moved, perturbed, False,
-                                 sorted_values, moved_at)
-    return ranks_from_order(descending_indices(perturbed), positions)
+    int_ranks, scale, sorted_values = kept
+    if int_ranks is not None:
+        n = ranked.shape[-1]
+        moved = grad_ranks.reshape(-1, n) != 0
+        moved_at = moved.nonzero(as_tuple=True)
+        if moved_at[0].numel() <= SPARSE_RERANK_MAX_MOVED * moved.numel():
+            new = rerank_sparse(
+                ranked.reshape(-1, n), int_ranks.reshape(-1, n), moved,
+                perturbed.reshape(-1, n), False,
+                tuple(t.reshape(-1, n) for t in sorted_values), moved_at)
+            _scaled_into(out, new.view(out.shape), scale)
+            return
+    out.scatter_(-1, descending_indices(perturbed),
+                 positions.expand(out.shape))
 
 
-def _blackbox_ap(shifted: Tensor, positives: Tensor,
-                 length: Optional[Tensor], lambda_val: float,
-                 normalize: bool, reduction: str, positive_rank_grad: bool,
-                 need_grad: bool, order=None):
-    """Loss, per-row AP, valid rows and the score gradient at unit upstream
-    scale of :func:`blackbox_ap`, without autograd. The derivative of
-    ``1 - AP`` in the ranks is written out in the operations autograd runs
-    (``DivBackward``: ``grad / other`` and ``-grad * ((self / other) /
-    other)``), so that its bits are autograd's; masks are products with
-    0/1 masks (a masked value is finite, so ``x * 0`` is a zero)."""
-    rows, n = shifted.shape
-    work = shifted.dtype
-    if positive_rank_grad:  # Eq. 21's numerator ranked by Algorithm 1 too
-        ranked = torch.cat(
-            [shifted, shifted.masked_fill(~positives, float('-inf'))])
+def _scaled_into(out: Tensor, int_ranks: Tensor, scale) -> None:
+    """``out = int_ranks / scale`` (None: no scale), on the CPU."""
+    if scale is None:
+        out.copy_(int_ranks)
     else:
+        torch.div(int_ranks, scale, out=out)
+
+
+def _group_loss(terms: Tensor, valid: Tensor, reduction: str):
+    """(loss, ``-dL/dAP`` of each valid row, None for 1) of a group's rows
+    from ``terms``, ``1 - AP`` masked to the valid rows, and ``valid``
+    (0/1). The mean of one row is its sum: ``x / max(v, 1)`` is ``x`` and
+    ``v / max(v, 1)`` is ``v`` for a ``v`` of 0 or 1 (and ``x`` 0 when
+    ``v`` is)."""
+    if reduction == 'sum' or terms.shape[0] == 1:
+        return terms.sum(), None
+    count = valid.sum().clamp(min=1)
+    return terms.sum() / count, count.reciprocal()
+
+
+def _blackbox_ap(groups, lambda_val: float, normalize: bool,
+                 positive_rank_grad: bool, need_grad: bool) -> list:
+    """``[loss, ap, valid, grad]`` of :func:`blackbox_ap` for each group of
+    rows, without autograd; ``grad`` is the score gradient at unit
+    upstream scale, (R, n), or with ``positive_rank_grad`` (2, R, n): the
+    two rankings' (the second zero outside the positives).
+
+    The groups are ranked apart (a sort each) and computed together: their
+    ranks lie side by side in one flat buffer, so each elementwise step is
+    one op for all of them. The derivative of ``1 - AP`` in the ranks is
+    written out in the operations autograd runs (``DivBackward``: ``grad /
+    other`` and ``-grad * ((self / other) / other)``; negations moved
+    where they are exact), so that its bits are autograd's; masks are
+    products with 0/1 masks (a masked value is finite, so ``x * 0`` is a
+    zero)."""
+    first = groups[0].shifted
+    work, device = first.dtype, first.device
+    total = sum(group.shifted.numel() for group in groups)
+    integers = _positions(max(group.shifted.shape[-1] for group in groups),
+                          work, device)
+    stacked = 2 if positive_rank_grad else 1
+    # the ranks (among all; with positive_rank_grad among the positives
+    # too), the rank among the positives (then precision), positives (0/1)
+    flat = torch.empty(stacked + 2, total, dtype=work, device=device)
+    kept = []
+    for group, view in zip(groups, _split(flat, groups)):
+        shifted, positives = group.shifted, group.positives
+        n = shifted.shape[-1]
+        scale = n
+        if normalize and group.length is not None:
+            scale = group.length.clamp(min=1).to(work).unsqueeze(-1)
+        positions = integers[:n] / scale if normalize else integers[:n]
         ranked = shifted
-    if order is None and reads_are_free(ranked):
-        order = descending_order(ranked)
-    sorted_values = order
-    order = descending_indices(ranked) if order is None else order[1]
-    positions = _positions(n, work, shifted.device)
-    int_ranks = ranks_from_order(order, positions)
+        if positive_rank_grad:  # Eq. 21's numerator ranked by Alg. 1 too
+            ranked = torch.stack([shifted, group.of_positives])
+        sorted_values, int_ranks = group.order, None
+        ranks = view[:stacked].view(ranked.shape)
+        if reads_are_free(ranked) and ranked.numel():
+            # the integer ranks too, for the merge of the second ranking
+            if sorted_values is None:
+                sorted_values = descending_order(ranked)
+            int_ranks = ranks_from_order(sorted_values[1], integers[:n])
+            _scaled_into(ranks, int_ranks, scale if normalize else None)
+        order = descending_indices(ranked) if sorted_values is None \
+            else sorted_values[1]
+        if int_ranks is None:
+            ranks.scatter_(-1, order, positions.expand(order.shape))
+        if not positive_rank_grad:
+            # rank among the positives: the positives at or above each
+            # place, counted in integers (exact, deterministic on CUDA)
+            counted = positives.gather(-1, order).cumsum(
+                -1, dtype=torch.int32).to(work)
+            view[1].scatter_(-1, order,
+                             counted / scale if normalize else counted)
+        view[-1].copy_(positives)
+        kept.append((ranked, positions, order, (
+            int_ranks, scale if normalize else None, sorted_values)))
+    rank_all, pos_mask = flat[0], flat[-1]
     if positive_rank_grad:
-        int_all, int_pos = int_ranks[:rows], int_ranks[rows:]
-    else:
-        # rank among the positives: the positives at or above each place,
-        # counted in integers (exact, deterministic on CUDA)
-        counted = positives.gather(-1, order).cumsum(-1, dtype=torch.int32)
-        int_all = int_ranks
-        int_pos = torch.empty_like(counted).scatter_(-1, order,
-                                                     counted).to(work)
-    scale = n
-    if normalize and length is not None:  # the ranked elements of a row
-        scale = length.clamp(min=1).to(work).unsqueeze(-1)
-    ranks = int_ranks
-    if normalize:
-        rank_scale = scale if length is None or not positive_rank_grad \
-            else torch.cat([scale, scale])
-        ranks = int_ranks / rank_scale
-        rank_all = ranks[:rows]
-        rank_pos = ranks[rows:] if positive_rank_grad else int_pos / scale
-    else:
-        rank_all, rank_pos = int_all, int_pos
-    precision = rank_pos / rank_all  # Eq. 21 (a ratio: any rank scale)
-    # a float mask: a product with it is one vectorised pass on the CPU
-    # (a product with a bool tensor casts element by element, 5x slower)
-    pos_mask = positives.to(work)
-    num_pos = torch.count_nonzero(positives, dim=-1)
-    valid = num_pos > 0
-    per_pos = num_pos.clamp(min=1)
-    ap = (precision * pos_mask).sum(-1) / per_pos
-    total = ((1 - ap) * valid).sum()
-    if reduction == 'sum':
-        loss, grad_ap = total, total.new_full((), -1.0)
-    else:
-        num_valid = valid.sum().clamp(min=1).to(work)
-        loss, grad_ap = total / num_valid, num_valid.reciprocal().neg()
+        flat[-2].copy_(flat[1])
+    # Eq. 21 at the positives, in place of the rank among the positives
+    masked = flat[-2].div_(rank_all).mul_(pos_mask)
+    sums = [view.sum(-1) for view in _split(flat[-2:], groups)]
+    sums = sums[0] if len(sums) == 1 else torch.cat(sums, -1)
+    per_pos = sums[1].clamp(min=1)
+    positive = sums[1] > 0
+    valid = positive.to(work)
+    ap = sums[0] / per_pos
+    terms = (1 - ap) * valid
+    out, rates, start = [], [], 0
+    for group in groups:
+        part = slice(start, start + group.shifted.shape[0])
+        start = part.stop
+        loss, rate = _group_loss(terms[part], valid[part], group.reduction)
+        # -dL/dAP / P of each row, >= 0 (+0 where not valid)
+        rates.append((valid[part] if rate is None else rate * valid[part])
+                     / per_pos[part])
+        out.append([loss, ap[part], positive[part], None])
     if not need_grad:
-        return loss, ap, valid, None
-    # dL/d rank_all = -g * ((rank_pos / rank_all) / rank_all) at the
-    # positives, g = dL/dAP / P
-    grad_prec = ((grad_ap * valid) / per_pos).unsqueeze(-1)
-    grad_all = (-grad_prec * (precision / rank_all)) * pos_mask
+        return out
+    ratio = masked / rank_all
     if positive_rank_grad:
-        grad_ranks = torch.cat(
-            [grad_all, (grad_prec / rank_all) * pos_mask])
-    else:
-        grad_ranks = grad_all
-    perturbed = _perturbed_ranks(ranked, int_ranks, grad_ranks, lambda_val,
-                                 positions, sorted_values)
-    if normalize:
-        perturbed = perturbed / rank_scale
-    grad = perturbed.sub_(ranks).div_(lambda_val)
-    return loss, ap, valid, grad
+        neg_pos_mask = pos_mask.neg()
+    perturbed = torch.empty(stacked, total, dtype=work, device=device)
+    for rate, (ranked, positions, _, merge), ratio_view, \
+            rank_view, mask_view, out_view in zip(
+                rates, kept, _split(ratio, groups), _split(rank_all, groups),
+                _split(neg_pos_mask if positive_rank_grad else ratio,
+                       groups), _split(perturbed, groups)):
+        rate = rate.unsqueeze(-1)
+        grad_ranks = rate * ratio_view  # dL/d rank_all at the positives
+        if positive_rank_grad:  # dL/d rank_pos = g / rank_all
+            grad_ranks = torch.stack(
+                [grad_ranks, rate / rank_view * mask_view])
+        _perturbed_ranks(out_view.view(ranked.shape), ranked, positions,
+                         grad_ranks, lambda_val, merge)
+    grad = perturbed.sub_(flat[:stacked]).div_(lambda_val)
+    for result, view in zip(out, _split(grad, groups)):
+        result[3] = view if positive_rank_grad else view[0]
+    return out
+
+
+def _groups_of(shifted: Tensor, positives: Tensor, items: Optional[int],
+               lengths, reductions, orders,
+               positive_rank_grad: bool) -> list:
+    """The groups :func:`_blackbox_ap` ranks: the rows of ``shifted``
+    (``items`` None), or the columns of the (items + stored, C) scores and
+    the first ``items`` rows as one flat row (the RaMBO AP loss's two
+    rankings)."""
+    of_positives = torch.where(positives, shifted, float('-inf')) \
+        if positive_rank_grad else shifted
+
+    def rows(t):
+        if items is None:
+            return [t]
+        return [t.t(), t[:items].reshape(1, -1)]
+
+    return [
+        _Group(*parts, length, reduction, order,
+               pos_ranked if positive_rank_grad else None)
+        for *parts, length, reduction, order, pos_ranked in zip(
+            rows(shifted), rows(positives), lengths, reductions, orders,
+            rows(of_positives))
+    ]
 
 
 class _BlackboxAP(torch.autograd.Function):
-    """``1 - AP`` of rows, its gradient computed in forward (Algorithm 1
-    at unit upstream scale); backward multiplies it by the incoming one."""
+    """``1 - AP`` of groups of rows (:func:`_groups_of`), the gradient
+    computed in forward (Algorithm 1 at unit upstream scale); backward
+    multiplies each group's by its loss's incoming gradient. Outputs
+    ``(loss, ap, valid, grad)`` of each group, one after the other
+    (``grad``: what backward gives at unit scale, with ``with_grad``)."""
 
     @staticmethod
-    def forward(ctx, shifted, positives, length, lambda_val, normalize,
-                reduction, positive_rank_grad, need_grad, order):
-        loss, ap, valid, grad = _blackbox_ap(
-            shifted.detach(), positives, length, lambda_val, normalize,
-            reduction, positive_rank_grad, need_grad, order)
-        ctx.positive_rank_grad = positive_rank_grad
-        ctx.save_for_backward(grad, positives)
-        if grad is None:
-            grad_out = shifted.new_empty(0)
-        elif positive_rank_grad:  # what backward gives at unit scale
-            rows = positives.shape[0]
-            grad_out = grad[:rows] + grad[rows:].masked_fill(~positives, 0)
-        else:
-            grad_out = grad  # saved too: an in-place change raises there
-        ctx.mark_non_differentiable(ap, valid, grad_out)
-        return loss, ap, valid, grad_out
+    def forward(ctx, shifted, positives, items, lengths, reductions,
+                orders, lambda_val, normalize, positive_rank_grad,
+                need_grad, with_grad):
+        ctx.set_materialize_grads(False)
+        groups = _groups_of(shifted.detach(), positives, items, lengths,
+                            reductions, orders, positive_rank_grad)
+        results = _blackbox_ap(groups, lambda_val, normalize,
+                               positive_rank_grad, need_grad)
+        ctx.items, ctx.shape = items, shifted.shape
+        ctx.stacked = positive_rank_grad
+        ctx.save_for_backward(*(grad for *_, grad in results
+                                if grad is not None))
+        outputs, fixed = [], []
+        for loss, ap, valid, grad in results:
+            if not with_grad:
+                grad = shifted.new_empty(0)
+            elif positive_rank_grad:  # the two rankings' together
+                grad = grad.sum(0)
+            fixed += [ap, valid, grad]
+            outputs += [loss, ap, valid, grad]
+        ctx.mark_non_differentiable(*fixed)
+        return tuple(outputs)
 
     @staticmethod
-    def backward(ctx, grad_loss, _ap, _valid, _grad):
-        grad, positives = ctx.saved_tensors
-        if grad is None:
-            return (None, ) * 9
-        if ctx.positive_rank_grad:  # the stack and masked_fill, chained
-            rows = positives.shape[0]
-            out = grad[:rows] * grad_loss + (
-                grad[rows:] * grad_loss).masked_fill(~positives, 0)
-        else:
-            out = grad * grad_loss
-        return (out, ) + (None, ) * 8
+    def backward(ctx, *grads):
+        saved = ctx.saved_tensors
+        if not saved:
+            return (None, ) * 11
+        scaled = []
+        for grad, grad_loss in zip(saved, grads[::4]):
+            if grad_loss is None:
+                scaled.append(None)
+            elif ctx.stacked:  # both rankings' gradients, one rounding
+                scaled.append((grad * grad_loss).sum(0))
+            else:
+                scaled.append(grad * grad_loss)
+        if ctx.items is None:
+            out = scaled[0]
+        else:  # the classes' columns, then the flat row's items
+            out, flat = scaled
+            if out is None:
+                out = flat.new_zeros(ctx.shape[::-1])
+            out = out.t()
+            if flat is not None:
+                out[:ctx.items].add_(flat.view(ctx.items, ctx.shape[1]))
+        return (out, ) + (None, ) * 10
 
 
 def blackbox_ap(shifted: Tensor,
@@ -335,8 +450,9 @@ def blackbox_ap(shifted: Tensor,
     need_grad = bool(with_grad) or (torch.is_grad_enabled()
                                     and shifted.requires_grad)
     loss, ap, valid, grad = _BlackboxAP.apply(
-        shifted, positives, length, float(lambda_val), bool(normalize_ranks),
-        reduction, bool(positive_rank_grad), need_grad, order)
+        shifted, positives, None, (length, ), (reduction, ), (order, ),
+        float(lambda_val), bool(normalize_ranks), bool(positive_rank_grad),
+        need_grad, bool(with_grad))
     return APLossResult(loss, ap, valid, grad if with_grad else None)
 
 
@@ -458,7 +574,9 @@ def blackbox_ap_classes(
     are not ranked; the shapes never depend on the data. Without stored
     batches on the CPU, the classes' orders follow from the flat row's
     (:func:`~mmdet_rankloss.ops.stable_order.column_orders`, O(NC)) instead
-    of a second sort; elsewhere both are one batched sort each.
+    of a second sort; elsewhere each is one batched sort. Both rankings are
+    one autograd Function (:class:`_BlackboxAP`): their elementwise steps
+    run once for both, and its backward adds the two gradients.
 
     Args:
         scores (Tensor): Scores (N, C), finite or ``-inf`` (with
@@ -488,8 +606,6 @@ def blackbox_ap_classes(
         targets = torch.cat([positives, stored[1]])
         masked = True  # stored batches may hold items that were not ranked
     shifted = shift_scores(values, targets, margin)
-    flat = shifted[:n].reshape(1, -1)
-    flat_pos = positives.reshape(1, -1)
     class_length = flat_length = None
     if masked:
         ranked = shifted[:, 0] > float('-inf')  # an item: all or none
@@ -499,13 +615,15 @@ def blackbox_ap_classes(
     flat_order = class_order = None
     if stored is None and not positive_rank_grad and n and \
             reads_are_free(scores):
-        flat_order = descending_order(flat.detach())
+        flat_order = descending_order(shifted.detach().reshape(1, -1))
         class_order = column_orders(*flat_order, num_classes)
-    options = (lambda_val, normalize_ranks)
-    per_class = blackbox_ap(shifted.t(), targets.t(), *options, reduction,
-                            positive_rank_grad, with_grad, class_length,
-                            class_order)
-    across = blackbox_ap(flat, flat_pos, *options, 'mean',
-                         positive_rank_grad, with_grad, flat_length,
-                         flat_order)
+    need_grad = bool(with_grad) or (torch.is_grad_enabled()
+                                    and shifted.requires_grad)
+    outputs = _BlackboxAP.apply(
+        shifted, targets, n, (class_length, flat_length), (reduction, 'mean'),
+        (class_order, flat_order), float(lambda_val), bool(normalize_ranks),
+        bool(positive_rank_grad), need_grad, bool(with_grad))
+    per_class, across = (APLossResult(*outputs[k:k + 3], outputs[k + 3]
+                                      if with_grad else None)
+                         for k in (0, 4))
     return per_class, across

@@ -5,14 +5,15 @@ the same loss computed with RoIs of weight 0 left out: values and
 gradients bit for bit where the arithmetic is the same, the device path
 (``torch.compile``'s trace, the ``meta`` device) against the CPU's.
 """
+import _ap_reference as ref  # tests/test_losses on sys.path
 import pytest
 import torch
-
-import _ap_reference as ref  # tests/test_losses on sys.path
 from _device_modes import ShadowMeta
+
 from mmdet.registry import MODELS
 from mmdet_rankloss.losses import RaMBOAPLoss
 from mmdet_rankloss.losses.average_precision import (blackbox_ap,
+                                                     blackbox_ap_classes,
                                                      rambo_ap_loss,
                                                      shift_scores)
 
@@ -161,6 +162,74 @@ def test_functional_loss_equals_the_replaced_one():
     old = ref.reference_average_precision_loss(scores, positives,
                                                margin=0.1)
     assert torch.equal(new, old)
+
+
+def two_separate_rankings(scores, positives, stored, margin, prg):
+    """The RaMBO AP loss's two rankings as they were computed before one
+    autograd Function took both: two :func:`blackbox_ap` calls (each
+    equal to the replaced back-end, above), the gradients added by
+    autograd."""
+    n, num_classes = scores.shape
+    values = torch.cat([scores, stored[0]])
+    targets = torch.cat([positives, stored[1]])
+    shifted = shift_scores(values, targets, margin)
+    ranked = shifted[:, 0] > float('-inf')
+    length = ranked.sum(dtype=shifted.dtype)
+    per_class = blackbox_ap(shifted.t(), targets.t(), 0.5, True, 'mean',
+                            prg, True, length.expand(num_classes))
+    across = blackbox_ap(shifted[:n].reshape(1, -1),
+                         positives.reshape(1, -1), 0.5, True, 'mean', prg,
+                         True, (ranked[:n].sum(dtype=shifted.dtype) *
+                                num_classes).reshape(1))
+    return per_class, across
+
+
+@pytest.mark.parametrize('prg', [False, True])
+@pytest.mark.parametrize('device', ['cpu', 'meta'])
+def test_both_rankings_in_one_function_equal_two_calls(prg, device):
+    """:func:`blackbox_ap_classes` (both rankings in one Function, their
+    elementwise steps shared) equals the two separate calls it replaced,
+    bit for bit: losses, AP, valid classes, the gradients it reports and
+    the score gradient, with a memory and RoIs that are not ranked, on the
+    CPU and on the device path (``meta``: no read, no copy to it)."""
+    g = torch.Generator().manual_seed(5)
+    n, m, num_classes = 60, 90, 5
+    scores = torch.randn(n, num_classes, generator=g)
+    scores[:n // 2] = scores[:n // 2].round()  # ties
+    labels = torch.randint(0, num_classes + 1, (n + m, ), generator=g)
+    targets = torch.nn.functional.one_hot(labels, num_classes + 1)[
+        :, :num_classes].bool()
+    targets[:, 3] = False  # a class without a positive
+    stored = torch.randn(m, num_classes, generator=g)
+    dropped = torch.rand(n + m, generator=g) < 0.2
+    scores[dropped[:n]] = float('-inf')
+    stored[dropped[n:]] = float('-inf')
+    targets[dropped] = False
+    positives, stored = targets[:n], (stored, targets[n:])
+    leaf = scores.clone().requires_grad_(True)
+    old = two_separate_rankings(leaf, positives, stored, 0.15, prg)
+    (2 * old[0].loss + 3 * old[1].loss).backward()
+
+    def merged(move):
+        x = move(scores).requires_grad_(True)
+        out = blackbox_ap_classes(
+            x, move(positives), tuple(move(t) for t in stored), 0.15,
+            'mean', True, 0.5, True, prg, masked=True)
+        (2 * out[0].loss + 3 * out[1].loss).backward()
+        return out, x.grad
+
+    if device == 'cpu':
+        new, grad = merged(lambda t: t.clone())
+        value = lambda t: t  # noqa: E731
+    else:
+        with ShadowMeta() as meta:
+            new, grad = merged(meta.to_meta)
+        assert meta.total == 0, meta.trace
+        value = meta.value
+    for got, expected in zip(new, old):
+        for a, b in zip(got, expected):
+            assert torch.equal(value(a), b.detach())
+    assert torch.equal(value(grad), leaf.grad)
 
 
 def test_bad_input_still_named_on_the_cpu(rpn_batch):
