@@ -175,8 +175,9 @@ VERDICT: List[dict] = [
          'trained with every one: Rank & Sort trains more reliably at its '
          'selected lr, and on the seed where both trained the two were '
          'close. At 16 epochs, a short budget, Rank & Sort learnt faster '
-         'than focal, beyond the correction over all planned tests; for '
-         'aLRP and the logits mix no difference was detected.',
+         'than focal, beyond its study\'s correction (over all planned '
+         'tests: below); for aLRP and the logits mix no difference was '
+         'detected.',
          items=[
              hyp('confirm_dense_long', 'H1',
                  'Rank & Sort vs focal, 56 epochs'),
@@ -186,9 +187,9 @@ VERDICT: List[dict] = [
          ]),
     dict(advice='**Mask R-CNN from scratch: RS-Mask R-CNN** (Rank & Sort '
          'with its Dice mask loss). At 16 epochs it came out ahead of '
-         'cross-entropy on both box and mask AP50, beyond the correction '
-         'over all planned tests; the mix was level with cross-entropy on '
-         'both (and still learning at 16 epochs).',
+         'cross-entropy on both box and mask AP50, beyond its study\'s '
+         'correction (over all planned tests: below); the mix was level '
+         'with cross-entropy on both (and still learning at 16 epochs).',
          items=[
              hyp('digitsvoc_mask_rcnn_16e', 'H2',
                  'Rank & Sort (RS-Mask R-CNN) vs cross-entropy, box AP50'),
