@@ -144,7 +144,8 @@ def test_a_comparison_at_unequal_thresholds_words_no_gain():
     assert found >= 4  # the pooled mix, RS-R-CNN, 8 epochs, pretrained
     pooled = verdict.evidence(verdict.pooled('mix_vs_ce', 'mix vs CE'),
                               ROOT)
-    assert pooled['unequal'] == pooled['n'] == 4
+    # the four Faster R-CNN tests pooled so far all ran the mix at 0
+    assert pooled['unequal'] >= 4
 
 
 # --- multiplicity ------------------------------------------------------------
