@@ -200,9 +200,10 @@ class Plan:
     under ``skipped`` with the reason. The budget is judged before each
     item from the time spent and the item's expected seconds (and a worker
     start where one is needed), scaled by how the finished items compared
-    with theirs. An item still running :attr:`grace_s` after the budget is
-    stopped with its worker. A line after each item gives the items done,
-    the time spent and the ETA.
+    with theirs (the pace). An item is stopped with its worker when it
+    runs :attr:`overrun` times its expected seconds at that pace (at least
+    :attr:`min_limit_s`) or :attr:`grace_s` past the budget. A line after
+    each item gives the items done, the time spent and the ETA.
 
     Args:
         budget_s (float): Seconds the whole plan may take.
@@ -212,6 +213,10 @@ class Plan:
 
     #: Seconds an item may run past the budget before it is stopped.
     grace_s = 30.0
+    #: An item may run this many times its expected seconds ...
+    overrun = 4.0
+    #: ... or this many seconds, whichever is more.
+    min_limit_s = 60.0
 
     def __init__(self, budget_s: float, device='cpu') -> None:
         self.budget_s = float(budget_s)
@@ -274,8 +279,10 @@ class Plan:
                     progress.step(f'{section}: {name} skipped (budget)', 0.0)
                     continue
                 t0 = time.perf_counter()
-                limit = max(self.budget_s - elapsed - start_s, 5.0) + \
-                    self.grace_s
+                limit = min(max(self.budget_s - elapsed - start_s, 5.0) +
+                            self.grace_s,
+                            max(self.overrun * expect_s * pace,
+                                self.min_limit_s))
                 if worker is None:
                     row, alive = _run_item(fn), True
                 else:

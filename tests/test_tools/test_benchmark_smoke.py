@@ -242,7 +242,8 @@ def isolation_plan(budget_s):
     plan.add('per_step', 'after crash', _state)
     plan.add('per_step', 'isolated', _state, isolated=True)
     plan.add('per_step', 'after isolated', _state)
-    plan.add('per_step', 'hang', lambda: time.sleep(600))
+    plan.add('per_step', 'hang', lambda: time.sleep(600), expect_s=0.5)
+    plan.add('per_step', 'after hang', _state)
     return plan
 
 
@@ -252,23 +253,24 @@ def test_a_failing_item_does_not_end_the_run():
     recorded in their item's row, and the next item runs in a new
     worker."""
     from rankloss_lab.speed_run import worker_command
-    plan = isolation_plan(45.0)
-    plan.grace_s = 0.5
+    plan = isolation_plan(300.0)
+    plan.min_limit_s = 2.0  # the hang: stopped after 2 s
     result = plan.run({}, worker_command(f'{__file__}:isolation_plan',
-                                         budget_s=45.0))
+                                         budget_s=300.0))
     rows = {r['name']: r for r in result['per_step']}
     assert list(rows) == [item[1] for item in plan.items]
     assert 'device-side assert' in rows['poison']['error']
     assert rows['poison']['device_failed']
     assert 'exit code 3' in rows['crash']['error']
-    assert rows['hang']['error'].startswith('stopped: ran past its limit')
+    assert rows['hang']['error'] == ('stopped: ran past its limit of 2 s; '
+                                     'its worker was ended')
     pid = {name: r.get('pid') for name, r in rows.items()}
     assert pid['after poison'] != pid['first'] and \
         not rows['after poison']['poisoned']
     assert pid['after crash'] != pid['after poison']
     assert len({pid['after crash'], pid['isolated'],
-                pid['after isolated']}) == 3
-    assert len(result['worker_starts_s']) == 5
+                pid['after isolated'], pid['after hang']}) == 4
+    assert len(result['worker_starts_s']) == 6
 
 
 def test_full_speed_run_plans_every_item(load_tool):
