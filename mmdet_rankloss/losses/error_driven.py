@@ -218,8 +218,9 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
                                 torch.zeros(3, **work), grad,
                                 torch.zeros(0, **work), 0)
     if negatives is None:
-        negatives = torch.ones(n, dtype=torch.bool, device=scores.device)
-        negatives[pos_idx] = False
+        negatives = torch.ones(n, dtype=torch.bool,
+                               device=scores.device).index_fill_(
+                                   0, pos_idx, False)
     u = scores[pos_idx].to(dtype)  # (P,)
     negs = SortedNegatives(scores, negatives, u, delta)
     # explicit P x P relations h_pp[i, k] = H(s_k - s_i), self relation
@@ -279,18 +280,21 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
                                    self_relation=self_relation,
                                    own_loc_in_update=own_loc_in_update,
                                    loc_order=loc_order, precision=precision)
+        ctx.set_materialize_grads(False)
         ctx.save_for_backward(terms.grad)
         out_dtype = torch.float64 if scores.dtype == torch.float64 \
             else torch.float32
         parts = terms.parts.to(out_dtype)
-        loc_weight = terms.loc_weight.to(out_dtype)
+        # (an empty one made in the dtype: a cast would be a kernel)
+        loc_weight = terms.loc_weight.to(out_dtype) if \
+            terms.loc_weight.numel() else parts.new_empty(0)
         ctx.mark_non_differentiable(parts, loc_weight)
         return terms.loss.to(out_dtype), parts, loc_weight
 
     @staticmethod
     def backward(ctx, grad_loss, grad_parts, grad_loc_weight):
         grad, = ctx.saved_tensors
-        if grad is None:
+        if grad is None or grad_loss is None:
             return (None, ) * 11
         return (grad * grad_loss.to(grad.dtype), ) + (None, ) * 10
 

@@ -113,9 +113,10 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
                 f'{owner}: {name} must be a float tensor of shape ({n},), '
                 f'got {getattr(values, "shape", values)}')
         if n:
-            # NaN and inf fail the comparison with their clamped value
-            picked = torch.where(rows, values.detach(), 0)
-            check_data(owner, [((picked.clamp(0, 1) == picked).all(),
+            # NaN and inf fail the comparison with their clamped value;
+            # a row that is not a positive passes (True >= any row)
+            values = values.detach()
+            check_data(owner, [(values.clamp(0, 1).eq(values).ge(rows).all(),
                                 f'{name} must be finite and in [0, 1] at '
                                 'the positives')])
 
@@ -224,14 +225,14 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
         rows = self._positive_rows(rows, quality).nonzero().squeeze(1)
         # the one read of the data (it sizes the positives); the rest has
         # fixed shapes. Row-major flat index of each positive score:
-        pos_idx = rows * num_classes + labels[rows]
+        pos_idx = torch.add(labels[rows], rows, alpha=num_classes)
         quality, loc_error = self._positive_inputs(
             None if quality is None else quality[rows],
             None if loc_error is None else loc_error[rows])
         negatives = torch.ones(n * num_classes, dtype=torch.bool,
                                device=scores.device) if weight is None \
             else valid[:, None].repeat(1, num_classes).view(-1)
-        negatives[pos_idx] = False
+        negatives.index_fill_(0, pos_idx, False)
         loss, parts, loc_weight = error_driven_loss(
             scores.view(-1), pos_idx, self.delta, self.mode, negatives,
             quality, None if loc_error is None else loc_error.detach(),

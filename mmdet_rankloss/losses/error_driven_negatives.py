@@ -171,8 +171,7 @@ class SortedNegatives:
         icpt = w * self._factor
         slope = w / self._two_delta
         # rows: constant, linear; columns: at hi, then at lo
-        steps = torch.stack([torch.cat([w - icpt, icpt]),
-                             torch.cat([slope, -slope])])
+        steps = torch.stack([w - icpt, icpt, slope, -slope]).view(2, -1)
         # the positions, last first: then prefix sums are sums "after"
         minus_positions, order = torch.sort(-self._bounds.view(-1),
                                             stable=True)
