@@ -354,6 +354,13 @@ FAMILIES: Dict[str, Tuple[str, str]] = {
         'The studies\' two-stage detector, R18-w32 from scratch or with a '
         'glyph-pretrained backbone, with cross-entropy, RaMBO, the mix and '
         'Rank & Sort ([docs/detection.md](../../docs/detection.md)).'),
+    'configs/dino': (
+        'DINO with rank losses',
+        'DINO-4scale with Rank & Sort (BRS-DETR\'s recipe) and RaMBO beside '
+        'the focal loss, with their focal and quality-focal twins; R50 on '
+        'COCO (not trained here) and a small DINO on DigitsVOC from the '
+        'glyph-pretrained R18-w32 '
+        '([docs/detection.md](../../docs/detection.md#dino)).'),
     'configs/mask_rcnn': (
         'Mask R-CNN',
         'RS-Mask R-CNN and the mix beside cross-entropy, on DigitsVOC with '

@@ -1,0 +1,16 @@
+# DINO on DigitsVOC trained by Rank & Sort Loss (`RankSortDINOHead`),
+# BRS-DETR's recipe (`./_base_/rank-losses.py`, which lists how it
+# differs from BRS-DETR and Rank-DETR): the twin of
+# `dino-4scale_r18-w32-glyphs_focal_12e_digitsvoc.py`, which differs in
+# the loss only. lr: focal's until the DigitsVOC DINO study selects this
+# loss's own on val (lab/rankloss_lab/studies/digitsvoc_dino_12e.py).
+# Batch: 8 images per process; lr 0.0002 is for a total batch of 8,
+# and auto_scale_lr scales it to the total (docs/multi_gpu.md).
+_base_ = [
+    './dino-4scale_r18-w32-glyphs_focal_12e_digitsvoc.py',
+    './_base_/rank-losses.py'
+]
+
+model = dict(
+    bbox_head=_base_.rank_sort_head,
+    train_cfg=dict(assigner=_base_.rank_sort_assigner))
