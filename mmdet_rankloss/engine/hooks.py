@@ -16,13 +16,14 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 from mmengine.dist import all_gather_object, get_dist_info
-from mmengine.hooks import CheckpointHook, Hook
+from mmengine.hooks import CheckpointHook, Hook, LoggerHook
 from mmengine.logging import print_log
 from mmengine.model import is_model_wrapper
+from mmengine.utils import apply_to
 
 from mmdet.registry import HOOKS
 
-__all__ = ['RankLossMemoryHook', 'RandomStateHook']
+__all__ = ['DeferredLogHook', 'RankLossMemoryHook', 'RandomStateHook']
 
 MEMORY_KEY = 'rank_loss_memory'
 RANDOM_KEY = 'random_state'
@@ -281,3 +282,82 @@ class RandomStateHook(Hook):
         if self._before_val is not None:
             self.set_state(self._before_val)
             self._before_val = None
+
+
+@HOOKS.register_module()
+class DeferredLogHook(Hook):
+    """Reads the logged values that are not losses (a loss's diagnostics,
+    e.g. ``rambo_ap``; MMDetection's ``acc``) once per log interval, not
+    every iteration.
+
+    MMEngine's ``RuntimeInfoHook`` calls ``.item()`` on every log variable
+    at every iteration, each a wait for the GPU. This hook runs before it
+    and takes the variables without ``loss`` in their name out of the
+    iteration's outputs, detached and still on the device; when the
+    :class:`~mmengine.hooks.LoggerHook` logs (every ``interval``
+    iterations and at the end of an epoch), before a checkpoint is saved
+    and after training, it reads all the kept values in one read per
+    device and gives each iteration's values to the message hub in order,
+    so the logs are those of a run without the hook. The losses, and so
+    the total, are read by MMEngine as before.
+
+    Args:
+        interval (int, optional): Iterations between reads. Defaults to
+            None: the ``LoggerHook``'s interval.
+    """
+
+    priority = 'HIGHEST'  # before RuntimeInfoHook (VERY_HIGH) reads them
+
+    def __init__(self, interval: Optional[int] = None) -> None:
+        self.interval = interval
+        self._kept: List[Dict[str, torch.Tensor]] = []
+
+    def _interval(self, runner) -> int:
+        if self.interval is None:
+            self.interval = next((hook.interval for hook in runner.hooks
+                                  if isinstance(hook, LoggerHook)), 50)
+        return self.interval
+
+    def after_train_iter(self,
+                         runner,
+                         batch_idx: int,
+                         data_batch=None,
+                         outputs: Optional[dict] = None) -> None:
+        if outputs:
+            self._kept.append({
+                key: outputs.pop(key).detach()
+                for key in list(outputs)
+                if 'loss' not in key and isinstance(outputs[key],
+                                                    torch.Tensor)
+            })
+        if self.every_n_inner_iters(batch_idx, self._interval(runner)) or \
+                self.end_of_epoch(runner.train_dataloader, batch_idx):
+            self.flush(runner)
+
+    def flush(self, runner) -> None:
+        """Give the kept values to the message hub (one read per
+        device)."""
+        kept, self._kept = self._kept, []
+        values = [value for step in kept for value in step.values()]
+        read = {}
+        for device in {value.device for value in values}:
+            on = [i for i, value in enumerate(values)
+                  if value.device == device]
+            read.update(zip(on, torch.stack(
+                [values[i].reshape(()) for i in on]).tolist()))
+        index = iter(range(len(values)))
+        for step in kept:
+            for key in step:
+                runner.message_hub.update_scalar(f'train/{key}',
+                                                 read[next(index)])
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        if self._kept:  # the message hub was saved before this hook
+            self.flush(runner)
+            checkpoint['message_hub'] = apply_to(
+                runner.message_hub.state_dict(), lambda x: hasattr(x, 'cpu'),
+                lambda x: x.cpu())
+
+    def after_train(self, runner) -> None:
+        self.flush(runner)
+

@@ -138,7 +138,7 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         self.log_diagnostics = check_flag(owner, 'log_diagnostics',
                                           log_diagnostics)
         self.space = ScoreSpace(score_space, calibration, owner)
-        self._memory = ScoreMemory(memory, owner)
+        self._memory = ScoreMemory(memory, owner, fill=float('-inf'))
         self.memory = self._memory.size
         self.margin, self.map_weight, self.apc_weight, self.loss_weight = (
             check_number(owner, name, value, low=0)
@@ -228,14 +228,23 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         with_grad = diagnostics and torch.is_grad_enabled() and \
             cls_score.requires_grad
         per_class, across = self.ranker.rank_classes(
-            scores, targets, self._memory.read(scores), self.margin,
-            reduction, with_grad, masked)
+            scores, targets, self._stored(scores), self.margin, reduction,
+            with_grad, masked)
         if self.training and scores.shape[0]:
             self._memory.append(scores, targets)
         out = self._combine(cls_score, per_class, across)
         if diagnostics:
             out.update(self._logged(per_class, across, targets, with_grad))
         return out
+
+    def _stored(self, scores: Tensor) -> Optional[Tuple[Tensor, Tensor]]:
+        """The memory: padding included (``-inf`` rows, not ranked) for
+        a ranker that takes them, left out (a host read) for the others."""
+        stored = self._memory.read(scores)
+        if stored is None or self.ranker.masks_items:
+            return stored
+        keep = (stored[0][:, 0] > float('-inf')).nonzero().squeeze(1)
+        return (stored[0][keep], stored[1][keep]) if keep.numel() else None
 
     def _reduction(self, reduction_override: Optional[str]) -> str:
         if reduction_override is None:

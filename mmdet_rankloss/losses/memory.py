@@ -6,6 +6,11 @@ training batches. :class:`ScoreMemory` holds them for the AP loss (ranked
 scores and their one-hot targets) and the recall loss (embeddings and their
 labels) alike.
 
+It is a preallocated buffer updated in place (``copy_``), so a training
+step neither grows it nor keeps a reference to its own outputs: a CUDA
+graph may replay the step, and ``torch.compile`` traces one graph for an
+empty, filling or full memory and for any batch up to the largest seen.
+
 It is a plain Python object, not a registered buffer: DDP broadcasts
 buffers from process 0, which would overwrite each process's memory, and
 a model checkpoint would carry stale scores into a fine-tune. For an exact
@@ -14,10 +19,11 @@ resume, a loss that owns a memory exposes ``memory_state_dict()`` and
 checkpoint hook can save beside the model; the state holds plain tensors
 and lists only, so it loads with ``torch.load(weights_only=True)``.
 """
-from collections import deque
+import math
 from typing import Dict, Iterator, Optional, Tuple
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from ..ops.checks import check_int
@@ -31,71 +37,148 @@ class ScoreMemory:
     """The last ``size`` batches of ``(values, targets)``, oldest first.
 
     ``values`` are (N, ...) float tensors (scores or embeddings), ``targets``
-    their (N, ...) ground truth. Entries are stored detached. :meth:`read`
-    concatenates them, after forgetting everything when the new batch no
-    longer matches (trailing shape, device or dtype of ``values``), e.g. a
-    head with another class count or a model moved to another device.
+    their (N, ...) ground truth, stored detached in two buffers, read as
+    (size, capacity, ...): slot ``i`` holds a batch, its first N rows, the
+    rest padding (``values`` ``fill``; ``targets`` False, or an integer
+    dtype's minimum, a label no batch has: :meth:`is_padding`). A slot
+    never written is all padding, so an empty, filling and full memory have
+    one shape. The capacity is the largest batch stored (a larger batch
+    enlarges the buffers once). :meth:`read` forgets everything first when
+    the new batch no longer matches (trailing shape, device or dtype of
+    ``values``), e.g. a head with another class count or a model moved to
+    another device. The buffers are flat and the capacity a Python int, so
+    that a trace with dynamic shapes sees no buffer dimension equal to N
+    (duck sizing would tie them) and holds for any N up to the capacity.
 
     Args:
         size (int): Batches kept, >= 0 (0 keeps nothing).
         owner (str): Component named in error messages. Defaults to
             ``'ScoreMemory'``.
+        fill (float): The padding of ``values``. Defaults to 0.
     """
 
-    def __init__(self, size: int, owner: str = 'ScoreMemory') -> None:
+    def __init__(self, size: int, owner: str = 'ScoreMemory',
+                 fill: float = 0.) -> None:
         self.size = check_int(owner, 'memory', size)
-        self._entries = deque(maxlen=self.size)
-        # set by load_state_dict: move loaded entries to the first batch's
-        # device instead of forgetting them (checkpoints load on the CPU)
-        self._relocate = False
+        self.owner = owner
+        self.fill = fill
+        self.reset()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        """Batches stored (a host read off the CPU)."""
+        if self._count is None:
+            return 0
+        return int(self._count.clamp(max=self.size))
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self._entries)
+        return (self[i] for i in range(len(self)))
 
     def __getitem__(self, index: int) -> Entry:
-        return self._entries[index]
+        """A copy of the ``index``-th stored batch, oldest first, padded
+        to the capacity."""
+        stored = len(self)
+        if not -stored <= index < stored:
+            raise IndexError(f'{self.owner} memory holds {stored} batches, '
+                             f'no index {index}')
+        slot = self.size - stored + index % stored
+        return tuple(t[slot].clone() for t in self._buffers())
 
     def __repr__(self) -> str:
         return f'ScoreMemory(size={self.size}, stored={len(self)})'
 
     def reset(self) -> None:
-        """Forget all stored batches."""
-        self._entries.clear()
+        """Forget all stored batches (the buffers go)."""
+        self._flat = self._count = None  # the buffers, their fill count
+        self._cap, self._trails = 0, ((), ())
+        # set by load_state_dict: move loaded entries to the first batch's
+        # device instead of forgetting them (checkpoints load on the CPU)
         self._relocate = False
 
+    def is_padding(self, targets: Tensor) -> Tensor:
+        """Whether each row of stored ``targets`` (as :meth:`read` gives
+        them) is padding; only for integer (label) targets."""
+        return targets == torch.iinfo(targets.dtype).min
+
+    def _padded(self, tensor: Tensor, rows: int, fill) -> Tensor:
+        """``tensor`` with padding rows appended up to ``rows``."""
+        return F.pad(tensor, (0, 0) * (tensor.dim() - 1) +
+                     (0, rows - tensor.shape[0]), value=fill)
+
+    def _target_fill(self, targets: Tensor):
+        if targets.dtype == torch.bool or targets.is_floating_point():
+            return 0
+        return torch.iinfo(targets.dtype).min
+
+    def _buffers(self) -> Entry:
+        """The buffers as (size, capacity, ...) views."""
+        return tuple(
+            flat.view((self.size, self._cap) + trail)
+            for flat, trail in zip(self._flat, self._trails))
+
+    def _allocate(self, values: Tensor, targets: Tensor, rows: int) -> None:
+        """Buffers of capacity ``rows`` like ``values`` and ``targets``,
+        keeping what is stored (padded)."""
+        old = self._buffers() if self._flat is not None else None
+        self._cap = int(rows)
+        self._trails = tuple(tuple(int(d) for d in t.shape[1:])
+                             for t in (values, targets))
+        self._flat = tuple(
+            t.new_full((self.size * self._cap * math.prod(trail), ), fill)
+            for t, trail, fill in zip((values, targets), self._trails,
+                                      (self.fill,
+                                       self._target_fill(targets))))
+        if old is None:
+            self._count = torch.zeros((), dtype=torch.long,
+                                      device=values.device)
+            return
+        for flat, kept, fill in zip(self._flat, old, (
+                self.fill, self._target_fill(targets))):
+            flat.copy_(self._padded(kept.transpose(0, 1), self._cap,
+                                    fill).transpose(0, 1).flatten())
+
     def append(self, values: Tensor, targets: Tensor) -> None:
-        """Store one batch (detached); the oldest drops out when full.
+        """Store one batch (detached, copied); the oldest drops out.
 
         Stored batches that do not match it (as in :meth:`read`) are
         forgotten first, so the memory never mixes devices or shapes.
         """
-        if self.size:
-            self._match(values)
-            self._entries.append((values.detach(), targets.detach()))
+        if not self.size:
+            return
+        self._match(values)
+        rows = values.shape[0]
+        if self._flat is None or rows > self._cap:
+            self._allocate(values, targets, rows)
+        values, targets = values.detach(), targets.detach()
+        cap = self._cap
+        # padded to the capacity; traced always, so a trace holds any N
+        if torch.compiler.is_compiling() or rows < cap:
+            values = self._padded(values, cap, self.fill)
+            targets = self._padded(targets, cap, self._target_fill(targets))
+        # written flat: a buffer that a compiled call returns is then no
+        # view (whose base's shape Dynamo would guard)
+        for flat, buffer, new in zip(self._flat, self._buffers(),
+                                     (values, targets)):
+            flat.copy_(torch.cat([buffer[1:],
+                                  new[None].to(flat.dtype)]).flatten())
+        self._count.add_(1)
 
     def _match(self, like: Tensor) -> None:
         """Move loaded entries to ``like``'s device (once, after
         :meth:`load_state_dict`), then forget them all if their trailing
         shape, device or dtype differ from ``like``'s."""
-        if not self._entries:
+        if self._flat is None:
             return
-        old = self._entries[0][0]
-        if self._relocate and old.shape[1:] == like.shape[1:] \
-                and old.dtype == like.dtype:
-            self._entries = deque(
-                ((v.to(like.device), t.to(like.device))
-                 for v, t in self._entries), maxlen=self.size)
-            old = self._entries[0][0]
+        same = self._trails[0] == tuple(like.shape[1:]) and \
+            self._flat[0].dtype == like.dtype
+        if self._relocate and same:
+            self._flat = tuple(t.to(like.device) for t in self._flat)
+            self._count = self._count.to(like.device)
         self._relocate = False
-        if (old.shape[1:] != like.shape[1:] or old.device != like.device
-                or old.dtype != like.dtype):
+        if not same or self._flat[0].device != like.device:
             self.reset()
 
     def read(self, like: Tensor) -> Optional[Entry]:
-        """Stored values and targets, concatenated along dim 0.
+        """The stored values and targets, oldest first, padding included.
 
         Args:
             like (Tensor): The current batch's values; the memory is reset
@@ -103,31 +186,34 @@ class ScoreMemory:
                 the stored ones.
 
         Returns:
-            tuple[Tensor, Tensor] | None: ``(values, targets)`` or None
-            when nothing is stored.
+            tuple[Tensor, Tensor] | None: ``(values, targets)`` of
+            ``size * capacity`` rows, views of the buffers that the next
+            :meth:`append` overwrites; None before the first append.
         """
         self._match(like)
-        if not self._entries:
+        if self._flat is None:
             return None
-        return (torch.cat([v for v, _ in self._entries]),
-                torch.cat([t for _, t in self._entries]))
+        return tuple(t.flatten(0, 1) for t in self._buffers())
 
     def state_dict(self) -> Dict[str, object]:
-        """Plain state: ``size`` and the lists ``values`` and ``targets``."""
-        return dict(
-            size=self.size,
-            values=[v for v, _ in self._entries],
-            targets=[t for _, t in self._entries])
+        """Plain state: ``size`` and the lists ``values`` and ``targets``
+        of the stored batches, oldest first (each padded to the capacity;
+        a host read off the CPU)."""
+        entries = list(self)
+        return dict(size=self.size, values=[v for v, _ in entries],
+                    targets=[t for _, t in entries])
 
     def load_state_dict(self, state: Dict[str, object]) -> None:
         """Restore :meth:`state_dict`; keeps the newest ``size`` entries.
 
-        Loaded tensors may sit on another device (a checkpoint mapped to
-        the CPU): the next :meth:`read` moves them to the batch's device
-        rather than forgetting them.
+        Entries may have any number of rows (states of earlier versions
+        hold each batch unpadded). Loaded tensors may sit on another device
+        (a checkpoint mapped to the CPU): the next :meth:`read` moves them
+        to the batch's device rather than forgetting them.
 
         Raises:
-            ValueError: When the state is not a memory state.
+            ValueError: When the state is not a memory state, naming the
+                field.
         """
         if not isinstance(state, dict) or not {'values', 'targets'} <= set(
                 state) or len(state['values']) != len(state['targets']):
@@ -135,12 +221,20 @@ class ScoreMemory:
                              'lists "values" and "targets" of equal length, '
                              f'got {type(state).__name__}')
         self.reset()
-        for values, targets in zip(state['values'], state['targets']):
-            if not isinstance(values, Tensor) or \
-                    not isinstance(targets, Tensor):
-                raise ValueError('ScoreMemory state entries must be tensors')
-            self.append(values, targets)
-        self._relocate = bool(self._entries)
+        entries = list(zip(state['values'], state['targets']))
+        for field, index in (('values', 0), ('targets', 1)):
+            if not all(isinstance(e[index], Tensor) for e in entries):
+                raise ValueError(f'ScoreMemory state field "{field}" must '
+                                 'hold tensors')
+        entries = entries[max(len(entries) - self.size, 0):] \
+            if self.size else []
+        if not entries:
+            return
+        rows = max(v.shape[0] for v, _ in entries)
+        self._allocate(*entries[0], rows)
+        for values, targets in entries:
+            self.append(values, targets.to(values.device))
+        self._relocate = True
 
 
 class ScoreMemoryMixin:

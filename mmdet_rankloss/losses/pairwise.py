@@ -166,8 +166,10 @@ def retrieval_pairs(embeddings: Tensor,
     with autocast_off(embeddings.device):
         scores = embeddings.to(work) @ gallery.t()
     n = embeddings.shape[0]
-    valid = torch.ones_like(scores, dtype=torch.bool)
-    valid[:, :n].fill_diagonal_(False)
+    # each query's own column out, written without an in-place write
+    # through a view (which AOT autograd, hence inductor, refuses)
+    columns = torch.arange(scores.shape[1], device=scores.device)
+    valid = columns[:n, None] != columns
     positives = (labels[:, None] == gallery_labels[None, :]) & valid
     return RetrievalPairs(scores, positives, valid)
 

@@ -84,15 +84,16 @@ class _RecallTerms(NamedTuple):
     grad: Optional[Tensor]  # (Q, N) Algorithm 1's dL/dscores at unit scale
 
 
-def _ranks(values: Tensor, positions: Tensor,
-           normalize: bool) -> Tuple[Tensor, Tensor]:
+def _ranks(values: Tensor, positions: Tensor, normalize: bool,
+           length: Union[int, Tensor]) -> Tuple[Tensor, Tensor]:
     """Ranks along the last dimension (1 = highest, ties by index) and the
     descending order they come from.
 
     Args:
         values (Tensor): (Q, N), no NaN.
         positions (Tensor): (N,) ``1..N`` in the dtype of the ranks.
-        normalize (bool): Divide the ranks by N.
+        normalize (bool): Divide the ranks by ``length``.
+        length (int | Tensor): The row length of the normalisation.
 
     Returns:
         tuple[Tensor, Tensor]: Ranks (Q, N) and the order (Q, N): the
@@ -100,13 +101,13 @@ def _ranks(values: Tensor, positions: Tensor,
     """
     order = descending_indices(values)
     ranks = ranks_from_order(order, positions)
-    return (ranks / values.shape[-1] if normalize else ranks), order
+    return (ranks / length if normalize else ranks), order
 
 
 def _recall_terms(scores: Tensor, positives: Tensor, valid: Tensor,
                   lambda_val: float, margin: float, weighting: str,
-                  normalize: bool, reduction: str,
-                  need_grad: bool) -> _RecallTerms:
+                  normalize: bool, reduction: str, need_grad: bool,
+                  length: Union[int, Tensor, None] = None) -> _RecallTerms:
     """Loss value and Algorithm 1's score gradient of every row at once.
 
     Shapes are fixed by the input (no row is selected and nothing is read
@@ -125,6 +126,9 @@ def _recall_terms(scores: Tensor, positives: Tensor, valid: Tensor,
         reduction (str): ``'mean'`` or ``'sum'`` over the rows with a
             positive.
         need_grad (bool): Compute the gradient (the second ranking).
+        length (int | Tensor, optional): The row length N of the
+            normalised ranks when columns past it are padding (invalid).
+            Defaults to None: the number of columns.
 
     Returns:
         _RecallTerms: Value, positives, rows, their number, ``r_i`` and
@@ -132,7 +136,7 @@ def _recall_terms(scores: Tensor, positives: Tensor, valid: Tensor,
     """
     scores = scores.detach()
     work = rank_dtype(scores.dtype)
-    n = scores.shape[-1]
+    n = scores.shape[-1] if length is None else length
     positives = positives & valid
     not_positive = ~positives
     num_pos = positives.sum(-1, dtype=work)  # exact below 2**24
@@ -143,8 +147,9 @@ def _recall_terms(scores: Tensor, positives: Tensor, valid: Tensor,
     # -inf, is always last and so never outruns a positive
     shifted = margin_shift(scores, positives, margin).masked_fill_(
         ~valid, float('-inf'))
-    positions = torch.arange(1, n + 1, dtype=work, device=scores.device)
-    ranks, order = _ranks(shifted, positions, normalize)
+    positions = torch.arange(1, scores.shape[-1] + 1, dtype=work,
+                             device=scores.device)
+    ranks, order = _ranks(shifted, positions, normalize, n)
     # the loss is a function of the (normalised) ranks: de-normalise by
     # the row length, as the derivative below assumes
     int_ranks = ranks * n if normalize else ranks
@@ -174,7 +179,7 @@ def _recall_terms(scores: Tensor, positives: Tensor, valid: Tensor,
         grad_ranks = grad_ranks.mul_(n)
     # Algorithm 1: rank y + lambda * dL/drk again (a full stable re-sort)
     perturbed = torch.add(shifted, grad_ranks, alpha=lambda_val)
-    new_ranks = _ranks(perturbed, positions, normalize)[0]
+    new_ranks = _ranks(perturbed, positions, normalize, n)[0]
     grad = new_ranks.sub_(ranks).div_(lambda_val)
     return _RecallTerms(value, positives, rows, num_rows, beaten, grad)
 
@@ -210,11 +215,13 @@ def _check_settings(owner: str, lambda_val, margin, weighting, reduction):
 
 def _recall_loss(scores: Tensor, positives: Tensor, valid: Tensor,
                  lambda_val: float, margin: float, weighting: str,
-                 normalize_ranks: bool, reduction: str) -> _RecallResult:
+                 normalize_ranks: bool, reduction: str,
+                 length: Optional[Tensor] = None) -> _RecallResult:
     """Core on validated inputs; see :func:`rambo_recall_loss`."""
     need_grad = torch.is_grad_enabled() and scores.requires_grad
     terms = _recall_terms(scores, positives, valid, lambda_val, margin,
-                          weighting, normalize_ranks, reduction, need_grad)
+                          weighting, normalize_ranks, reduction, need_grad,
+                          length)
     loss = _WithGradient.apply(scores, terms.value, terms.grad) \
         if need_grad else terms.value
     return _RecallResult(loss, terms)
@@ -411,9 +418,15 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
             (all_finite(pairs.scores),
              'embeddings (or the memory) contain NaN or inf'),
             embedding_conditions(embeddings)[1]])
+        length = None
+        if ref is not None:
+            # the memory's padding columns are not ranked, nor counted in N
+            stored = ~self._memory.is_padding(ref_labels)
+            pairs.valid[:, embeddings.shape[0]:] &= stored
+            length = stored.sum() + embeddings.shape[0]
         result = _recall_loss(pairs.scores, pairs.positives, pairs.valid,
                               self.lambda_val, self.margin, self.weighting,
-                              self.normalize_ranks, self.reduction)
+                              self.normalize_ranks, self.reduction, length)
         if use_memory and embeddings.shape[0] > 0:
             self._memory.append(embeddings, labels)
         loss = self.loss_weight * result.loss

@@ -286,31 +286,3 @@ def test_compiles_without_a_graph_break(cfg, rpn_batch):
     ref_value.backward()
     assert torch.equal(value.detach(), ref_value.detach())
     assert torch.equal(x.grad, cls_score.grad)
-
-
-@pytest.mark.parametrize('score_space', ['softmax', 'sigmoid'])
-def test_compiles_with_dynamic_shapes_at_two_sizes(score_space, rpn_batch):
-    """``torch.compile(fullgraph=True, dynamic=True)`` at two numbers of
-    RoIs: the device assertions' messages are static (one with a symbolic
-    shape breaks the graph at the second N); eager values."""
-    loss = MODELS.build(dict(type='RaMBOAPLoss', memory=0,
-                             score_space=score_space, log_diagnostics=True))
-
-    def total(x, labels):
-        return sum(v for k, v in loss(x, labels).items()
-                   if k.startswith('loss'))
-
-    torch._dynamo.reset()
-    compiled = torch.compile(total, fullgraph=True, backend='aot_eager',
-                             dynamic=True)
-    for n in (48, 80):
-        cls_score, labels = rpn_batch(n, 5, space=score_space, seed=n)
-        x = cls_score.detach().clone().requires_grad_(True)
-        value = compiled(x, labels)
-        value.backward()
-        y = cls_score.detach().clone().requires_grad_(True)
-        ref_value = total(y, labels)
-        ref_value.backward()
-        torch.testing.assert_close(value.detach(), ref_value.detach(),
-                                   rtol=0, atol=1e-6)
-        torch.testing.assert_close(x.grad, y.grad, rtol=0, atol=1e-6)

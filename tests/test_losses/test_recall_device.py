@@ -19,10 +19,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from _device_modes import ShadowMeta  # tests/test_losses on sys.path
-from mmdet_rankloss.losses import RaMBORecallLoss as _RaMBORecallLoss
-from mmdet_rankloss.losses import rambo_recall_loss
+
+from mmdet_rankloss.losses import (RaMBORecallLoss as _RaMBORecallLoss,
+                                   rambo_recall_loss)
 from mmdet_rankloss.losses.pairwise import retrieval_pairs
 from mmdet_rankloss.losses.recall_loss import recall_rank_weight
 from mmdet_rankloss.losses.utils import zero_loss
@@ -277,9 +277,8 @@ def assert_cpu_equals_meta(make_module, batches, memory=None):
     want = [run_module(cpu, [e], [t])[0] for e, t in batches]
     got, meta = on_meta(dev, batches)
     # a memory loaded on the CPU moves to the device once, at its first
-    # call (values and targets of each entry): the only copies to it
-    moved = 0 if memory is None or len(batches) > 1 else \
-        2 * len(memory['values'])
+    # call (its two buffers and its count): the only copies to it
+    moved = 0 if memory is None or len(batches) > 1 else 3
     assert (meta.reads, meta.uploads) == (0, moved), meta.trace
     for (out, grad), (ref_out, ref_grad) in zip(got, want):
         assert out.keys() == ref_out.keys()
@@ -386,11 +385,8 @@ def test_compiles_to_one_graph():
     """``torch.compile(fullgraph=True)``: inside a trace the device path
     runs on the CPU too (no read, no NumPy sort), so the forward (loss and
     diagnostics, memory 0) is one graph, with the eager CPU path's values
-    and gradient. The module is traced with ``backend='eager'``: AOT
-    autograd's functionalisation refuses ``retrieval_pairs``'s
-    ``valid[:, :B].fill_diagonal_(False)`` (an in-place write through an
-    ``as_strided`` view); the function, without it, also compiles with
-    ``backend='aot_eager'``."""
+    and gradient (the module with a memory, under inductor:
+    test_compile.py)."""
     emb, labels = make_batch('few_values', 32, dtype=torch.float32)
     module = RaMBORecallLoss(lambda_val=4.0)
     compiled = torch.compile(module, fullgraph=True, backend='eager')
