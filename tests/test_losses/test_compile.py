@@ -5,9 +5,9 @@ for the first call, which sizes the score memory, and one for every later
 call, whether the memory is filling or full and whatever the number of
 items up to the largest seen (recompiles counted by Dynamo's
 ``unique_graphs``). The default backend is inductor (C++ on the CPU; the
-slow tests); ``aot_eager`` traces the same graphs through AOT autograd in
-seconds. On CUDA the same recipe runs; MMDetection's focal loss there is
-an mmcv kernel, traced by none of these tests.
+slow tests); ``eager`` checks Dynamo's guards alone, ``aot_eager`` the
+same graphs through AOT autograd. None runs on CUDA, where MMDetection's
+focal loss (the dense half of ``MixedRankLoss``) is an mmcv kernel.
 """
 import pytest
 import torch
