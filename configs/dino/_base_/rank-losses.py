@@ -47,8 +47,10 @@ rank_sort_assigner = dict(match_costs=[
 ])
 
 # RaMBO beside DINO's focal loss (`RaMBODINOHead`): the dense recipe's mix,
-# RaMBO ranking the logits and the stock focal term; box losses and
-# matching as DINO's.
+# RaMBO ranking each loss call's logits, and the stock focal term; box
+# losses and matching as DINO's. The focal and box terms are normalised by
+# the process's own positives (DINO all-reduces them: the same on one
+# process).
 rambo_focal_head = dict(
     type='RaMBODINOHead', loss_cls=_base_.rambo_focal_dense_loss)
 
