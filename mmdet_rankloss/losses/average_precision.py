@@ -273,7 +273,7 @@ def _blackbox_ap(groups, lambda_val: float, normalize: bool,
             view[1].scatter_(-1, order,
                              counted / scale if normalize else counted)
         view[-1].copy_(positives)
-        kept.append((ranked, positions, order, (
+        kept.append((ranked, positions, (
             int_ranks, scale if normalize else None, sorted_values)))
     rank_all, pos_mask = flat[0], flat[-1]
     if positive_rank_grad:
@@ -302,7 +302,7 @@ def _blackbox_ap(groups, lambda_val: float, normalize: bool,
     if positive_rank_grad:
         neg_pos_mask = pos_mask.neg()
     perturbed = torch.empty(stacked, total, dtype=work, device=device)
-    for rate, (ranked, positions, _, merge), ratio_view, \
+    for rate, (ranked, positions, merge), ratio_view, \
             rank_view, mask_view, out_view in zip(
                 rates, kept, _split(ratio, groups), _split(rank_all, groups),
                 _split(neg_pos_mask if positive_rank_grad else ratio,
