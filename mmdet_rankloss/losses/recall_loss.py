@@ -422,7 +422,7 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
         if ref is not None:
             # the memory's padding columns are not ranked, nor counted in N
             stored = ~self._memory.is_padding(ref_labels)
-            pairs.valid[:, embeddings.shape[0]:] &= stored
+            pairs.valid[:, embeddings.shape[0]:].logical_and_(stored)
             length = stored.sum() + embeddings.shape[0]
         result = _recall_loss(pairs.scores, pairs.positives, pairs.valid,
                               self.lambda_val, self.margin, self.weighting,

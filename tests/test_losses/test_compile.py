@@ -68,7 +68,7 @@ def assert_compiles_once_and_equals_eager(case, **options):
     torch._dynamo.reset()
     counters.clear()
     compiled = torch.compile(traced, fullgraph=True, dynamic=True, **options)
-    graphs = []
+    graphs, kept = [], None
     for step, n in enumerate(sizes):
         inputs = batch(space, n, step)
         want, want_grad = outputs(eager, inputs)
@@ -82,6 +82,10 @@ def assert_compiles_once_and_equals_eager(case, **options):
         torch.testing.assert_close(grad, want_grad, rtol=1e-6,
                                    atol=1e-6 * float(want_grad.abs().max()))
         graphs.append(counters['stats']['unique_graphs'])
+        if traced.memory:  # written in place, never replaced by an output
+            buffers = [t.data_ptr() for t in traced._memory._flat]
+            assert kept in (None, buffers)
+            kept = buffers
     # the first call sizes the memory: a second graph, and no other
     first = 1 if traced.memory else 0
     assert graphs == [1] * first + [1 + first] * (len(sizes) - first), graphs
