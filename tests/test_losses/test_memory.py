@@ -31,9 +31,12 @@ def test_buffers_are_preallocated_padded_and_updated_in_place():
     memory = ScoreMemory(3, fill=float('-inf'))
     memory.append(torch.ones(4, 2), torch.ones(4, 2, dtype=torch.bool))
     buffers = [t.data_ptr() for t in memory.read(torch.zeros(1, 2))]
+    state = {key: id(value) for key, value in vars(memory).items()}
     memory.append(torch.full((2, 2), 2.), torch.ones(2, 2, dtype=torch.bool))
     values, targets = memory.read(torch.zeros(1, 2))
     assert [t.data_ptr() for t in (values, targets)] == buffers
+    # nothing but the buffers' contents changes (what a replay repeats)
+    assert {key: id(value) for key, value in vars(memory).items()} == state
     assert values.shape == (12, 2) and len(memory) == 2
     pad = float('-inf')
     expect = [pad] * 4 + [1.] * 4 + [2.] * 2 + [pad] * 2
