@@ -205,11 +205,11 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         # loc_error: divided by 1 - tau; parts[2] = L_loc unweighted
         loc = _loc_term(loss, loc_weight, loc_error)
         if self.training and torch.is_grad_enabled():
-            self._sb_sums += torch.stack([loss.detach() + parts[2],
-                                          parts[2]]).to(self._sb_sums)
+            # (L_cls + L_loc, 0 + L_loc): parts = (L_cls, 0, L_loc)
+            self._sb_sums += parts[:2] + parts[2]
         sb = self.sb_weight.to(loss.dtype)
-        return dict(loss_alrp_cls=self.loss_weight * loss,
-                    loss_alrp_loc=self.loss_weight * sb * loc,
+        return dict(loss_alrp_cls=self._weighted(loss),
+                    loss_alrp_loc=self._weighted(sb) * loc,
                     alrp_sb_weight=sb.detach())
 
     def update_self_balance(self,

@@ -161,14 +161,17 @@ def error_driven_terms(scores: Tensor,
     is ``positives.nonzero()`` for a mask (none for indices).
 
     Args:
-        scores (Tensor): Scores (n,), float, finite (not checked here).
+        scores (Tensor): Scores (n,), float, finite (not checked here);
+            any shape is read row-major (``n`` its elements).
         positives (Tensor): Bool (n,), or the indices (P,) of the positives
             (int64, ascending, distinct), which saves the one read.
         delta (float): Half-width of the smoothed step, > 0.
         mode (str): One of :data:`MODES`.
-        negatives (Tensor, optional): Bool (n,), disjoint from
-            ``positives``; scores in neither take no part and get no
-            update. Defaults to every score that is not a positive.
+        negatives (Tensor, optional): Bool, broadcastable to ``scores``
+            (a mask of rows: no mask of every score is built); its scores
+            that are not positives are the negatives, scores in neither
+            take no part and get no update. Defaults to every score that
+            is not a positive.
         quality (Tensor, optional): 'rs': labels ``y`` (P,) of the
             positives in index order, in [0, 1]. Defaults to ones (then the
             sorting error is 0).
@@ -197,7 +200,7 @@ def error_driven_terms(scores: Tensor,
     check_choice(owner, 'loc_order', loc_order, LOC_ORDERS)
     dtype = PRECISIONS[check_precision(owner, precision)]
     if positives.dtype == torch.bool:
-        positives = positives.nonzero().squeeze(1)  # the one read
+        positives = positives.reshape(-1).nonzero().squeeze(1)  # the read
     with autocast_off(scores.device):  # float32 products stay float32
         return _terms(scores, positives, delta, mode, negatives, quality,
                       loc_error, with_grad, self_relation, own_loc_in_update,
@@ -211,23 +214,21 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
     indices, in ``dtype``."""
     work = dict(dtype=dtype, device=scores.device)
     scores = scores.detach()
-    n, num_pos = scores.shape[0], pos_idx.shape[0]
+    n, num_pos = scores.numel(), pos_idx.shape[0]
     if num_pos == 0:
-        grad = scores.new_zeros(n) if with_grad else None
+        grad = scores.new_zeros(scores.shape) if with_grad else None
         return ErrorDrivenTerms(torch.zeros((), **work),
                                 torch.zeros(3, **work), grad,
                                 torch.zeros(0, **work), 0)
-    if negatives is None:
-        negatives = torch.ones(n, dtype=torch.bool,
-                               device=scores.device).index_fill_(
-                                   0, pos_idx, False)
-    u = scores[pos_idx].to(dtype)  # (P,)
-    negs = SortedNegatives(scores, negatives, u, delta)
+    u = scores.take(pos_idx).to(dtype)  # (P,)
+    negs = SortedNegatives(scores, negatives, u, delta, pos_idx)
     # explicit P x P relations h_pp[i, k] = H(s_k - s_i), self relation
     # on the diagonal
-    h_pp = smoothed_step(u[None, :] - u[:, None], delta)
+    diff = u[None, :] - u[:, None]
+    h_pp = smoothed_step(diff, delta)
     if mode == 'rs':
-        h_pp.fill_diagonal_(self_relation)
+        if self_relation != 0.5:  # H(0) = 0.5 there already
+            h_pp.fill_diagonal_(self_relation)
         y = torch.ones_like(u) if quality is None else \
             quality.detach().to(dtype)
         errors = rank_sort_errors(h_pp, negs.nfp, y)
@@ -235,7 +236,7 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
         h_pp.fill_diagonal_(1)
         e = torch.zeros_like(u) if loc_error is None else \
             loc_error.detach().to(dtype)
-        errors = alrp_errors(u, h_pp, negs.nfp, e, own_loc_in_update,
+        errors = alrp_errors(diff, h_pp, negs.nfp, e, own_loc_in_update,
                              loc_order)
     else:
         h_pp.fill_diagonal_(1)
@@ -254,8 +255,8 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
         # the positives theirs
         grad = u.new_empty(n).index_put_(
             (negs.index, ), negs.update(errors.to_negatives / num_pos))
-        grad = grad.index_put_((pos_idx, ), errors.pos_update / num_pos
-                               ).to(scores.dtype)
+        grad = grad.index_put_((pos_idx, ), errors.pos_loss / -num_pos
+                               ).to(scores.dtype).view(scores.shape)
     return ErrorDrivenTerms(loss, parts, grad, loc_weight, num_pos)
 
 
@@ -343,8 +344,8 @@ def error_driven_inputs(owner: str, scores: Tensor, positives: Tensor,
 
     Returns:
         tuple: Scores (n,), the positives' indices (P,) (the one read of
-        the data), negatives (n,) bool and ``values`` at the positives
-        (P,) (None without).
+        the data), negatives (n,) bool (None: all others) and ``values``
+        at the positives (P,) (None without).
     """
     check_positive(owner, 'delta', delta)
     masks = dict(positives=positives)
@@ -353,8 +354,7 @@ def error_driven_inputs(owner: str, scores: Tensor, positives: Tensor,
     check_scores_and_masks(owner, scores, masks, allow_empty=True)
     flat_pos = positives.reshape(-1).bool()
     pos_idx = flat_pos.nonzero().squeeze(1)
-    flat_neg = ~flat_pos if negatives is None else \
-        negatives.reshape(-1).bool() & ~flat_pos
+    flat_neg = None if negatives is None else negatives.reshape(-1).bool()
     picked = None
     if values is not None:
         if not isinstance(values, Tensor) or values.shape != scores.shape \

@@ -98,6 +98,11 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
                 f'loss_weight={self.loss_weight}, '
                 f'precision={self.precision!r}')
 
+    def _weighted(self, loss: Tensor) -> Tensor:
+        """``loss_weight * loss`` (the default weight 1 launches no
+        multiplication, forward or backward)."""
+        return loss if self.loss_weight == 1 else self.loss_weight * loss
+
     def _check_per_anchor(self, name: str, values: Optional[Tensor],
                           n: int, rows: Tensor) -> None:
         """``values`` (N,) checked: a float tensor, in [0, 1] at the
@@ -214,8 +219,8 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
             check_reduction(owner, reduction_override, 'reduction_override')
         num_classes = self.space.check_inputs(cls_score, labels, weight)
         n = cls_score.shape[0]
-        # contiguous: its flattening below is a view
-        scores = self.space.ranked(cls_score, num_classes).contiguous()
+        # (N, C), read row-major by the core (no copy)
+        scores = self.space.ranked(cls_score, num_classes)
         rows = labels < num_classes
         if weight is not None:
             valid = weight > 0
@@ -229,12 +234,10 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
         quality, loc_error = self._positive_inputs(
             None if quality is None else quality[rows],
             None if loc_error is None else loc_error[rows])
-        negatives = torch.ones(n * num_classes, dtype=torch.bool,
-                               device=scores.device) if weight is None \
-            else valid[:, None].repeat(1, num_classes).view(-1)
-        negatives.index_fill_(0, pos_idx, False)
+        # the negatives: the valid rows' scores that are not positives
+        negatives = None if weight is None else valid[:, None]
         loss, parts, loc_weight = error_driven_loss(
-            scores.view(-1), pos_idx, self.delta, self.mode, negatives,
+            scores, pos_idx, self.delta, self.mode, negatives,
             quality, None if loc_error is None else loc_error.detach(),
             precision=self.precision, **self._core_options())
         return loss, parts, loc_weight, loc_error

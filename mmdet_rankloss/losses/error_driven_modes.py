@@ -12,6 +12,7 @@ back.
 """
 from typing import NamedTuple, Optional
 
+import torch
 from torch import Tensor
 
 __all__ = ['PositiveErrors', 'RS_GATE', 'ALRP_GATE', 'ap_errors',
@@ -34,7 +35,8 @@ class PositiveErrors(NamedTuple):
             component is their mean); else None.
         loc_weight (Tensor, optional): 'alrp': ``|P| d loc / d e_k``; else
             None.
-        pos_update (Tensor): The positive's own update times ``|P|``.
+        pos_loss (Tensor): Minus the positive's own update, times
+            ``|P|``.
         to_negatives (Tensor): ``w_i``: negative ``j`` gets ``w_i H(x_ij) /
             |P|`` from positive ``i``.
     """
@@ -42,7 +44,7 @@ class PositiveErrors(NamedTuple):
     sorting: Optional[Tensor]
     loc: Optional[Tensor]
     loc_weight: Optional[Tensor]
-    pos_update: Tensor
+    pos_loss: Tensor
     to_negatives: Tensor
 
 
@@ -56,7 +58,7 @@ def ap_errors(h_pp: Tensor, nfp: Tensor) -> PositiveErrors:
     """
     rank = h_pp.sum(1) + nfp
     ranking = nfp / rank
-    return PositiveErrors(ranking, None, None, None, -ranking,
+    return PositiveErrors(ranking, None, None, None, ranking,
                           rank.reciprocal())
 
 
@@ -89,13 +91,12 @@ def rank_sort_errors(h_pp: Tensor, nfp: Tensor,
     mass = lower.sum(1)
     sorted_out = mass > RS_GATE
     coef = sorting / mass.clamp(min=RS_GATE) * sorted_out
-    pos_update = lower.t() @ coef - (ranking * ranked +
-                                     sorting * sorted_out)
-    return PositiveErrors(ranking, sorting, None, None, pos_update,
+    pos_loss = (ranking * ranked + sorting * sorted_out) - lower.t() @ coef
+    return PositiveErrors(ranking, sorting, None, None, pos_loss,
                           to_negatives)
 
 
-def alrp_errors(u: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
+def alrp_errors(diff: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
                 own_loc_in_update: bool, loc_order: str) -> PositiveErrors:
     """'alrp': classification update and localisation component.
 
@@ -110,7 +111,8 @@ def alrp_errors(u: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
     ``P x P`` matrix product (the hard order as a comparison matrix).
 
     Args:
-        u (Tensor): (P,) the positives' scores, working precision.
+        diff (Tensor): (P, P) ``u_k - u_i`` of the positives' scores
+            ``u``, working precision (its sign is that of ``u_k - u_i``).
         h_pp (Tensor): (P, P) relations, diagonal 1.
         nfp (Tensor): (P,) ``N_FP``.
         e (Tensor): (P,) localisation errors, >= 0.
@@ -120,10 +122,9 @@ def alrp_errors(u: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
     inv_rank = (h_pp.sum(1) + nfp).reciprocal()
     smoothed = h_pp @ e  # e_i + sum_{k != i} H(x_ik) e_k
     if loc_order == 'hard':
-        # at_or_above[i, k]: k is at or above i in the hard order
-        at_or_above = (u[None, :] > u[:, None]) | \
-            (u[None, :] == u[:, None]).tril_()
-        at_or_above = at_or_above.to(e.dtype)
+        # at_or_above[i, k]: k is at or above i in the hard order, 1 if
+        # u_k > u_i, 0 if u_k < u_i, k <= i on a tie
+        at_or_above = torch.heaviside(diff, torch.ones_like(diff).tril_())
     else:
         at_or_above = h_pp
     loc = (smoothed if loc_order == 'smoothed' else at_or_above @ e) * \
@@ -131,5 +132,5 @@ def alrp_errors(u: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
     loc_weight = at_or_above.t() @ inv_rank
     others = smoothed if own_loc_in_update else smoothed - e
     amount = (nfp + others) * inv_rank * (nfp > ALRP_GATE)
-    return PositiveErrors(nfp * inv_rank, None, loc, loc_weight, -amount,
+    return PositiveErrors(nfp * inv_rank, None, loc, loc_weight, amount,
                           amount / nfp.clamp(min=ALRP_GATE))

@@ -33,7 +33,7 @@ the prefix sums are integer ``cumsum`` of the values in fixed point
 (no deterministic CUDA kernel before torch 2.6) and no ``index_add_``
 (atomic adds on CUDA).
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -104,11 +104,15 @@ class SortedNegatives:
     of each negative; fixed shapes (``n``, ``P``), no read of the data.
 
     Args:
-        scores (Tensor): All scores (n,), detached, finite.
-        negatives (Tensor): Bool (n,), the negatives.
+        scores (Tensor): All scores (n,) or any shape, read row-major
+            (``n`` its number of elements), detached, finite.
+        negatives (Tensor, optional): Bool, broadcastable to ``scores``:
+            its scores that are not positives are the negatives. None:
+            every score that is not a positive.
         u (Tensor): The positives' scores (P,) in the working precision
             (float64 or float32: every sum is computed in it), P >= 1.
         delta (float): Half-width of the smoothed step, > 0.
+        pos_idx (Tensor): The positives' row-major indices (P,).
 
     Attributes:
         index (Tensor): (n,) a permutation of the scores: the negatives,
@@ -116,10 +120,13 @@ class SortedNegatives:
         nfp (Tensor): ``N_FP(i)`` (P,), in the working precision, >= 0.
     """
 
-    def __init__(self, scores: Tensor, negatives: Tensor, u: Tensor,
-                 delta: float) -> None:
+    def __init__(self, scores: Tensor, negatives: Optional[Tensor],
+                 u: Tensor, delta: float, pos_idx: Tensor) -> None:
         dtype = u.dtype  # the working precision
-        key = torch.where(negatives, scores, float('-inf'))
+        # (a mask of rows broadcast here: no (n,) mask is built)
+        key = scores.reshape(-1) if negatives is None else torch.where(
+            negatives, scores, float('-inf')).reshape(-1)
+        key = key.index_fill(0, pos_idx, float('-inf'))
         if reads_are_free(key):  # the CPU's faster stable order
             neg_sorted, self.index = descending_order(key)
         else:  # its device path (no NumPy: torch.compile traces it)
@@ -135,14 +142,16 @@ class SortedNegatives:
         # = #(s > u_i - delta): the window of i is [hi(i), lo(i)); a
         # negative at s = u_i - delta has H = 0 in or out of it (the
         # bounds from u on the device: no copy of host memory to it)
-        self._bounds = torch.searchsorted(
-            neg_sorted, torch.stack([-delta - u, delta - u]))
+        self._bounds = torch.searchsorted(neg_sorted, torch.arange(
+            -delta, 1.5 * delta, 2 * delta, dtype=dtype,
+            device=u.device)[:, None] - u)
         # sums of s over the windows: differences of exact integer sums
         q, unit = fixed_point(self._values)
         sums = F.pad(q.cumsum(0), (1, 0))[self._bounds]
-        hi, lo = self._bounds.to(dtype)
+        # (the integers promoted to the working precision by the ops)
+        hi, lo = self._bounds
         nfp = torch.addcmul(hi, lo - hi, self._factor)
-        nfp = torch.addcmul(nfp, (sums[0] - sums[1]).to(dtype), unit,
+        nfp = torch.addcmul(nfp, sums[0] - sums[1], unit,
                             value=1 / self._two_delta)
         self.nfp = nfp.clamp(min=0)
 
@@ -177,7 +186,7 @@ class SortedNegatives:
                                             stable=True)
         q, unit = fixed_point(steps[:, order])
         # after[:, k]: the sum of the k increments at the last positions
-        after = F.pad(q.cumsum(1), (1, 0)).to(w.dtype) * unit
+        after = F.pad(q.cumsum(1), (1, 0)) * unit
         # negative p reads it at k = #(positions > p)
         constant, linear = after[:, torch.searchsorted(
             minus_positions,

@@ -168,7 +168,7 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
 
     def _outputs(self, loss, parts, loc_weight,
                  loc_error) -> Dict[str, Tensor]:
-        return dict(loss_rank_sort=self.loss_weight * loss,
+        return dict(loss_rank_sort=self._weighted(loss),
                     rs_ranking=parts[0], rs_sorting=parts[1])
 
 
@@ -206,4 +206,4 @@ class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
 
     def _outputs(self, loss, parts, loc_weight,
                  loc_error) -> Dict[str, Tensor]:
-        return dict(loss_ap=self.loss_weight * loss)
+        return dict(loss_ap=self._weighted(loss))
