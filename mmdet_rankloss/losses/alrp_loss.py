@@ -52,7 +52,7 @@ def _loc_term(loss: Tensor, loc_weight: Tensor,
     ``loss`` without them."""
     if loc_error is None or not loc_error.numel():
         return loss * 0
-    return (loc_weight.to(loc_error.dtype) * loc_error).sum().to(loss.dtype)
+    return torch.dot(loc_weight.to(loc_error.dtype), loc_error).to(loss.dtype)
 
 
 def alrp_loss(scores: Tensor,

@@ -285,12 +285,19 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
         ctx.save_for_backward(terms.grad)
         out_dtype = torch.float64 if scores.dtype == torch.float64 \
             else torch.float32
-        parts = terms.parts.to(out_dtype)
-        # (an empty one made in the dtype: a cast would be a kernel)
-        loc_weight = terms.loc_weight.to(out_dtype) if \
-            terms.loc_weight.numel() else parts.new_empty(0)
+        if terms.loc_weight.numel() and out_dtype != terms.parts.dtype:
+            # one cast of all three
+            loss, parts, loc_weight = torch.cat([
+                terms.loss.view(1), terms.parts, terms.loc_weight
+            ]).to(out_dtype).split([1, 3, terms.loc_weight.shape[0]])
+            loss = loss.view(())
+        else:
+            loss, parts = terms.loss.to(out_dtype), terms.parts.to(out_dtype)
+            # (an empty one made in the dtype: a cast would be a kernel)
+            loc_weight = terms.loc_weight.to(out_dtype) if \
+                terms.loc_weight.numel() else parts.new_empty(0)
         ctx.mark_non_differentiable(parts, loc_weight)
-        return terms.loss.to(out_dtype), parts, loc_weight
+        return loss, parts, loc_weight
 
     @staticmethod
     def backward(ctx, grad_loss, grad_parts, grad_loc_weight):

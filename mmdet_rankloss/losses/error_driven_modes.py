@@ -86,12 +86,14 @@ def rank_sort_errors(h_pp: Tensor, nfp: Tensor,
     ranking = nfp / rank
     ranked = nfp > RS_GATE
     # (the gates as factors: every value they multiply is finite)
-    to_negatives = rank.reciprocal() * ranked
+    to_negatives = ranked / rank  # 1 / rank(i) or 0
     sorting = (h_pp @ err) / rank_plus - (higher @ err) / higher.sum(1)
     mass = lower.sum(1)
     sorted_out = mass > RS_GATE
     coef = sorting / mass.clamp(min=RS_GATE) * sorted_out
-    pos_loss = (ranking * ranked + sorting * sorted_out) - lower.t() @ coef
+    pos_loss = torch.addmv(torch.addcmul(ranking * ranked, sorting,
+                                         sorted_out), lower.t(), coef,
+                           alpha=-1)
     return PositiveErrors(ranking, sorting, None, None, pos_loss,
                           to_negatives)
 
@@ -120,17 +122,16 @@ def alrp_errors(diff: Tensor, h_pp: Tensor, nfp: Tensor, e: Tensor,
         loc_order (str): ``'hard'`` or ``'smoothed'``.
     """
     inv_rank = (h_pp.sum(1) + nfp).reciprocal()
-    smoothed = h_pp @ e  # e_i + sum_{k != i} H(x_ik) e_k
     if loc_order == 'hard':
         # at_or_above[i, k]: k is at or above i in the hard order, 1 if
         # u_k > u_i, 0 if u_k < u_i, k <= i on a tie
         at_or_above = torch.heaviside(diff, torch.ones_like(diff).tril_())
-    else:
+    else:  # E(i) = e_i + sum_{k != i} H(x_ik) e_k
         at_or_above = h_pp
-    loc = (smoothed if loc_order == 'smoothed' else at_or_above @ e) * \
-        inv_rank
+    loc = (at_or_above @ e) * inv_rank
     loc_weight = at_or_above.t() @ inv_rank
-    others = smoothed if own_loc_in_update else smoothed - e
-    amount = (nfp + others) * inv_rank * (nfp > ALRP_GATE)
+    # N_FP(i) + sum_{k != i} H(x_ik) e_k [+ e_i] (h_pp @ e has e_i once)
+    amount = torch.addmv(nfp if own_loc_in_update else nfp - e, h_pp, e)
+    amount = amount * inv_rank * (nfp > ALRP_GATE)
     return PositiveErrors(nfp * inv_rank, None, loc, loc_weight, amount,
                           amount / nfp.clamp(min=ALRP_GATE))

@@ -30,8 +30,9 @@ result, hence deterministic on every device (``randomness.deterministic``
 accepts it on CUDA in torch 2.0 to 2.13, and two runs agree bit for bit):
 the prefix sums are integer ``cumsum`` of the values in fixed point
 (:func:`fixed_point`, :func:`prefix_sums`), no floating-point ``cumsum``
-(no deterministic CUDA kernel before torch 2.6) and no ``index_add_``
-(atomic adds on CUDA).
+(no deterministic CUDA kernel before torch 2.6), and the increments are
+added up at their positions by an integer ``index_add_`` (on CUDA atomic
+adds, exact in any order; no floating-point one).
 """
 from typing import Optional, Tuple
 
@@ -165,10 +166,10 @@ class SortedNegatives:
         ``(w_i factor_i, -w_i / (2 delta))`` at ``lo(i)``, and negative
         ``p`` sums the increments at positions after ``p``: ``w_i`` above
         the window, ``w_i H`` inside, nothing below (a negative below every
-        window reads an empty sum: exactly 0). The increments are ordered
-        by position, last first (a sort), their prefix sums are exact
-        (:func:`fixed_point`), and negative ``p`` reads them at the number
-        of increments at positions ``> p`` (a binary search).
+        window reads an empty sum: exactly 0). The increments, in fixed
+        point (:func:`fixed_point`), are added up at their positions and
+        their prefix sums taken: exact integers, so the sum after ``p`` is
+        the total less the prefix sum at ``p``.
 
         Args:
             w (Tensor): Weights (P,) >= 0, in the working precision.
@@ -181,14 +182,13 @@ class SortedNegatives:
         slope = w / self._two_delta
         # rows: constant, linear; columns: at hi, then at lo
         steps = torch.stack([w - icpt, icpt, slope, -slope]).view(2, -1)
-        # the positions, last first: then prefix sums are sums "after"
-        minus_positions, order = torch.sort(-self._bounds.view(-1),
-                                            stable=True)
-        q, unit = fixed_point(steps[:, order])
-        # after[:, k]: the sum of the k increments at the last positions
-        after = F.pad(q.cumsum(1), (1, 0)) * unit
-        # negative p reads it at k = #(positions > p)
-        constant, linear = after[:, torch.searchsorted(
-            minus_positions,
-            torch.arange(0, -self._values.shape[0], -1, device=w.device))]
+        q, unit = fixed_point(steps)
+        # the exact integer increments added up at their positions 0..n
+        # (integer atomic adds on CUDA: any order gives the same sums)
+        n = self._values.shape[0]
+        at = q.new_zeros(2, n + 1).index_add_(1, self._bounds.view(-1), q)
+        # negative p reads the increments at positions > p: all of them
+        # less those at positions <= p
+        at = at.cumsum(1)
+        constant, linear = (at[:, n:] - at[:, :n]) * unit
         return torch.addcmul(constant, linear, self._values)
