@@ -252,11 +252,13 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
     grad = None
     if with_grad:
         # every score gets its negative's update (0 if it is none), then
-        # the positives theirs
-        grad = u.new_empty(n).index_put_(
-            (negs.index, ), negs.update(errors.to_negatives / num_pos))
-        grad = grad.index_put_((pos_idx, ), errors.pos_loss / -num_pos
-                               ).to(scores.dtype).view(scores.shape)
+        # the positives theirs, each rounded to the scores' dtype as it is
+        # written (out=: no cast kernel)
+        grad = scores.new_empty(n).index_put_((negs.index, ), negs.update(
+            errors.to_negatives / num_pos, scores.dtype))
+        grad = grad.index_put_((pos_idx, ), torch.div(
+            errors.pos_loss, -num_pos, out=grad.new_empty(num_pos))
+                               ).view(scores.shape)
     return ErrorDrivenTerms(loss, parts, grad, loc_weight, num_pos)
 
 

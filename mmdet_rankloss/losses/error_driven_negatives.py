@@ -128,12 +128,15 @@ class SortedNegatives:
         key = scores.reshape(-1) if negatives is None else torch.where(
             negatives, scores, float('-inf')).reshape(-1)
         key = key.index_fill(0, pos_idx, float('-inf'))
+        # -s ascending, +inf for the others (last): the binary searches
         if reads_are_free(key):  # the CPU's faster stable order
             neg_sorted, self.index = descending_order(key)
-        else:  # its device path (no NumPy: torch.compile traces it)
-            neg_sorted, self.index = torch.sort(-key, stable=True)
-        # -s ascending, +inf for the others (last): the binary searches
-        neg_sorted = neg_sorted.to(dtype)
+            neg_sorted = neg_sorted.to(dtype)
+        else:  # its device path (no NumPy: torch.compile traces it): the
+            # same order (stable both ways), negated into the precision
+            key, self.index = torch.sort(key, descending=True, stable=True)
+            neg_sorted = torch.mul(key, -1, out=key.new_empty(
+                key.shape, dtype=dtype))
         # -s, 0 for the others: the values summed and updated
         self._values = neg_sorted.nan_to_num(posinf=0.0)
         self._two_delta = 2.0 * delta
@@ -156,7 +159,8 @@ class SortedNegatives:
                             value=1 / self._two_delta)
         self.nfp = nfp.clamp(min=0)
 
-    def update(self, w: Tensor) -> Tensor:
+    def update(self, w: Tensor,
+               dtype: Optional[torch.dtype] = None) -> Tensor:
         """``sum_i w_i H(s_j - u_i)`` for every score, in :attr:`index`
         order (0 for the entries that are not negatives).
 
@@ -174,9 +178,12 @@ class SortedNegatives:
         Args:
             w (Tensor): Weights (P,) >= 0, in the working precision.
 
+            dtype (torch.dtype, optional): The result's dtype (rounded
+                from the working precision on the way out, no extra
+                kernel). Defaults to the working precision.
+
         Returns:
-            Tensor: (n,) in the working precision, in the order of
-            :attr:`index`.
+            Tensor: (n,) in ``dtype``, in the order of :attr:`index`.
         """
         icpt = w * self._factor
         slope = w / self._two_delta
@@ -191,4 +198,6 @@ class SortedNegatives:
         # less those at positions <= p
         at = at.cumsum(1)
         constant, linear = (at[:, n:] - at[:, :n]) * unit
-        return torch.addcmul(constant, linear, self._values)
+        return torch.addcmul(constant, linear, self._values,
+                             out=None if dtype is None else w.new_empty(
+                                 n, dtype=dtype))
