@@ -14,6 +14,8 @@ folder's ``_device_modes``.
   written DigitsVOC, small loaders.
 * ``read_tree(root)``: ``{relative path: bytes}`` of every file below
   ``root``.
+* ``device_modes()``: ``tests/test_losses/_device_modes.py`` (``ShadowMeta``)
+  for a test outside that folder, the one module its tests import.
 """
 import copy
 import functools
@@ -82,3 +84,18 @@ def read_tree(root):
             with open(path, 'rb') as f:
                 out[osp.relpath(path, root)] = f.read()
     return out
+
+
+def device_modes():
+    """``tests/test_losses/_device_modes.py`` as a module, loaded once (the
+    same module as ``import _device_modes`` in ``tests/test_losses``)."""
+    import importlib.util
+    import sys
+    if '_device_modes' not in sys.modules:
+        path = osp.join(osp.dirname(__file__), 'test_losses',
+                        '_device_modes.py')
+        spec = importlib.util.spec_from_file_location('_device_modes', path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules['_device_modes'] = module
+        spec.loader.exec_module(module)
+    return sys.modules['_device_modes']

@@ -13,17 +13,13 @@ cost of :mod:`mmdet_rankloss.models.match_costs`.
   (``ShadowMeta``: the CUDA path without a GPU).
 * ``HighOrderMatchCost`` against ``-p * IoU ** alpha`` from loops.
 """
-import os.path as osp
-import sys
-
 import pytest
 import torch
+from helpers import device_modes
 
 from mmdet_rankloss.losses import rank_sort_loss
 
-sys.path.insert(0, osp.join(osp.dirname(osp.dirname(__file__)),
-                            'test_losses'))
-from _device_modes import ShadowMeta  # noqa: E402
+ShadowMeta = device_modes().ShadowMeta
 
 NUM_CLASSES = 4
 

@@ -330,13 +330,8 @@ def test_exact_rank_is_the_stable_order_with_and_without_ties():
 
 
 def _shadow_meta():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).parents[1] / 'test_losses' / '_device_modes.py'
-    spec = importlib.util.spec_from_file_location('_device_modes', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.ShadowMeta()
+    from helpers import device_modes
+    return device_modes().ShadowMeta()
 
 
 @pytest.mark.parametrize('normalize', [False, True])
