@@ -3,19 +3,20 @@ R18-w32 config and one paper-scale config per family train one step on CPU.
 
 Covers ``configs/`` except ``configs/retrieval`` (tested in
 ``test_retrieval_configs.py``), ``configs/mask_rcnn`` (instance masks:
-``test_mask_rcnn_configs.py``) and ``configs/rank_sort`` (Cascade R-CNN
-and PAA: ``test_rank_sort_family.py``). The paper configs keep their real
-backbones (ResNet-50/101, ResNeXt-101) but without pretrained weights and on
-a tiny input, so the test needs no network.
+``test_mask_rcnn_configs.py``), ``configs/rank_sort`` (Cascade R-CNN
+and PAA: ``test_rank_sort_family.py``) and ``configs/dino``
+(``tests/test_models/test_dino_configs.py``). The paper configs keep their
+real backbones (ResNet-50/101, ResNeXt-101) but without pretrained weights
+and on a tiny input, so the test needs no network.
 """
 import glob
 import os.path as osp
 
 import pytest
 import torch
+from helpers import read_config  # tests/ on sys.path
 
 import mmdet_rankloss  # noqa: F401
-from helpers import read_config  # tests/ on sys.path
 from rankloss_lab.datasets.toy_voc import make_toy_voc
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -24,7 +25,7 @@ CONFIGS = sorted(
     osp.relpath(path, CONFIG_DIR)
     for path in glob.glob(osp.join(CONFIG_DIR, '*', '*.py'))
     if not osp.relpath(path, CONFIG_DIR).startswith(
-        ('retrieval', '_base_', 'mask_rcnn', 'rank_sort')))
+        ('retrieval', '_base_', 'mask_rcnn', 'rank_sort', 'dino')))
 COCO = [c for c in CONFIGS if c.endswith('_coco.py')]
 # The paper's Table 5 configs, their mix twins and the lr variants
 PAPER = [c for c in CONFIGS if c.startswith('rambo/') and c not in COCO]
@@ -243,6 +244,7 @@ _BUILT = set()
 def test_datasets_and_evaluator_build(name, toy_root, digits_root):
     """The config's datasets read the VOC layout through their pipelines."""
     from mmengine.registry import init_default_scope
+
     from mmdet.registry import DATASETS, METRICS
     cfg = load(name)
     if name in COCO:  # MMDetection's COCO data: there is no COCO here
@@ -283,6 +285,7 @@ TRAINED = [c for c in CONFIGS if c not in PAPER_SCALE] + TRAINED_PAPER_SCALE
 def build(name, tmp_path):
     """The config's model, without pretrained weights, and its config."""
     from mmengine.registry import init_default_scope
+
     from mmdet.registry import MODELS
     cfg = load(name)
     _point_sorter_at(cfg, tmp_path)

@@ -50,16 +50,29 @@ def _model(name):
     return MODELS.build(cfg.model), cfg
 
 
-@pytest.mark.parametrize('name', [
-    name if name in FAST else pytest.param(name, marks=pytest.mark.slow)
-    for name in CONFIGS])
+@pytest.mark.parametrize('name', FAST)
 def test_the_config_trains_one_step_and_predicts(name, detection_batch):
+    one_step_and_predict(name, detection_batch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name', [c for c in CONFIGS if c not in FAST])
+def test_every_other_config_trains_one_step_and_predicts(name,
+                                                         detection_batch):
+    one_step_and_predict(name, detection_batch)
+
+
+def one_step_and_predict(name, detection_batch):
     from mmengine.optim import build_optim_wrapper
     model, cfg = _model(name)
     loss = next(k for k in HEADS if f'_{k}_' in name)
     assert type(model.bbox_head).__name__ == HEADS[loss]
     model.bbox_head.init_weights()  # the stock sigmoid prior (the whole
     model.train()                    # model's logs every parameter)
+    # without the config's clip at 0.1: the step's gradient norm depends
+    # on an initialisation that varies with the hash seed, and clipped by
+    # it the update of one branch can round away in float32
+    cfg.optim_wrapper.pop('clip_grad', None)
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     size = 128
     num_classes = cfg.model.bbox_head.num_classes
