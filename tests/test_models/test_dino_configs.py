@@ -67,12 +67,10 @@ def one_step_and_predict(name, detection_batch):
     model, cfg = _model(name)
     loss = next(k for k in HEADS if f'_{k}_' in name)
     assert type(model.bbox_head).__name__ == HEADS[loss]
-    model.bbox_head.init_weights()  # the stock sigmoid prior (the whole
-    model.train()                    # model's logs every parameter)
-    # without the config's clip at 0.1: the step's gradient norm depends
-    # on an initialisation that varies with the hash seed, and clipped by
-    # it the update of one branch can round away in float32
-    cfg.optim_wrapper.pop('clip_grad', None)
+    # the whole model's init: DINO's level embedding is allocated
+    # uninitialised (``torch.Tensor``) and only set here
+    model.init_weights()
+    model.train()
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
     size = 128
     num_classes = cfg.model.bbox_head.num_classes
