@@ -90,8 +90,9 @@ PRECISIONS = {'float64': torch.float64, 'float32': torch.float32}
 
 
 def smoothed_step(x: Tensor, delta: float) -> Tensor:
-    """``H(x)``: 0 below ``-delta``, 1 above ``delta``, linear between."""
-    return (x / (2 * delta) + 0.5).clamp(0, 1)
+    """``H(x)``: 0 below ``-delta``, 1 above ``delta``, linear between
+    (two kernels: ``0.5 + x * (1 / (2 delta))``, clamped)."""
+    return torch.rsub(x, 0.5, alpha=-1 / (2 * delta)).clamp(0, 1)
 
 
 def check_self_relation(owner: str, value) -> float:
@@ -106,8 +107,9 @@ def check_precision(owner: str, value) -> str:
 
 
 class ErrorDrivenTerms(NamedTuple):
-    """What :func:`error_driven_terms` returns (in the working precision,
-    ``precision``, unless noted).
+    """What :func:`error_driven_terms` returns (``loss``, ``parts`` and
+    ``loc_weight`` in its ``out_dtype``, by default the working precision,
+    ``precision``).
 
     Attributes:
         loss (Tensor): The value (scalar): ``1 - AP`` ('ap'), ``L_RS``
@@ -154,7 +156,9 @@ def error_driven_terms(scores: Tensor,
                        self_relation: float = 0.5,
                        own_loc_in_update: bool = False,
                        loc_order: str = 'hard',
-                       precision: str = 'float64') -> ErrorDrivenTerms:
+                       precision: str = 'float64',
+                       out_dtype: Optional[torch.dtype] = None
+                       ) -> ErrorDrivenTerms:
     """Value and error-driven update of one ranking (see the module doc).
 
     Fixed shapes given ``|P|``: the only read of the data back to the host
@@ -187,6 +191,10 @@ def error_driven_terms(scores: Tensor,
             (authors).
         precision (str): The dtype of the computation, 'float64' or
             'float32' (:data:`PRECISIONS`). Defaults to 'float64'.
+        out_dtype (torch.dtype, optional): The dtype of ``loss``,
+            ``parts`` and ``loc_weight``, each rounded from the working
+            precision as it is written (no cast kernel). Defaults to the
+            working precision.
 
     Returns:
         ErrorDrivenTerms: see there.
@@ -204,22 +212,22 @@ def error_driven_terms(scores: Tensor,
     with autocast_off(scores.device):  # float32 products stay float32
         return _terms(scores, positives, delta, mode, negatives, quality,
                       loc_error, with_grad, self_relation, own_loc_in_update,
-                      loc_order, dtype)
+                      loc_order, dtype, out_dtype or dtype)
 
 
 def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
            with_grad, self_relation, own_loc_in_update, loc_order,
-           dtype) -> ErrorDrivenTerms:
+           dtype, out_dtype) -> ErrorDrivenTerms:
     """:func:`error_driven_terms` after its checks, with the positives'
-    indices, in ``dtype``."""
-    work = dict(dtype=dtype, device=scores.device)
+    indices, in ``dtype``, its outputs in ``out_dtype``."""
+    out = dict(dtype=out_dtype, device=scores.device)
     scores = scores.detach()
     n, num_pos = scores.numel(), pos_idx.shape[0]
     if num_pos == 0:
         grad = scores.new_zeros(scores.shape) if with_grad else None
-        return ErrorDrivenTerms(torch.zeros((), **work),
-                                torch.zeros(3, **work), grad,
-                                torch.zeros(0, **work), 0)
+        return ErrorDrivenTerms(torch.zeros((), **out),
+                                torch.zeros(3, **out), grad,
+                                torch.zeros(0, **out), 0)
     u = scores.take(pos_idx).to(dtype)  # (P,)
     negs = SortedNegatives(scores, negatives, u, delta, pos_idx)
     # explicit P x P relations h_pp[i, k] = H(s_k - s_i), self relation
@@ -242,13 +250,21 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
         h_pp.fill_diagonal_(1)
         errors = ap_errors(h_pp, negs.nfp)
     absent = torch.zeros_like(u)  # of the parts a mode does not have
-    parts = torch.stack([
+    sums = torch.stack([
         errors.ranking, absent if errors.sorting is None else errors.sorting,
         absent if errors.loc is None else errors.loc
-    ]).sum(1) / num_pos
-    loss = parts[0] + parts[1] if mode == 'rs' else parts[0]
-    loc_weight = u.new_empty(0) if errors.loc_weight is None else \
-        errors.loc_weight / num_pos
+    ]).sum(1)
+    # each output rounded to out_dtype as it is written (out=: no cast
+    # kernel); the 'rs' value from the parts in the working precision
+    if mode == 'rs':
+        parts = sums / num_pos
+        loss = torch.add(parts[0], parts[1], out=parts.new_empty((), **out))
+        parts = parts.to(out_dtype)
+    else:
+        parts = torch.div(sums, num_pos, out=sums.new_empty(3, **out))
+        loss = parts[0]
+    loc_weight = parts.new_empty(0) if errors.loc_weight is None else \
+        torch.div(errors.loc_weight, num_pos, out=parts.new_empty(num_pos))
     grad = None
     if with_grad:
         # every score gets its negative's update (0 if it is none), then
@@ -277,29 +293,16 @@ class ErrorDrivenLossFunction(torch.autograd.Function):
                 quality: Optional[Tensor], loc_error: Optional[Tensor],
                 self_relation: float = 0.5, own_loc_in_update: bool = False,
                 loc_order: str = 'hard', precision: str = 'float64'):
-        terms = error_driven_terms(scores, positives, delta, mode, negatives,
-                                   quality, loc_error,
-                                   with_grad=ctx.needs_input_grad[0],
-                                   self_relation=self_relation,
-                                   own_loc_in_update=own_loc_in_update,
-                                   loc_order=loc_order, precision=precision)
+        terms = error_driven_terms(
+            scores, positives, delta, mode, negatives, quality, loc_error,
+            with_grad=ctx.needs_input_grad[0], self_relation=self_relation,
+            own_loc_in_update=own_loc_in_update, loc_order=loc_order,
+            precision=precision, out_dtype=torch.float64 if scores.dtype
+            == torch.float64 else torch.float32)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(terms.grad)
-        out_dtype = torch.float64 if scores.dtype == torch.float64 \
-            else torch.float32
-        if terms.loc_weight.numel() and out_dtype != terms.parts.dtype:
-            # one cast of all three
-            loss, parts, loc_weight = torch.cat([
-                terms.loss.view(1), terms.parts, terms.loc_weight
-            ]).to(out_dtype).split([1, 3, terms.loc_weight.shape[0]])
-            loss = loss.view(())
-        else:
-            loss, parts = terms.loss.to(out_dtype), terms.parts.to(out_dtype)
-            # (an empty one made in the dtype: a cast would be a kernel)
-            loc_weight = terms.loc_weight.to(out_dtype) if \
-                terms.loc_weight.numel() else parts.new_empty(0)
-        ctx.mark_non_differentiable(parts, loc_weight)
-        return loss, parts, loc_weight
+        ctx.mark_non_differentiable(terms.parts, terms.loc_weight)
+        return terms.loss, terms.parts, terms.loc_weight
 
     @staticmethod
     def backward(ctx, grad_loss, grad_parts, grad_loc_weight):

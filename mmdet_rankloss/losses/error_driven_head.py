@@ -104,26 +104,25 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
         return loss if self.loss_weight == 1 else self.loss_weight * loss
 
     def _check_per_anchor(self, name: str, values: Optional[Tensor],
-                          n: int, rows: Tensor) -> None:
-        """``values`` (N,) checked: a float tensor, in [0, 1] at the
-        ``rows`` (bool (N,)) of the positives (one read on the CPU, a
-        device-side assertion elsewhere:
-        :func:`~mmdet_rankloss.ops.checks.check_data`)."""
-        if values is None:
-            return
-        owner = type(self).__name__
-        if not isinstance(values, Tensor) or values.shape != (n, ) or \
-                not values.is_floating_point():
+                          n: int) -> None:
+        """``values`` checked: None or a float tensor (N,) (its values are
+        checked at the positives: :meth:`_check_at_positives`)."""
+        if values is not None and (not isinstance(values, Tensor)
+                                   or values.shape != (n, )
+                                   or not values.is_floating_point()):
             raise ValueError(
-                f'{owner}: {name} must be a float tensor of shape ({n},), '
-                f'got {getattr(values, "shape", values)}')
-        if n:
-            # NaN and inf fail the comparison with their clamped value;
-            # a row that is not a positive passes (True >= any row)
-            values = values.detach()
-            check_data(owner, [(values.clamp(0, 1).eq(values).ge(rows).all(),
-                                f'{name} must be finite and in [0, 1] at '
-                                'the positives')])
+                f'{type(self).__name__}: {name} must be a float tensor of '
+                f'shape ({n},), got {getattr(values, "shape", values)}')
+
+    def _check_at_positives(self, **values: Optional[Tensor]) -> None:
+        """The per-anchor values at the positives (P,) in [0, 1] (one read
+        on the CPU, a device-side assertion elsewhere:
+        :func:`~mmdet_rankloss.ops.checks.check_data`); NaN and inf fail
+        the comparison with their clamped value."""
+        check_data(type(self).__name__, [
+            (at.clamp(0, 1).eq(at).all(),
+             f'{name} must be finite and in [0, 1] at the positives')
+            for name, at in values.items() if at is not None])
 
     def _positive_rows(self, rows: Tensor,
                        quality: Optional[Tensor]) -> Tensor:
@@ -131,7 +130,9 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
 
         Args:
             rows (Tensor): Bool (N,), label < C and weight > 0.
-            quality (Tensor, optional): (N,) checked labels.
+            quality (Tensor, optional): (N,) labels, checked at the
+                positives afterwards (so a row of ``rows`` whose label is
+                not in [0, 1] must stay a positive).
 
         Returns:
             Tensor: Bool (N,); a row left out becomes a negative of its
@@ -225,15 +226,18 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
         if weight is not None:
             valid = weight > 0
             rows = rows & valid
-        self._check_per_anchor('quality', quality, n, rows)
-        self._check_per_anchor('loc_error', loc_error, n, rows)
+        self._check_per_anchor('quality', quality, n)
+        self._check_per_anchor('loc_error', loc_error, n)
         rows = self._positive_rows(rows, quality).nonzero().squeeze(1)
         # the one read of the data (it sizes the positives); the rest has
         # fixed shapes. Row-major flat index of each positive score:
         pos_idx = torch.add(labels[rows], rows, alpha=num_classes)
-        quality, loc_error = self._positive_inputs(
-            None if quality is None else quality[rows],
-            None if loc_error is None else loc_error[rows])
+        quality = None if quality is None else quality[rows]
+        loc_error = None if loc_error is None else loc_error[rows]
+        self._check_at_positives(
+            quality=None if quality is None else quality.detach(),
+            loc_error=None if loc_error is None else loc_error.detach())
+        quality, loc_error = self._positive_inputs(quality, loc_error)
         # the negatives: the valid rows' scores that are not positives
         negatives = None if weight is None else valid[:, None]
         loss, parts, loc_weight = error_driven_loss(

@@ -73,9 +73,11 @@ def fixed_point(x: Tensor) -> Tuple[Tensor, Tensor]:
         (..., 1), positive, of ``x``'s dtype.
     """
     mass = torch.linalg.vector_norm(x, 1, -1, keepdim=True)
-    # a normal float even when x is all zeros
-    unit = mass.clamp(min=torch.finfo(x.dtype).tiny * 2.0**(FIXED_BITS + 1)
-                      ) * 2.0**-FIXED_BITS
+    # mass * 2 ** -61 (exact) plus twice the smallest normal float, in one
+    # kernel: a normal float even when x is all zeros, and the scaled mass
+    # itself once the mass exceeds 1e-273 (float64; 1e-12 in float32)
+    unit = torch.rsub(mass, torch.finfo(x.dtype).tiny * 2.0,
+                      alpha=-2.0**-FIXED_BITS)
     return torch.round(x / unit).to(torch.int64), unit
 
 
@@ -141,7 +143,8 @@ class SortedNegatives:
         self._values = neg_sorted.nan_to_num(posinf=0.0)
         self._two_delta = 2.0 * delta
         # inside the window of i, H(s - u_i) = s / (2 delta) + factor_i
-        self._factor = 0.5 - u / self._two_delta
+        # (one kernel: 0.5 - u * (1 / (2 delta)))
+        self._factor = torch.rsub(u, 0.5, alpha=1 / self._two_delta)
         # bounds[0, i] = hi(i) = #(s > u_i + delta), bounds[1, i] = lo(i)
         # = #(s > u_i - delta): the window of i is [hi(i), lo(i)); a
         # negative at s = u_i - delta has H = 0 in or out of it (the

@@ -12,6 +12,7 @@ forms: one ranking of scores of any shape, given the positives.
 """
 from typing import Dict, Optional
 
+import torch
 from torch import Tensor
 
 from ..ops.checks import check_flag
@@ -164,7 +165,9 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
                        quality: Optional[Tensor]) -> Tensor:
         if quality is None or not self.zero_quality_as_negative:
             return rows
-        return rows & (quality > 0)
+        # label != 0: one kernel, and a label out of [0, 1] (NaN included)
+        # stays a positive, where the check of the labels sees it
+        return torch.logical_and(rows, quality)
 
     def _outputs(self, loss, parts, loc_weight,
                  loc_error) -> Dict[str, Tensor]:

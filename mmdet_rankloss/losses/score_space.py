@@ -99,7 +99,7 @@ class ScoreSpace:
 
         The value checks (finite scores, labels in 0..C) are
         :func:`~mmdet_rankloss.ops.checks.check_data`: one read on the CPU,
-        none on a device.
+        none on a device (one assertion there, of both).
         """
         owner = self.owner
         if not isinstance(cls_score, Tensor) or cls_score.dim() != 2 \
@@ -130,12 +130,19 @@ class ScoreSpace:
                            f'({num_classes} = background) for cls_score of '
                            f'shape {tuple(cls_score.shape)} and '
                            f'score_space={self.name!r}')
-        conditions = [(not labels.is_floating_point(), label_range)]
-        if n and not labels.is_floating_point():
-            conditions += [
-                (labels.clamp(0, num_classes).eq(labels).all(),
-                 label_range),
+        if not n or labels.is_floating_point():
+            check_data(owner, [(not labels.is_floating_point(), label_range)])
+            return num_classes
+        out_of_range = labels.clamp(0, num_classes).ne(labels)  # (N,)
+        if reads_are_free(cls_score):  # one read, each failure named
+            conditions = [
+                (out_of_range.logical_not().all(), label_range),
                 (all_finite(cls_score), 'cls_score contains NaN or inf')]
+        else:  # one device assertion for both: x * 0 is 0 for a finite x
+            # (NaN else), and must equal 0, not 1, on a row whose label is
+            # out of range
+            conditions = [(cls_score.mul(0).eq(out_of_range[:, None]).all(),
+                           f'cls_score contains NaN or inf, or {label_range}')]
         check_data(owner, conditions)
         return num_classes
 
