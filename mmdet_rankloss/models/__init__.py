@@ -4,7 +4,8 @@ rank-loss heads, registered in ``mmdet.registry.MODELS``, the
 the check that a ``loss_cls`` fits its head (``head_fit_faults``; at build
 time with the patch ``head_fit_check`` of :mod:`mmdet_rankloss.patches`)."""
 from .dense_heads import RaMBOATSSHead, RaMBORetinaHead, RankLossDenseHeadMixin
-from .dino_heads import RaMBODINOHead, RankLossDINOHead, RankSortDINOHead
+from .dino_heads import (ALRPDINOHead, RaMBODINOHead, RankLossDINOHead,
+                         RankSortDINOHead)
 from .fcos_heads import RaMBOFCOSHead, RankSortFCOSHead
 from .head_checks import HeadFitError, head_fit_faults
 from .large_batch import LargeBatchRetrievalModel, chunked_embedding_backward
@@ -24,6 +25,6 @@ __all__ = [
     'head_fit_faults', 'ErrorDrivenDenseHeadMixin', 'RankSortRetinaHead',
     'RankSortATSSHead', 'ALRPRetinaHead', 'ALRPATSSHead', 'RankSortBBoxHead',
     'RankSortMaskHead', 'RankSortRoIHead', 'RaMBOFCOSHead', 'RankSortFCOSHead',
-    'RankLossDINOHead', 'RankSortDINOHead', 'RaMBODINOHead',
+    'RankLossDINOHead', 'RankSortDINOHead', 'RaMBODINOHead', 'ALRPDINOHead',
     'HighOrderMatchCost', 'RankSortPAAHead'
 ]

@@ -1,4 +1,5 @@
-"""DINO heads trained by a rank loss (Rank & Sort, RaMBO beside focal loss).
+"""DINO heads trained by a rank loss (Rank & Sort, aLRP, RaMBO beside focal
+loss).
 
 MMDetection's ``DINOHead`` scores 13 query sets a step: the matched queries
 of each decoder layer (``loss_by_feat_single``, 6 calls), the encoder's
@@ -13,11 +14,18 @@ per call, or, with ``rank_layers_together=True``, one per step and kind.
   ground truth (detached; the boxes the head's ``QualityFocalLoss`` branch
   compares), and the L1 and GIoU losses each rescaled to the value of the
   RS term (the RS paper's self-balance, as BRS-DETR does).
+* :class:`ALRPDINOHead`: aLRP Loss over the call's (query, class) logits,
+  the positives' localisation errors ``(1 - GIoU) / 2`` of the matched
+  query's box with its ground truth (differentiable: they train the boxes
+  through aLRP's localisation component, which replaces both stock box
+  losses, L1 and GIoU, as the dense aLRP heads drop their ``loss_bbox``),
+  self-balanced by ``ALRPSelfBalanceHook``.
 * :class:`RaMBODINOHead`: a rank loss with ``terms()`` (``MixedRankLoss``
   of RaMBO and the stock focal loss in the configs) on the call's logits;
   box losses with the stock values.
 
-No read of device data and no copy to the device in these losses: the
+No read of device data and no copy to the device in these losses (but
+``ALRPLoss``'s own read, the ``nonzero`` that sizes its positives): the
 number of positives is the host count the stock targets give, the
 positives are found by a stable sort of that fixed size, the box
 normalisers are Python numbers and the image-size factors are filled, not
@@ -35,13 +43,14 @@ from torch import Tensor, nn
 from mmdet.models.dense_heads import DINOHead
 from mmdet.registry import MODELS
 from mmdet.structures.bbox import bbox_cxcywh_to_xyxy, bbox_overlaps
+from ..losses.alrp_loss import ALRPLoss
 from ..losses.error_driven import error_driven_loss
 from ..losses.rank_sort_loss import RankSortLoss
 from ..ops.checks import check_data, check_flag
 from .rank_sort_heads import value_weighted
 
 __all__ = ['RankLossDINOHead', 'RankSortDINOHead', 'RaMBODINOHead',
-           'positive_rows']
+           'ALRPDINOHead', 'positive_rows']
 
 
 class _SigmoidHead(nn.Module):
@@ -87,12 +96,14 @@ def _image_factors(bbox_preds: Tensor, img_metas: List[dict]) -> Tensor:
 
 class RankLossDINOHead(DINOHead):
     """``DINOHead`` with a rank loss as ``loss_cls``: the shared body of
-    :class:`RankSortDINOHead` and :class:`RaMBODINOHead`.
+    :class:`RankSortDINOHead`, :class:`RaMBODINOHead` and
+    :class:`ALRPDINOHead`.
 
     The stock head reads ``loss_cls.use_sigmoid``, which a rank loss does
     not have: the head is a sigmoid head (C channels, stock sigmoid
     prediction, the focal prior in ``init_weights``) whatever the loss.
-    Subclasses give :attr:`loss_types` and :meth:`_cls_and_box_losses`.
+    Subclasses give :attr:`loss_types` and :meth:`_cls_and_box_losses`,
+    and may change the positives' box terms (:meth:`_box_terms`).
 
     Args:
         loss_cls (dict): The rank loss.
@@ -100,6 +111,10 @@ class RankLossDINOHead(DINOHead):
     """
     #: loss classes the head serves (empty: any loss with ``terms()``)
     loss_types: Tuple[type, ...] = ()
+    #: zero columns appended to the (N, C) logits for ``loss_cls`` (a loss
+    #: that ranks ``'logits'`` asks for a background column it does not
+    #: read): set by :meth:`_pad_for_loss`
+    _extra_columns = 0
 
     def __init__(self, *args, loss_cls: dict, **kwargs) -> None:
         super().__init__(*args, loss_cls=dict(type=_SigmoidHead), **kwargs)
@@ -119,6 +134,27 @@ class RankLossDINOHead(DINOHead):
             yield
         finally:
             self._modules['loss_cls'] = rank_loss
+
+    def _check_logits_space(self) -> None:
+        """Refuse a ``loss_cls`` that does not rank the raw logits."""
+        space = self.loss_cls.score_space
+        if space != 'logits':
+            raise ValueError(f"{type(self).__name__}: loss_cls.score_space "
+                             f"must be 'logits', got {space!r}")
+
+    def _pad_for_loss(self) -> None:
+        """Give the logits the columns ``loss_cls.get_cls_channels`` asks
+        for (zeros after the C classes) in :meth:`_with_extra_columns`."""
+        self._extra_columns = self.loss_cls.get_cls_channels(
+            self.num_classes) - self.num_classes
+
+    def _with_extra_columns(self, scores: Tensor) -> Tensor:
+        """(N, C) logits -> (N, C + extra) with zero extra columns."""
+        if not self._extra_columns:
+            return scores
+        return torch.cat([
+            scores, scores.new_zeros(scores.shape[0], self._extra_columns)
+        ], dim=1)
 
     def init_weights(self) -> None:
         with self._sigmoid_head():
@@ -181,23 +217,37 @@ class RankLossDINOHead(DINOHead):
         factors = _image_factors(bbox_preds, img_metas)[rows]
         pred_xyxy = bbox_cxcywh_to_xyxy(pred)
         target_xyxy = bbox_cxcywh_to_xyxy(target)
-        l1 = self.loss_bbox(pred, target, reduction_override='none')
-        l1 = l1.sum(-1) if l1.dim() > 1 else l1  # a 0-dim 0 without boxes
-        giou = self.loss_iou(pred_xyxy * factors, target_xyxy * factors,
-                             reduction_override='none')
+        box_terms = self._box_terms(pred, target, pred_xyxy * factors,
+                                    target_xyxy * factors)
         positives = (rows, labels[rows], pred_xyxy.detach(), target_xyxy)
         return self._cls_and_box_losses(scores, labels, label_weights,
-                                        positives, (l1, giou), num_pos,
+                                        positives, box_terms, num_pos,
                                         num_neg, kind)
+
+    def _box_terms(self, pred: Tensor, target: Tensor, pred_px: Tensor,
+                   target_px: Tensor) -> Tuple[Tensor, ...]:
+        """The positives' box terms: here the stock per-positive L1 and
+        GIoU losses (P,) (``loss_bbox``, ``loss_iou`` unreduced).
+
+        Args:
+            pred (Tensor): (P, 4) predicted (cx, cy, w, h), normalised.
+            target (Tensor): (P, 4) their targets, the same format.
+            pred_px (Tensor): (P, 4) predicted xyxy in pixels.
+            target_px (Tensor): (P, 4) target xyxy in pixels.
+        """
+        l1 = self.loss_bbox(pred, target, reduction_override='none')
+        l1 = l1.sum(-1) if l1.dim() > 1 else l1  # a 0-dim 0 without boxes
+        giou = self.loss_iou(pred_px, target_px, reduction_override='none')
+        return l1, giou
 
     def _cls_and_box_losses(self, scores: Tensor, labels: Tensor,
                             label_weights: Tensor, positives: tuple,
-                            box_losses: Tuple[Tensor, Tensor], num_pos: int,
+                            box_losses: Tuple[Tensor, ...], num_pos: int,
                             num_neg: int, kind: str) -> tuple:
         """``(loss_cls, loss_bbox, loss_iou)`` from the call's (N, C)
         logits, (N,) labels and weights, the positives ``(rows, labels,
         detached predicted boxes, target boxes)`` (xyxy, normalised) and
-        their per-positive L1 and GIoU losses (P,)."""
+        their box terms (:meth:`_box_terms`, each (P,))."""
         raise NotImplementedError
 
 
@@ -248,9 +298,7 @@ class RankSortDINOHead(RankLossDINOHead):
             raise ValueError(
                 f'{owner} keeps every matched query a positive: set '
                 'loss_cls.zero_quality_as_negative=False')
-        if self.loss_cls.score_space != 'logits':
-            raise ValueError(f"{owner}: loss_cls.score_space must be "
-                             f"'logits', got {self.loss_cls.score_space!r}")
+        self._check_logits_space()
         self._pending: Optional[List[dict]] = None
 
     def _rank_sort(self, flat: Tensor, pos_idx: Tensor, negatives: Tensor,
@@ -340,18 +388,75 @@ class RaMBODINOHead(RankLossDINOHead):
                 f'{type(self).__name__} needs a rank loss with terms() and '
                 'get_cls_channels() as loss_cls (e.g. MixedRankLoss, '
                 f'RaMBOAPLoss), got {type(self.loss_cls).__name__}')
-        self._extra_columns = self.loss_cls.get_cls_channels(
-            self.num_classes) - self.num_classes
+        self._pad_for_loss()
 
     def _cls_and_box_losses(self, scores, labels, label_weights, positives,
                             box_losses, num_pos, num_neg, kind):
-        if self._extra_columns:
-            scores = torch.cat([
-                scores, scores.new_zeros(scores.shape[0],
-                                         self._extra_columns)], dim=1)
         avg_factor = max(num_pos + num_neg * self.bg_cls_weight, 1)
-        terms = self.loss_cls.terms(scores, labels, label_weights,
-                                    avg_factor=avg_factor)
+        terms = self.loss_cls.terms(self._with_extra_columns(scores), labels,
+                                    label_weights, avg_factor=avg_factor)
         loss_cls = sum(v for k, v in terms.items() if 'loss' in k)
         l1, giou = (_mean(b, num_pos) for b in box_losses)
         return loss_cls, l1, giou
+
+
+@MODELS.register_module()
+class ALRPDINOHead(RankLossDINOHead):
+    """``DINOHead`` trained by aLRP Loss (Oksuz et al., NeurIPS 2020), as the
+    dense aLRP heads (``ALRPRetinaHead``) train theirs.
+
+    Each call ranks all (query, class) logits of the batch: the matched
+    query's logit of its ground truth's class is a positive, every other
+    logit a negative. Each positive's localisation error is ``(1 - GIoU) /
+    2`` of its predicted box with its ground truth (pixels, differentiable),
+    which ``ALRPLoss`` divides by ``1 - tau``. ``loss_cls`` is aLRP's
+    classification component (``loss_alrp_cls``, trained by the
+    error-driven update, ranking with the localisation errors of the
+    positives above), ``loss_iou`` its localisation component
+    (``loss_alrp_loc = w_sb * L_loc``: the errors of the positives sorted
+    by score, weighted by the ranking). aLRP replaces both stock box
+    losses: DINO's L1 (``loss_bbox``) and GIoU (``loss_iou``) configs are
+    built but not used, and the ``loss_bbox`` keys are not in the loss dict
+    (as the dense aLRP heads drop theirs). The Hungarian matching keeps its
+    own costs (L1 and GIoU among them).
+
+    ``w_sb`` (a buffer of the loss, 50 at the start) is one for the 13
+    calls of a step; ``ALRPSelfBalanceHook`` (in the configs'
+    ``custom_hooks``) sets it to ``sum L_aLRP / sum L_loc`` over all of
+    them every period. The positives are the matched queries whatever
+    their IoU.
+
+    Args:
+        *args, **kwargs: ``DINOHead``'s, with ``loss_cls=dict(type=
+            'ALRPLoss')`` (``score_space='logits'``).
+    """
+    loss_types = (ALRPLoss, )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._check_logits_space()
+        self._pad_for_loss()
+
+    def _box_terms(self, pred, target, pred_px, target_px):
+        """The positives' errors ``(1 - GIoU) / 2`` in [0, 1] (P,), of the
+        boxes in pixels (the boxes the stock ``loss_iou`` compares)."""
+        giou = bbox_overlaps(pred_px.float(), target_px.float(),
+                             mode='giou', is_aligned=True)
+        return ((1 - giou) / 2).clamp(0, 1),
+
+    def _cls_and_box_losses(self, scores, labels, label_weights, positives,
+                            box_losses, num_pos, num_neg, kind):
+        rows = positives[0]
+        errors, = box_losses
+        loc_error = errors.new_zeros(scores.shape[0]).index_put(
+            (rows, ), errors)
+        terms = self.loss_cls.terms(self._with_extra_columns(scores), labels,
+                                    label_weights, loc_error=loc_error)
+        return terms['loss_alrp_cls'], None, terms['loss_alrp_loc']
+
+    def loss_by_feat(self, *args, **kwargs) -> Dict[str, Tensor]:
+        """The stock loss dict without the ``loss_bbox`` keys (aLRP's
+        localisation component, ``loss_iou``, replaces L1 and GIoU)."""
+        losses = super().loss_by_feat(*args, **kwargs)
+        return {key: value for key, value in losses.items()
+                if value is not None}

@@ -6,18 +6,22 @@ cost of :mod:`mmdet_rankloss.models.match_costs`.
   formula here) on hand-built matched targets; the box terms are the mean
   L1 / GIoU rescaled to that value; joint ranking over the layers equals RS
   on the concatenated calls.
+* aLRP: a call's two components equal aLRP Loss evaluated directly (the
+  functional ``alrp_loss`` on a mask of the positives, ``(1 - GIoU) / 2``
+  errors from a formula here), value and gradients (logits and boxes); the
+  loss dict has no ``loss_bbox`` keys.
 * RaMBO: with the rank term weighted 0 the head's whole loss dict is the
   stock focal ``DINOHead``'s on the same outputs (matching, denoising,
   encoder).
-* No read of the data and no copy to the device in a call's losses
-  (``ShadowMeta``: the CUDA path without a GPU).
+* No read of the data (aLRP: ``ALRPLoss``'s one) and no copy to the device
+  in a call's losses (``ShadowMeta``: the CUDA path without a GPU).
 * ``HighOrderMatchCost`` against ``-p * IoU ** alpha`` from loops.
 """
 import pytest
 import torch
 from helpers import device_modes
 
-from mmdet_rankloss.losses import rank_sort_loss
+from mmdet_rankloss.losses import alrp_loss, rank_sort_loss
 
 ShadowMeta = device_modes().ShadowMeta
 
@@ -43,6 +47,7 @@ def _head(type_name, loss_cls, **kwargs):
 
 
 RS = dict(type='RankSortLoss', zero_quality_as_negative=False)
+ALRP = dict(type='ALRPLoss')
 
 
 def _iou(a, b):
@@ -52,6 +57,18 @@ def _iou(a, b):
     inter = w * h
     area = (a[:, 2:] - a[:, :2]).prod(1) + (b[:, 2:] - b[:, :2]).prod(1)
     return inter / (area - inter)
+
+
+def _giou(a, b):
+    """GIoU of xyxy box pairs, row by row, from the definition."""
+    iou = _iou(a, b)
+    w = (torch.min(a[:, 2], b[:, 2]) - torch.max(a[:, 0], b[:, 0])).clamp(0)
+    h = (torch.min(a[:, 3], b[:, 3]) - torch.max(a[:, 1], b[:, 1])).clamp(0)
+    union = (a[:, 2:] - a[:, :2]).prod(1) + (b[:, 2:] - b[:, :2]).prod(1) \
+        - w * h
+    hull = (torch.max(a[:, 2:], b[:, 2:]) - torch.min(a[:, :2], b[:, :2]))
+    hull = hull.prod(1)
+    return iou - (hull - union) / hull
 
 
 def _xyxy(cxcywh):
@@ -115,6 +132,60 @@ def test_rank_sort_call_is_rank_sort_on_the_matched_targets():
     # the RS update reaches the logits; the IoU labels are detached
     grad_cls, = torch.autograd.grad(loss_cls, cls_scores)
     assert grad_cls.abs().sum() > 0
+
+
+def test_alrp_call_is_alrp_loss_on_the_matched_targets():
+    head = _head('ALRPDINOHead', ALRP)
+    head.loss_cls.sb_weight.fill_(7.0)  # the head uses the loss's weight
+    cls_scores, bbox_preds, targets, metas, rows = _call_inputs()
+    cls_scores.requires_grad_(True)
+    bbox_preds.requires_grad_(True)
+    loss_cls, loss_bbox, loss_iou = head.call_losses(
+        cls_scores, bbox_preds, targets, metas, 'matched')
+    assert loss_bbox is None  # L1 and GIoU: replaced by loss_iou
+    labels = torch.cat(targets[0])
+    box_targets = torch.cat(targets[2])
+    positives = torch.zeros(24, NUM_CLASSES, dtype=torch.bool)
+    positives[rows, labels[rows]] = True
+    # the direct evaluation, on copies (normalised boxes: GIoU does not
+    # change with the image's scale)
+    scores = cls_scores.detach().reshape(-1, NUM_CLASSES).requires_grad_()
+    boxes = bbox_preds.detach().reshape(-1, 4).requires_grad_()
+    errors = torch.zeros(24, NUM_CLASSES)
+    errors = errors.index_put(
+        (rows, labels[rows]),
+        (1 - _giou(_xyxy(boxes[rows]), _xyxy(box_targets[rows]))) / 2)
+    expected = alrp_loss(scores, positives, errors, sb_weight=7.0)
+    cls_only = alrp_loss(scores.detach(), positives)  # L_cls: no errors
+    assert loss_cls.item() == pytest.approx(cls_only.item(), rel=1e-6)
+    assert loss_iou.item() == pytest.approx(
+        (expected - cls_only).item(), rel=1e-5)
+    assert loss_iou.item() > 0.1 * loss_cls.item()  # not a vanishing term
+    grads = torch.autograd.grad(loss_cls + loss_iou,
+                                (cls_scores, bbox_preds))
+    expected_grads = torch.autograd.grad(expected, (scores, boxes))
+    for grad, want in zip(grads, expected_grads):
+        assert want.abs().sum() > 0
+        torch.testing.assert_close(grad.reshape(want.shape), want,
+                                   rtol=1e-5, atol=1e-7)
+
+
+def test_alrp_loss_dict_has_no_l1_terms():
+    inputs = _outputs()
+    stock = _head('DINOHead', dict(type='FocalLoss', use_sigmoid=True,
+                                   loss_weight=1.0)).loss_by_feat(*inputs)
+    head = _head('ALRPDINOHead', ALRP)
+    losses = head.loss_by_feat(*inputs)
+    assert set(losses) == {k for k in stock if 'loss_bbox' not in k}
+    assert len(losses) == 2 * (2 * 3 + 1)
+    assert all(torch.isfinite(v).item() for v in losses.values())
+    # what ALRPSelfBalanceHook reads: L_aLRP and L_loc of the 13 calls
+    loc = sum(v for k, v in losses.items() if 'loss_iou' in k) / 50
+    total = sum(v for k, v in losses.items() if 'loss_cls' in k) + loc
+    torch.testing.assert_close(
+        head.loss_cls._sb_sums,
+        torch.stack([total, loc]).detach().to(torch.float64), rtol=1e-5,
+        atol=0)
 
 
 def _outputs(layers=4, bs=2, nq=30, dn=8, seed=0):
@@ -190,8 +261,10 @@ def test_rambo_head_with_rank_weight_0_is_the_stock_head():
         assert ours[key].item() == pytest.approx(value.item(), rel=1e-5), key
 
 
-def test_sigmoid_head_prediction_and_init():
-    head = _head('RankSortDINOHead', RS)
+@pytest.mark.parametrize('type_name,loss_cls',
+                         [('RankSortDINOHead', RS), ('ALRPDINOHead', ALRP)])
+def test_sigmoid_head_prediction_and_init(type_name, loss_cls):
+    head = _head(type_name, loss_cls)
     assert head.cls_out_channels == NUM_CLASSES
     head.init_weights()
     bias = head.cls_branches[0].bias
@@ -213,18 +286,23 @@ def test_the_heads_refuse_what_they_cannot_serve():
         _head('RankSortDINOHead', dict(type='FocalLoss', use_sigmoid=True))
     with pytest.raises(ValueError, match='terms'):
         _head('RaMBODINOHead', dict(type='FocalLoss', use_sigmoid=True))
+    with pytest.raises(ValueError, match='ALRPLoss'):
+        _head('ALRPDINOHead', RS)
+    with pytest.raises(ValueError, match='score_space'):
+        _head('ALRPDINOHead', dict(ALRP, score_space='sigmoid'))
 
 
-@pytest.mark.parametrize('type_name,loss_cls', [
-    ('RankSortDINOHead', RS),
+@pytest.mark.parametrize('type_name,loss_cls,reads', [
+    ('RankSortDINOHead', RS, 0),
     ('RaMBODINOHead', dict(type='MixedRankLoss',
                            rank_loss=dict(type='RaMBOAPLoss',
                                           score_space='logits', margin=0.0,
                                           memory=0),
                            aux_loss=dict(type='FocalLoss', use_sigmoid=True),
-                           aux_name='loss_focal')),
+                           aux_name='loss_focal'), 0),
+    ('ALRPDINOHead', ALRP, 1),  # ALRPLoss's nonzero
 ])
-def test_a_call_reads_nothing_and_copies_nothing(type_name, loss_cls):
+def test_a_call_reads_nothing_and_copies_nothing(type_name, loss_cls, reads):
     head = _head(type_name, loss_cls)
     cls_scores, bbox_preds, targets, metas, _ = _call_inputs()
     with ShadowMeta() as meta:
@@ -236,8 +314,8 @@ def test_a_call_reads_nothing_and_copies_nothing(type_name, loss_cls):
                           for part in targets)
         losses = head.call_losses(cls_scores, bbox_preds, on_device, metas,
                                   'matched')
-        sum(losses).backward()
-    assert meta.reads == 0, meta.trace
+        sum(v for v in losses if v is not None).backward()
+    assert meta.reads == reads, meta.trace
     assert meta.syncs['copy to device'] == 0, meta.trace
 
 
