@@ -356,10 +356,10 @@ FAMILIES: Dict[str, Tuple[str, str]] = {
         'Rank & Sort ([docs/detection.md](../../docs/detection.md)).'),
     'configs/dino': (
         'DINO with rank losses',
-        'DINO-4scale with Rank & Sort (BRS-DETR\'s recipe) and RaMBO beside '
-        'the focal loss, with their focal and quality-focal twins; R50 on '
-        'COCO (not trained here) and a small DINO on DigitsVOC from the '
-        'glyph-pretrained R18-w32 '
+        'DINO-4scale with Rank & Sort (BRS-DETR\'s recipe), RaMBO beside '
+        'the focal loss and aLRP, with their focal and quality-focal twins; '
+        'R50 on COCO (not trained here) and a small DINO on DigitsVOC from '
+        'the glyph-pretrained R18-w32 '
         '([docs/detection.md](../../docs/detection.md#dino)).'),
     'configs/mask_rcnn': (
         'Mask R-CNN',

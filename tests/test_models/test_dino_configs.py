@@ -22,7 +22,10 @@ CONFIGS = config_files(osp.join(ROOT, 'configs', 'dino'), exts=('.py', ),
 FAST = ('dino-4scale_r18-w32-glyphs_rank-sort_12e_digitsvoc.py', )
 #: a config's loss family -> what its head logs per call
 HEADS = {'focal': 'DINOHead', 'quality-focal': 'DINOHead',
-         'rank-sort': 'RankSortDINOHead', 'rambo-focal': 'RaMBODINOHead'}
+         'rank-sort': 'RankSortDINOHead', 'rambo-focal': 'RaMBODINOHead',
+         'alrp': 'ALRPDINOHead'}
+#: the heads whose loss dict has no ``loss_bbox`` (L1) terms
+NO_L1 = ('ALRPDINOHead', )
 
 
 def test_every_loss_has_a_coco_and_a_digitsvoc_config():
@@ -79,12 +82,19 @@ def one_step_and_predict(name, detection_batch):
                                 optim_wrapper)
     layers = cfg.model.decoder.num_layers
     # the stock keys: 3 terms per decoder layer, encoder, denoising layer
+    # (aLRP: 2, its localisation component in place of L1 and GIoU)
     terms = [k for k in log_vars if k.endswith(('loss_cls', 'loss_bbox',
                                                 'loss_iou'))]
-    assert len(terms) == 3 * (2 * layers + 1), sorted(log_vars)
+    per_call = 2 if HEADS[loss] in NO_L1 else 3
+    assert len(terms) == per_call * (2 * layers + 1), sorted(log_vars)
     assert all(torch.isfinite(log_vars[k]).item() for k in log_vars)
     assert not torch.equal(before,
                            model.bbox_head.cls_branches[-1].weight.detach())
+    if any(h['type'] == 'ALRPSelfBalanceHook'
+           for h in cfg.get('custom_hooks', [])):
+        # the step gave the self-balance its sums: a weight is set from them
+        weight = model.bbox_head.loss_cls.update_self_balance()
+        assert weight is not None and weight > 1, weight
     model.eval()
     with torch.no_grad():
         batch = model.data_preprocessor(
