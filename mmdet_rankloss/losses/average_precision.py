@@ -30,7 +30,8 @@ from ..ops.ranking import (SPARSE_RERANK_MAX_MOVED, exact_rank, margin_shift,
                            rank_dtype, subset_rank_at)
 from ..ops.sparse_rerank import rerank_sparse
 from ..ops.stable_order import (column_orders, descending_indices,
-                                descending_order, ranks_from_order)
+                                descending_order, order_image,
+                                ranks_from_order)
 from .deprecation import deprecated_alias, renamed_keywords
 from .utils import check_reduction, check_scores_and_masks, zero_loss
 
@@ -155,6 +156,9 @@ class _Group(NamedTuple):
     order: Optional[Tuple[Tensor, Tensor]]  # descending_order of shifted
     # positive_rank_grad: shifted with the negatives -inf, else None
     of_positives: Optional[Tensor]
+    # ranked with the other groups in one sort (:func:`_joint_keys`): the
+    # int32 order image of shifted, else None
+    image: Optional[Tensor]
 
 
 def _split(flat: Tensor, groups) -> list:
@@ -175,7 +179,8 @@ def _perturbed_ranks(out: Tensor, ranked: Tensor, positions: Tensor,
     normalised): Algorithm 1's second ranking.
 
     Only the positives move (``grad_ranks`` is zero elsewhere). On a
-    device that is a second sort: one segmented op, no read. On the CPU,
+    device that is a second sort (of every group at once where
+    :func:`_joint_order` ranks them), no read. On the CPU,
     where a read is free and a sort is the cost, the movers are merged
     into the first ranking (``kept``: the integer ranks, their scale and
     :func:`~..ops.stable_order.descending_order` of ``ranked``) by
@@ -206,6 +211,26 @@ def _scaled_into(out: Tensor, int_ranks: Tensor, scale) -> None:
         torch.div(int_ranks, scale, out=out)
 
 
+def _joint_ranks(flat: Tensor, groups, codes: list, keys: Tensor,
+                 at_place: Tensor, scales: list, normalize: bool) -> None:
+    """The first ranking of all groups in one sort (:func:`_joint_order`):
+    writes the ranks (``at_place``: the rank at each sorted place) into
+    ``flat[0]`` and the rank among the positives, the positives
+    (``flat[-1]``) at or above each place of a row counted in integers,
+    into ``flat[1]``; the same values as the groups' own sorts give."""
+    order = _joint_order([group.image for group in groups], codes, keys,
+                         groups)
+    flat[:1].scatter_(-1, order, at_place)
+    counted = flat[-1:].gather(-1, order)
+    for view, scale in zip(_split(counted, groups), scales):
+        count = view.cumsum(-1, dtype=torch.int32)
+        if normalize:
+            torch.div(count, scale, out=view)
+        else:
+            view.copy_(count)
+    flat[1:2].scatter_(-1, order, counted)
+
+
 def _group_loss(terms: Tensor, valid: Tensor, reduction: str):
     """(loss, ``-dL/dAP`` of each valid row, None for 1) of a group's rows
     from ``terms``, ``1 - AP`` masked to the valid rows, and ``valid``
@@ -225,14 +250,16 @@ def _blackbox_ap(groups, lambda_val: float, normalize: bool,
     upstream scale, (R, n), or with ``positive_rank_grad`` (2, R, n): the
     two rankings' (the second zero outside the positives).
 
-    The groups are ranked apart (a sort each) and computed together: their
-    ranks lie side by side in one flat buffer, so each elementwise step is
-    one op for all of them. The derivative of ``1 - AP`` in the ranks is
-    written out in the operations autograd runs (``DivBackward``: ``grad /
-    other`` and ``-grad * ((self / other) / other)``; negations moved
-    where they are exact), so that its bits are autograd's; masks are
-    products with 0/1 masks (a masked value is finite, so ``x * 0`` is a
-    zero)."""
+    The groups are computed together: their ranks lie side by side in one
+    flat buffer, so each elementwise step is one op for all of them. On the
+    device path (fp32, without ``positive_rank_grad``; ``_Group.image``
+    set) several groups are also ranked together, one stable sort of int64
+    keys per ranking (:func:`_joint_order`); otherwise a sort per group.
+    The derivative of ``1 - AP`` in the ranks is written out in the
+    operations autograd runs (``DivBackward``: ``grad / other`` and
+    ``-grad * ((self / other) / other)``; negations moved where they are
+    exact), so that its bits are autograd's; masks are products with 0/1
+    masks (a masked value is finite, so ``x * 0`` is a zero)."""
     first = groups[0].shifted
     work, device = first.dtype, first.device
     total = sum(group.shifted.numel() for group in groups)
@@ -243,12 +270,30 @@ def _blackbox_ap(groups, lambda_val: float, normalize: bool,
     # too), the rank among the positives (then precision), positives (0/1)
     flat = torch.empty(stacked + 2, total, dtype=work, device=device)
     kept = []
-    for group, view in zip(groups, _split(flat, groups)):
+    joint = groups[0].image is not None
+    if joint:  # the rank at each sorted place, the keys, the row codes
+        at_place = torch.empty(1, total, dtype=work, device=device)
+        keys = torch.empty(1, total, dtype=torch.int64, device=device)
+        codes = _row_codes(groups, device)
+        scales = []
+    places = _split(at_place, groups) if joint else groups
+    for group, view, place in zip(groups, _split(flat, groups), places):
         shifted, positives = group.shifted, group.positives
         n = shifted.shape[-1]
         scale = n
         if normalize and group.length is not None:
             scale = group.length.clamp(min=1).to(work).unsqueeze(-1)
+        if joint:
+            # the same values as ``positions`` below, in one buffer
+            if normalize:
+                torch.div(integers[:n].expand(shifted.shape), scale,
+                          out=place[0])
+            else:
+                place[0].copy_(integers[:n])
+            view[-1].copy_(positives)
+            scales.append(scale)
+            kept.append((shifted, None, None))
+            continue
         positions = integers[:n] / scale if normalize else integers[:n]
         ranked = shifted
         if positive_rank_grad:  # Eq. 21's numerator ranked by Alg. 1 too
@@ -275,6 +320,8 @@ def _blackbox_ap(groups, lambda_val: float, normalize: bool,
         view[-1].copy_(positives)
         kept.append((ranked, positions, (
             int_ranks, scale if normalize else None, sorted_values)))
+    if joint:
+        _joint_ranks(flat, groups, codes, keys, at_place, scales, normalize)
     rank_all, pos_mask = flat[0], flat[-1]
     if positive_rank_grad:
         flat[-2].copy_(flat[1])
@@ -302,18 +349,29 @@ def _blackbox_ap(groups, lambda_val: float, normalize: bool,
     if positive_rank_grad:
         neg_pos_mask = pos_mask.neg()
     perturbed = torch.empty(stacked, total, dtype=work, device=device)
+    # joint: the perturbed scores, side by side, ranked in one sort below
+    moved = torch.empty(1, total, dtype=work, device=device) if joint \
+        else perturbed
     for rate, (ranked, positions, merge), ratio_view, \
-            rank_view, mask_view, out_view in zip(
+            rank_view, mask_view, out_view, moved_view in zip(
                 rates, kept, _split(ratio, groups), _split(rank_all, groups),
                 _split(neg_pos_mask if positive_rank_grad else ratio,
-                       groups), _split(perturbed, groups)):
+                       groups), _split(perturbed, groups),
+                _split(moved, groups)):
         rate = rate.unsqueeze(-1)
         grad_ranks = rate * ratio_view  # dL/d rank_all at the positives
         if positive_rank_grad:  # dL/d rank_pos = g / rank_all
             grad_ranks = torch.stack(
                 [grad_ranks, rate / rank_view * mask_view])
+        if joint:  # grad_ranks >= +0: no -0.0 among the moved scores
+            torch.add(ranked, grad_ranks, alpha=lambda_val, out=moved_view[0])
+            continue
         _perturbed_ranks(out_view.view(ranked.shape), ranked, positions,
                          grad_ranks, lambda_val, merge)
+    if joint:  # Algorithm 1's second ranking, all groups in one sort
+        images = [image[0] for image in _split(order_image(moved), groups)]
+        perturbed.scatter_(-1, _joint_order(images, codes, keys, groups),
+                           at_place)
     grad = perturbed.sub_(flat[:stacked]).div_(lambda_val)
     for result, view in zip(out, _split(grad, groups)):
         result[3] = view if positive_rank_grad else view[0]
@@ -329,6 +387,8 @@ def _groups_of(shifted: Tensor, positives: Tensor, items: Optional[int],
     rankings)."""
     of_positives = torch.where(positives, shifted, float('-inf')) \
         if positive_rank_grad else shifted
+    joint = items is not None and _joint_keys(shifted, positive_rank_grad)
+    image = order_image(shifted) if joint else shifted
 
     def rows(t):
         if items is None:
@@ -337,11 +397,42 @@ def _groups_of(shifted: Tensor, positives: Tensor, items: Optional[int],
 
     return [
         _Group(*parts, length, reduction, order,
-               pos_ranked if positive_rank_grad else None)
-        for *parts, length, reduction, order, pos_ranked in zip(
+               pos_ranked if positive_rank_grad else None,
+               image_rows if joint else None)
+        for *parts, length, reduction, order, pos_ranked, image_rows in zip(
             rows(shifted), rows(positives), lengths, reductions, orders,
-            rows(of_positives))
+            rows(of_positives), rows(image))
     ]
+
+
+def _joint_keys(shifted: Tensor, positive_rank_grad: bool) -> bool:
+    """Whether the groups of :func:`_blackbox_ap` are ranked in one sort
+    of int64 keys (the row above the value's order image; the device
+    path, fp32 scores, without ``positive_rank_grad``, whose stacked second
+    ranking would cost more ops than the sorts it saves). Such scores hold
+    no -0.0 (:func:`blackbox_ap_classes` adds 0.0 where they might), so
+    equal values have equal images."""
+    return (shifted.dtype == torch.float32 and not positive_rank_grad
+            and not reads_are_free(shifted))
+
+
+def _row_codes(groups, device) -> list:
+    """Each group's (R, 1) int64 offsets that put its rows after those of
+    the groups before it in a descending sort of ``image + code``: row
+    ``r`` of all, ``-r * 2**32`` (an int32 image spans less than 2**32)."""
+    rows = sum(group.shifted.shape[0] for group in groups)
+    codes = torch.arange(0, -rows * 2**32, -2**32, dtype=torch.int64,
+                         device=device).unsqueeze(-1)
+    return list(codes.split([group.shifted.shape[0] for group in groups]))
+
+
+def _joint_order(images, codes, keys: Tensor, groups) -> Tensor:
+    """The descending order, ties by index, of each row of each group, as
+    places in the groups' side-by-side layout (1, total): one stable sort
+    of ``image + code`` (``images``: each group's (R, n) int32)."""
+    for image, code, key in zip(images, codes, _split(keys, groups)):
+        torch.add(image, code, out=key[0])
+    return torch.sort(keys, dim=-1, descending=True, stable=True).indices
 
 
 class _BlackboxAP(torch.autograd.Function):
@@ -574,8 +665,11 @@ def blackbox_ap_classes(
     are not ranked; the shapes never depend on the data. Without stored
     batches on the CPU, the classes' orders follow from the flat row's
     (:func:`~mmdet_rankloss.ops.stable_order.column_orders`, O(NC)) instead
-    of a second sort; elsewhere each is one batched sort. Both rankings are
-    one autograd Function (:class:`_BlackboxAP`): their elementwise steps
+    of a second sort; on a device both are one sort of int64 keys (the row
+    above the score's order), and so is Algorithm 1's second ranking of
+    both (two sorts a call; four with ``positive_rank_grad``, or fp64,
+    where each is one batched sort). Both rankings are one autograd
+    Function (:class:`_BlackboxAP`): their elementwise steps
     run once for both, and its backward adds the two gradients.
 
     Args:
@@ -606,6 +700,8 @@ def blackbox_ap_classes(
         targets = torch.cat([positives, stored[1]])
         masked = True  # stored batches may hold items that were not ranked
     shifted = shift_scores(values, targets, margin)
+    if not margin and _joint_keys(shifted, positive_rank_grad):
+        shifted = shifted + 0.0  # -0.0 to +0.0, which rank alike
     class_length = flat_length = None
     if masked:
         ranked = shifted[:, 0] > float('-inf')  # an item: all or none

@@ -35,7 +35,7 @@ _LOW_32 = 0xFFFFFFFF
 
 __all__ = [
     'descending_order', 'descending_indices', 'ranks_from_order',
-    'order_keys', 'column_orders'
+    'order_image', 'order_keys', 'column_orders'
 ]
 
 
@@ -165,10 +165,27 @@ def order_keys(values: Tensor, index: Tensor) -> Tensor:
         Tensor: int64 keys of the broadcast shape.
     """
     # + 0.0 turns -0.0 into +0.0: the two are equal scores, tied by index
-    key = (values.to(torch.float32) + 0.0).view(torch.int32).to(torch.int64)
-    key ^= (key >> 63) & _SIGN_FLIP
+    key = order_image(values.to(torch.float32) + 0.0).to(torch.int64)
     key <<= 32
     return key | (_LOW_32 - index)
+
+
+def order_image(values: Tensor) -> Tensor:
+    """int32 numbers ordered like fp32 values: the bit pattern read as a
+    signed integer, the 31 low bits of negative numbers flipped. Distinct
+    values map to distinct numbers, -0.0 one below +0.0 (add 0.0 first
+    where a -0.0 must tie with +0.0).
+
+    Args:
+        values (Tensor): fp32, no NaN (``-inf``/``+inf`` are fine).
+
+    Returns:
+        Tensor: int32 of the values' shape, in three elementwise ops.
+    """
+    bits = values.view(torch.int32)
+    flip = bits >> 31
+    flip &= _SIGN_FLIP
+    return flip.bitwise_xor_(bits)
 
 
 def _keyed_numpy_order(values: Tensor) -> Tuple[Tensor, Tensor]:

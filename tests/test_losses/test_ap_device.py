@@ -164,57 +164,78 @@ def test_functional_loss_equals_the_replaced_one():
     assert torch.equal(new, old)
 
 
-def two_separate_rankings(scores, positives, stored, margin, prg):
+def two_separate_rankings(scores, positives, stored, margin, prg,
+                          normalize=True):
     """The RaMBO AP loss's two rankings as they were computed before one
     autograd Function took both: two :func:`blackbox_ap` calls (each
     equal to the replaced back-end, above), the gradients added by
-    autograd."""
+    autograd; ``stored`` None: every item ranked, no lengths."""
     n, num_classes = scores.shape
-    values = torch.cat([scores, stored[0]])
-    targets = torch.cat([positives, stored[1]])
+    values, targets = scores, positives
+    if stored is not None:
+        values = torch.cat([scores, stored[0]])
+        targets = torch.cat([positives, stored[1]])
     shifted = shift_scores(values, targets, margin)
-    ranked = shifted[:, 0] > float('-inf')
-    length = ranked.sum(dtype=shifted.dtype)
-    per_class = blackbox_ap(shifted.t(), targets.t(), 0.5, True, 'mean',
-                            prg, True, length.expand(num_classes))
+    class_length = flat_length = None
+    if stored is not None:
+        ranked = shifted[:, 0] > float('-inf')
+        class_length = ranked.sum(dtype=shifted.dtype).expand(num_classes)
+        flat_length = (ranked[:n].sum(dtype=shifted.dtype) *
+                       num_classes).reshape(1)
+    per_class = blackbox_ap(shifted.t(), targets.t(), 0.5, normalize,
+                            'mean', prg, True, class_length)
     across = blackbox_ap(shifted[:n].reshape(1, -1),
-                         positives.reshape(1, -1), 0.5, True, 'mean', prg,
-                         True, (ranked[:n].sum(dtype=shifted.dtype) *
-                                num_classes).reshape(1))
+                         positives.reshape(1, -1), 0.5, normalize, 'mean',
+                         prg, True, flat_length)
     return per_class, across
 
 
+@pytest.mark.parametrize('margin, normalize, memory',
+                         [(0.15, True, True), (0.0, False, True),
+                          (0.0, True, False)],
+                         ids=['margin', 'no-margin-integer-ranks',
+                              'no-margin-no-memory'])
 @pytest.mark.parametrize('prg', [False, True])
 @pytest.mark.parametrize('device', ['cpu', 'meta'])
-def test_both_rankings_in_one_function_equal_two_calls(prg, device):
+def test_both_rankings_in_one_function_equal_two_calls(
+        prg, device, margin, normalize, memory):
     """:func:`blackbox_ap_classes` (both rankings in one Function, their
-    elementwise steps shared) equals the two separate calls it replaced,
-    bit for bit: losses, AP, valid classes, the gradients it reports and
-    the score gradient, with a memory and RoIs that are not ranked, on the
-    CPU and on the device path (``meta``: no read, no copy to it)."""
+    elementwise steps shared; on a device both in one sort) equals the two
+    separate calls it replaced, bit for bit: losses, AP, valid classes,
+    the gradients it reports and the score gradient, with a memory and
+    RoIs that are not ranked (or neither), ties (-0.0 and +0.0 among them:
+    equal scores), on the CPU and on the device path (``meta``: no read,
+    no copy to it)."""
     g = torch.Generator().manual_seed(5)
     n, m, num_classes = 60, 90, 5
     scores = torch.randn(n, num_classes, generator=g)
-    scores[:n // 2] = scores[:n // 2].round()  # ties
+    scores[:n // 2] = scores[:n // 2].round()  # ties, -0.0 and +0.0
+    assert (scores.signbit() & (scores == 0)).any() and \
+        (~scores.signbit() & (scores == 0)).any()
     labels = torch.randint(0, num_classes + 1, (n + m, ), generator=g)
     targets = torch.nn.functional.one_hot(labels, num_classes + 1)[
         :, :num_classes].bool()
     targets[:, 3] = False  # a class without a positive
     stored = torch.randn(m, num_classes, generator=g)
+    stored[:m // 3] = stored[:m // 3].round()
     dropped = torch.rand(n + m, generator=g) < 0.2
-    scores[dropped[:n]] = float('-inf')
-    stored[dropped[n:]] = float('-inf')
-    targets[dropped] = False
-    positives, stored = targets[:n], (stored, targets[n:])
+    if memory:
+        scores[dropped[:n]] = float('-inf')
+        stored[dropped[n:]] = float('-inf')
+        targets[dropped] = False
+    positives = targets[:n]
+    stored = (stored, targets[n:]) if memory else None
     leaf = scores.clone().requires_grad_(True)
-    old = two_separate_rankings(leaf, positives, stored, 0.15, prg)
+    old = two_separate_rankings(leaf, positives, stored, margin, prg,
+                                normalize)
     (2 * old[0].loss + 3 * old[1].loss).backward()
 
     def merged(move):
         x = move(scores).requires_grad_(True)
         out = blackbox_ap_classes(
-            x, move(positives), tuple(move(t) for t in stored), 0.15,
-            'mean', True, 0.5, True, prg, masked=True)
+            x, move(positives),
+            None if stored is None else tuple(move(t) for t in stored),
+            margin, 'mean', True, 0.5, normalize, prg, masked=memory)
         (2 * out[0].loss + 3 * out[1].loss).backward()
         return out, x.grad
 

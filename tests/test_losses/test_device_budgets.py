@@ -137,6 +137,22 @@ def test_error_driven_ops_and_one_read_at_dense_size(name):
     assert meta.num_ops <= MAX_OPS, budget_message(meta)
 
 
+@pytest.mark.parametrize('cfg, sorts', [
+    (RAMBO_ROI, 2), (dict(RAMBO_ROI, margin=0.0), 2), (RAMBO_DENSE, 2),
+    (dict(RAMBO_ROI, positive_rank_grad=True), 4)
+], ids=['roi', 'roi-no-margin', 'dense', 'roi-positive-rank-grad'])
+def test_sorts_per_call(cfg, sorts):
+    """Full sorts of a training call on the device path, memory full: one
+    of int64 keys (row, then the score's order) for both rankings, per
+    class and across classes, and one for Algorithm 1's second ranking of
+    both; with ``positive_rank_grad`` (stacked rankings) a sort per
+    ranking and group, 4."""
+    channels = 4 + (cfg.get('score_space') != 'sigmoid')
+    meta = count_step(cfg, 64, 4, channels, cfg['memory'] + 1)
+    assert meta.total == 0, meta.trace
+    assert meta.ops['aten::sort'] == sorts, meta.op_report(30)
+
+
 @pytest.mark.parametrize('cfg', [
     RAMBO_ROI, dict(RAMBO_ROI, positive_rank_grad=True), RAMBO_DENSE,
     MIXED_DENSE

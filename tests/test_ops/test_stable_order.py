@@ -61,3 +61,25 @@ def test_column_orders_equal_a_sort_of_each_column(device, columns):
     ref_values, ref_order = torch.sort(-x.t(), dim=-1, stable=True)
     assert torch.equal(order, ref_order)
     assert torch.equal(neg_sorted, ref_values)
+
+
+def test_order_image_orders_like_the_floats():
+    """Every pair of fp32 values, the specials among them, compares as
+    their int32 images do; only -0.0 and +0.0, equal floats, get two
+    images (-0.0 one below)."""
+    tiny = torch.finfo(torch.float32).tiny
+    special = torch.tensor([
+        float('-inf'), -3.4e38, -1.0, -tiny, -1e-45, -0.0, 0.0, 1e-45, tiny,
+        1.0, 3.4e38, float('inf')
+    ])
+    values = torch.cat([special, torch.randn(500) * 10.0**torch.randint(
+        -30, 30, (500, ), generator=torch.Generator().manual_seed(0))])
+    image = stable_order.order_image(values)
+    assert image.dtype == torch.int32
+    a, b = values[:, None], values[None, :]
+    ia, ib = image[:, None], image[None, :]
+    zeros = (a == 0) & (b == 0)
+    assert torch.equal((ia < ib)[~zeros], (a < b)[~zeros])
+    assert torch.equal((ia == ib)[~zeros], (a == b)[~zeros])
+    assert stable_order.order_image(torch.tensor([-0.0, 0.0])).tolist() == [
+        -1, 0]
