@@ -53,7 +53,13 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     buffer, so DDP does not overwrite it). They take part in ``L_mAP`` but
     get no gradient. Appended to in training mode only, kept across
     train/eval switches, reset when the class count, device or dtype
-    changes, or by :meth:`reset_memory`.
+    changes, or by :meth:`reset_memory`. It moves with the module
+    (``.to(device)``). ``memory_shape`` allocates it at construction, so
+    that ``torch.compile`` traces one graph from the first call on;
+    without it the first training call sizes it (a compiled loss traces a
+    second graph at the second call), and a batch of more rows than
+    reserved enlarges it once (a compiled loss traces a graph for that
+    call and one for the calls after it).
 
     Distributed: each process ranks its own RoIs by default. With
     ``global_ranking=True`` all processes' RoIs are gathered, ranked
@@ -116,6 +122,11 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         log_diagnostics (bool): Return the dict of :meth:`terms` (the two
             loss terms and the diagnostics) instead of the scalar loss.
             Defaults to False.
+        memory_shape (tuple[int, int], optional): ``(rows, classes)`` the
+            memory is allocated for at construction: rows the most RoIs
+            (or anchors) of a training call (of all processes with
+            ``global_ranking``), classes C. Defaults to None (sized by the
+            first training call).
     """
 
     def __init__(self,
@@ -132,7 +143,8 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                  global_ranking: bool = False,
                  ranker: Optional[dict] = None,
                  calibration: Optional[Tuple[float, float]] = None,
-                 log_diagnostics: bool = False) -> None:
+                 log_diagnostics: bool = False,
+                 memory_shape: Optional[Tuple[int, int]] = None) -> None:
         super().__init__()
         owner = type(self).__name__
         self.log_diagnostics = check_flag(owner, 'log_diagnostics',
@@ -140,6 +152,7 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         self.space = ScoreSpace(score_space, calibration, owner)
         self._memory = ScoreMemory(memory, owner, fill=float('-inf'))
         self.memory = self._memory.size
+        self._reserve_memory(memory_shape, targets_per_column=True)
         self.margin, self.map_weight, self.apc_weight, self.loss_weight = (
             check_number(owner, name, value, low=0)
             for name, value in (('margin', margin), ('map_weight', map_weight),

@@ -9,7 +9,11 @@ labels) alike.
 It is a preallocated buffer updated in place (``copy_``), so a training
 step neither grows it nor keeps a reference to its own outputs: a CUDA
 graph may replay the step, and ``torch.compile`` traces one graph for an
-empty, filling or full memory and for any batch up to the largest seen.
+empty, filling or full memory and for any batch up to the capacity. The
+buffers are allocated by the first batch, or beforehand by
+:meth:`ScoreMemory.reserve` (the losses' ``memory_shape``), so that a
+compiled loss traces that one graph from its first call on; they move with
+the loss module (``.to(device)``, :class:`ScoreMemoryMixin`).
 
 It is a plain Python object, not a registered buffer: DDP broadcasts
 buffers from process 0, which would overwrite each process's memory, and
@@ -42,13 +46,15 @@ class ScoreMemory:
     rest padding (``values`` ``fill``; ``targets`` False, or an integer
     dtype's minimum, a label no batch has: :meth:`is_padding`). A slot
     never written is all padding, so an empty, filling and full memory have
-    one shape. The capacity is the largest batch stored (a larger batch
-    enlarges the buffers once). :meth:`read` forgets everything first when
-    the new batch no longer matches (trailing shape, device or dtype of
-    ``values``), e.g. a head with another class count or a model moved to
-    another device. The buffers are flat and the capacity a Python int, so
-    that a trace with dynamic shapes sees no buffer dimension equal to N
-    (duck sizing would tie them) and holds for any N up to the capacity.
+    one shape. The capacity is the rows of :meth:`reserve`, else the first
+    batch's; a larger batch enlarges the buffers once (a compiled caller
+    then traces again). :meth:`read` forgets everything first when the new
+    batch no longer matches (trailing shape, device or dtype of
+    ``values``), e.g. a head with another class count or a batch on another
+    device than the memory (:meth:`to` moves it with its module). The
+    buffers are flat and the capacity a Python int, so that a trace with
+    dynamic shapes sees no buffer dimension equal to N (duck sizing would
+    tie them) and holds for any N up to the capacity.
 
     Args:
         size (int): Batches kept, >= 0 (0 keeps nothing).
@@ -62,7 +68,8 @@ class ScoreMemory:
         self.size = check_int(owner, 'memory', size)
         self.owner = owner
         self.fill = fill
-        self.reset()
+        self._reserved = None  # (rows, trails, dtypes) of reserve()
+        self._forget()
 
     def __len__(self) -> int:
         """Batches stored (a host read off the CPU)."""
@@ -86,8 +93,70 @@ class ScoreMemory:
     def __repr__(self) -> str:
         return f'ScoreMemory(size={self.size}, stored={len(self)})'
 
+    def reserve(self, rows: int, trails: Tuple[Tuple[int, ...], ...],
+                dtypes: Tuple[torch.dtype, torch.dtype],
+                device='cpu') -> None:
+        """Allocate empty buffers before the first batch (all padding).
+
+        The first :meth:`append` and :meth:`read` then find the buffers
+        that every later call finds, so a compiled caller traces a single
+        graph from its first call on. A batch of more rows enlarges them
+        (once), one of another trailing shape or dtype replaces them, as
+        without a reservation; :meth:`reset` keeps them.
+
+        Args:
+            rows (int): The capacity, >= 1: the largest batch expected.
+            trails (tuple[tuple[int, ...], tuple[int, ...]]): The trailing
+                shapes of ``values`` and ``targets`` (a row's shape).
+            dtypes (tuple[torch.dtype, torch.dtype]): Their dtypes.
+            device (str | torch.device): Where. Defaults to the CPU.
+        """
+        self._reserved = (check_int(self.owner, 'memory rows', rows, 1),
+                          tuple(tuple(int(d) for d in t) for t in trails),
+                          tuple(dtypes))
+        if self.size:
+            self._forget()
+            self._allocate(*self._reserved, device)
+
+    def to(self, device) -> None:
+        """Move the buffers (stored batches kept) to ``device``; buffers
+        on ``meta`` hold no values and become empty ones there."""
+        device = torch.device(device)
+        if self._flat is None or self._flat[0].device == device:
+            return
+        if self._flat[0].is_meta:
+            self._allocate(self._cap, self._trails,
+                           tuple(t.dtype for t in self._flat), device,
+                           keep=False)
+        else:
+            self._flat = tuple(t.to(device) for t in self._flat)
+            self._count = self._count.to(device)
+
+    def follow(self, device) -> None:
+        """Go where the owning module goes (:meth:`to`), except a loaded
+        state not yet read (the first batch takes it to its device) and
+        to ``meta``, which keeps no values: the buffers go there (the
+        next batch allocates them)."""
+        if self._flat is None or self._relocate:
+            return
+        if torch.device(device).type == 'meta':
+            self._forget()
+        else:
+            self.to(device)
+
     def reset(self) -> None:
-        """Forget all stored batches (the buffers go)."""
+        """Forget all stored batches: the buffers go, or, reserved, become
+        all padding in place (same tensors, same capacity)."""
+        if self._reserved is None or self._flat is None:
+            self._forget()
+            return
+        for flat, fill in zip(self._flat, self._fills()):
+            flat.fill_(fill)
+        self._count.zero_()
+        self._relocate = False
+
+    def _forget(self) -> None:
+        """Drop the buffers (the next append allocates them anew)."""
         self._flat = self._count = None  # the buffers, their fill count
         self._cap, self._trails = 0, ((), ())
         # set by load_state_dict: move loaded entries to the first batch's
@@ -104,10 +173,15 @@ class ScoreMemory:
         return F.pad(tensor, (0, 0) * (tensor.dim() - 1) +
                      (0, rows - tensor.shape[0]), value=fill)
 
-    def _target_fill(self, targets: Tensor):
-        if targets.dtype == torch.bool or targets.is_floating_point():
+    @staticmethod
+    def _target_fill(dtype: torch.dtype):
+        if dtype == torch.bool or dtype.is_floating_point:
             return 0
-        return torch.iinfo(targets.dtype).min
+        return torch.iinfo(dtype).min
+
+    def _fills(self) -> Tuple[object, object]:
+        """The padding of the two buffers."""
+        return self.fill, self._target_fill(self._flat[1].dtype)
 
     def _buffers(self) -> Entry:
         """The buffers as (size, capacity, ...) views."""
@@ -115,24 +189,21 @@ class ScoreMemory:
             flat.view((self.size, self._cap) + trail)
             for flat, trail in zip(self._flat, self._trails))
 
-    def _allocate(self, values: Tensor, targets: Tensor, rows: int) -> None:
-        """Buffers of capacity ``rows`` like ``values`` and ``targets``,
-        keeping what is stored (padded)."""
-        old = self._buffers() if self._flat is not None else None
-        self._cap = int(rows)
-        self._trails = tuple(tuple(int(d) for d in t.shape[1:])
-                             for t in (values, targets))
+    def _allocate(self, rows: int, trails, dtypes, device,
+                  keep: bool = True) -> None:
+        """Buffers of capacity ``rows`` of the given trailing shapes and
+        dtypes, keeping (``keep``) what is stored (padded)."""
+        old = self._buffers() if keep and self._flat is not None else None
+        self._cap, self._trails = int(rows), tuple(trails)
+        fills = (self.fill, self._target_fill(dtypes[1]))
         self._flat = tuple(
-            t.new_full((self.size * self._cap * math.prod(trail), ), fill)
-            for t, trail, fill in zip((values, targets), self._trails,
-                                      (self.fill,
-                                       self._target_fill(targets))))
+            torch.full((self.size * self._cap * math.prod(trail), ), fill,
+                       dtype=dtype, device=device)
+            for trail, dtype, fill in zip(self._trails, dtypes, fills))
         if old is None:
-            self._count = torch.zeros((), dtype=torch.long,
-                                      device=values.device)
+            self._count = torch.zeros((), dtype=torch.long, device=device)
             return
-        for flat, kept, fill in zip(self._flat, old, (
-                self.fill, self._target_fill(targets))):
+        for flat, kept, fill in zip(self._flat, old, fills):
             flat.copy_(self._padded(kept.transpose(0, 1), self._cap,
                                     fill).transpose(0, 1).flatten())
 
@@ -147,19 +218,21 @@ class ScoreMemory:
         self._match(values)
         rows = values.shape[0]
         if self._flat is None or rows > self._cap:
-            self._allocate(values, targets, rows)
-        values, targets = values.detach(), targets.detach()
+            self._allocate(
+                rows, tuple(tuple(int(d) for d in t.shape[1:])
+                            for t in (values, targets)),
+                (values.dtype, targets.dtype), values.device)
         cap = self._cap
         # padded to the capacity; traced always, so a trace holds any N
-        if torch.compiler.is_compiling() or rows < cap:
-            values = self._padded(values, cap, self.fill)
-            targets = self._padded(targets, cap, self._target_fill(targets))
+        pad = torch.compiler.is_compiling() or rows < cap
         # written flat: a buffer that a compiled call returns is then no
         # view (whose base's shape Dynamo would guard)
-        for flat, buffer, new in zip(self._flat, self._buffers(),
-                                     (values, targets)):
-            flat.copy_(torch.cat([buffer[1:],
-                                  new[None].to(flat.dtype)]).flatten())
+        for flat, buffer, new, fill in zip(self._flat, self._buffers(),
+                                           (values, targets), self._fills()):
+            new = new.detach().to(flat.device, flat.dtype)
+            if pad:
+                new = self._padded(new, cap, fill)
+            flat.copy_(torch.cat([buffer[1:], new[None]]).flatten())
         self._count.add_(1)
 
     def _match(self, like: Tensor) -> None:
@@ -170,12 +243,11 @@ class ScoreMemory:
             return
         same = self._trails[0] == tuple(like.shape[1:]) and \
             self._flat[0].dtype == like.dtype
-        if self._relocate and same:
-            self._flat = tuple(t.to(like.device) for t in self._flat)
-            self._count = self._count.to(like.device)
-        self._relocate = False
+        relocate, self._relocate = self._relocate and same, False
+        if relocate:
+            self.to(like.device)
         if not same or self._flat[0].device != like.device:
-            self.reset()
+            self._forget()
 
     def read(self, like: Tensor) -> Optional[Entry]:
         """The stored values and targets, oldest first, padding included.
@@ -188,7 +260,8 @@ class ScoreMemory:
         Returns:
             tuple[Tensor, Tensor] | None: ``(values, targets)`` of
             ``size * capacity`` rows, views of the buffers that the next
-            :meth:`append` overwrites; None before the first append.
+            :meth:`append` overwrites (all padding when reserved and
+            empty); None before the first append without a reservation.
         """
         self._match(like)
         if self._flat is None:
@@ -209,7 +282,9 @@ class ScoreMemory:
         Entries may have any number of rows (states of earlier versions
         hold each batch unpadded). Loaded tensors may sit on another device
         (a checkpoint mapped to the CPU): the next :meth:`read` moves them
-        to the batch's device rather than forgetting them.
+        to the batch's device rather than forgetting them. Reserved buffers
+        (:meth:`reserve`) that the entries fit take them in place, on the
+        buffers' device, at no less than the reserved capacity.
 
         Raises:
             ValueError: When the state is not a memory state, naming the
@@ -220,21 +295,33 @@ class ScoreMemory:
             raise ValueError('ScoreMemory.load_state_dict needs a dict with '
                              'lists "values" and "targets" of equal length, '
                              f'got {type(state).__name__}')
-        self.reset()
         entries = list(zip(state['values'], state['targets']))
         for field, index in (('values', 0), ('targets', 1)):
             if not all(isinstance(e[index], Tensor) for e in entries):
                 raise ValueError(f'ScoreMemory state field "{field}" must '
                                  'hold tensors')
+        self.reset()
         entries = entries[max(len(entries) - self.size, 0):] \
             if self.size else []
         if not entries:
             return
         rows = max(v.shape[0] for v, _ in entries)
-        self._allocate(*entries[0], rows)
+        trails = tuple(tuple(int(d) for d in t.shape[1:])
+                       for t in entries[0])
+        dtypes = tuple(t.dtype for t in entries[0])
+        fits = self._flat is not None and (self._trails, tuple(
+            t.dtype for t in self._flat)) == (trails, dtypes)
+        if fits:
+            device = self._flat[0].device
+            if rows > self._cap:
+                self._allocate(rows, trails, dtypes, device)
+        else:
+            self._forget()
+            device = entries[0][0].device
+            self._allocate(rows, trails, dtypes, device)
         for values, targets in entries:
-            self.append(values, targets.to(values.device))
-        self._relocate = True
+            self.append(values.to(device), targets.to(device))
+        self._relocate = not fits
 
 
 class ScoreMemoryMixin:
@@ -257,3 +344,30 @@ class ScoreMemoryMixin:
     def load_memory_state_dict(self, state: dict) -> None:
         """Restore a state from :meth:`memory_state_dict`."""
         self._memory.load_state_dict(state)
+
+    def _reserve_memory(self, shape, targets_per_column: bool) -> None:
+        """Reserve the memory for batches of ``shape`` = (rows, columns)
+        (the losses' ``memory_shape``; None reserves nothing): float
+        values of that shape, with bool targets of that shape
+        (``targets_per_column``) or long labels (rows,)."""
+        if shape is None:
+            return
+        if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+            raise ValueError(f'{self._memory.owner}: memory_shape must be '
+                             f'None or (rows, columns), got {shape!r}')
+        rows, columns = (check_int(self._memory.owner, 'memory_shape', n, 1)
+                         for n in shape)
+        targets = ((columns, ), torch.bool) if targets_per_column else (
+            (), torch.long)
+        self._memory.reserve(rows, ((columns, ), targets[0]),
+                             (torch.get_default_dtype(), targets[1]))
+
+    def _apply(self, fn, *args, **kwargs):
+        """``nn.Module._apply`` (``.to()``, ``.cuda()``, ...), taking the
+        memory to the device the module goes to (its dtype stays; one on
+        ``meta``, which has nothing to move, stays until a batch elsewhere
+        replaces it)."""
+        count = self._memory._count
+        if count is not None and not count.is_meta:
+            self._memory.follow(fn(count).device)
+        return super()._apply(fn, *args, **kwargs)

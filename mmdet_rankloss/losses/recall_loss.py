@@ -340,8 +340,11 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     default) holds the detached embeddings and labels of the last
     ``memory`` training batches of this process as extra gallery columns,
     used and appended to in training mode only;
-    :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it. The
-    diagnostics (``log_diagnostics=True``) come from the Algorithm-1
+    :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it.
+    ``memory_shape`` allocates it at construction, so that
+    ``torch.compile`` traces one graph from the first call on (a larger
+    batch enlarges it once: two more graphs, that call's and the next's).
+    The diagnostics (``log_diagnostics=True``) come from the Algorithm-1
     gradient that backward applies (no extra sort), over the queries that
     have a positive; a fraction of nothing is 0.
 
@@ -362,6 +365,10 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
         log_diagnostics (bool): Return a dict with the loss under
             ``loss_rambo_recall`` and the diagnostics instead of the scalar
             loss. Defaults to False.
+        memory_shape (tuple[int, int], optional): ``(batch_size, dim)``
+            the memory is allocated for at construction: the largest
+            training batch B and the embedding size D. Defaults to None
+            (sized by the first training call).
     """
 
     def __init__(self,
@@ -372,13 +379,15 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
                  normalize_ranks: bool = True,
                  reduction: str = 'mean',
                  loss_weight: float = 1.0,
-                 log_diagnostics: bool = False) -> None:
+                 log_diagnostics: bool = False,
+                 memory_shape: Optional[Tuple[int, int]] = None) -> None:
         super().__init__(loss_weight)
         owner = type(self).__name__
         self.lambda_val, self.margin, self.weighting, self.reduction = \
             _check_settings(owner, lambda_val, margin, weighting, reduction)
         self._memory = ScoreMemory(memory, owner)
         self.memory = self._memory.size
+        self._reserve_memory(memory_shape, targets_per_column=False)
         self.normalize_ranks = check_flag(owner, 'normalize_ranks',
                                           normalize_ranks)
         self.log_diagnostics = check_flag(owner, 'log_diagnostics',

@@ -1,12 +1,14 @@
 """``torch.compile`` of the RaMBO losses: the recipe of docs/losses.md,
 ``torch.compile(loss, fullgraph=True, dynamic=True)``, gives the eager
-values and gradients (within 1e-6) and traces a fixed set of graphs: one
-for the first call, which sizes the score memory, and one for every later
-call, whether the memory is filling or full and whatever the number of
-items up to the largest seen (recompiles counted by Dynamo's
-``unique_graphs``). The default backend is inductor (C++ on the CPU; the
-slow tests); ``eager`` checks Dynamo's guards alone, ``aot_eager`` the
-same graphs through AOT autograd. None runs on CUDA, where MMDetection's
+values and gradients (within 1e-6) and traces one graph from the first
+call on when the score memory is allocated at construction
+(``memory_shape``), whether the memory is empty, filling or full and
+whatever the number of items up to the reserved rows (recompiles counted
+by Dynamo's ``unique_graphs``). A memory sized by the first call instead
+costs one more graph, a batch larger than reserved two (its own call's and
+the next's). The default backend is inductor (C++ on the CPU; the slow
+tests); ``eager`` checks Dynamo's guards alone, ``aot_eager`` the same
+graphs through AOT autograd. None runs on CUDA, where MMDetection's
 focal loss (the dense half of ``MixedRankLoss``) is an mmcv kernel.
 """
 import pytest
@@ -33,22 +35,22 @@ def recall_batch(space, batch_size, seed):
 
 
 # (module, batch, items of the calls): the memory fills over the first
-# ones, then fewer items
+# ones (reserved for them: memory_shape), then fewer items
 CASES = {
     'ap-softmax-memory-0': (lambda: RaMBOAPLoss(
         memory=0, score_space='softmax'), detection_batch, [64, 64, 48]),
     'ap-softmax-memory-2': (lambda: RaMBOAPLoss(
-        memory=2, score_space='softmax', log_diagnostics=True),
-                            detection_batch,
-                            [64] * 3 + [48] * 2),
+        memory=2, score_space='softmax', log_diagnostics=True,
+        memory_shape=(64, 5)), detection_batch, [64] * 3 + [48] * 2),
     'ap-softmax-memory-7': (lambda: RaMBOAPLoss(
-        memory=7, score_space='softmax'), detection_batch,
-                            [64] * 9 + [48] * 2),
+        memory=7, score_space='softmax', memory_shape=(64, 5)),
+                            detection_batch, [64] * 9 + [48] * 2),
     'ap-sigmoid-dense-memory-7': (lambda: RaMBOAPLoss(
-        memory=7, score_space='sigmoid', margin=0.0), detection_batch,
-                                  [200] * 9 + [150] * 2),
+        memory=7, score_space='sigmoid', margin=0.0, memory_shape=(
+            200, 5)), detection_batch, [200] * 9 + [150] * 2),
     'recall-memory-3': (lambda: RaMBORecallLoss(
-        memory=3, log_diagnostics=True), recall_batch, [32] * 5 + [24] * 2),
+        memory=3, log_diagnostics=True, memory_shape=(32, 8)),
+                        recall_batch, [32] * 5 + [24] * 2),
 }
 
 
@@ -61,7 +63,9 @@ def outputs(module, inputs):
     return {k: v.detach() for k, v in out.items()}, x.grad
 
 
-def assert_compiles_once_and_equals_eager(case, **options):
+def assert_compiles_once_and_equals_eager(case, graphs_at=None, **options):
+    """The compiled module equals the eager one at every call and has
+    traced ``graphs_at[i]`` graphs after call i (all 1 by default)."""
     make, batch, sizes = CASES[case]
     space = 'sigmoid' if 'sigmoid' in case else 'softmax'
     eager, traced = make().train(), make().train()
@@ -82,13 +86,13 @@ def assert_compiles_once_and_equals_eager(case, **options):
         torch.testing.assert_close(grad, want_grad, rtol=1e-6,
                                    atol=1e-6 * float(want_grad.abs().max()))
         graphs.append(counters['stats']['unique_graphs'])
-        if traced.memory:  # written in place, never replaced by an output
+        if traced.memory and graphs_at is None:
+            # allocated before the first call, written in place, never
+            # replaced by an output
             buffers = [t.data_ptr() for t in traced._memory._flat]
             assert kept in (None, buffers)
             kept = buffers
-    # the first call sizes the memory: a second graph, and no other
-    first = 1 if traced.memory else 0
-    assert graphs == [1] * first + [1 + first] * (len(sizes) - first), graphs
+    assert graphs == (graphs_at or [1] * len(sizes)), graphs
 
 
 def test_graphs_fixed_as_the_memory_fills_and_n_changes():
@@ -96,6 +100,23 @@ def test_graphs_fixed_as_the_memory_fills_and_n_changes():
     diagnostics (the device assertions' messages are static: one with a
     symbolic shape would break the graph at the second N)."""
     assert_compiles_once_and_equals_eager('ap-softmax-memory-2',
+                                          backend='eager')
+
+
+@pytest.mark.parametrize('shape, sizes, graphs_at', [
+    (None, [64] * 3 + [48], [1, 2, 2, 2]),
+    ((48, 5), [48, 64, 64, 48, 56], [1, 2, 3, 3, 3]),
+], ids=['sized-by-the-first-call', 'grown-past-the-reservation'])
+def test_an_unreserved_or_outgrown_memory_traces_again(
+        monkeypatch, shape, sizes, graphs_at):
+    """Without ``memory_shape`` the first call allocates the memory (one
+    more graph, at the second call); a batch larger than reserved enlarges
+    it (a graph for that call and one for the calls after it); none after
+    that, and eager values throughout (as documented)."""
+    monkeypatch.setitem(CASES, 'ap-softmax-memory-2', (lambda: RaMBOAPLoss(
+        memory=2, score_space='softmax', memory_shape=shape),
+                                                      detection_batch, sizes))
+    assert_compiles_once_and_equals_eager('ap-softmax-memory-2', graphs_at,
                                           backend='eager')
 
 

@@ -145,104 +145,60 @@ def test_device_change_without_load_resets():
     assert memory.read(torch.zeros(1, 3)) is None
 
 
-def _ap_batch(seed):
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(32, 4, generator=gen), torch.randint(
-        0, 4, (32, ), generator=gen)
+def test_reserved_buffers_exist_before_the_first_batch_and_stay():
+    """Reserved: all padding before any append, the same tensors after
+    appends and a reset (in place); a larger batch enlarges them."""
+    memory = ScoreMemory(2, fill=float('-inf'))
+    memory.reserve(4, ((3, ), (3, )), (torch.float32, torch.bool))
+    values, targets = memory.read(torch.zeros(1, 3))
+    assert values.shape == targets.shape == (8, 3) and len(memory) == 0
+    assert bool((values == float('-inf')).all()) and not bool(targets.any())
+    buffers = [t.data_ptr() for t in memory._flat]
+    memory.append(torch.ones(3, 3), torch.ones(3, 3, dtype=torch.bool))
+    memory.append(torch.ones(4, 3), torch.ones(4, 3, dtype=torch.bool))
+    assert [t.data_ptr() for t in memory._flat] == buffers
+    assert int(memory.read(torch.zeros(1, 3))[1][:, 0].sum()) == 7
+    memory.reset()
+    assert [t.data_ptr() for t in memory._flat] == buffers
+    values, targets = memory.read(torch.zeros(1, 3))
+    assert len(memory) == 0 and bool((values == float('-inf')).all())
+    assert not bool(targets.any())
+    memory.append(torch.ones(5, 3), torch.ones(5, 3, dtype=torch.bool))
+    assert memory.read(torch.zeros(1, 3))[0].shape == (10, 3)
+    labels = ScoreMemory(2)
+    labels.reserve(3, ((2, ), ()), (torch.float32, torch.long))
+    assert bool(labels.is_padding(labels.read(torch.zeros(1, 2))[1]).all())
 
 
-def _recall_batch(seed):
-    gen = torch.Generator().manual_seed(seed)
-    emb = torch.nn.functional.normalize(torch.randn(12, 5, generator=gen),
-                                        dim=1)
-    return emb, torch.arange(12) % 4
+@pytest.mark.parametrize('cls, shape, like', [
+    (RaMBOAPLoss, (6, 4), torch.zeros(1, 4)),
+    (RaMBORecallLoss, (6, 5), torch.zeros(1, 5))], ids=['ap', 'recall'])
+def test_memory_shape_reserves_and_the_memory_follows_the_module(
+        cls, shape, like):
+    loss = cls(memory=3, memory_shape=shape)
+    values, targets = loss._memory.read(like)
+    assert values.shape == (18, shape[1])
+    assert targets.shape == ((18, shape[1]) if cls is RaMBOAPLoss else
+                             (18, ))
+    moved = []
+    loss._memory.to = moved.append  # where a module move takes it
+    loss.to(torch.device('cpu'))
+    loss._apply(lambda t: t.to('meta'))  # meta keeps nothing: it goes
+    assert moved == [torch.device('cpu')] and loss._memory._flat is None
+    # no reservation with memory 0; bad shapes are refused
+    assert cls(memory=0, memory_shape=shape)._memory.read(like) is None
+    for bad in ((6, ), (0, 4), (6, 4.5), 6):
+        with pytest.raises(ValueError, match='memory_shape'):
+            cls(memory=3, memory_shape=bad)
 
 
-@pytest.mark.parametrize('cls, batch', [(RaMBOAPLoss, _ap_batch),
-                                        (RaMBORecallLoss, _recall_batch)])
-def test_losses_resume_exactly_from_their_memory_state(cls, batch):
-    """A loss rebuilt from memory_state_dict() continues bit for bit."""
-    first = cls(memory=2)
-    for seed in range(3):
-        first(*batch(seed))
-    buffer = io.BytesIO()
-    torch.save(first.memory_state_dict(), buffer)
-    buffer.seek(0)
-    second = cls(memory=2)
-    second.load_memory_state_dict(torch.load(buffer, weights_only=True))
-    a, b, fresh = (out if isinstance(out, dict) else dict(loss=out)
-                   for out in (first(*batch(7)), second(*batch(7)),
-                               cls(memory=2)(*batch(7))))
-    assert a.keys() == b.keys()
-    for key in a:
-        assert torch.equal(a[key], b[key]), key
-    assert not all(torch.equal(a[k], fresh[k]) for k in a)
-    assert not any('memory' in k for k in first.state_dict())
-
-
-class ListMemory:
-    """The unpadded memory the buffer replaced: a list of the last
-    ``size`` batches, read as their concatenation."""
-
-    def __init__(self, size):
-        self.size, self.entries = size, []
-
-    def read(self, like):
-        if not self.entries:
-            return None
-        return tuple(torch.cat(parts) for parts in zip(*self.entries))
-
-    def append(self, values, targets):
-        self.entries = (self.entries + [(values.detach(),
-                                         targets.detach())])[-self.size:]
-
-    def is_padding(self, targets):
-        return torch.zeros_like(targets, dtype=torch.bool)
-
-
-def _ap_call(module, seed, n):
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, 5, generator=gen).requires_grad_(True)
-    labels = torch.randint(0, 5, (n, ), generator=gen)
-    weight = (torch.rand(n, generator=gen) > 0.2).float()
-    out = module(x, labels, weight)
-    sum(v for k, v in out.items() if k.startswith('loss')).backward()
-    return out, x.grad
-
-
-def _recall_call(module, seed, n):
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.nn.functional.normalize(torch.randn(n, 6, generator=gen),
-                                      dim=1).requires_grad_(True)
-    out = module(x, torch.randint(0, 3, (n, ), generator=gen))
-    out['loss_rambo_recall'].backward()
-    return out, x.grad
-
-
-@pytest.mark.parametrize('cls, call, settings', [
-    (RaMBOAPLoss, _ap_call, dict()),
-    (RaMBOAPLoss, _ap_call, dict(normalize_ranks=False)),
-    (RaMBOAPLoss, _ap_call, dict(ranker=dict(type='SigmoidRanker'))),
-    (RaMBORecallLoss, _recall_call, dict()),
-    (RaMBORecallLoss, _recall_call, dict(normalize_ranks=False)),
-], ids=['ap', 'ap-integer-ranks', 'ap-sigmoid-ranker', 'recall',
-        'recall-integer-ranks'])
-def test_padded_memory_equals_the_unpadded_one_bit_for_bit(
-        cls, call, settings):
-    """Batches of changing size (smaller ones padded, a larger one
-    enlarging the buffers) give the gradients of the list of unpadded
-    batches bit for bit, and the values within 1e-6: a sum over a row,
-    longer with the padding, may add in another order (``rambo_ap``, the
-    recall loss's per-query sum: one ulp apart)."""
-    module = cls(memory=3, log_diagnostics=True, **settings).train()
-    reference = cls(memory=3, log_diagnostics=True, **settings).train()
-    reference._memory = ListMemory(3)
-    for step, n in enumerate([40, 24, 40, 56, 32, 56]):
-        out, grad = call(module, step, n)
-        want, want_grad = call(reference, step, n)
-        assert out.keys() == want.keys()
-        for key, value in want.items():
-            torch.testing.assert_close(
-                out[key], value, rtol=1e-6, atol=0,
-                msg=f'{key} at call {step}')
-        assert torch.equal(grad, want_grad), step
+def test_to_moves_the_stored_batches_and_meta_ones_become_padding():
+    memory = ScoreMemory(2, fill=float('-inf'))
+    memory.reserve(2, ((3, ), ()), (torch.float32, torch.long), 'meta')
+    memory.to('cpu')
+    values, labels = memory.read(torch.zeros(1, 3))
+    assert bool((values == float('-inf')).all())
+    assert bool(memory.is_padding(labels).all())
+    memory.append(torch.ones(2, 3), torch.arange(2))
+    memory.to(torch.device('cpu'))
+    assert torch.equal(memory[0][1], torch.arange(2))
