@@ -209,6 +209,24 @@ def test_core_with_indices_is_the_core_with_a_mask(mode):
         assert torch.equal(got, ref)
 
 
+
+@pytest.mark.parametrize('mode', ['rs', 'alrp', 'ap'])
+def test_outputs_written_in_out_dtype_are_the_rounded_ones(mode):
+    """``out_dtype`` float32: the value, parts and localisation weights of
+    the float64 computation, each rounded once (the value of 'rs' from
+    its float64 parts); the update as without it."""
+    s, pos, quality, errors = _core_inputs()
+    ref = error_driven_terms(s.double(), pos, 0.5, mode, quality=quality,
+                             loc_error=errors)
+    got = error_driven_terms(s.double(), pos, 0.5, mode, quality=quality,
+                             loc_error=errors, out_dtype=torch.float32)
+    assert torch.equal(got.grad, ref.grad)
+    for a, b in ((got.loss, ref.loss), (got.parts, ref.parts),
+                 (got.loc_weight, ref.loc_weight)):
+        assert a.dtype == torch.float32 and torch.equal(a, b.float())
+    if mode == 'rs':
+        assert ref.loss == ref.parts[0] + ref.parts[1]
+
 # ---- value checks: ValueError on the CPU, device-side assertions
 
 @pytest.mark.parametrize('name', LOSSES)
@@ -232,13 +250,16 @@ def test_bad_values_are_refused_on_both_paths(name):
         run_meta(name, (cls_score, wrong, weight, extra))
     if name in EXTRA:
         row = int(((labels < 3) & (weight > 0)).nonzero()[0])
-        out_of_range = extra.clone()
-        out_of_range[row] = float('nan')
         message = f'{EXTRA[name]} must be finite and in'
-        with pytest.raises(ValueError, match=message):
-            run_cpu(name, (cls_score, labels, weight, out_of_range))
-        with pytest.raises(RuntimeError, match=message):
-            run_meta(name, (cls_score, labels, weight, out_of_range))
+        for bad_value in (float('nan'), -0.5, 1.5):
+            # (a Rank & Sort label out of [0, 1] stays a positive, where
+            # the labels are checked)
+            out_of_range = extra.clone()
+            out_of_range[row] = bad_value
+            with pytest.raises(ValueError, match=message):
+                run_cpu(name, (cls_score, labels, weight, out_of_range))
+            with pytest.raises(RuntimeError, match=message):
+                run_meta(name, (cls_score, labels, weight, out_of_range))
         # a bad value where no positive is, is not read
         ignored = extra.clone()
         ignored[int((labels == 3).nonzero()[0])] = float('nan')
