@@ -130,3 +130,26 @@ def test_aot_autograd_traces_the_same_graphs():
 @pytest.mark.parametrize('case', [c for c in CASES if c[-2:] != '-2'])
 def test_inductor_compiles_once_and_equals_eager(case):
     assert_compiles_once_and_equals_eager(case)
+
+
+def test_a_resumed_reserved_memory_traces_one_graph():
+    """A state loaded into the reserved buffers (as on resume) is read
+    by the one graph: no relocation at the first call, eager values."""
+    make, batch, sizes = CASES['ap-softmax-memory-2']
+    saved = make().train()
+    for step in range(3):
+        outputs(saved, batch('softmax', 64, step))
+    eager, traced = make().train(), make().train()
+    for module in (eager, traced):
+        module.load_memory_state_dict(saved.memory_state_dict())
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(traced, fullgraph=True, dynamic=True,
+                             backend='eager')
+    for step, n in enumerate([64, 48, 64], start=3):
+        inputs = batch('softmax', n, step)
+        (want, _), (got, _) = outputs(eager, inputs), outputs(
+            compiled, inputs)
+        for key, value in want.items():
+            torch.testing.assert_close(got[key], value, rtol=1e-6, atol=0)
+        assert counters['stats']['unique_graphs'] == 1
