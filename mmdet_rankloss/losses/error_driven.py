@@ -250,18 +250,22 @@ def _terms(scores, pos_idx, delta, mode, negatives, quality, loc_error,
         h_pp.fill_diagonal_(1)
         errors = ap_errors(h_pp, negs.nfp)
     absent = torch.zeros_like(u)  # of the parts a mode does not have
-    sums = torch.stack([
-        errors.ranking, absent if errors.sorting is None else errors.sorting,
-        absent if errors.loc is None else errors.loc
-    ]).sum(1)
     # each output rounded to out_dtype as it is written (out=: no cast
-    # kernel); the 'rs' value from the parts in the working precision
+    # kernel)
     if mode == 'rs':
-        parts = sums / num_pos
-        loss = torch.add(parts[0], parts[1], out=parts.new_empty((), **out))
-        parts = parts.to(out_dtype)
+        # the value is the sum of two parts in the working precision: with
+        # t = (p0, p0, p1, 0, 0, 0) (p the parts), t[:4] + t[2:] is
+        # (value, p0, p1, 0) in one addition
+        t = torch.stack([errors.ranking, errors.ranking, errors.sorting,
+                         absent, absent, absent]).sum(1) / num_pos
+        both = torch.add(t[:4], t[2:], out=t.new_empty(4, **out))
+        loss, parts = both[0], both[1:]
     else:
-        parts = torch.div(sums, num_pos, out=sums.new_empty(3, **out))
+        parts = torch.div(torch.stack([
+            errors.ranking,
+            absent if errors.sorting is None else errors.sorting,
+            absent if errors.loc is None else errors.loc
+        ]).sum(1), num_pos, out=u.new_empty(3, **out))
         loss = parts[0]
     loc_weight = parts.new_empty(0) if errors.loc_weight is None else \
         torch.div(errors.loc_weight, num_pos, out=parts.new_empty(num_pos))
