@@ -117,10 +117,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def data_options(data_root: str) -> List[str]:
     """``--cfg-options`` pointing the quickstart configs at ``data_root``."""
     root = osp.abspath(data_root).rstrip('/') + '/'
-    return [
-        f'{split}_dataloader.dataset.data_root={root}'
-        for split in ('train', 'val', 'test')
-    ]
+    return [f'{split}_dataloader.dataset.data_root={root}'
+            for split in ('train', 'val', 'test')]
 
 
 def read_ap50(work_dir: str) -> float:
@@ -299,11 +297,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     load_start, start = os.getloadavg()[0], time.time()
     work_dir = osp.abspath(args.work_dir)
     os.makedirs(work_dir, exist_ok=True)
-    stats = make_toy_voc(
-        args.data_root,
-        num_trainval=args.num_trainval,
-        num_test=args.num_test,
-        num_val=args.num_val)
+    stats = make_toy_voc(args.data_root, num_trainval=args.num_trainval,
+                         num_test=args.num_test, num_val=args.num_val)
     print(f'toy VOC written to {args.data_root}: {stats}', flush=True)
     options = data_options(args.data_root) + list(args.cfg_options)
     objects = objects_per_image(args.data_root, 'test')

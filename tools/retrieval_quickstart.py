@@ -58,23 +58,16 @@ def parse_args(argv=None):
     from mmengine.config import DictAction
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--config', default=DEFAULT_CONFIG)
-    parser.add_argument(
-        '--work-dir', default='work_dirs/retrieval_quickstart')
+    parser.add_argument('--work-dir', default='work_dirs/retrieval_quickstart')
     parser.add_argument('--epochs', type=int, help='override max_epochs')
     parser.add_argument(
         '--loss', choices=sorted(PEER_LOSSES),
         help='train with this peer loss instead of the config\'s RaMBO '
         'recall loss (everything else unchanged)')
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0],
+                        help='one training run per seed (default: 0)')
     parser.add_argument(
-        '--seeds',
-        type=int,
-        nargs='+',
-        default=[0],
-        help='one training run per seed (default: 0)')
-    parser.add_argument(
-        '--threads',
-        type=int,
-        default=1,
+        '--threads', type=int, default=1,
         help='torch CPU threads (default 1: for this tiny model more '
         'threads add overhead, and a busy machine makes them much slower)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
@@ -181,10 +174,8 @@ def run_all(args):
         report.append(f'training + periodic evaluation: '
                       f'{out["seconds"]:.0f} s')
     if multi:
-        report += [
-            f'mean ± standard deviation over seeds {args.seeds}:', header,
-            '-' * len(header)
-        ]
+        report += [f'mean ± standard deviation over seeds {args.seeds}:',
+                   header, '-' * len(header)]
         for name in ROWS:
             keys = [f'R@{k}' for k in ks] + ['MAP@R']
             values = np.array([[results[s][name][k] for k in keys]
@@ -278,10 +269,8 @@ def run(args, seed, work_dir):
                last_val=last_val_r1(runner), val_is_test=val_is_test,
                task=task)
     for name, (emb, labels) in zip(ROWS, [
-            pixels(test_loader),
-            embed(untrained, test_loader),
-            embed(runner.model, test_loader)
-    ]):
+            pixels(test_loader), embed(untrained, test_loader),
+            embed(runner.model, test_loader)]):
         out[name] = retrieval_metrics(emb, labels, ks=ks)
     return out
 

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional
 
 from rankloss_lab.paths import ROOT
 from . import stats
-from .results import read_csv, test_values
+from .results import metric_column, read_csv, test_values
 
 __all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim', 'amend_claim',
            'read_claim_record', 'pooled_claim', 'claim_markdown',
@@ -106,6 +106,16 @@ def _now(now: Optional[str]) -> str:
         datetime.timezone.utc).isoformat(timespec='seconds')
 
 
+def _load_record(name: str, evidence: str) -> tuple:
+    """``(path, record)`` of the claim's declaration; refuses without one."""
+    path = _record_path(name, evidence)
+    if not osp.isfile(path):
+        raise ClaimError(f'{path} does not exist: declare the pooling '
+                         f'method first (--freeze {name})')
+    with open(path, encoding='utf-8') as f:
+        return path, json.load(f)
+
+
 def amend_claim(name: str, why: str, evidence: str = EVIDENCE,
                 now: Optional[str] = None) -> str:
     """Add the claim's tests that its record lacks (a later pre-registered
@@ -113,14 +123,9 @@ def amend_claim(name: str, why: str, evidence: str = EVIDENCE,
     record lacks nothing, when a recorded test is no longer in the claim
     (tests are never removed) or when the method differs."""
     claim = _claim(name)
-    path = _record_path(name, evidence)
-    if not osp.isfile(path):
-        raise ClaimError(f'{path} does not exist: declare it first '
-                         f'(--freeze {name})')
+    path, record = _load_record(name, evidence)
     if not why.strip():
         raise ClaimError('an amendment says why (--why)')
-    with open(path, encoding='utf-8') as f:
-        record = json.load(f)
     if record['method'] != claim['method']:
         raise ClaimError(f'{path}: method {record["method"]!r} differs from '
                          f'the claim\'s {claim["method"]!r}; a method is '
@@ -143,12 +148,7 @@ def amend_claim(name: str, why: str, evidence: str = EVIDENCE,
 def read_claim_record(name: str, evidence: str = EVIDENCE) -> dict:
     """The claim's record, checked against :data:`CLAIMS`."""
     claim = _claim(name)
-    path = _record_path(name, evidence)
-    if not osp.isfile(path):
-        raise ClaimError(f'{path} does not exist: declare the pooling '
-                         f'method first (--freeze {name})')
-    with open(path, encoding='utf-8') as f:
-        record = json.load(f)
+    path, record = _load_record(name, evidence)
     for key in ('tests', 'method'):
         if record.get(key) != claim[key]:
             raise ClaimError(f'{path}: {key} {record.get(key)!r} differs '
@@ -206,10 +206,8 @@ def family_markdown(evidence: str = EVIDENCE) -> str:
                 if row['mean_diff'] else '-')
         rank = '-'
         if row['seeds']:
-            column = (f'test_{row["metric"]}' if row.get('metric') else None)
             rows = read_csv(osp.join(evidence, f'{study}.csv'))
-            if column not in rows[0]:
-                column = None
+            column = metric_column(rows, row.get('metric'))
             m, b = (test_values(rows, row[k], column)
                     for k in ('method', 'baseline'))
             rank = format(stats.signed_rank_test(

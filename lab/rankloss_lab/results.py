@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 from rankloss_lab.paths import ROOT
 
 __all__ = ['EVIDENCE', 'ROOT', 'RESULTS', 'EXTRA', 'read_csv', 'study_rows',
-           'test_values']
+           'test_values', 'metric_column']
 
 EVIDENCE = 'docs/evidence'
 
@@ -48,6 +48,15 @@ def test_values(rows: Sequence[dict], method: str,
                 raise ValueError(f'{method}: two test rows for seed {seed}')
             out[seed] = float(r[metric])
     return out
+
+
+def metric_column(rows: Sequence[dict],
+                  metric: Optional[str]) -> Optional[str]:
+    """The CSV column of a comparison's ``metric``: ``test_<metric>`` for
+    an extra metric of the study (``coco/segm_mAP_50``), else None (the
+    study's main column, see :func:`test_values`)."""
+    column = f'test_{metric}' if metric else None
+    return column if rows and column in rows[0] else None
 
 
 def study_rows(study: str, root: str = ROOT) -> List[dict]:

@@ -36,9 +36,6 @@ from rankloss_lab.study import load_spec, requested_methods
 
 TRAINED, PIXELS, UNTRAINED = ('trained, final epoch', 'pixels, no network',
                               'untrained network')
-KEYS = ('R@1', 'R@8', 'MAP@R')
-
-
 
 
 def plan(spec: dict, methods: List[str]) -> List[Tuple[str, float, int]]:

@@ -42,7 +42,7 @@ from typing import Dict, List, Optional
 
 from rankloss_lab.paths import ROOT
 from . import claims, stats, thresholds
-from .results import read_csv, test_values
+from .results import metric_column, read_csv, test_values
 
 __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
            'pooled', 'row', 'evidence', 'verdict_markdown',
@@ -293,14 +293,6 @@ def _values(rows: List[dict], method: str,
     return out
 
 
-def _column(rows: List[dict], metric: Optional[str]) -> Optional[str]:
-    """The study CSV column of a comparison's ``metric``: ``test_<metric>``
-    for an extra metric of the study (``coco/segm_mAP_50``), else None (the
-    study's main column, ``test_ap50``)."""
-    column = f'test_{metric}' if metric else None
-    return column if rows and column in rows[0] else None
-
-
 def _pct(value: float) -> str:
     return f'{100 * value:+.1f}'
 
@@ -310,7 +302,18 @@ def _ci(mean: float, low: float, high: float) -> str:
 
 
 def _bound(value: float) -> str:
-    return {math.inf: '+∞', -math.inf: '-∞'}.get(value, None) or _pct(value)
+    return {math.inf: '+∞', -math.inf: '-∞'}.get(value) or _pct(value)
+
+
+def _sides(label: str) -> List[str]:
+    """The two sides' names of a label ``a vs b``."""
+    return [n.strip(' ,') for n in label.split(' vs ')]
+
+
+def _rel(path: str, doc_dir: str, root: str) -> str:
+    """``path`` (from ``root``) as a link from ``doc_dir``."""
+    return osp.relpath(osp.join(root, path),
+                       osp.join(root, doc_dir)).replace(osp.sep, '/')
 
 
 def _corrected(mean: float, low: float, high: float, m: int) -> str:
@@ -349,15 +352,13 @@ def _pooled_evidence(item: dict, ev: str) -> dict:
                  f'{_ci(r["mean"], r["low"], r["high"])}')
     else:
         text += f' [{_pct(p["low"])}, {_pct(p["high"])}]'
-    mixed = [t for t in res['tests'] if ' and ' in thresholds.thresholds_text(
-        t['study'], t['method'], t['baseline'])]
-    names = [n.strip(' ,') for n in item['label'].split(' vs ')]
+    mixed = [t for t in res['tests'] if _unequal(
+        t['study'], t['method'], t['baseline'], item['label'])]
     where = ''
     if mixed:
         t = mixed[0]
-        where = '; ' + thresholds.thresholds_text(
-            t['study'], t['method'], t['baseline'], labels=dict(
-                zip((t['method'], t['baseline']), names))) + (
+        where = '; ' + _unequal(t['study'], t['method'], t['baseline'],
+                                item['label']) + (
                     f' in {len(mixed)} of {res["n_tests"]} tests')
         text += (f'; {len(mixed)} of {res["n_tests"]} tests at unequal '
                  'test thresholds: ' + UNEQUAL)
@@ -395,7 +396,7 @@ def evidence(item: dict, root: str = ROOT) -> dict:
                     report=report,
                     k=k, n=n, studies=[item['study']])
     if item['kind'] == 'hyp':
-        return _hyp_evidence(item, rows, ev, root)
+        return _hyp_evidence(item, rows, ev)
     method, base = (_values(rows, item['method']),
                     _values(rows, item['baseline']))
     d = stats.paired_difference(method, base)
@@ -409,14 +410,13 @@ def _unequal(study: str, method: str, baseline: str, label: str) -> str:
     """``tested at score_thr 0 (a) and 0.05 (b)``, the sides named as in
     ``label`` (``a vs b``), where the two sides were tested at different
     thresholds, else ''."""
-    names = [n.strip(' ,') for n in label.split(' vs ')]
-    thr = thresholds.thresholds_text(study, method, baseline,
-                                     labels=dict(zip((method, baseline),
-                                                     names)))
+    thr = thresholds.thresholds_text(
+        study, method, baseline, labels=dict(zip((method, baseline),
+                                                 _sides(label))))
     return thr if ' and ' in thr else ''
 
 
-def _hyp_evidence(item: dict, rows: List[dict], ev: str, root: str) -> dict:
+def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
     """A pre-registered test: its interval, its Holm p within its study and
     over every pre-registered test (:func:`rankloss_lab.claims.
     family_holm`), and its strength: *confirmed* only where both
@@ -445,7 +445,7 @@ def _hyp_evidence(item: dict, rows: List[dict], ev: str, root: str) -> dict:
               f'all {len(family)} pre-registered tests')
     low, high = float(r['bonferroni_low']), float(r['bonferroni_high'])
     interval = _corrected(mean, low, high, int(r['m']))
-    column = _column(rows, r.get('metric'))
+    column = metric_column(rows, r.get('metric'))
     method = _values(rows, r['method'], column)
     base = _values(rows, r['baseline'], column)
     out = dict(item, strength=strength, report=f'{item["study"]}.md',
@@ -483,7 +483,7 @@ def _with_collapses(ev: dict, method: Dict[int, float],
     the exact rank tests and each side's 'k of n seeds trained'; a
     pre-registered bimodal test is worded as what it shows (which side
     trains more reliably at its selected lr), never as confirmed."""
-    names = [n.strip(' ,') for n in ev['label'].split(' vs ')]
+    names = _sides(ev['label'])
     seeds = sorted(set(method) & set(base))
     sides = [[vals[s] for s in seeds] for vals in (method, base)]
     floor = stats.collapse_floor(*sides)
@@ -538,7 +538,7 @@ def gloss(ev: dict) -> str:
     where the correction over every pre-registered test confirmed it at
     equal test thresholds on runs that trained."""
     s = ev['strength']
-    first = ev['label'].split(' vs ')[0].strip(' ,')
+    first = _sides(ev['label'])[0]
     if s == 'pooled':
         line = (f'Planned tests: the difference was beyond noise in '
                 f'{ev["k"]} of {ev["n"]} within their studies, in '
@@ -570,9 +570,8 @@ def gloss(ev: dict) -> str:
                 f'{ev["rank_p"]:.4f}, not a finding.')
     if s == 'unequal thresholds':
         side = 'above' if ev['mean'] > 0 else 'below'
-        other = ev['label'].split(' vs ')[1].strip(' ,')
         return (f'{first} scored {_pct(ev["mean"])} AP50 points {side} '
-                f'{other}, {ev["unequal"]}: {UNEQUAL}.')
+                f'{_sides(ev["label"])[1]}, {ev["unequal"]}: {UNEQUAL}.')
     if s in ('confirmed', 'within its study'):
         side = 'ahead' if ev['mean'] > 0 else 'behind'
         if s == 'confirmed':
@@ -612,10 +611,8 @@ def scope(ev: dict) -> str:
         return ev['scope']
     study, pair = ev['study'], [ev['method'], ev['baseline']]
     text = TEST_SCOPES.get((study, ev.get('id')), SCOPES[study])
-    names = dict(zip(pair, (n.strip(' ,') for n in ev['label'].split(
-        ' vs '))))
-    thr = thresholds.thresholds_text(study, *pair, labels=names)
-    if thr and ' and ' in thr:
+    thr = _unequal(study, *pair, ev['label'])
+    if thr:
         text += f'; {thr}'
     gains = thresholds.budget_gains(study)
     if any(gains.get(m, 0) > thresholds.STILL_RISING for m in pair):
@@ -635,8 +632,7 @@ def verdict_markdown(doc_dir: str = '.', root: str = ROOT,
     """The verdict bullets, links relative to ``doc_dir``: each advice and
     its gloss, and a link to its tests on ``tests`` (the page that holds
     :func:`verdict_tests_markdown`)."""
-    link = osp.relpath(osp.join(root, tests),
-                       osp.join(root, doc_dir)).replace(osp.sep, '/')
+    link = _rel(tests, doc_dir, root)
     lines = []
     for bullet in VERDICT:
         ev = evidence(bullet['items'][0], root)
@@ -654,8 +650,7 @@ def choices_markdown(doc_dir: str = '.', root: str = ROOT,
     plain-words gloss of its verdict bullet's first test with a link to
     all the bullet's tests."""
     def rel(path):
-        return osp.relpath(osp.join(root, path),
-                           osp.join(root, doc_dir)).replace(osp.sep, '/')
+        return _rel(path, doc_dir, root)
 
     lines = ['| detector | loss | config | evidence, in plain words |',
              '|---|---|---|---|']
@@ -675,9 +670,7 @@ def verdict_tests_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
     """The verdict test by test, links relative to ``doc_dir``: each
     bullet's title, then one line per test with its numbers, strength and
     scope."""
-    lines = []
-    link = osp.relpath(osp.join(root, EVIDENCE),
-                       osp.join(root, doc_dir)).replace(osp.sep, '/')
+    lines, link = [], _rel(EVIDENCE, doc_dir, root)
     for bullet in VERDICT:
         lines.append(f'- **{_title(bullet["advice"])}**')
         for e in (evidence(i, root) for i in bullet['items']):

@@ -86,8 +86,8 @@ def _shared_threshold(block: dict) -> Optional[float]:
     return None if len(values) != 1 else values.pop()
 
 
-def _difference(block: dict, method: str, label: str,
-                values: Dict[int, float], base: Dict[int, float]) -> str:
+def _difference(block: dict, label: str, values: Dict[int, float],
+                base: Dict[int, float]) -> str:
     """The paired difference cell of a row; no interval where a side is
     bimodal."""
     pair = stats.paired_difference(values, base)
@@ -208,7 +208,7 @@ def results_table(doc_dir: str = '.') -> str:
                         'not searched, a failed baseline setup')
                 floor = stats.collapse_floor(list(values.values()))
             else:
-                diff = _difference(block, method, label, values, base)
+                diff = _difference(block, label, values, base)
                 diff += _label(block, rows, method, values, base, family)
                 floor = stats.collapse_floor(list(values.values()),
                                              list(base.values()))
@@ -280,25 +280,14 @@ def quickstart_table(doc_dir: str = '.',
     return '\n'.join(lines) + '\n'
 
 
-def verdict_table(doc_dir: str = '.') -> str:
-    """The verdict bullets (:mod:`rankloss_lab.verdict`)."""
-    return verdict.verdict_markdown(doc_dir, ROOT)
-
-
-def verdict_tests_table(doc_dir: str = '.') -> str:
-    """The verdict test by test (:mod:`rankloss_lab.verdict`)."""
-    return verdict.verdict_tests_markdown(doc_dir, ROOT)
-
-
-def which_loss_table(doc_dir: str = '.') -> str:
-    """Which loss for which detector (:mod:`rankloss_lab.verdict`)."""
-    return verdict.choices_markdown(doc_dir, ROOT)
-
-
+#: The generated tables by name; the verdict's from
+#: :mod:`rankloss_lab.verdict`.
 TABLES: Dict[str, Callable[..., Optional[str]]] = {
     'results': results_table, 'quickstart': quickstart_table,
-    'verdict': verdict_table, 'verdict-tests': verdict_tests_table,
-    'which-loss': which_loss_table, 'speed': speed_tables.speed_table}
+    'verdict': verdict.verdict_markdown,
+    'verdict-tests': verdict.verdict_tests_markdown,
+    'which-loss': verdict.choices_markdown,
+    'speed': speed_tables.speed_table}
 
 
 def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:

@@ -28,8 +28,6 @@ from mmdet_rankloss.evaluation import (apply_platt, load_detections,
                                        load_voc_ground_truth)
 from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-
 
 def parse_run(text: str, split: str) -> Tuple[str, str, object]:
     """``LABEL=PATH`` -> (label, detections pkl, Platt (a, b) or None)."""
