@@ -47,7 +47,7 @@ __all__ = ['FORMAT', 'SECTIONS', 'TARGETS', 'sync', 'PeakMemory', 'time_it',
            'warm_up', 'timing_check', 'compiled_frames', 'device_label',
            'device_healthy', 'Plan', 'worker_command', 'serve',
            'build_detector', 'detector_batch', 'train_step', 'step_time',
-           'capture_loss_calls', 'loss_calls_time',
+           'capture_loss_calls', 'summed_loss', 'loss_calls_time',
            'compile_losses', 'amp_scaler', 'share_row', 'amp_row',
            'roi_align_row', 'evaluate_targets']
 
@@ -605,7 +605,9 @@ def capture_loss_calls(model, data) -> Dict[str, list]:
     return calls
 
 
-def _summed(out) -> torch.Tensor:
+def summed_loss(out) -> torch.Tensor:
+    """A loss module's output as one scalar: its sum, or the sum of the
+    dict's tensors whose key contains 'loss' (as MMEngine sums them)."""
     if isinstance(out, dict):
         out = sum(v.sum() for k, v in out.items()
                   if 'loss' in k and isinstance(v, torch.Tensor))
@@ -633,7 +635,7 @@ def loss_calls_time(model, calls: Dict[str, list], repeats: int,
             t0 = time.perf_counter()
             for leaf, (_, args, kwargs, method) in zip(leaves, inputs):
                 call = getattr(modules[name], method)
-                _summed(call(leaf, *args, **kwargs)).backward()
+                summed_loss(call(leaf, *args, **kwargs)).backward()
             sync(device)
             return time.perf_counter() - t0
 

@@ -219,14 +219,6 @@ def bench_error_driven(lengths: List[int], device: torch.device,
 # --------------------------------------------------------------------------
 
 
-def total_loss(out) -> torch.Tensor:
-    """A loss module's output as one scalar: the tensor, or the sum of the
-    dict entries whose key contains 'loss' (as MMEngine sums them)."""
-    if isinstance(out, dict):
-        return sum(v for k, v in out.items() if 'loss' in k)
-    return out
-
-
 def per_step(res: Dict[str, float], steps: int) -> Dict[str, float]:
     """Timings of a call that ran ``steps`` training steps, per step."""
     return {k: (v / steps if k.endswith('_s') else v) for k, v in res.items()}
@@ -332,7 +324,7 @@ def bench_retrieval(device: torch.device, repeats: int, smoke: bool,
             # fill the memory first where the loss has one
             for e in embs:
                 leaf = e.clone().requires_grad_(True)
-                total_loss(loss_fn(leaf, labels)).backward()
+                sr.summed_loss(loss_fn(leaf, labels)).backward()
 
         res = per_step(time_it(step, device, repeats), case['steps'])
         rows.append(dict(name=f"{case['name']}, B={b}, D={d}", batch=b,
@@ -375,8 +367,8 @@ def bench_detection(device: torch.device, repeats: int,
         def step():  # after the warm-up call the memory is full
             for s in batches:
                 leaf = s.clone().requires_grad_(True)
-                total_loss(loss_fn(leaf, labels, weights,
-                                   avg_factor=n)).backward()
+                sr.summed_loss(loss_fn(leaf, labels, weights,
+                                       avg_factor=n)).backward()
 
         # the blackbox ranker is timed as often as asked; the others cost
         # seconds per step on a CPU, so 2 repeats
@@ -605,8 +597,8 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
             leaf = scores.clone().requires_grad_(True)
             with torch.autocast(device.type, dtype=torch.float16,
                                 enabled=amp):
-                out = total_loss(loss_fn(leaf.half() if amp else leaf,
-                                         *args, **kwargs))
+                out = sr.summed_loss(loss_fn(leaf.half() if amp else leaf,
+                                             *args, **kwargs))
             if amp:
                 scaler.scale(out).backward()
                 finite = finite & torch.isfinite(leaf.grad).all()
