@@ -46,7 +46,7 @@ from .results import metric_column, read_csv, test_values
 
 __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
            'pooled', 'row', 'evidence', 'verdict_markdown',
-           'verdict_tests_markdown', 'choices_markdown']
+           'verdict_tests_markdown', 'choices_markdown', 'bounds_text']
 
 EVIDENCE = 'docs/evidence'
 #: The page and anchor of the verdict test by test.
@@ -305,6 +305,13 @@ def _bound(value: float) -> str:
     return {math.inf: '+∞', -math.inf: '-∞'}.get(value) or _pct(value)
 
 
+def bounds_text(low: float, high: float) -> str:
+    """``[low, high]`` in points; an infinite end is open."""
+    left = '(' if low == -math.inf else '['
+    right = ')' if high == math.inf else ']'
+    return f'{left}{_bound(low)}, {_bound(high)}{right}'
+
+
 def _sides(label: str) -> List[str]:
     """The two sides' names of a label ``a vs b``."""
     return [n.strip(' ,') for n in label.split(' vs ')]
@@ -321,12 +328,10 @@ def _corrected(mean: float, low: float, high: float, m: int) -> str:
     interval of the test's family, which agrees with its Holm decision
     where the test detected nothing; an infinite end of a one-sided
     interval is open."""
-    left = '(' if low == -math.inf else '['
-    right = ')' if high == math.inf else ']'
     how = [f'corrected for {m} tests'] if m > 1 else []
     if math.inf in (high, -low):
         how.insert(0, 'one-sided')
-    return (f'{_pct(mean)} {left}{_bound(low)}, {_bound(high)}{right}' +
+    return (f'{_pct(mean)} {bounds_text(low, high)}' +
             (f' ({", ".join(how)})' if how else ''))
 
 

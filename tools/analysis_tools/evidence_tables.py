@@ -41,7 +41,6 @@ import difflib
 import glob
 import hashlib
 import json
-import math
 import os
 import os.path as osp
 import re
@@ -146,10 +145,6 @@ def _label(block: dict, rows: List[dict], method: str,
     else:
         low, high = (float(r[k]) for k in ('bonferroni_low',
                                             'bonferroni_high'))
-        inf = {math.inf: '+∞', -math.inf: '-∞'}
-        ends = [inf.get(v) or f'{100 * v:+.1f}' for v in (low, high)]
-        ends = ['(' if low == -math.inf else '[', *ends,
-                ')' if high == math.inf else ']']
         p_all = family[block['study'], r['id']]
         passed = r['significant_holm'] == 'True'
         seeds = sorted(set(values) & set(base))
@@ -161,7 +156,7 @@ def _label(block: dict, rows: List[dict], method: str,
                         'confirmed within its study, failed the correction '
                         'over all' if passed else 'failed its correction')
         corrected = ('' if verdict_word.startswith('bimodal') else
-                     f' corrected {ends[0]}{ends[1]}, {ends[2]}{ends[3]} '
+                     f' corrected {verdict.bounds_text(low, high)} '
                      f'({r["m"]} tests),')
         text = (f'; pre-registered {r["id"]},{corrected} Holm p '
                 f'{float(r["p_holm"]):.4f}'
