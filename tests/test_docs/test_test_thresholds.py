@@ -103,6 +103,7 @@ def test_budget_of_test_runs_without_curves_is_the_selection_runs(tmp_path):
         {'ce': pytest.approx(0.1)}, 'test seeds')
 
 
+@pytest.mark.slow  # reads every study's records (about 15 s)
 def test_the_writer_reproduces_the_committed_thresholds():
     # selection-only studies (the budget phases) were never tested
     import json

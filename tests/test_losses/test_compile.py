@@ -103,6 +103,7 @@ def test_graphs_fixed_as_the_memory_fills_and_n_changes():
                                           backend='eager')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('shape, sizes, graphs_at', [
     (None, [64] * 3 + [48], [1, 2, 2, 2]),
     ((48, 5), [48, 64, 64, 48, 56], [1, 2, 3, 3, 3]),
