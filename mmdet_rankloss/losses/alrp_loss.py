@@ -178,8 +178,8 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
                                       LOC_ORDERS)
         self.register_buffer(
             'sb_weight',
-            torch.tensor(check_positive(owner, 'sb_weight', sb_weight),
-                         dtype=torch.float64))
+            torch.full((), check_positive(owner, 'sb_weight', sb_weight),
+                       dtype=torch.float64))
         # (sum of L_aLRP, sum of L_loc) of the training calls since
         # ALRPSelfBalanceHook (or update_self_balance) last took them
         self.register_buffer('_sb_sums', torch.zeros(2, dtype=torch.float64),

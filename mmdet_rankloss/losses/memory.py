@@ -363,7 +363,7 @@ class ScoreMemoryMixin:
                              (torch.get_default_dtype(), targets[1]))
 
     def _apply(self, fn, *args, **kwargs):
-        """``nn.Module._apply`` (``.to()``, ``.cuda()``, ...), taking the
+        """``nn.Module._apply`` (``.to(device)`` and its kin), taking the
         memory to the device the module goes to (its dtype stays; one on
         ``meta``, which has nothing to move, stays until a batch elsewhere
         replaces it)."""

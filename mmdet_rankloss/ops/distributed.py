@@ -49,7 +49,7 @@ def _all_gather_sizes(n: int, world: int) -> List[int]:
     """Every process's dim-0 size. A size is a shape, known on the host:
     it is exchanged between the hosts (gloo), so no process waits for its
     device (a size gathered on a GPU would be read back from it)."""
-    size = torch.tensor([n], dtype=torch.long)
+    size = torch.full((1, ), n, dtype=torch.long)
     sizes = [torch.zeros_like(size) for _ in range(world)]
     dist.all_gather(sizes, size, group=_host_group())
     return [int(s) for s in sizes]
