@@ -39,8 +39,8 @@ def rerank_sparse(scores: Tensor,
     scores are sorted again, which reads nothing back. Host reads of the
     merge (each a wait for the device on a GPU): the ``nonzero`` of
     ``moved`` (none if ``moved_at`` is given), the widest row of movers
-    (none when there are no more movers than columns) and the longest run
-    of old scores equal to a mover's new one. The counts are integers,
+    (none when there are no more movers than columns) and whether an old
+    score equals a mover's new one. The counts are integers,
     summed by an integer ``cumsum``: exact, and allowed by
     ``torch.use_deterministic_algorithms`` on CUDA, where a floating-point
     ``cumsum`` raises in torch < 2.6 (its deterministic kernel came with
@@ -117,26 +117,19 @@ def rerank_sparse(scores: Tensor,
         1, by_value, torch.arange(width, device=y.device).expand(rows, width))
     neg_sorted = neg_sorted.contiguous()
     queries = -table.gather(1, by_value)
-    # old values strictly greater (left) and greater or equal (right)
-    above = _unsort(torch.searchsorted(neg_sorted, queries), by_value)
-    above_or_tied = _unsort(
-        torch.searchsorted(neg_sorted, queries, right=True), by_value)
-    k = above[row_of, slot]  # old elements ranked above the moved one
-    tied_end = above_or_tied[row_of, slot]
-    longest_tie = int((tied_end - k).max())
-    if longest_tie:
-        # an equal old value is ranked above the moved one only if its
-        # index is smaller; the run lists its elements in index order
-        k = _count_below(order, row_of, k, tied_end, col_of, longest_tie)
-    # moved elements among the k old elements above: a search in each row's
-    # sorted old positions of its movers (pads n sort last), not a count
-    # over the whole row
-    pos_table = torch.full_like(above, n)
-    pos_table[row_of, slot] = old_pos
-    k_table = torch.full_like(above, n)
-    k_table[row_of, slot] = k
-    moved_before = torch.searchsorted(
-        torch.sort(pos_table, dim=1).values, k_table)[row_of, slot]
+    # old values strictly greater (a binary search each)
+    k = _unsort(torch.searchsorted(neg_sorted, queries),
+                by_value)[row_of, slot]  # old elements ranked above
+    at = (neg_sorted[row_of, k.clamp(max=n - 1)] == -v).nonzero(
+        as_tuple=True)[0]
+    if at.numel():  # equal old values of a smaller index rank above too
+        k[at] = _past_equal(neg_sorted, order, row_of[at], k[at], -v[at],
+                            col_of[at])
+    # moved elements among the k old elements above: the movers' old
+    # sorted positions marked on each row, summed in integers (exact)
+    before = torch.zeros(rows, n + 1, dtype=torch.int32, device=y.device)
+    before[row_of, old_pos + 1] = 1
+    moved_before = before.cumsum_(1)[row_of, k]
     new_rank_moved = 1 + (k - moved_before) + among_moved[row_of, slot]
     # Unmoved element at sorted position s: new rank = 1 + s - (moved at
     # positions < s) + (moved inserted at or before s). Steps of +1 where a
@@ -164,20 +157,20 @@ def _unsort(sorted_values: Tensor, by_value: Tensor) -> Tensor:
                                                     sorted_values)
 
 
-def _count_below(order: Tensor, row_of: Tensor, lo: Tensor, hi: Tensor,
-                 index: Tensor, longest: int) -> Tensor:
-    """For each query, the first position p in ``[lo, hi)`` of its row of
-    ``order`` with ``order[p] >= index`` (``hi`` if none): a vectorised
-    binary search, valid because ``order`` ascends within a run of equal
-    scores. One iteration per bit of ``longest``, the longest ``hi - lo``.
-    """
+def _past_equal(neg_sorted: Tensor, order: Tensor, row_of: Tensor,
+                lo: Tensor, value: Tensor, index: Tensor) -> Tensor:
+    """For each query, the first position p >= ``lo`` of its row where the
+    old element is not (equal to ``value`` with a column below ``index``):
+    a vectorised binary search, valid because a row lists a run of equal
+    values in index order and larger values after it."""
     n = order.shape[1]
-    flat = order.reshape(-1)
-    base = row_of * n
-    for _ in range(longest.bit_length()):
+    values, columns = neg_sorted.reshape(-1), order.reshape(-1)
+    base, hi = row_of * n, torch.full_like(lo, n)
+    for _ in range(n.bit_length()):
         active = lo < hi
         mid = (lo + hi) >> 1
-        below = flat[base + mid.clamp(max=n - 1)] < index
+        at = base + mid.clamp(max=n - 1)
+        below = (values[at] == value) & (columns[at] < index)
         lo = torch.where(active & below, mid + 1, lo)
         hi = torch.where(active & ~below, mid, hi)
     return lo
