@@ -118,6 +118,11 @@ class ScoreMemory:
             self._forget()
             self._allocate(*self._reserved, device)
 
+    @property
+    def device(self) -> Optional[torch.device]:
+        """Where the buffers are (None before they exist)."""
+        return None if self._flat is None else self._flat[0].device
+
     def to(self, device) -> None:
         """Move the buffers (stored batches kept) to ``device``; buffers
         on ``meta`` hold no values and become empty ones there."""
@@ -367,7 +372,7 @@ class ScoreMemoryMixin:
         memory to the device the module goes to (its dtype stays; one on
         ``meta``, which has nothing to move, stays until a batch elsewhere
         replaces it)."""
-        count = self._memory._count
-        if count is not None and not count.is_meta:
-            self._memory.follow(fn(count).device)
+        device = self._memory.device
+        if device is not None and device.type != 'meta':
+            self._memory.follow(fn(torch.empty(0, device=device)).device)
         return super()._apply(fn, *args, **kwargs)

@@ -34,6 +34,7 @@ stock head reads besides (the Hungarian assigner on the host, its
 ``.item()``) is MMDetection's. Prediction and weight initialisation are
 the stock sigmoid head's.
 """
+from abc import ABCMeta, abstractmethod
 from contextlib import contextmanager
 from typing import Dict, List, Optional, Tuple
 
@@ -94,7 +95,7 @@ def _image_factors(bbox_preds: Tensor, img_metas: List[dict]) -> Tensor:
     return factors.reshape(-1, 4)
 
 
-class RankLossDINOHead(DINOHead):
+class RankLossDINOHead(DINOHead, metaclass=ABCMeta):
     """``DINOHead`` with a rank loss as ``loss_cls``: the shared body of
     :class:`RankSortDINOHead`, :class:`RaMBODINOHead` and
     :class:`ALRPDINOHead`.
@@ -240,6 +241,7 @@ class RankLossDINOHead(DINOHead):
         giou = self.loss_iou(pred_px, target_px, reduction_override='none')
         return l1, giou
 
+    @abstractmethod
     def _cls_and_box_losses(self, scores: Tensor, labels: Tensor,
                             label_weights: Tensor, positives: tuple,
                             box_losses: Tuple[Tensor, ...], num_pos: int,
@@ -248,7 +250,6 @@ class RankLossDINOHead(DINOHead):
         logits, (N,) labels and weights, the positives ``(rows, labels,
         detached predicted boxes, target boxes)`` (xyxy, normalised) and
         their box terms (:meth:`_box_terms`, each (P,))."""
-        raise NotImplementedError
 
 
 def _mean(values: Tensor, count: int) -> Tensor:
