@@ -333,6 +333,30 @@ def test_a_resumed_run_counts_the_time_of_every_attempt(
     assert res['train_seconds'] == 250.0 and res['train_seconds_partial']
 
 
+@pytest.mark.parametrize('logged, interval, expected', [
+    ({10: 0.2, 11: 0.3}, 1, 'epoch_11.pth'),  # stopped during epoch 12's val
+    ({10: 0.2, 11: 0.3, 12: 0.4}, 1, 'epoch_12.pth'),  # its val logged
+    ({}, 16, 'epoch_12.pth'),  # no val due at epoch 12
+])
+def test_a_run_stopped_during_its_val_trains_that_epoch_again(
+        study, tmp_path, monkeypatch, logged, interval, expected):
+    """The resume point: the checkpoint before the last when the last
+    epoch's due val was not logged, so the val curve has no gap."""
+    directory = str(tmp_path)
+    for epoch in (11, 12):
+        open(osp.join(directory, f'epoch_{epoch}.pth'), 'w').close()
+    open(osp.join(directory, 'last_checkpoint'), 'w').write(
+        osp.join(directory, 'epoch_12.pth'))
+    (tmp_path / 'c.py').write_text(
+        f'train_cfg = dict(max_epochs=36, val_interval={interval})\n')
+    monkeypatch.setattr(study, 'read_scalars', lambda d, key=None: logged)
+    assert study.resume_checkpoint(directory, 'configs/c.py') == osp.join(
+        directory, expected)
+    os.remove(osp.join(directory, 'epoch_11.pth'))  # rotated out: kept gap
+    assert study.resume_checkpoint(directory, 'configs/c.py').endswith(
+        'epoch_12.pth')
+
+
 @pytest.mark.slow
 def test_one_real_run_through_the_runner(study, tmp_path, capsys):
     """A one-epoch study on a tiny DigitsVOC: train, evaluate val and test,

@@ -146,6 +146,35 @@ def test_the_budget_of_a_study(budget):
     assert '| 3 | 0.0 | 0.0 | 6.0 | 4.0 |' in md
 
 
+def test_a_val_not_logged_is_interpolated_and_named(budget):
+    """A run stopped during a val and resumed after it has a gap in its
+    curve: the rule reads it as the line between its neighbours, and the
+    decision says so."""
+    from rankloss_lab import study
+    spec = study.load_spec(SPEC)
+    curve = RAMP[:36]
+    results = {}
+    for method, lr in (('retina_focal', 0.04), ('atss_focal', 0.02)):
+        for seed in (5, 11):
+            results[(method, lr, seed)] = _run(method, lr, seed, curve)
+    gap = dict(results[('atss_focal', 0.02, 11)])
+    gap['val_epochs'] = [e for e in range(1, 37) if e not in (11, 12)]
+    gap['val_curve'] = [curve[e - 1] for e in gap['val_epochs']]
+    gap['val_curve'][9] = 0.0  # epoch 10; 11 and 12 on the line to 13
+    results[('atss_focal', 0.02, 11)] = gap
+    filled, epochs = budget.gaps_filled(gap)
+    assert epochs == [11, 12] and len(filled) == 36
+    assert filled[9:13] == pytest.approx([0.0, 0.26 / 3, 0.52 / 3, 0.26])
+    out = budget.study_budget(spec, results)
+    assert out['methods']['atss_focal']['filled'] == {11: [11, 12]}
+    assert out['methods']['retina_focal']['filled'] == {}
+    assert ("seed 11's val at epoch 11, 12 not logged"
+            in budget.budget_markdown(spec, out))
+    with pytest.raises(ValueError, match='no val at epoch 1'):
+        budget.gaps_filled(dict(gap, val_epochs=gap['val_epochs'][1:],
+                                val_curve=gap['val_curve'][1:]))
+
+
 def test_the_budget_study_spec():
     """Selection only, seeds 5 and 11, focal at the lrs the 16-epoch study
     selected (read from its report), 48 epochs at constant lr."""

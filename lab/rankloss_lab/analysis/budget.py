@@ -85,6 +85,24 @@ def schedule_options(schedule: dict) -> List[str]:
             f'param_scheduler.1.milestones=[{m}]']
 
 
+def gaps_filled(result: dict) -> tuple:
+    """A run's val curve at epochs 1..last, an epoch whose val was not
+    logged (the run stopped during it and resumed after it) read as the
+    linear interpolation of its logged neighbours; and those epochs."""
+    from rankloss_lab.study import val_by_epoch
+    logged = val_by_epoch(result)
+    known = sorted(logged)
+    if known[0] != 1:
+        raise ValueError(f"{result['method']} seed {result['seed']}: no val "
+                         'at epoch 1')
+    curve, filled = [], []
+    for a, b in zip(known, known[1:] + [known[-1] + 1]):
+        curve += [logged[a] + (logged.get(b, 0) - logged[a]) * i / (b - a)
+                  for i in range(b - a)]
+        filled += list(range(a + 1, b))
+    return curve, filled
+
+
 def study_budget(spec: dict, results: Dict[tuple, dict]) -> dict:
     """The rule applied to a study's runs: per method its lr, seeds, mean
     and smoothed curves and flattening epoch; the schedule (None until
@@ -101,10 +119,13 @@ def study_budget(spec: dict, results: Dict[tuple, dict]) -> dict:
         if diverged:
             raise ValueError(f"{spec['name']}: {name} diverged with seeds "
                              f'{diverged}: it has no curve to read')
-        curve = mean_curve([r['val_curve'] for r in runs])
+        curves = [gaps_filled(r) for r in runs]
+        curve = mean_curve([c for c, _ in curves])
         methods[name] = dict(lr=chosen[name], seeds=list(spec['select_seeds']),
                              mean=curve, smoothed=smoothed(curve),
-                             epoch=flattening_epoch(curve))
+                             epoch=flattening_epoch(curve),
+                             filled={r['seed']: f for r, (_, f) in zip(
+                                 runs, curves) if f})
     schedule = confirmation_schedule([m['epoch'] for m in methods.values()])
     return dict(methods=methods, schedule=schedule,
                 options=schedule_options(schedule) if schedule else None)
@@ -124,7 +145,10 @@ def budget_markdown(spec: dict, budget: dict) -> str:
         label = spec['methods'][name].get('label', name)
         md.append(f"- {label} (`{name}`, lr {m['lr']:g}): " + (
             f"flattens at epoch {m['epoch']}" if m['epoch'] else
-            f"not flat within its {len(m['mean'])} epochs"))
+            f"not flat within its {len(m['mean'])} epochs") + ''.join(
+                f"; seed {seed}'s val at epoch {', '.join(map(str, f))} "
+                'not logged (stopped during it), interpolated linearly '
+                'between its logged neighbours' for seed, f in m['filled'].items()))
     md.append('')
     if budget['schedule']:
         sch = budget['schedule']

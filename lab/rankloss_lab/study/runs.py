@@ -125,9 +125,11 @@ def olrp_on_dataset(config: str, options: Sequence[str],
 ATTEMPTS = 'attempts.json'
 
 
-def start_attempt(directory: str) -> List[dict]:
-    """Notes the start of a training attempt in the run's folder; returns
-    all attempts so far.
+def start_attempt(directory: str,
+                  resume: Optional[str] = None) -> List[dict]:
+    """Notes the start of a training attempt in the run's folder, resumed
+    from the checkpoint ``resume`` (None: from the start); returns all
+    attempts so far.
 
     An interrupted run's train time is that of every attempt up to the
     checkpoint the next one resumed from (``earlier_attempts_seconds``)
@@ -136,9 +138,8 @@ def start_attempt(directory: str) -> List[dict]:
     """
     path = osp.join(directory, ATTEMPTS)
     attempts = read_json(path) or []
-    ckpt = last_checkpoint(directory)
-    resumed_from = (osp.getmtime(ckpt) if ckpt and osp.isfile(ckpt) else
-                    None)
+    resumed_from = (osp.getmtime(resume) if resume and osp.isfile(resume)
+                    else None)
     attempts.append(dict(started=time.time(), resumed_from=resumed_from))
     write_json(path, attempts)
     return attempts
@@ -153,6 +154,29 @@ def earlier_attempts_seconds(attempts: Sequence[dict]) -> float:
         if after.get('resumed_from') is not None:
             total += max(0.0, after['resumed_from'] - before['started'])
     return total
+
+
+def resume_checkpoint(directory: str, config: str,
+                      metric: str = METRIC) -> Optional[str]:
+    """The checkpoint a stopped run resumes from: the last one, or the one
+    before it when the last one's epoch was due a val that was not logged
+    (the run stopped during its val) and that one is kept, so the epoch is
+    trained again (a resumed run continues exactly) and validated; None
+    to start anew (no checkpoint, or epoch 1's val lost)."""
+    last = last_checkpoint(directory)
+    found = re.search(r'epoch_(\d+)\.pth$', last or '')
+    if not found or int(found.group(1)) in read_scalars(directory, metric):
+        return last
+    dumped = osp.join(directory, osp.basename(config))
+    if not osp.isfile(dumped):
+        return last
+    from mmengine.config import Config
+    cfg = Config.fromfile(dumped).train_cfg
+    epoch = int(found.group(1))
+    if epoch % cfg.get('val_interval', 1) and epoch != cfg.max_epochs:
+        return last  # no val due at this epoch
+    before = osp.join(directory, f'epoch_{epoch - 1}.pth')
+    return before if osp.isfile(before) else None if epoch == 1 else last
 
 
 #: What a failed training's log says when its loss or scores went NaN or
@@ -241,9 +265,10 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
     log_path = osp.join(directory, 'run.log')
     if 'val_ap50' not in result:
         cmd = [python, 'tools/train.py', m['config'], '--work-dir', directory]
-        if last_checkpoint(directory):
-            cmd.append('--resume')
-        attempts = start_attempt(directory)
+        resume = resume_checkpoint(directory, m['config'], spec['metric'])
+        if resume:
+            cmd += ['--resume', resume]
+        attempts = start_attempt(directory, resume)
         start = time.perf_counter()
         try:
             seconds = run_logged(cmd + ['--cfg-options'] + options, log_path)
