@@ -148,7 +148,8 @@ def budget_markdown(spec: dict, budget: dict) -> str:
             f"not flat within its {len(m['mean'])} epochs") + ''.join(
                 f"; seed {seed}'s val at epoch {', '.join(map(str, f))} "
                 'not logged (stopped during it), interpolated linearly '
-                'between its logged neighbours' for seed, f in m['filled'].items()))
+                'between its logged neighbours'
+                for seed, f in m['filled'].items()))
     md.append('')
     if budget['schedule']:
         sch = budget['schedule']
