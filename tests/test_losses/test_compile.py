@@ -8,8 +8,9 @@ by Dynamo's ``unique_graphs``). A memory sized by the first call instead
 costs one more graph, a batch larger than reserved two (its own call's and
 the next's). The default backend is inductor (C++ on the CPU; the slow
 tests); ``eager`` checks Dynamo's guards alone, ``aot_eager`` the same
-graphs through AOT autograd. None runs on CUDA, where MMDetection's
-focal loss (the dense half of ``MixedRankLoss``) is an mmcv kernel.
+graphs through AOT autograd. On CUDA alone, a training call captured in
+a CUDA graph replays the eager steps. MMDetection's focal loss (the dense
+half of ``MixedRankLoss``) is an mmcv kernel on CUDA, not compiled here.
 """
 import pytest
 import torch
@@ -154,3 +155,59 @@ def test_a_resumed_reserved_memory_traces_one_graph():
         for key, value in want.items():
             torch.testing.assert_close(got[key], value, rtol=1e-6, atol=0)
         assert counters['stats']['unique_graphs'] == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason='a CUDA graph needs a GPU')
+@pytest.mark.parametrize('case', [
+    'ap-softmax-memory-7', 'ap-sigmoid-dense-memory-7', 'recall-memory-3'])
+def test_a_cuda_graph_replays_the_eager_steps(case):
+    """One training call (forward and backward) captured in a CUDA graph
+    after warm-up calls on a side stream, then replayed on new batches
+    while the memory fills and is full: each replay's loss and gradient
+    equal those of an eager module given the same batches. A read from
+    the device during capture would raise."""
+    make, batch, sizes = CASES[case]
+    space = 'sigmoid' if 'sigmoid' in case else 'softmax'
+    device = torch.device('cuda')
+    eager, graphed = make().train().to(device), make().train().to(device)
+    batches = [[t.to(device) for t in batch(space, sizes[0], step)]
+               for step in range(len(sizes) + 2)]
+    static = [t.clone() for t in batches[0]]
+    x = static[0].requires_grad_(True)
+
+    def step():
+        out = graphed(x, *static[1:])
+        out = out if isinstance(out, dict) else dict(loss=out)
+        loss = sum(v for k, v in out.items() if k.startswith('loss'))
+        loss.backward()
+        return loss.detach()
+
+    def feed(inputs):
+        with torch.no_grad():
+            for kept, new in zip(static, inputs):
+                kept.copy_(new)
+
+    warm = 3
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for inputs in batches[:warm]:
+            feed(inputs)
+            x.grad = None
+            step()
+            outputs(eager, inputs)
+    torch.cuda.current_stream().wait_stream(side)
+    x.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        loss = step()
+    for i, inputs in enumerate(batches[warm:], start=warm):
+        feed(inputs)
+        graph.replay()
+        want, want_grad = outputs(eager, inputs)
+        torch.testing.assert_close(loss, sum(
+            v for k, v in want.items() if k.startswith('loss')), rtol=1e-6,
+                                   atol=0, msg=f'loss at call {i}')
+        torch.testing.assert_close(x.grad, want_grad, rtol=1e-6,
+                                   atol=1e-6 * float(want_grad.abs().max()))
