@@ -19,8 +19,9 @@
 # best over epochs 7-9; otherwise the schedule is lengthened (a new study)
 # before any test run. Selection stopped after focal's first two runs
 # (seed 5; lr 0.0002, the better: val AP50 25.0 at epoch 9, 29.2 at 12, so
-# the rule would fail): the budget comes from `digitsvoc_dino_budget.py`
-# first, and every method's lr is selected again at that budget.
+# the rule would fail): the budget comes from `digitsvoc_dino_budget.py`,
+# and this plan's selection goes on in `digitsvoc_dino_long.py`, which
+# tests at that budget (its records include these two runs).
 # Cost (measured on 2026-11-29 on the shared 2-core machine, under a load
 # of about 16, one thread per run as the study runs them): one epoch with
 # its val took 125 CPU s (2.2 per training step of 8 images; 1381 s of
