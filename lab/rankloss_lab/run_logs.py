@@ -146,16 +146,22 @@ def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o',
                    linestyle: str = '-'):
     """Draws runs of equal length (a seeds x epochs array) against the epoch
     (1, 2, ...): their mean as a line and, for more than one run, the min..max
-    band around it. Returns the line.
+    band around it, over the runs that logged the epoch (NaN: not logged).
+    Returns the line.
     """
+    import warnings
+
     import numpy as np
     arr = np.asarray(runs, dtype=float)
     epochs = np.arange(1, arr.shape[1] + 1)
-    line, = ax.plot(epochs, arr.mean(0), marker=marker, ms=3, color=color,
+    with warnings.catch_warnings():  # an epoch no run logged stays NaN
+        warnings.simplefilter('ignore', RuntimeWarning)
+        mean, low, high = (np.nanmean(arr, 0), np.nanmin(arr, 0),
+                           np.nanmax(arr, 0))
+    line, = ax.plot(epochs, mean, marker=marker, ms=3, color=color,
                     linestyle=linestyle, label=label)
     if arr.shape[0] > 1:
-        ax.fill_between(epochs, arr.min(0), arr.max(0), alpha=0.2,
-                        color=line.get_color())
+        ax.fill_between(epochs, low, high, alpha=0.2, color=line.get_color())
     return line
 
 

@@ -298,6 +298,13 @@ def test_one_point_test_curves_give_way_to_the_selection_curves(study,
     full = {k: dict(val_curve=[0.2, 0.4], val_ap50=0.4) for k in tested}
     assert study.curve_runs(spec, {**full, **selection}, {'ce': 0.04}) == (
         {'ce': [[0.2, 0.4]] * 3}, 'test seeds')
+    # a val not logged (a run stopped during it) is NaN at its epoch
+    gap = {**selection, ('ce', 0.04, 11): dict(
+        val_curve=[0.1, 0.2], val_epochs=[1, 3], val_ap50=0.2)}
+    runs, _ = study.curve_runs(spec, gap, {'ce': 0.04})
+    assert runs['ce'][0] == [0.1, 0.3, 0.2]
+    assert runs['ce'][1][0::2] == [0.1, 0.2] and runs['ce'][1][1] != 0.3
+    assert study.plot_curves(spec, gap, {'ce': 0.04}, png)
     # a record's epochs: val_epochs, else 1..n
     assert study.val_by_epoch(tested[('ce', 0.04, 6)]) == {16: 0.4}
     assert study.val_by_epoch(full[('ce', 0.04, 6)]) == {1: 0.2, 2: 0.4}

@@ -2,6 +2,7 @@
 selected learning rate, mean and band over the test seeds (or over the
 selection seeds, where the test runs validated after their last epoch
 alone)."""
+import math
 from typing import Dict, Sequence, Tuple
 
 from rankloss_lab import run_logs
@@ -15,7 +16,8 @@ def curve_runs(spec: dict, results: Dict[Tuple, dict],
     its selection seeds); where those validated only after their last epoch
     (``test_phase_options``), of the selection seeds. ``whose`` names
     them (``'test seeds'``, ``'selection seeds 5, 11'``). A run that
-    diverged before its last epoch has no whole curve and is left out."""
+    diverged before its last epoch has no whole curve and is left out;
+    each curve lists epochs 1, 2, ..., NaN where a run logged no val."""
     def gather(seeds):
         out = {}
         for mname in spec['methods']:
@@ -25,7 +27,9 @@ def curve_runs(spec: dict, results: Dict[Tuple, dict],
                     for s in seeds if (mname, chosen[mname], s) in results
                     and results[(mname, chosen[mname], s)].get(
                         'val_ap50') is not None]
-            runs = [[c[e] for e in sorted(c)] for c in runs if len(c) > 1]
+            # by epoch, NaN where a run logged no val (stopped during it)
+            runs = [[c.get(e, math.nan) for e in range(1, max(c) + 1)]
+                    for c in runs if len(c) > 1]
             if runs:
                 out[mname] = runs
         return out
