@@ -13,7 +13,9 @@
 # Why this study: `digitsvoc_dino_12e` tested nothing, since focal's val
 # curve still rose at 12 epochs; `digitsvoc_dino_budget` (focal, lr 0.0002,
 # seeds 5 and 11, 36 epochs at constant lr) sets the test budget by the
-# dense budget rule (docs/evidence/digitsvoc_dino_budget_rule.md).
+# dense budget rule (docs/evidence/digitsvoc_dino_budget_rule.md): not
+# flat within 36 epochs, so `digitsvoc_dino_budget_72e` continues its runs
+# to 72; `_epochs` is set from its rule before `--freeze`.
 #
 # Selection, as `digitsvoc_dino_12e` planned it: the configs' 12 epochs (lr
 # / 10 after 11), one factor-2 grid around the configs' 2e-4 for every
@@ -35,8 +37,8 @@
 # of 12 epochs about 4.4 hours, 12 test runs of `_epochs` epochs about
 # 0.16 * `_epochs` hours.
 _base_ = './digitsvoc_pretrained_12e.py'  # data, the glyph backbone
-_epochs = 24  # the budget of `digitsvoc_dino_budget` (see above)
-_drop = _epochs * 3 // 4
+_epochs = None  # the budget phase's, once it decides one (see above)
+_drop = None if _epochs is None else _epochs * 3 // 4
 description = f"""DINO-4scale with 3 encoder and 3 decoder layers, 100
 queries, R18-w32 backbone **pretrained** as a 62-class classifier of printed
 glyphs (stage 1 and BatchNorm frozen), AdamW, batch 8, DigitsVOC train (384
@@ -51,7 +53,7 @@ select_seeds = [5, 11]
 preregistered = True  # no test run without the frozen file
 fair_selection = True
 options = []
-test_phase_options = [
+test_phase_options = [] if _epochs is None else [
     f'train_cfg.max_epochs={_epochs}', f'param_scheduler.0.end={_epochs}',
     f'param_scheduler.0.milestones=[{_drop}]',
     f'train_cfg.val_interval={_epochs}'
