@@ -23,10 +23,11 @@
 # val AP50 over both seeds; a best at a grid edge widens the grid). The
 # two finished runs of `digitsvoc_dino_12e` (focal, seed 5, lr 0.0001 and
 # 0.0002) are runs of this plan, same configs and options: their records
-# are this study's. Selecting at the test budget would cost about 1.9 times
-# the selection's hours, past the 10 hours of training this study may use
-# on this machine; lrs selected at 12 epochs are tested at the budget,
-# the same for every method (the report's lrs are the 12-epoch ones).
+# are this study's. Selecting at the test budget would cost `_epochs` / 12
+# times the selection's hours, past the 10 hours of training this study
+# may use on this machine; lrs selected at 12 epochs are tested at the
+# budget, the same for every method (the report's lrs are the 12-epoch
+# ones).
 # Test: the budget (`test_phase_options`: `_epochs` epochs, lr / 10 after
 # 3/4 of them, val after the last), seeds 6, 7 and 8: three seeds, not
 # five (five do not fit in 10 hours), so the study is exploratory: no
