@@ -77,12 +77,20 @@ def confirmation_schedule(epochs: Sequence[Optional[int]],
     return dict(max_epochs=total, milestone=total * 3 // 4)
 
 
-def schedule_options(schedule: dict) -> List[str]:
-    """The ``--cfg-options`` of a schedule on the DigitsVOC configs (their
-    ``param_scheduler`` is a warm-up, then ``MultiStepLR``)."""
+def schedule_options(schedule: dict, step: int = 1) -> List[str]:
+    """The ``--cfg-options`` of a schedule on a config whose
+    ``param_scheduler[step]`` is its ``MultiStepLR`` (the DigitsVOC
+    configs: a warm-up, then it)."""
     e, m = schedule['max_epochs'], schedule['milestone']
-    return [f'train_cfg.max_epochs={e}', f'param_scheduler.1.end={e}',
-            f'param_scheduler.1.milestones=[{m}]']
+    return [f'train_cfg.max_epochs={e}', f'param_scheduler.{step}.end={e}',
+            f'param_scheduler.{step}.milestones=[{m}]']
+
+
+def multistep_index(config: str) -> int:
+    """Where ``MultiStepLR`` is in a config's ``param_scheduler``."""
+    from mmengine.config import Config
+    types = [s['type'] for s in Config.fromfile(config).param_scheduler]
+    return types.index('MultiStepLR')
 
 
 def gaps_filled(result: dict) -> tuple:
@@ -128,7 +136,9 @@ def study_budget(spec: dict, results: Dict[tuple, dict]) -> dict:
                                  runs, curves) if f})
     schedule = confirmation_schedule([m['epoch'] for m in methods.values()])
     return dict(methods=methods, schedule=schedule,
-                options=schedule_options(schedule) if schedule else None)
+                options=schedule_options(schedule, multistep_index(
+                    next(iter(spec['methods'].values()))['config']))
+                if schedule else None)
 
 
 def budget_markdown(spec: dict, budget: dict) -> str:
