@@ -97,18 +97,17 @@ def gaps_filled(result: dict) -> tuple:
     """A run's val curve at epochs 1..last, an epoch whose val was not
     logged (the run stopped during it and resumed after it) read as the
     linear interpolation of its logged neighbours; and those epochs."""
+    import numpy as np
+
     from rankloss_lab.study import val_by_epoch
     logged = val_by_epoch(result)
     known = sorted(logged)
     if known[0] != 1:
         raise ValueError(f"{result['method']} seed {result['seed']}: no val "
                          'at epoch 1')
-    curve, filled = [], []
-    for a, b in zip(known, known[1:] + [known[-1] + 1]):
-        curve += [logged[a] + (logged.get(b, 0) - logged[a]) * i / (b - a)
-                  for i in range(b - a)]
-        filled += list(range(a + 1, b))
-    return curve, filled
+    epochs = range(1, known[-1] + 1)
+    curve = np.interp(epochs, known, [logged[e] for e in known]).tolist()
+    return curve, [e for e in epochs if e not in logged]
 
 
 def study_budget(spec: dict, results: Dict[tuple, dict]) -> dict:

@@ -40,9 +40,9 @@
 # 3.9 hours, 12 test runs of 36 epochs about 6.4 hours. With the budget
 # phases (168 run-epochs, 2.5 hours) about 12.8 hours of training: past
 # the 10 hours, which hold no levelled-off budget after a fair selection.
-_base_ = './digitsvoc_pretrained_12e.py'  # data, the glyph backbone
+_base_ = './digitsvoc_dino_12e.py'  # its methods, grid and selection
 _epochs = 36  # the budget phase's (see above)
-_drop = None if _epochs is None else _epochs * 3 // 4
+_drop = _epochs * 3 // 4
 description = f"""DINO-4scale with 3 encoder and 3 decoder layers, 100
 queries, R18-w32 backbone **pretrained** as a 62-class classifier of printed
 glyphs (stage 1 and BatchNorm frozen), AdamW, batch 8, DigitsVOC train (384
@@ -51,28 +51,10 @@ images) / val (160) / test (320): focal, Quality Focal, Rank & Sort, RaMBO
 the mean val AP50 over seeds 5 and 11, on one factor-2 grid; tested at
 {_epochs} epochs (lr / 10 after {_drop}; the budget at which focal's val
 curve levelled off), seeds 6-8: exploratory (3 seeds)."""
-baseline = 'focal'
 seeds = [6, 7, 8]
-select_seeds = [5, 11]
-preregistered = True  # no test run without the frozen file
-fair_selection = True
-options = []
-test_phase_options = [] if _epochs is None else [
+test_phase_options = [
     f'train_cfg.max_epochs={_epochs}', f'param_scheduler.0.end={_epochs}',
     f'param_scheduler.0.milestones=[{_drop}]',
     f'train_cfg.val_interval={_epochs}'
 ]
-_grid = [0.0001, 0.0002, 0.0004]
-_dino = 'configs/dino/dino-4scale_r18-w32-glyphs_{}_12e_digitsvoc.py'
-methods = dict(
-    _delete_=True,  # not the Faster R-CNN study's methods
-    focal=dict(label='DINO, focal loss', config=_dino.format('focal'),
-               lrs=_grid),
-    quality_focal=dict(label='DINO, Quality Focal Loss (IoU targets)',
-                       config=_dino.format('quality-focal'), lrs=_grid),
-    rank_sort=dict(label='DINO, Rank & Sort (delta 0.5, IoU labels)',
-                   config=_dino.format('rank-sort'), lrs=_grid),
-    rambo_focal=dict(label='DINO, RaMBO (logits) + focal',
-                     config=_dino.format('rambo-focal'), lrs=_grid),
-)
 hypotheses = []  # exploratory: each method against focal, two-sided

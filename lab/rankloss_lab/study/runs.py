@@ -165,18 +165,19 @@ def resume_checkpoint(directory: str, config: str,
     to start anew (no checkpoint, or epoch 1's val lost)."""
     last = last_checkpoint(directory)
     found = re.search(r'epoch_(\d+)\.pth$', last or '')
-    if not found or int(found.group(1)) in read_scalars(directory, metric):
-        return last
+    epoch = int(found.group(1)) if found else None
     dumped = osp.join(directory, osp.basename(config))
-    if not osp.isfile(dumped):
+    if (epoch is None or epoch in read_scalars(directory, metric)
+            or not osp.isfile(dumped)):
         return last
     from mmengine.config import Config
     cfg = Config.fromfile(dumped).train_cfg
-    epoch = int(found.group(1))
     if epoch % cfg.get('val_interval', 1) and epoch != cfg.max_epochs:
         return last  # no val due at this epoch
+    if epoch == 1:
+        return None
     before = osp.join(directory, f'epoch_{epoch - 1}.pth')
-    return before if osp.isfile(before) else None if epoch == 1 else last
+    return before if osp.isfile(before) else last
 
 
 #: What a failed training's log says when its loss or scores went NaN or
