@@ -1,26 +1,14 @@
 """aLRP Loss (Oksuz et al., NeurIPS 2020) and its self-balance hook.
 
-``L_aLRP = 1/|P| sum_{i in P} (N_FP(i) + E_loc(i)) / rank(i)``: the
-classification component ``1/|P| sum_i N_FP(i) / rank(i)`` and the
-localisation component ``L_loc = 1/|P| sum_i E_loc(i) / rank(i)``, with
-``E_loc(i)`` the sum of the localisation errors ``e_k`` of the positives
-at or above ``i`` in the score order (the authors' code; ``loc_order=
-'smoothed'``: ``e_i + sum_{k != i} H(x_ik) e_k``, the paper's smoothed
-form) and ``e = loc_error / (1 - tau)``. The scores are trained by the
-error-driven update (:mod:`.error_driven`, mode ``'alrp'``): a positive's
-error ``(N_FP(i) + sum_{k != i} H(x_ik) e_k) / rank(i)`` is distributed
-over the negatives above it (``own_loc_in_update=True`` adds its own
-``e_i``, the paper's ``l_LRP(i)``). The box branch is trained through
-``L_loc`` with the ranks fixed (``dL_loc / de_k = 1/|P| sum_{i at or below
-k} 1 / rank(i)`` with the hard order).
-
-Self-balance (SB; docs/losses.md): the localisation component is
-multiplied by ``w_sb``, starting from 50 and set to ``L_aLRP / L_loc`` over
-a period of training iterations with positives by
-:class:`ALRPSelfBalanceHook` from running sums the loss keeps (training
-mode, detached). ``w_sb`` is a buffer, saved in checkpoints.
-:func:`alrp_loss` is the functional form, with a fixed ``w_sb``.
-"""
+``L_aLRP = 1/|P| sum_{i in P} (N_FP(i) + E_loc(i)) / rank(i)``, with
+``E_loc(i)`` the sum of the errors ``e_k`` of the positives at or above ``i``
+in the score order (authors; ``loc_order='smoothed'``: ``e_i + sum_{k != i}
+H(x_ik) e_k``, the paper's form) and ``e = loc_error / (1 - tau)``. The scores
+get the error-driven update (:mod:`.error_driven`, mode ``'alrp'``); the box
+branch is trained through ``L_loc = 1/|P| sum_i E_loc(i) / rank(i)`` with the
+ranks fixed. Self-balance: ``L_loc`` is multiplied by the buffer ``w_sb`` (50
+at first), set to ``L_aLRP / L_loc`` by :class:`ALRPSelfBalanceHook`
+(docs/losses.md)."""
 import logging
 from typing import Dict, List, Optional, Tuple, Union
 
@@ -66,28 +54,24 @@ def alrp_loss(scores: Tensor,
               negatives: Optional[Tensor] = None,
               precision: str = 'float64') -> Tensor:
     """aLRP Loss of one ranking of all ``scores``: ``L_cls + sb_weight *
-    L_loc`` (module docstring), :class:`ALRPLoss` on given positives with a
-    fixed SB weight. The scores get the error-driven update of ``L_cls``
-    (the backward is that update), the errors the gradient of ``L_loc``.
+    L_loc`` (module docstring), :class:`ALRPLoss` with a fixed SB weight.
 
     Args:
-        scores (Tensor): Scores (...), e.g. the (N, C) logits of a dense
-            head, finite; all of them are one ranking.
+        scores (Tensor): Finite scores (...), e.g. (N, C) logits; all of them
+            are one ranking.
         positives (Tensor): Binary (...), the scores' shape.
-        loc_error (Tensor, optional): Localisation errors of the
-            positives, the scores' shape, in [0, 1] at the positives (e.g.
-            ``(1 - GIoU) / 2``), differentiable. Defaults to None: 0.
-        delta (float): Half-width of the smoothed step, > 0. Defaults to
-            1.0 (paper).
-        sb_weight (float): Weight ``w_sb`` of ``L_loc``, > 0. Defaults to
-            50.0 (paper's initial value).
-        tau (float): The errors are divided by ``1 - tau``, in [0, 1).
-            Defaults to 0.5 (paper).
+        loc_error (Tensor, optional): Localisation errors, the scores' shape,
+            in [0, 1] at the positives (e.g. ``(1 - GIoU) / 2``),
+            differentiable. Defaults to None: 0.
+        delta (float): Half-width of the smoothed step, > 0. Defaults to 1.0.
+        sb_weight (float): Weight ``w_sb`` of ``L_loc``, > 0. Defaults to 50.
+        tau (float): The errors are divided by ``1 - tau``, in [0, 1). Defaults
+            to 0.5 (paper).
         own_loc_in_update (bool): See :class:`ALRPLoss`. Defaults to False.
-        loc_order (str): ``'hard'`` or ``'smoothed'``, see
-            :class:`ALRPLoss`. Defaults to ``'hard'``.
-        negatives (Tensor, optional): Binary (...); scores in neither take
-            no part. Defaults to None: every score that is not a positive.
+        loc_order (str): ``'hard'`` or ``'smoothed'``, see :class:`ALRPLoss`.
+            Defaults to ``'hard'``.
+        negatives (Tensor, optional): Binary (...); scores in neither take no
+            part. Defaults to None: every score that is not a positive.
         precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
             Defaults to ``'float64'``.
 
@@ -113,23 +97,12 @@ def alrp_loss(scores: Tensor,
 class ALRPLoss(ErrorDrivenDetectionLoss):
     """aLRP Loss for a dense head: classification and localisation.
 
-    Call it (:meth:`~.error_driven_head.ErrorDrivenDetectionLoss.forward`)
-    with the positives' localisation errors ``loc_error=`` (N,) (read at
-    the positive rows, in [0, 1], differentiable: the head passes ``(1 -
-    GIoU) / 2`` of each positive's predicted box). They are divided by ``1
-    - tau`` (the paper's normalisation: ``tau = 0.5`` makes them ``(1 -
-    GIoU) / (2 (1 - tau)) = 1 - GIoU`` in [0, 2], the authors' error)
-    before use, in the update and in ``L_loc``. Without them the errors are
-    0 (the classification update is then AP Loss's up to the gate
-    ``N_FP(i) > 1e-5``). The defaults follow the authors' code.
-
-    Returns the scalar ``loss_alrp_cls + loss_alrp_loc``; with
-    ``log_diagnostics=True`` the dict of
-    :meth:`~.error_driven_head.ErrorDrivenDetectionLoss.terms`:
-    ``loss_alrp_cls`` (the classification component, trained by the
-    error-driven update), ``loss_alrp_loc`` (``w_sb * L_loc``) and the
-    logged ``alrp_sb_weight``; all losses times ``loss_weight``. The aLRP
-    heads call :meth:`terms` for the two components.
+    Call it with ``loc_error=`` (N,), the positives' localisation errors in [0,
+    1], differentiable (the heads pass ``(1 - GIoU) / 2``); they are divided by
+    ``1 - tau`` (``tau = 0.5``: ``1 - GIoU``, the authors' error). Without them
+    the errors are 0. Returns ``loss_alrp_cls + loss_alrp_loc`` (``w_sb *
+    L_loc``), all times ``loss_weight``; with ``log_diagnostics`` the dict of
+    :meth:`terms` with ``alrp_sb_weight`` too.
 
     Args:
         delta (float): Half-width of the smoothed step in logit units, > 0.
@@ -139,23 +112,18 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
         sb_weight (float): Initial SB weight of ``L_loc``, > 0. Defaults to
             50.0 (paper).
         self_balance (bool): Let :class:`ALRPSelfBalanceHook` update the SB
-            weight (else it stays ``sb_weight``). Defaults to True.
-        tau (float): The localisation errors are divided by ``1 - tau``, in
-            [0, 1). Defaults to 0.5 (paper); 0 uses them as given (the
-            earlier behaviour; its effect: docs/losses.md).
-        own_loc_in_update (bool): Put a positive's own ``e_i`` in its
-            classification update. Defaults to False (authors); True is the
-            paper's ``l_LRP(i)`` (the earlier behaviour).
+            weight. Defaults to True.
+        tau (float): The errors are divided by ``1 - tau``, in [0, 1). Defaults
+            to 0.5 (paper); 0 uses them as given (docs/losses.md).
+        own_loc_in_update (bool): Put a positive's own ``e_i`` in its update
+            (the paper's ``l_LRP(i)``). Defaults to False (authors).
         loc_order (str): ``E_loc`` over the hard score order (``'hard'``,
-            authors, ties by index: the lower index ranks higher) or the
-            smoothed relations (``'smoothed'``, the earlier behaviour).
+            authors, ties by index) or the smoothed relations (``'smoothed'``).
             Defaults to ``'hard'``.
-        precision (str): The core's dtype, ``'float64'`` or ``'float32'``
-            (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
             Defaults to ``'float64'``.
-        log_diagnostics (bool): Return the dict (the two components and
-            ``alrp_sb_weight``) instead of the scalar loss. Defaults to
-            False.
+        log_diagnostics (bool): Return the dict instead of the scalar loss.
+            Defaults to False.
     """
     mode = 'alrp'
     per_anchor_input = 'loc_error'
@@ -214,18 +182,16 @@ class ALRPLoss(ErrorDrivenDetectionLoss):
 
     def update_self_balance(self,
                             sums: Optional[Tensor] = None) -> Optional[float]:
-        """Set ``w_sb = sum L_aLRP / sum L_loc``, i.e. ``(mean L_cls + mean
-        L_loc) / mean L_loc`` over the iterations the sums cover.
+        """Set ``w_sb = sum L_aLRP / sum L_loc`` over the iterations the sums
+        cover.
 
         Args:
-            sums (Tensor, optional): ``(sum of L_aLRP, sum of L_loc)``
-                collected by the caller (:class:`ALRPSelfBalanceHook` passes
-                the sums of its period, already summed over processes).
-                Defaults to None: the loss's own sums since they were last
-                taken, summed over processes, which are then restarted.
+            sums (Tensor, optional): ``(sum of L_aLRP, sum of L_loc)``, already
+                summed over processes. Defaults to None: the loss's own sums
+                since last taken, summed over processes, then restarted.
 
         Returns:
-            float, optional: The new weight; None when it was not changed
+            float, optional: The new weight; None when unchanged
             (``self_balance=False``, or no localisation error seen).
         """
         if sums is None:
@@ -249,9 +215,8 @@ SB_STATE_KEY = 'alrp_self_balance'
 
 
 def _warmup_schedulers():
-    """The scheduler classes that are a warm-up when their factor rises:
-    MMEngine's ``LinearLR`` and ``ConstantLR`` (and MMDetection's
-    ``QuadraticWarmupLR``, a warm-up by construction)."""
+    """MMEngine's ``LinearLR``, ``ConstantLR`` and MMDetection's
+    ``QuadraticWarmupLR`` (``()`` without it)."""
     from mmengine.optim.scheduler import ConstantLR, LinearLR
     try:
         from mmdet.engine.schedulers import QuadraticWarmupLR
@@ -262,14 +227,11 @@ def _warmup_schedulers():
 
 def warmup_end(param_schedulers, max_iters: int,
                epoch_length: Optional[int] = None) -> int:
-    """The iteration at which the learning-rate warm-up ends: the largest
-    ``end`` of a warm-up scheduler, in iterations, at most ``max_iters``;
-    0 when there is none.
-
-    A warm-up scheduler is a ``LinearLR`` whose factor rises
-    (``start_factor < end_factor``), a ``ConstantLR`` with ``factor < 1``
-    or a ``QuadraticWarmupLR``. An epoch-based one (``by_epoch=True``, not
-    converted to iterations) ends after ``end * epoch_length`` iterations.
+    """The iteration at which the learning-rate warm-up ends (at most
+    ``max_iters``; 0 without one): the largest ``end`` of a rising
+    ``LinearLR``, a ``ConstantLR`` with ``factor < 1`` or a
+    ``QuadraticWarmupLR``; an epoch-based one ends after ``end * epoch_length``
+    iterations.
 
     Args:
         param_schedulers: ``runner.param_schedulers``: None, a list of
@@ -322,60 +284,29 @@ def _alrp_losses(model) -> List[Tuple[str, ALRPLoss]]:
 
 @HOOKS.register_module()
 class ALRPSelfBalanceHook(Hook):
-    """Sets the SB weight of every :class:`ALRPLoss` of the model on a
-    period of training iterations, as the authors' code does, and logs it.
-    Add it to ``custom_hooks`` of an aLRP config.
+    """Sets the SB weight of every :class:`ALRPLoss` of the model on a period
+    of training iterations, as the authors' code does, and logs it (add it to
+    ``custom_hooks``; docs/losses.md).
 
-    From iteration ``begin`` on (0-based; earlier iterations are not
-    measured: during the learning-rate warm-up the ranks are poor, ``L_loc``
-    is tiny and the ratio huge), the hook takes each loss's sums of
-    ``L_aLRP`` and ``L_loc`` after every training iteration. An iteration
-    in which no process had a positive adds nothing and is not counted
-    (as in the authors' code). After ``period`` counted iterations it sets
-    ``w_sb = sum L_aLRP / sum L_loc`` (:meth:`ALRPLoss.update_self_balance`)
-    and starts a new period. With every iteration counted, the updates come
-    after iterations ``begin + period``, ``begin + 2 period``, ... (1-based
-    counts: ``runner.iter + 1``). Until the first update ``w_sb`` keeps its
-    initial value (``sb_weight``, 50).
+    From iteration ``begin`` on (0-based; the warm-up is not measured), the
+    hook takes each loss's sums of ``L_aLRP`` and ``L_loc`` after every
+    training iteration; an iteration in which no process had a positive is not
+    counted. After ``period`` counted iterations it sets ``w_sb = sum L_aLRP /
+    sum L_loc`` (:meth:`ALRPLoss.update_self_balance`). Under DDP the sums are
+    all-reduced every measured iteration; its state (``checkpoint
+    ['alrp_self_balance']``) makes a resume exact.
 
     Args:
         period (int | str, optional): Counted iterations per update, >= 1.
-            Defaults to None: ``period_epochs`` when given, else ``min(3665,
-            max(1, (max_iters - begin) // 8))`` (:func:`default_sb_period`):
-            the authors' 3,665 iterations, or an eighth of the training
-            after the warm-up when that is shorter. E.g. DigitsVOC (16
-            epochs of 48 iterations, 100 warm-up iterations): 83, eight
-            updates; COCO at batch 16 (12 epochs of 7,330) with
-            MMDetection's 500-iteration warm-up: 3,665, half an epoch (the
-            authors' 3,665 is one epoch at their batch of 32: use
-            ``period_epochs=1`` for their period at another batch).
-            ``'epoch'``: the earlier behaviour, an update after every
-            training epoch from every iteration of the epoch, warm-up
-            included (on a short epoch the first update falls inside the
-            warm-up and can set ``w_sb`` to thousands); ``begin`` must then
-            be None.
-        begin (int, optional): The first iteration (0-based) measured, >= 0.
-            Defaults to None: the end of the learning-rate warm-up read from
-            ``runner.param_schedulers`` (:func:`warmup_end`; 0 without one).
-        period_epochs (float, optional): The period in epochs of images,
-            > 0, instead of ``period``: ``max(1, round(period_epochs *
-            len(runner.train_dataloader)))`` counted iterations, i.e. the
-            iterations one process takes for ``period_epochs`` passes over
-            the training set at the run's batch size and process count.
-            ``period_epochs=1`` is the authors' period (3,665 iterations at
-            their 4 GPUs x 8 images on COCO) at any batch. Defaults to None
-            (``period`` applies). Give ``period`` or ``period_epochs``, not
-            both.
-
-    Under DDP the per-iteration sums and the "had positives" flags are
-    all-reduced after every measured iteration (one tiny all-reduce), so
-    every process counts the same iterations and sets the same weight.
-    Exact resume: ``w_sb`` is a buffer of the loss (in the state dict), and
-    the hook saves its running sums and count in the checkpoint
-    (``checkpoint['alrp_self_balance']``, plain tensors and ints) and
-    restores them on resume, so the resumed run updates at the same
-    iterations with the same values. (``period='epoch'`` keeps its sums in
-    the loss, which an epoch-end checkpoint finds empty.)
+            Defaults to None: ``period_epochs`` when given, else
+            :func:`default_sb_period`. ``'epoch'``: an update after every
+            epoch, warm-up included (``begin`` must be None).
+        begin (int, optional): The first iteration measured, >= 0. Defaults to
+            None: :func:`warmup_end` of ``runner.param_schedulers``.
+        period_epochs (float, optional): The period in epochs of images, > 0:
+            ``max(1, round(period_epochs * len(runner.train_dataloader)))``
+            iterations (1: the authors' period at any batch). Defaults to None.
+            Not with ``period``.
     """
     priority = 'NORMAL'  # before CheckpointHook (VERY_LOW)
 
@@ -416,8 +347,7 @@ class ALRPSelfBalanceHook(Hook):
 
     # ------------------------------------------------------------ schedule
     def resolve(self, runner) -> Tuple[int, int]:
-        """``(begin, period)`` of ``runner``'s training (see the class
-        doc)."""
+        """``(begin, period)`` of ``runner``'s training (see the class doc)."""
         max_iters = int(runner.max_iters)
         try:
             epoch_length = len(runner.train_dataloader)

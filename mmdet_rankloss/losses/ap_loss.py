@@ -1,13 +1,8 @@
 """RaMBO AP loss for detection (Rolinek et al., CVPR 2020, sections 4.3-4.6).
 
-:class:`RaMBOAPLoss` plugs into a stock MMDetection bbox head as
-``loss_cls``. Its parts live in their own modules: what is ranked
-(:mod:`.score_space`), how ranks get a gradient (:mod:`.ap_rankers`, the
-``1 - AP`` core in :mod:`.average_precision`), the memory of earlier
-batches (:mod:`.memory`) and the distributed gather
-(:func:`~mmdet_rankloss.ops.gather_for_ranking`). The loss itself reads:
-check, select scores, rank per class and across classes, combine, log.
-"""
+The loss reads: check, select scores, rank per class and across classes,
+combine, log; its parts are in :mod:`.score_space`, :mod:`.ap_rankers`,
+:mod:`.average_precision` and :mod:`.memory`."""
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -34,63 +29,12 @@ _RANKERS = ('BlackboxRanker', 'SigmoidRanker', 'SorterRanker')
 class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
     """RaMBO mAP + APC loss for the classifier of a two-stage detector.
 
-    ``L = loss_weight * (map_weight * L_mAP + apc_weight * L_APC)``
-
-    * ``L_mAP``: for every class with a positive among the current RoIs and
-      the memory, ``1 - AP`` of that class's scores over both (section
-      4.3), averaged (``reduction='mean'``) or summed over the classes.
-    * ``L_APC``: ``1 - AP`` of all (RoI, class) scores of the current batch
-      as one sequence (Eq. 23), which supervises across classes.
-
-    A RoI of class ``c`` is a positive for column ``c`` and a negative for
-    every other; background RoIs are negatives everywhere; RoIs with weight
-    0 are left out. The blackbox gradient is taken at unit upstream scale,
-    so ``loss_weight`` and AMP loss scaling scale it without changing its
-    direction.
-
-    Memory: the detached ranked scores and targets of the last ``memory``
-    training batches of this process (:class:`~.memory.ScoreMemory`; not a
-    buffer, so DDP does not overwrite it). They take part in ``L_mAP`` but
-    get no gradient. Appended to in training mode only, kept across
-    train/eval switches, reset when the class count, device or dtype
-    changes, or by :meth:`reset_memory`. It moves with the module
-    (``.to(device)``). ``memory_shape`` allocates it at construction, so
-    that ``torch.compile`` traces one graph from the first call on;
-    without it the first training call sizes it (a compiled loss traces a
-    second graph at the second call), and a batch of more rows than
-    reserved enlarges it once (a compiled loss traces a graph for that
-    call and one for the calls after it).
-
-    Distributed: each process ranks its own RoIs by default. With
-    ``global_ranking=True`` all processes' RoIs are gathered, ranked
-    together, and the loss and (after DDP's averaging) the parameter
-    gradient equal the single-process ones on the concatenated batch; the
-    memory then holds the gathered batches.
-
-    Returns the scalar ``L`` (a Tensor, as every loss module of the
-    package; MMDetection's ``BBoxHead`` logs it as ``loss_cls``). The terms
-    and the diagnostics, on request: with ``log_diagnostics=True``
-    :meth:`forward` returns the dict of :meth:`terms` instead,
-    ``loss_rambo_map`` and ``loss_rambo_apc`` (the weighted ``L_mAP`` and
-    ``L_APC``, which sum to ``L``; a head logs them apart and adds them to
-    the total) and the diagnostics (keys without ``loss``, so MMEngine only
-    logs them). The package's heads call :meth:`terms`, which gives the two
-    terms always and the diagnostics with ``log_diagnostics``.
-
-    Diagnostics: ``rambo_ap``, the mAP of the shifted scores over batch and
-    memory; with the blackbox ranker also the push
-    directions of the current scores under the combined loss
-    (``rambo_grad_density``, the share of scores with a gradient;
-    ``rambo_pos_grad_frac``, of positives pushed up;
-    ``rambo_neg_grad_frac``, of negatives pushed down), read off the
-    Algorithm-1 gradient at no extra sort. A key whose value is undefined
-    (no positive in the batch) is left out on the CPU and NaN on a device,
-    where knowing it would be a read.
-
-    On a device with the default ranker a training call reads nothing back
-    and launches a fixed number of kernels (RoIs of weight 0 stay in place
-    as ``-inf``; docs/losses.md#ranking-core-and-speed); the other rankers
-    work on the positives' places (host reads) and leave those RoIs out.
+    ``L = loss_weight * (map_weight * L_mAP + apc_weight * L_APC)``: ``L_mAP``
+    is ``1 - AP`` of each class with a positive among the RoIs and the memory
+    (section 4.3), ``L_APC`` that of all (RoI, class) scores as one sequence
+    (Eq. 23). A RoI of class ``c`` is a positive of column ``c`` only; RoIs of
+    weight 0 are left out. The memory (:class:`~.memory.ScoreMemory`), the
+    diagnostics, compiling and the head hooks: ``docs/losses.md``.
 
     Args:
         memory (int): Previous batches kept (tau), >= 0. Defaults to 7.
@@ -101,32 +45,26 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         apc_weight (float): Weight of ``L_APC``, >= 0. Defaults to 1/3.
         score_space (str): ``'logits'``, ``'softmax'`` or ``'sigmoid'``
             (:class:`~.score_space.ScoreSpace`). Defaults to ``'logits'``.
-        normalize_ranks (bool): See :func:`rambo_ap_loss`.
-            Defaults to True.
+        normalize_ranks (bool): See :func:`rambo_ap_loss`. Defaults to True.
         positive_rank_grad (bool): See :func:`rambo_ap_loss`.
             Defaults to False.
         loss_weight (float): Multiplies both terms, >= 0. Defaults to 1.0.
         reduction (str): ``'mean'`` or ``'sum'`` over classes in ``L_mAP``.
             Defaults to ``'mean'``.
-        global_ranking (bool): Rank the RoIs of all processes together.
-            Defaults to False.
+        global_ranking (bool): Rank the RoIs of all processes together (loss
+            and gradient of the concatenated batch). Defaults to False.
         ranker (dict, optional): The ranking back-end, e.g.
-            ``dict(type='SigmoidRanker', temperature=1.0)``; configs that
-            differ only here compare the surrogates (``docs/detection.md``).
-            Defaults to None: ``BlackboxRanker`` from ``lambda_val``,
-            ``normalize_ranks`` and ``positive_rank_grad`` (which must then
-            keep their defaults).
+            ``dict(type='SigmoidRanker', temperature=1.0)``. Defaults to None:
+            ``BlackboxRanker`` from ``lambda_val``, ``normalize_ranks`` and
+            ``positive_rank_grad`` (which must then keep their defaults).
         calibration (tuple[float, float], optional): Platt ``(a, b)`` of the
-            test-time scores (see :class:`~.score_space.ScoreSpace`).
-            Defaults to None.
-        log_diagnostics (bool): Return the dict of :meth:`terms` (the two
-            loss terms and the diagnostics) instead of the scalar loss.
-            Defaults to False.
-        memory_shape (tuple[int, int], optional): ``(rows, classes)`` the
-            memory is allocated for at construction: rows the most RoIs
-            (or anchors) of a training call (of all processes with
-            ``global_ranking``), classes C. Defaults to None (sized by the
-            first training call).
+            test-time scores. Defaults to None.
+        log_diagnostics (bool): Return the dict of :meth:`terms` instead of
+            the scalar loss. Defaults to False.
+        memory_shape (tuple[int, int], optional): ``(rows, classes)`` of the
+            memory allocated at construction (rows: the most RoIs of a
+            training call, of all processes with ``global_ranking``), for
+            ``torch.compile``. Defaults to None (sized by the first call).
     """
 
     def __init__(self,
@@ -223,8 +161,8 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                 construction. Accepted for the mmdet loss signature.
             reduction_override (str, optional): ``'mean'`` or ``'sum'``;
                 ``'none'`` raises (a rank loss has no per-element terms).
-            diagnostics (bool, optional): Add the diagnostics (class
-                docstring). Defaults to None: ``log_diagnostics``.
+            diagnostics (bool, optional): Add the diagnostics
+                (``docs/losses.md``). Defaults to None: ``log_diagnostics``.
 
         Returns:
             dict[str, Tensor]: ``loss_rambo_map``, ``loss_rambo_apc`` and,
@@ -232,7 +170,9 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         """
         if diagnostics is None:
             diagnostics = self.log_diagnostics
-        reduction = self._reduction(reduction_override)
+        reduction = self.reduction if reduction_override is None else \
+            check_reduction(type(self).__name__, reduction_override,
+                            'reduction_override')
         num_classes = self.space.check_inputs(cls_score, labels, weight)
         masked = self.ranker.masks_items and weight is not None
         scores, targets = self._select(cls_score, labels, weight,
@@ -258,12 +198,6 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
             return stored
         keep = (stored[0][:, 0] > float('-inf')).nonzero().squeeze(1)
         return (stored[0][keep], stored[1][keep]) if keep.numel() else None
-
-    def _reduction(self, reduction_override: Optional[str]) -> str:
-        if reduction_override is None:
-            return self.reduction
-        return check_reduction(type(self).__name__, reduction_override,
-                               'reduction_override')
 
     def _select(self, cls_score: Tensor, labels: Tensor,
                 weight: Optional[Tensor], num_classes: int,
@@ -305,7 +239,7 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
                 across: Optional[APLossResult], targets: Tensor,
                 with_grad: bool) -> Dict[str, Tensor]:
         """``rambo_ap`` and, when the ranker knows the gradient, the push
-        directions of the current scores (class docstring)."""
+        directions of the current scores."""
         out = {}
         n, num_classes = targets.shape
         if per_class is None:
@@ -328,21 +262,14 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
 
 def _push_stats(map_grad: Tensor, apc_grad: Tensor, positives: Tensor,
                 on_host: bool) -> Dict[str, Tensor]:
-    """The push directions of ``map_grad + apc_grad`` (class docstring),
-    by counting.
-
-    Exact counts, one fp32 division: the (N, C) gradient is read by
-    counting passes, and the negatives are counted as all minus the
-    positives, not gathered by a mask, which on a dense head costs as much
-    as a sort.
+    """The push directions of ``map_grad + apc_grad`` by exact counts.
 
     Args:
         map_grad (Tensor): Weighted ``L_mAP`` gradient (N, C), any layout.
         apc_grad (Tensor): Weighted ``L_APC`` gradient (N, C).
         positives (Tensor): Bool (N, C).
-        on_host (bool): Whether the tensors are on the CPU, where the
-            number of positives is read to leave out a share of nothing;
-            elsewhere such a share is NaN (0 / 0), read by nobody.
+        on_host (bool): On the CPU a share of nothing is left out; elsewhere
+            it is NaN (0 / 0), as knowing it would be a read.
 
     Returns:
         dict[str, Tensor]: ``rambo_grad_density``, ``rambo_pos_grad_frac``

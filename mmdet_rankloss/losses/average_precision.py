@@ -2,23 +2,12 @@
 
 Paper: Rolinek et al., "Optimizing Rank-based Metrics with Blackbox
 Differentiation", CVPR 2020, https://arxiv.org/abs/1912.03500, Eq. 14 and
-21-22.
+21-22. Precision of a positive is its rank among the positives over its
+rank among all, on scores shifted by Eq. 14's margin; AP is their mean.
 
-For every positive, precision is its rank among the positives divided by
-its rank among all elements, both on the scores shifted by the margin of
-Eq. 14 (positives ``- margin / 2``, negatives ``+ margin / 2``); AP is the
-mean precision of a row's positives.
-
-:func:`blackbox_ap` is the paper's back-end (Algorithm 1) and the one the
-losses train with: a fixed number of tensor operations on tensors of the
-input's shape, no read from the device (rows without a positive are
-masked, elements that are not ranked are ``-inf``), so that a GPU runs it
-as a handful of kernels. :func:`blackbox_ap_classes` gives the RaMBO AP
-loss's two rankings of a batch with it, and :func:`rambo_ap_loss` is its
-functional form. :func:`ap_of_rows` serves the other back-ends
-(sigmoid soft ranks, a sorter network), which work on the positives'
-places (one ``nonzero``, a host read).
-"""
+:func:`blackbox_ap` (Algorithm 1, fixed shapes, no read from the device)
+is what the losses train with; :func:`ap_of_rows` serves the other
+back-ends. Design and speed: docs/losses.md#ranking-core-and-speed."""
 from typing import Callable, NamedTuple, Optional, Tuple
 
 import torch
@@ -53,14 +42,9 @@ class APLossResult(NamedTuple):
 
 def row_mean(values: Tensor, row_of: Tensor, col_of: Tensor, width: int,
              num_pos: Tensor) -> Tensor:
-    """Mean per row of values given at the positives of a (rows, width)
-    table (``(row_of, col_of)`` their places, each once, ``num_pos`` the
-    count per row); 0 for rows without any.
-
-    Summed as a dense table and a row sum, a reduction in a fixed order:
-    the same bits in every run on CUDA, where ``index_add`` adds with
-    atomics (its last bits vary between runs unless
-    ``torch.use_deterministic_algorithms(True)``)."""
+    """Mean per row of ``values`` at the positives ``(row_of, col_of)`` of a
+    (rows, width) table; 0 for rows without any. A dense table and a row sum,
+    not ``index_add``: the same bits in every CUDA run."""
     table = values.new_zeros(num_pos.shape[0], width).index_put(
         (row_of, col_of), values)
     return table.sum(1) / num_pos.clamp(min=1)
@@ -174,18 +158,11 @@ def _split(flat: Tensor, groups) -> list:
 
 def _perturbed_ranks(out: Tensor, ranked: Tensor, positions: Tensor,
                      grad_ranks: Tensor, lambda_val: float, kept) -> None:
-    """Writes into ``out`` the ranks of ``ranked + lambda * grad_ranks``
-    (ties by index) as ``positions`` (the rank at each place, possibly
-    normalised): Algorithm 1's second ranking.
-
-    Only the positives move (``grad_ranks`` is zero elsewhere). On a
-    device that is a second sort (of every group at once where
-    :func:`_joint_order` ranks them), no read. On the CPU,
-    where a read is free and a sort is the cost, the movers are merged
-    into the first ranking (``kept``: the integer ranks, their scale and
-    :func:`~..ops.stable_order.descending_order` of ``ranked``) by
-    :func:`~..ops.sparse_rerank.rerank_sparse` unless many moved: the same
-    ranks."""
+    """Writes into ``out`` the ranks of ``ranked + lambda * grad_ranks`` as
+    ``positions``: Algorithm 1's second ranking. On a device a second sort;
+    on the CPU the movers are merged into the first ranking (``kept``: its
+    integer ranks, scale and order) by
+    :func:`~..ops.sparse_rerank.rerank_sparse` unless many moved."""
     perturbed = torch.add(ranked, grad_ranks, alpha=lambda_val)
     int_ranks, scale, sorted_values = kept
     if int_ranks is not None:
@@ -232,11 +209,8 @@ def _joint_ranks(flat: Tensor, groups, codes: list, keys: Tensor,
 
 
 def _group_loss(terms: Tensor, valid: Tensor, reduction: str):
-    """(loss, ``-dL/dAP`` of each valid row, None for 1) of a group's rows
-    from ``terms``, ``1 - AP`` masked to the valid rows, and ``valid``
-    (0/1). The mean of one row is its sum: ``x / max(v, 1)`` is ``x`` and
-    ``v / max(v, 1)`` is ``v`` for a ``v`` of 0 or 1 (and ``x`` 0 when
-    ``v`` is)."""
+    """(loss, ``-dL/dAP`` of each valid row or None for 1) of a group from
+    ``terms`` (``1 - AP`` masked to the valid rows) and ``valid`` (0/1)."""
     if reduction == 'sum' or terms.shape[0] == 1:
         return terms.sum(), None
     count = valid.sum().clamp(min=1)
@@ -246,20 +220,14 @@ def _group_loss(terms: Tensor, valid: Tensor, reduction: str):
 def _blackbox_ap(groups, lambda_val: float, normalize: bool,
                  positive_rank_grad: bool, need_grad: bool) -> list:
     """``[loss, ap, valid, grad]`` of :func:`blackbox_ap` for each group of
-    rows, without autograd; ``grad`` is the score gradient at unit
-    upstream scale, (R, n), or with ``positive_rank_grad`` (2, R, n): the
-    two rankings' (the second zero outside the positives).
+    rows, without autograd; ``grad`` at unit upstream scale is (R, n), or
+    (2, R, n) with ``positive_rank_grad``.
 
-    The groups are computed together: their ranks lie side by side in one
-    flat buffer, so each elementwise step is one op for all of them. On the
-    device path (fp32, without ``positive_rank_grad``; ``_Group.image``
-    set) several groups are also ranked together, one stable sort of int64
-    keys per ranking (:func:`_joint_order`); otherwise a sort per group.
-    The derivative of ``1 - AP`` in the ranks is written out in the
-    operations autograd runs (``DivBackward``: ``grad / other`` and
-    ``-grad * ((self / other) / other)``; negations moved where they are
-    exact), so that its bits are autograd's; masks are products with 0/1
-    masks (a masked value is finite, so ``x * 0`` is a zero)."""
+    The groups' ranks lie side by side in one flat buffer (one op per step
+    for all); on the device path (``_Group.image`` set) they are also ranked
+    in one sort (:func:`_joint_order`). The derivative in the ranks is
+    written in the operations autograd's ``DivBackward`` runs, so its bits
+    are autograd's."""
     first = groups[0].shifted
     work, device = first.dtype, first.device
     total = sum(group.shifted.numel() for group in groups)
@@ -406,12 +374,10 @@ def _groups_of(shifted: Tensor, positives: Tensor, items: Optional[int],
 
 
 def _joint_keys(shifted: Tensor, positive_rank_grad: bool) -> bool:
-    """Whether the groups of :func:`_blackbox_ap` are ranked in one sort
-    of int64 keys (the row above the value's order image; the device
-    path, fp32 scores, without ``positive_rank_grad``, whose stacked second
-    ranking would cost more ops than the sorts it saves). Such scores hold
-    no -0.0 (:func:`blackbox_ap_classes` adds 0.0 where they might), so
-    equal values have equal images."""
+    """Whether the groups of :func:`_blackbox_ap` are ranked in one sort of
+    int64 keys: the device path, fp32, without ``positive_rank_grad``. Such
+    scores hold no -0.0 (:func:`blackbox_ap_classes` adds 0.0), so equal
+    values have equal images."""
     return (shifted.dtype == torch.float32 and not positive_rank_grad
             and not reads_are_free(shifted))
 
@@ -436,11 +402,9 @@ def _joint_order(images, codes, keys: Tensor, groups) -> Tensor:
 
 
 class _BlackboxAP(torch.autograd.Function):
-    """``1 - AP`` of groups of rows (:func:`_groups_of`), the gradient
-    computed in forward (Algorithm 1 at unit upstream scale); backward
-    multiplies each group's by its loss's incoming gradient. Outputs
-    ``(loss, ap, valid, grad)`` of each group, one after the other
-    (``grad``: what backward gives at unit scale, with ``with_grad``)."""
+    """``1 - AP`` of groups of rows (:func:`_groups_of`), the gradient computed
+    in forward at unit upstream scale; backward multiplies each group's by its
+    loss's incoming gradient. Outputs ``(loss, ap, valid, grad)`` per group."""
 
     @staticmethod
     def forward(ctx, shifted, positives, items, lengths, reductions,
@@ -501,19 +465,11 @@ def blackbox_ap(shifted: Tensor,
                 length: Optional[Tensor] = None,
                 order: Optional[Tuple[Tensor, Tensor]] = None
                 ) -> APLossResult:
-    """``1 - AP`` of each row of shifted scores, by RaMBO's Algorithm 1,
-    in a fixed number of tensor operations and without a read from the
-    device.
+    """``1 - AP`` of each row of shifted scores by Algorithm 1, in a fixed
+    number of tensor operations and without a read from the device.
 
-    Every shape is the input's: rows without a positive stay and are
-    masked, elements that are not ranked are ``-inf`` (after every ranked
-    one, they change no rank), and the ranks among the positives come from
-    the one sort by an integer ``cumsum``. The derivative of ``1 - AP`` in
-    the ranks is written out (no inner autograd), and Algorithm 1's second
-    ranking is a second sort of ``y + lambda * dL/drk`` on a device (on
-    the CPU the movers are merged into the first order, the same ranks).
-    The result equals the ranking of every row alone with its ``-inf``
-    elements removed.
+    Rows without a positive are masked and ``-inf`` elements are not ranked;
+    the result equals ranking every row alone without them.
 
     Args:
         shifted (Tensor): Margin-shifted scores (R, n) in the rank dtype,
@@ -524,19 +480,17 @@ def blackbox_ap(shifted: Tensor,
             their row (see :func:`rambo_ap_loss`).
         reduction (str): ``'mean'`` or ``'sum'`` over rows with a positive.
         positive_rank_grad (bool): Algorithm 1 on the rank among the
-            positives too (a stacked second ranking).
+            positives too.
         with_grad (bool): Also return the score gradient at unit scale.
-        length (Tensor, optional): Ranked (finite) elements per row (R,),
-            when some are ``-inf``. Defaults to None: all n.
+        length (Tensor, optional): Ranked (finite) elements per row (R,).
+            Defaults to None: all n.
         order (tuple[Tensor, Tensor], optional):
-            :func:`~..ops.stable_order.descending_order` of ``shifted``,
-            when the caller has it more cheaply than a sort (not with
-            ``positive_rank_grad``). Defaults to None.
+            :func:`~..ops.stable_order.descending_order` of ``shifted``, if
+            known (not with ``positive_rank_grad``). Defaults to None.
 
     Returns:
-        APLossResult: Loss (differentiable), AP per row (0 without a
-        positive), the rows with a positive and, with ``with_grad``, the
-        gradient (R, n).
+        APLossResult: Loss, AP per row (0 without a positive), the rows with
+        a positive and, with ``with_grad``, the gradient (R, n).
     """
     need_grad = bool(with_grad) or (torch.is_grad_enabled()
                                     and shifted.requires_grad)
@@ -559,34 +513,25 @@ def rambo_ap_loss(scores: Tensor,
     blackbox ranking (Algorithm 1); the functional form of
     :class:`~.ap_loss.RaMBOAPLoss`'s rankings.
 
-    Ties are ranked by index (see
-    :func:`~mmdet_rankloss.ops.ranking.exact_rank`). Rows without a
-    positive have no AP and are left out (never NaN); when no row has one
-    the result is a zero that keeps the graph.
+    Ties are ranked by index. Rows without a positive are left out; when no
+    row has one the result is a zero that keeps the graph.
 
     Args:
-        scores (Tensor): Scores (..., n), one ranking per row. Any floating
-            dtype; fp16/bf16 are shifted and ranked in fp32. Finite.
-        positives (Tensor): Binary relevance (..., n), the scores' shape
-            (bool or 0/1). Formerly ``labels`` (deprecated keyword).
-        lambda_val (float): Algorithm 1's interpolation strength, > 0.
-            Defaults to 0.5 (the paper's detection setting).
+        scores (Tensor): Finite scores (..., n), one ranking per row;
+            fp16/bf16 are ranked in fp32.
+        positives (Tensor): Binary relevance (..., n), bool or 0/1. Formerly
+            ``labels`` (deprecated keyword).
+        lambda_val (float): Algorithm 1's strength, > 0. Defaults to 0.5.
         margin (float): Margin alpha of Eq. 14 in score units, >= 0.
-            Defaults to 0.15 (paper; the deprecated
-            ``average_precision_loss`` keeps its 0.0).
-        normalize_ranks (bool): Rank as fractions ``rank / n``. The value
-            is the same (precision is a ratio of ranks), but Algorithm 1
-            then acts as ``lambda * n`` on integer ranks: without it a
-            ranking of thousands of elements gets almost no gradient at
-            lambda = 0.5 (``docs/detection.md``). Defaults to True.
-        reduction (str): ``'mean'`` or ``'sum'`` of ``1 - AP`` over the rows
-            that have a positive. Defaults to ``'mean'``.
+            Defaults to 0.15 (paper; ``average_precision_loss`` keeps 0.0).
+        normalize_ranks (bool): Rank as fractions ``rank / n`` (same value;
+            Algorithm 1 then acts as ``lambda * n`` on integer ranks, see
+            ``docs/detection.md``). Defaults to True.
+        reduction (str): ``'mean'`` or ``'sum'`` over the rows with a
+            positive. Defaults to ``'mean'``.
         positive_rank_grad (bool): Also differentiate the rank among the
-            positives (Eq. 21's numerator) by Algorithm 1. The value is the
-            same. Off by default: AP does not change when two positives
-            swap, but the two rankers are perturbed in opposite directions
-            and the second pushes the best-ranked positives down
-            (``docs/detection.md``). Defaults to False.
+            positives (Eq. 21's numerator); same value, see
+            ``docs/detection.md``. Defaults to False.
 
     Returns:
         Tensor: Scalar loss (fp32, fp64 for fp64 scores).
@@ -658,36 +603,23 @@ def blackbox_ap_classes(
         masked: bool = False) -> Tuple[APLossResult, APLossResult]:
     """The RaMBO AP loss's two rankings of a batch by :func:`blackbox_ap`:
     ``1 - AP`` of each class over the batch and the stored batches
-    (``L_mAP``, C rows) and of all the batch's (item, class) scores as one
-    row (``L_APC``).
-
-    Items whose scores are ``-inf`` (a RoI of weight 0, with ``masked``)
-    are not ranked; the shapes never depend on the data. Without stored
-    batches on the CPU, the classes' orders follow from the flat row's
-    (:func:`~mmdet_rankloss.ops.stable_order.column_orders`, O(NC)) instead
-    of a second sort; on a device both are one sort of int64 keys (the row
-    above the score's order), and so is Algorithm 1's second ranking of
-    both (two sorts a call; four with ``positive_rank_grad``, or fp64,
-    where each is one batched sort). Both rankings are one autograd
-    Function (:class:`_BlackboxAP`): their elementwise steps
-    run once for both, and its backward adds the two gradients.
+    (``L_mAP``, C rows) and of all (item, class) scores as one row
+    (``L_APC``), in one autograd Function (:class:`_BlackboxAP`).
 
     Args:
-        scores (Tensor): Scores (N, C), finite or ``-inf`` (with
-            ``masked``: whole rows of items that are not ranked).
+        scores (Tensor): Scores (N, C), finite or ``-inf`` (with ``masked``:
+            whole rows of items that are not ranked).
         positives (Tensor): Bool (N, C), False where ``-inf``.
         stored (tuple[Tensor, Tensor], optional): Earlier batches' scores
-            (M, C) and positives (M, C), ranked with each class but given
-            no gradient; None for none.
+            and positives (M, C), ranked without gradient; None for none.
         margin (float): Margin alpha of Eq. 14, >= 0.
         reduction (str): ``'mean'`` or ``'sum'`` over the classes with a
-            positive (the flat row is one row).
+            positive.
         with_grad (bool): Also return the score gradients at unit scale.
         lambda_val (float): Algorithm 1's strength, > 0.
         normalize_ranks (bool): See :func:`rambo_ap_loss`.
         positive_rank_grad (bool): See :func:`rambo_ap_loss`.
-        masked (bool): Whether some items may be ``-inf`` (then the ranks
-            are normalised by the items ranked). Defaults to False.
+        masked (bool): Whether some items may be ``-inf``. Defaults to False.
 
     Returns:
         tuple[APLossResult, APLossResult]: The classes' result (C rows of

@@ -1,70 +1,22 @@
 """The error-driven update shared by AP Loss, aLRP Loss and Rank & Sort Loss.
 
-All three losses (Chen et al. CVPR 2019; Oksuz et al. NeurIPS 2020 and ICCV
-2021) rank every (anchor, class) score of a batch as one sequence and are
-written as a sum of *primary terms* ``L_ij`` over pairs, each the error of
-a positive ``i`` distributed over the items ``j`` that cause it:
+All three (Chen et al. CVPR 2019; Oksuz et al. NeurIPS 2020 and ICCV 2021) rank
+every (anchor, class) score of a batch as one sequence and are sums of primary
+terms ``L_ij``, the error of a positive ``i`` distributed over the items ``j``
+that cause it: ``L = 1/|P| sum_{i in P} sum_j L_ij`` and the identity update
+``dL/ds_i := 1/|P| (sum_j L_ji - sum_j L_ij)`` (not the derivative of the
+value). ``H(x) = clamp(x / (2 delta) + 1/2, 0, 1)``, ``x_ij = s_j - s_i``,
+``N_FP(i) = sum_{j in N} H(x_ij)``.
 
-``L = 1/|P| sum_{i in P} sum_j L_ij``,
-``dL/ds_i := 1/|P| (sum_j L_ji - sum_j L_ij)``    (the "identity update").
-
-The update is not the derivative of the value; it is what the papers train
-with. Relations compare two scores through the smoothed step ``H(x) =
-clamp(x / (2 delta) + 1/2, 0, 1)``, ``x_ij = s_j - s_i`` (``H(0) = 1/2``:
-ties need no tie-break), ``N_FP(i) = sum_{j in N} H(x_ij)``. The defaults
-follow the authors' code (kemaloksuz/RankSortLoss, kemaloksuz/aLRPLoss),
-which reproduces their published numbers; each departure the earlier
-versions of this package made is an option:
-
-* ``'ap'`` (AP Loss): ``rank(i) = 1 + sum_{k in P, k != i} H(x_ik) +
-  N_FP(i)``, ``l(i) = N_FP(i) / rank(i)`` (``1 - AP``), ``L_ij = H(x_ij) /
-  rank(i)`` for ``j`` a negative.
-* ``'rs'`` (:func:`~.error_driven_modes.rank_sort_errors`): with the
-  self relation ``r`` (``self_relation``), ``rank+(i) = r + sum_{k != i}
-  H(x_ik)``, ``rank(i) = rank+(i) + N_FP(i)``; ranking error ``N_FP(i) /
-  rank(i)`` distributed as in ``'ap'`` if ``N_FP(i) > 1e-10``; sorting
-  error ``l_S(i) - l*_S(i)`` (``l_S``: the mean of ``1 - y_k`` over the
-  positives weighted by ``H(x_ik)``, self weighted ``r``; ``l*_S`` the same
-  over ``y_k >= y_i``) distributed over the positives with ``y_k < y_i``,
-  pmf ``H(x_ik)``, if that pmf's mass is ``> 1e-10``. Value
-  ``1/|P| sum_i (N_FP(i) / rank(i) + l_S(i) - l*_S(i))``.
-  ``self_relation=0.5`` (authors: ``H(x_ii) = H(0)``); ``1.0``: "a positive
-  counts itself once", the earlier behaviour: larger ranks, smaller
-  ranking and sorting errors.
-* ``'alrp'`` (:func:`~.error_driven_modes.alrp_errors`): ``rank(i)`` as in
-  ``'ap'``; the value is the classification component ``1/|P| sum_i
-  N_FP(i) / rank(i)``. If ``N_FP(i) > 1e-5`` (the authors' gate) positive
-  ``i`` distributes ``(N_FP(i) + sum_{k != i} H(x_ik) e_k) / rank(i)``
-  over the negatives, pmf ``H(x_ij) / N_FP(i)``, else nothing
-  (``e``: the positives' localisation errors).
-  ``own_loc_in_update=True`` adds ``e_i`` (the paper's ``l_LRP(i)``, the
-  earlier behaviour; the value is unchanged). The localisation component
-  ``1/|P| sum_i E(i) / rank(i)`` (ranks fixed) is returned with its
-  weights ``v = dL_loc/de``: ``loc_order='hard'`` (authors) sums ``e_k``
-  over the positives at or above ``i`` in the score order (ties by index,
-  lower index above: the authors' unstable sort has no rule),
-  ``'smoothed'`` (earlier) uses ``E(i) = e_i + sum_{k != i} H(x_ik) e_k``.
-
-The measured effect of each option: docs/losses.md.
-
-The updates sum to zero (the papers' balance property): what a positive
-loses it distributes. The gates only decide, per positive, whether its
-error is distributed at all (a positive below the gate keeps its error in
-the value but neither loses nor distributes it). The negatives' side is
-:class:`~.error_driven_negatives.SortedNegatives` (one sort, O(n log n));
-the ``P x P`` relations are explicit. Every sum is deterministic on CUDA
-(no floating-point ``cumsum``, no atomic adds: see there).
-
-On a device the core runs a fixed number of kernels whatever ``n``, ``P``
-or the number of classes, on fixed-size tensors (the scores that are not
-negatives are masked, not removed), and reads the data back once: the
-positives' ``nonzero``, which sizes the ``P x P`` relations (none when the
-caller gives their indices; the budget:
-``tests/test_losses/test_error_driven_device.py``). ``precision``
-(:data:`PRECISIONS`) is the dtype of all this arithmetic, float64 by
-default (float32's: ``docs/reliability.md``); the matrix products run with
-autocast off.
-"""
+Each mode's errors (``'ap'``, ``'rs'``, ``'alrp'``) are in
+:mod:`.error_driven_modes`; the formulas, the authors' gates and each option's
+measured effect: docs/losses.md#rank--sort-alrp-and-ap-loss. The updates sum to
+zero. The negatives' side is :class:`~.error_driven_negatives.SortedNegatives`
+(one sort); the ``P x P`` relations are explicit; every sum is deterministic on
+CUDA. On a device the core runs a fixed number of kernels and reads back once
+(the positives' ``nonzero``, none when the caller gives them). ``precision``
+(:data:`PRECISIONS`) is the dtype of the arithmetic (float64 by default;
+docs/reliability.md); the matrix products run with autocast off."""
 from typing import NamedTuple, Optional
 
 import torch
@@ -161,40 +113,33 @@ def error_driven_terms(scores: Tensor,
                        ) -> ErrorDrivenTerms:
     """Value and error-driven update of one ranking (see the module doc).
 
-    Fixed shapes given ``|P|``: the only read of the data back to the host
-    is ``positives.nonzero()`` for a mask (none for indices).
+    Fixed shapes given ``|P|``: the one read back to the host is
+    ``positives.nonzero()`` for a mask (none for indices).
 
     Args:
-        scores (Tensor): Scores (n,), float, finite (not checked here);
-            any shape is read row-major (``n`` its elements).
+        scores (Tensor): Finite scores (n,), not checked here; any shape is
+            read row-major.
         positives (Tensor): Bool (n,), or the indices (P,) of the positives
             (int64, ascending, distinct), which saves the one read.
         delta (float): Half-width of the smoothed step, > 0.
         mode (str): One of :data:`MODES`.
-        negatives (Tensor, optional): Bool, broadcastable to ``scores``
-            (a mask of rows: no mask of every score is built); its scores
-            that are not positives are the negatives, scores in neither
-            take no part and get no update. Defaults to every score that
-            is not a positive.
-        quality (Tensor, optional): 'rs': labels ``y`` (P,) of the
-            positives in index order, in [0, 1]. Defaults to ones (then the
-            sorting error is 0).
-        loc_error (Tensor, optional): 'alrp': localisation errors ``e``
-            (P,) >= 0, positives in index order. Defaults to zeros.
+        negatives (Tensor, optional): Bool, broadcastable to ``scores`` (a mask
+            of rows); scores in neither it nor the positives take no part.
+            Defaults to every score that is not a positive.
+        quality (Tensor, optional): 'rs': labels ``y`` (P,) in [0, 1], in index
+            order. Defaults to ones (sorting error 0).
+        loc_error (Tensor, optional): 'alrp': localisation errors ``e`` (P,) >=
+            0, in index order. Defaults to zeros.
         with_grad (bool): Compute the update. Defaults to True.
-        self_relation (float): 'rs': a positive's relation to itself, in
-            (0, 1]. Defaults to 0.5 (authors); 1.0 is the earlier
-            behaviour.
+        self_relation (float): 'rs': a positive's relation to itself, in (0,
+            1]. Defaults to 0.5 (authors).
         own_loc_in_update (bool): 'alrp': put ``e_i`` in positive ``i``'s
             update. Defaults to False (authors).
-        loc_order (str): 'alrp': :data:`LOC_ORDERS`. Defaults to 'hard'
-            (authors).
-        precision (str): The dtype of the computation, 'float64' or
-            'float32' (:data:`PRECISIONS`). Defaults to 'float64'.
-        out_dtype (torch.dtype, optional): The dtype of ``loss``,
-            ``parts`` and ``loc_weight``, each rounded from the working
-            precision as it is written (no cast kernel). Defaults to the
-            working precision.
+        loc_order (str): 'alrp': :data:`LOC_ORDERS`. Defaults to 'hard'.
+        precision (str): The working dtype (:data:`PRECISIONS`). Defaults to
+            'float64'.
+        out_dtype (torch.dtype, optional): The dtype of ``loss``, ``parts`` and
+            ``loc_weight`` (rounded as written). Defaults to ``precision``.
 
     Returns:
         ErrorDrivenTerms: see there.

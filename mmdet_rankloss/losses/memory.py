@@ -1,28 +1,11 @@
 """The score memory of the RaMBO losses (section 4.3 of the paper).
 
-A rank loss on a small batch ranks few elements; RaMBO ranks the current
-batch together with the detached scores (or embeddings) of the last few
-training batches. :class:`ScoreMemory` holds them for the AP loss (ranked
-scores and their one-hot targets) and the recall loss (embeddings and their
-labels) alike.
-
-It is a preallocated buffer updated in place (``copy_``), so a training
-step neither grows it nor keeps a reference to its own outputs: a CUDA
-graph may replay the step, and ``torch.compile`` traces one graph for an
-empty, filling or full memory and for any batch up to the capacity. The
-buffers are allocated by the first batch, or beforehand by
-:meth:`ScoreMemory.reserve` (the losses' ``memory_shape``), so that a
-compiled loss traces that one graph from its first call on; they move with
-the loss module (``.to(device)``, :class:`ScoreMemoryMixin`).
-
-It is a plain Python object, not a registered buffer: DDP broadcasts
-buffers from process 0, which would overwrite each process's memory, and
-a model checkpoint would carry stale scores into a fine-tune. For an exact
-resume, a loss that owns a memory exposes ``memory_state_dict()`` and
-``load_memory_state_dict()`` (:class:`ScoreMemoryMixin`), which a
-checkpoint hook can save beside the model; the state holds plain tensors
-and lists only, so it loads with ``torch.load(weights_only=True)``.
-"""
+:class:`ScoreMemory` keeps the detached scores (or embeddings) of the last
+training batches, ranked with the current one: a preallocated buffer written in
+place (CUDA-graph replay, one ``torch.compile`` graph). It is not a registered
+buffer (DDP would broadcast process 0's, a checkpoint would carry stale
+scores); :class:`ScoreMemoryMixin` gives the state for a checkpoint hook (plain
+tensors, ``torch.load(weights_only=True)``)."""
 import math
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -40,21 +23,13 @@ Entry = Tuple[Tensor, Tensor]
 class ScoreMemory:
     """The last ``size`` batches of ``(values, targets)``, oldest first.
 
-    ``values`` are (N, ...) float tensors (scores or embeddings), ``targets``
-    their (N, ...) ground truth, stored detached in two buffers, read as
-    (size, capacity, ...): slot ``i`` holds a batch, its first N rows, the
-    rest padding (``values`` ``fill``; ``targets`` False, or an integer
-    dtype's minimum, a label no batch has: :meth:`is_padding`). A slot
-    never written is all padding, so an empty, filling and full memory have
-    one shape. The capacity is the rows of :meth:`reserve`, else the first
-    batch's; a larger batch enlarges the buffers once (a compiled caller
-    then traces again). :meth:`read` forgets everything first when the new
-    batch no longer matches (trailing shape, device or dtype of
-    ``values``), e.g. a head with another class count or a batch on another
-    device than the memory (:meth:`to` moves it with its module). The
-    buffers are flat and the capacity a Python int, so that a trace with
-    dynamic shapes sees no buffer dimension equal to N (duck sizing would
-    tie them) and holds for any N up to the capacity.
+    ``values`` (N, ...) floats and their ``targets`` (N, ...) are stored
+    detached in two flat buffers read as (size, capacity, ...): a slot holds a
+    batch's rows, then padding (``values`` ``fill``; ``targets`` False, or an
+    integer dtype's minimum: :meth:`is_padding`). An empty, filling and full
+    memory have one shape. The capacity is :meth:`reserve`'s rows, else the
+    first batch's (a larger batch enlarges it once); a batch of another
+    trailing shape, device or dtype makes the memory forget all first.
 
     Args:
         size (int): Batches kept, >= 0 (0 keeps nothing).
@@ -96,13 +71,8 @@ class ScoreMemory:
     def reserve(self, rows: int, trails: Tuple[Tuple[int, ...], ...],
                 dtypes: Tuple[torch.dtype, torch.dtype],
                 device='cpu') -> None:
-        """Allocate empty buffers before the first batch (all padding).
-
-        The first :meth:`append` and :meth:`read` then find the buffers
-        that every later call finds, so a compiled caller traces a single
-        graph from its first call on. A batch of more rows enlarges them
-        (once), one of another trailing shape or dtype replaces them, as
-        without a reservation; :meth:`reset` keeps them.
+        """Allocate empty buffers (all padding) before the first batch, so that
+        a compiled caller traces one graph from its first call on.
 
         Args:
             rows (int): The capacity, >= 1: the largest batch expected.
@@ -138,10 +108,8 @@ class ScoreMemory:
             self._count = self._count.to(device)
 
     def follow(self, device) -> None:
-        """Go where the owning module goes (:meth:`to`), except a loaded
-        state not yet read (the first batch takes it to its device) and
-        to ``meta``, which keeps no values: the buffers go there (the
-        next batch allocates them)."""
+        """:meth:`to` with the owning module, except for a loaded state not yet
+        read (the first batch moves it) and for ``meta`` (the buffers go)."""
         if self._flat is None or self._relocate:
             return
         if torch.device(device).type == 'meta':
@@ -213,10 +181,8 @@ class ScoreMemory:
                                     fill).transpose(0, 1).flatten())
 
     def append(self, values: Tensor, targets: Tensor) -> None:
-        """Store one batch (detached, copied); the oldest drops out.
-
-        Stored batches that do not match it (as in :meth:`read`) are
-        forgotten first, so the memory never mixes devices or shapes.
+        """Store one batch (detached, copied); the oldest drops out. Stored
+        batches that do not match it (as in :meth:`read`) are forgotten first.
         """
         if not self.size:
             return
@@ -258,15 +224,13 @@ class ScoreMemory:
         """The stored values and targets, oldest first, padding included.
 
         Args:
-            like (Tensor): The current batch's values; the memory is reset
-                first when its trailing shape, device or dtype differ from
-                the stored ones.
+            like (Tensor): The current batch's values; a memory of another
+                trailing shape, device or dtype is reset first.
 
         Returns:
-            tuple[Tensor, Tensor] | None: ``(values, targets)`` of
-            ``size * capacity`` rows, views of the buffers that the next
-            :meth:`append` overwrites (all padding when reserved and
-            empty); None before the first append without a reservation.
+            tuple[Tensor, Tensor] | None: ``(values, targets)`` of ``size *
+            capacity`` rows (views the next :meth:`append` overwrites); None
+            before the first append without a reservation.
         """
         self._match(like)
         if self._flat is None:
@@ -284,16 +248,12 @@ class ScoreMemory:
     def load_state_dict(self, state: Dict[str, object]) -> None:
         """Restore :meth:`state_dict`; keeps the newest ``size`` entries.
 
-        Entries may have any number of rows (states of earlier versions
-        hold each batch unpadded). Loaded tensors may sit on another device
-        (a checkpoint mapped to the CPU): the next :meth:`read` moves them
-        to the batch's device rather than forgetting them. Reserved buffers
-        (:meth:`reserve`) that the entries fit take them in place, on the
-        buffers' device, at no less than the reserved capacity.
+        Entries may have any number of rows. Loaded tensors on another device
+        move to the next batch's device; reserved buffers that fit take them in
+        place.
 
         Raises:
-            ValueError: When the state is not a memory state, naming the
-                field.
+            ValueError: When the state is not a memory state, naming the field.
         """
         if not isinstance(state, dict) or not {'values', 'targets'} <= set(
                 state) or len(state['values']) != len(state['targets']):
@@ -330,11 +290,8 @@ class ScoreMemory:
 
 
 class ScoreMemoryMixin:
-    """Memory API of a loss module that keeps its memory in ``_memory``.
-
-    The method names are a contract: a checkpoint hook finds the modules
-    with a memory by ``memory_state_dict`` / ``load_memory_state_dict``.
-    """
+    """Memory API of a loss module with ``_memory``; a checkpoint hook finds it
+    by the names ``memory_state_dict`` / ``load_memory_state_dict``."""
 
     _memory: ScoreMemory
 
@@ -351,10 +308,9 @@ class ScoreMemoryMixin:
         self._memory.load_state_dict(state)
 
     def _reserve_memory(self, shape, targets_per_column: bool) -> None:
-        """Reserve the memory for batches of ``shape`` = (rows, columns)
-        (the losses' ``memory_shape``; None reserves nothing): float
-        values of that shape, with bool targets of that shape
-        (``targets_per_column``) or long labels (rows,)."""
+        """Reserve the memory for ``shape`` = (rows, columns)
+        (``memory_shape``; None: nothing): float values, bool targets of that
+        shape (``targets_per_column``) or long labels (rows,)."""
         if shape is None:
             return
         if not isinstance(shape, (tuple, list)) or len(shape) != 2:
@@ -368,10 +324,9 @@ class ScoreMemoryMixin:
                              (torch.get_default_dtype(), targets[1]))
 
     def _apply(self, fn, *args, **kwargs):
-        """``nn.Module._apply`` (``.to(device)`` and its kin), taking the
-        memory to the device the module goes to (its dtype stays; one on
-        ``meta``, which has nothing to move, stays until a batch elsewhere
-        replaces it)."""
+        """``nn.Module._apply``, taking the memory to the module's new device
+        (its dtype stays; a memory on ``meta`` stays until a batch replaces
+        it)."""
         device = self._memory.device
         if device is not None and device.type != 'meta':
             self._memory.follow(fn(torch.empty(0, device=device)).device)

@@ -1,34 +1,16 @@
 """Recall loss by blackbox ranking (RaMBO, Rolinek et al. 2020).
 
-Paper: "Optimizing Rank-based Metrics with Blackbox Differentiation",
-CVPR 2020, https://arxiv.org/abs/1912.03500, sections 4.3-4.5, 5.1 and
-Appendix A/B.
+Paper: "Optimizing Rank-based Metrics with Blackbox Differentiation", CVPR
+2020, https://arxiv.org/abs/1912.03500, sections 4.3-4.5, 5.1 and Appendix A/B.
 
-Recall@K only rewards the best-ranked positive (problem P3 of the paper).
-The refined recall of Eq. 16 counts every positive, and summing its loss
-over K with weights ``w_K`` gives the closed form of Proposition 2 (Eq. 27):
-``L_rec = mean over positives i of W(r_i)``, where ``r_i`` is the number of
-negatives ranked above positive ``i`` (Eq. 17) and ``W(k) = w_1 + ... +
-w_k``. The two weightings of Eq. 20 are ``W(r) = log(1 + r)`` (``'log'``,
-``w_K ~ 1/K``) and ``W(r) = log(1 + log(1 + r))`` (``'loglog'``,
-``w_K ~ 1/(K log K)``). The loss is computed exactly from ranks and
-differentiated with Algorithm 1, applied to the reduced loss, so it is
-immune to upstream scaling (``loss_weight``, AMP), like the AP loss.
-
-Device path. Every query row is ranked at once, in fixed-size tensors: a
-row without a positive stays in place, contributes nothing and gets no
-gradient; an excluded element (the query's own column) scores ``-inf``.
-Ranks come from one stable sort (ties by index), the rank among the
-positives from an integer ``cumsum``, and Algorithm 1's second ranking is
-a re-sort of ``y + lambda * dL/drk``. ``dL/drk`` is the chain rule of the
-loss written out, in the order autograd would evaluate it. The number of
-kernels does not depend on the batch, the memory or the data, and nothing
-is read back to the host on a GPU: data checks there are device-side
-assertions (:func:`~mmdet_rankloss.ops.checks.check_data`). On the CPU
-the same algorithm runs with the CPU's sort
-(:func:`~mmdet_rankloss.ops.stable_order.descending_order`) and checks
-that raise ``ValueError``.
-"""
+Proposition 2 (Eq. 27): ``L_rec = mean over positives i of W(r_i)``, with
+``r_i`` the number of negatives ranked above positive ``i`` (Eq. 17) and ``W(k)
+= w_1 + ... + w_k``; Eq. 20's weightings are ``W(r) = log(1 + r)`` (``'log'``)
+and ``log(1 + log(1 + r))`` (``'loglog'``). The loss is exact and
+differentiated by Algorithm 1 on the reduced loss (immune to upstream scaling).
+Every query row is ranked at once in fixed-size tensors (rows without a
+positive masked, excluded elements ``-inf``), with no read back on a GPU;
+docs/losses.md#ranking-core-and-speed."""
 from typing import Dict, NamedTuple, Optional, Tuple, Union
 
 import torch
@@ -86,19 +68,9 @@ class _RecallTerms(NamedTuple):
 
 def _ranks(values: Tensor, positions: Tensor, normalize: bool,
            length: Union[int, Tensor]) -> Tuple[Tensor, Tensor]:
-    """Ranks along the last dimension (1 = highest, ties by index) and the
-    descending order they come from.
-
-    Args:
-        values (Tensor): (Q, N), no NaN.
-        positions (Tensor): (N,) ``1..N`` in the dtype of the ranks.
-        normalize (bool): Divide the ranks by ``length``.
-        length (int | Tensor): The row length of the normalisation.
-
-    Returns:
-        tuple[Tensor, Tensor]: Ranks (Q, N) and the order (Q, N): the
-        column at each place of the ranking.
-    """
+    """Ranks (Q, N) of ``values`` (Q, N) along the last dimension (1 = highest,
+    ties by index; divided by ``length`` with ``normalize``) and the descending
+    order (Q, N) they come from; ``positions`` is ``1..N``."""
     order = descending_indices(values)
     ranks = ranks_from_order(order, positions)
     return (ranks / length if normalize else ranks), order
@@ -108,31 +80,26 @@ def _recall_terms(scores: Tensor, positives: Tensor, valid: Tensor,
                   lambda_val: float, margin: float, weighting: str,
                   normalize: bool, reduction: str, need_grad: bool,
                   length: Union[int, Tensor, None] = None) -> _RecallTerms:
-    """Loss value and Algorithm 1's score gradient of every row at once.
-
-    Shapes are fixed by the input (no row is selected and nothing is read
-    back): a row without a valid positive has ``r_i = 0`` everywhere, adds
-    0 to the sum, is not counted in the mean and gets no gradient.
+    """Loss value and Algorithm 1's score gradient of every row at once, in
+    fixed shapes: a row without a valid positive adds 0, is not counted in the
+    mean and gets no gradient.
 
     Args:
         scores (Tensor): (Q, N), finite; detached here.
         positives (Tensor): (Q, N) bool.
-        valid (Tensor): (Q, N) bool; False removes an element from its
-            row's ranking.
+        valid (Tensor): (Q, N) bool; False removes an element from its row.
         lambda_val (float): Algorithm 1's interpolation strength, > 0.
         margin (float): Margin of Eq. 14, >= 0.
         weighting (str): ``'log'`` or ``'loglog'``.
         normalize (bool): Rank as fractions ``rank / N``.
-        reduction (str): ``'mean'`` or ``'sum'`` over the rows with a
-            positive.
+        reduction (str): ``'mean'`` or ``'sum'`` over the rows with a positive.
         need_grad (bool): Compute the gradient (the second ranking).
-        length (int | Tensor, optional): The row length N of the
-            normalised ranks when columns past it are padding (invalid).
-            Defaults to None: the number of columns.
+        length (int | Tensor, optional): The row length N of the normalised
+            ranks when columns past it are padding. Defaults to the columns.
 
     Returns:
-        _RecallTerms: Value, positives, rows, their number, ``r_i`` and
-        the gradient (None unless ``need_grad``), in :func:`rank_dtype`.
+        _RecallTerms: Value, positives, rows, their number, ``r_i`` and the
+        gradient (None unless ``need_grad``), in :func:`rank_dtype`.
     """
     scores = scores.detach()
     work = rank_dtype(scores.dtype)
@@ -260,41 +227,26 @@ def rambo_recall_loss(scores: Tensor,
                       reduction: str = 'mean') -> Tensor:
     """RaMBO recall loss (Eq. 20) of each row of a score matrix.
 
-    For a row (a query) with positives ``P`` the loss is
-    ``1/|P| * sum_{i in P} W(r_i)`` with ``r_i`` = number of negatives whose
-    margin-shifted score (Eq. 14: positives ``- margin/2``, negatives
-    ``+ margin/2``) ranks above positive ``i``; ties are ranked by index
-    (see :func:`~mmdet_rankloss.ops.ranking.exact_rank`). Rows without a
-    positive have no recall and are left out; the result is then the mean
-    (or sum) over the rows that have one, and a zero that keeps the graph
-    when none has. The matrix need not be square:
-    columns may be a larger gallery (e.g. a memory), and ``r_i`` is always
-    an exact count of the row's negatives.
-
-    Host reads: one on the CPU (the data checks, ``ValueError``) plus the
-    CPU sort's own; none on other devices, where the data checks are
-    device-side assertions. A fixed number of kernels for any (Q, N).
+    A row's loss is ``1/|P| * sum_{i in P} W(r_i)``, ``r_i`` the exact number
+    of negatives whose margin-shifted score (Eq. 14) ranks above positive
+    ``i``; ties by index. Rows without a positive are left out (a zero that
+    keeps the graph when none has one). Columns may be a larger gallery.
 
     Args:
-        scores (Tensor): Scores (Q, N), one ranking per row; any floating
-            dtype (fp16/bf16 are shifted and ranked in fp32). Finite.
+        scores (Tensor): Finite scores (Q, N), one ranking per row (fp16/bf16
+            are ranked in fp32).
         positives (Tensor): Relevance (Q, N), bool or 0/1.
         valid (Tensor, optional): (Q, N) bool; False removes an element from
-            its row's ranking (e.g. the query itself). Defaults to None
-            (all valid).
-        lambda_val (float): Algorithm 1's interpolation strength, > 0.
-            Defaults to 0.2 (paper, CUB).
-        margin (float): Margin alpha of Eq. 14 in score units. Defaults to
-            0.02 (paper, CUB and SOP).
+            its row's ranking (e.g. the query itself). Defaults to all valid.
+        lambda_val (float): Algorithm 1's strength, > 0. Defaults to 0.2
+            (paper, CUB).
+        margin (float): Margin alpha of Eq. 14 in score units. Defaults to 0.02
+            (paper, CUB and SOP).
         weighting (str): ``'log'`` or ``'loglog'`` (Eq. 20). Defaults to
             ``'log'``.
-        normalize_ranks (bool): Rank as fractions ``rank / N`` (N = row
-            length), as the public prototype does. The value is unchanged
-            (counts are de-normalised by N, not by the number of rows as
-            the prototype does), but Algorithm 1 then perturbs N times
-            more: ``lambda * N / Q`` on integer ranks with ``'mean'`` (Q =
-            queries with a positive). Defaults to True, the prototype's
-            scale, in which the paper's Table 9 values are taken.
+        normalize_ranks (bool): Rank as fractions ``rank / N`` (the public
+            prototype's scale, in which Table 9's lambdas are taken; same
+            value, docs/losses.md). Defaults to True.
         reduction (str): ``'mean'`` or ``'sum'`` over the rows that have a
             positive. Defaults to ``'mean'``.
 
@@ -302,10 +254,8 @@ def rambo_recall_loss(scores: Tensor,
         Tensor: Scalar loss (fp32, fp64 for fp64 scores).
 
     Raises:
-        ValueError: On bad shapes or dtypes, lambda <= 0, margin < 0, an
-            unknown weighting or reduction, and on the CPU NaN/inf scores
-            or non-binary masks (a device-side assertion on other
-            devices).
+        ValueError: On bad shapes or dtypes or settings, and on the CPU NaN/inf
+            scores or non-binary masks (a device-side assertion elsewhere).
 
     Example:
         >>> scores = torch.tensor([[0.9, 0.8, 0.7, 0.6]], requires_grad=True)
@@ -331,44 +281,30 @@ def rambo_recall_loss(scores: Tensor,
 class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
     """RaMBO recall loss for metric learning (section 5.1, Eq. 20).
 
-    The per-query loss is the mean over its positives of ``W(r_i)``
-    (:func:`rambo_recall_loss`), reduced over the queries with a positive
-    (:class:`~.pairwise.EmbeddingLoss`; ``reduction='sum'`` sums instead).
-
-    Memory, the scale of lambda and the logged diagnostics:
-    docs/losses.md. The memory (:class:`~.memory.ScoreMemory`, off by
-    default) holds the detached embeddings and labels of the last
-    ``memory`` training batches of this process as extra gallery columns,
-    used and appended to in training mode only;
-    :meth:`~.memory.ScoreMemoryMixin.reset_memory` empties it.
-    ``memory_shape`` allocates it at construction, so that
-    ``torch.compile`` traces one graph from the first call on (a larger
-    batch enlarges it once: two more graphs, that call's and the next's).
-    The diagnostics (``log_diagnostics=True``) come from the Algorithm-1
-    gradient that backward applies (no extra sort), over the queries that
-    have a positive; a fraction of nothing is 0.
+    The per-query loss of :func:`rambo_recall_loss`, reduced over the queries
+    with a positive. The memory (:class:`~.memory.ScoreMemory`, off by default)
+    adds the last ``memory`` training batches' detached embeddings as gallery
+    columns. Memory, lambda's scale and diagnostics: docs/losses.md.
 
     Args:
-        lambda_val (float): Algorithm 1's interpolation strength. Defaults
-            to 0.2 (paper, CUB and In-Shop; SOP uses 4).
+        lambda_val (float): Algorithm 1's interpolation strength. Defaults to
+            0.2 (paper, CUB and In-Shop; SOP uses 4).
         margin (float): Margin alpha of Eq. 14, in cosine units. Defaults to
             0.02 (paper, CUB and SOP; In-Shop uses 0.05).
         weighting (str): ``'log'`` or ``'loglog'`` (Eq. 20). Defaults to
             ``'log'``.
-        memory (int): Number of previous training batches kept, >= 0.
-            Defaults to 0 (none; the paper's 3 is set by the configs).
+        memory (int): Previous training batches kept, >= 0. Defaults to 0.
         normalize_ranks (bool): See :func:`rambo_recall_loss`. Defaults to
             True.
         reduction (str): ``'mean'`` or ``'sum'`` over queries. Defaults to
             ``'mean'``.
         loss_weight (float): Multiplies the loss. Defaults to 1.0.
         log_diagnostics (bool): Return a dict with the loss under
-            ``loss_rambo_recall`` and the diagnostics instead of the scalar
-            loss. Defaults to False.
-        memory_shape (tuple[int, int], optional): ``(batch_size, dim)``
-            the memory is allocated for at construction: the largest
-            training batch B and the embedding size D. Defaults to None
-            (sized by the first training call).
+            ``loss_rambo_recall`` and the diagnostics (from the Algorithm-1
+            gradient) instead of the scalar loss. Defaults to False.
+        memory_shape (tuple[int, int], optional): ``(batch_size, dim)`` the
+            memory is allocated for at construction (``torch.compile``).
+            Defaults to None (sized by the first training call).
     """
 
     def __init__(self,
@@ -406,13 +342,11 @@ class RaMBORecallLoss(ScoreMemoryMixin, EmbeddingLoss):
 
         Returns:
             Tensor | dict[str, Tensor]: The scalar loss, or (with
-            ``log_diagnostics``) ``loss_rambo_recall`` and the diagnostics
-            described in the class docstring.
+            ``log_diagnostics``) ``loss_rambo_recall`` and the diagnostics.
 
         Raises:
-            ValueError: On bad shapes or dtypes, and on the CPU NaN/inf
-                or not unit-length embeddings (a device-side assertion on
-                other devices).
+            ValueError: On bad shapes or dtypes, and on the CPU NaN/inf or not
+                unit-length embeddings (a device-side assertion elsewhere).
         """
         use_memory = self.training and self.memory > 0
         ref, ref_labels = None, None

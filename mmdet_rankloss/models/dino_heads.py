@@ -1,39 +1,14 @@
 """DINO heads trained by a rank loss (Rank & Sort, aLRP, RaMBO beside focal
-loss).
+loss; docs/detection.md#dino).
 
-MMDetection's ``DINOHead`` scores 13 query sets a step: the matched queries
-of each decoder layer (``loss_by_feat_single``, 6 calls), the encoder's
-top-k proposals (the same method, once) and the denoising queries of each
-layer (``_loss_dn_single``, 6 calls). The heads here keep its targets (the
-Hungarian matching, the denoising groups) and override only what is scored
-in those two methods: one ranking of all (query, class) logits of the batch
-per call, or, with ``rank_layers_together=True``, one per step and kind.
-
-* :class:`RankSortDINOHead`: Rank & Sort over the call's (query, class)
-  logits, the positives' labels the IoU of the matched query's box with its
-  ground truth (detached; the boxes the head's ``QualityFocalLoss`` branch
-  compares), and the L1 and GIoU losses each rescaled to the value of the
-  RS term (the RS paper's self-balance, as BRS-DETR does).
-* :class:`ALRPDINOHead`: aLRP Loss over the call's (query, class) logits,
-  the positives' localisation errors ``(1 - GIoU) / 2`` of the matched
-  query's box with its ground truth (differentiable: they train the boxes
-  through aLRP's localisation component, which replaces both stock box
-  losses, L1 and GIoU, as the dense aLRP heads drop their ``loss_bbox``),
-  self-balanced by ``ALRPSelfBalanceHook``.
-* :class:`RaMBODINOHead`: a rank loss with ``terms()`` (``MixedRankLoss``
-  of RaMBO and the stock focal loss in the configs) on the call's logits;
-  box losses with the stock values.
-
-No read of device data and no copy to the device in these losses (but
-``ALRPLoss``'s own read, the ``nonzero`` that sizes its positives): the
-number of positives is the host count the stock targets give, the
-positives are found by a stable sort of that fixed size, the box
-normalisers are Python numbers and the image-size factors are filled, not
-copied (``tests/test_models/test_dino_heads.py`` counts them). What the
-stock head reads besides (the Hungarian assigner on the host, its
-``.item()``) is MMDetection's. Prediction and weight initialisation are
-the stock sigmoid head's.
-"""
+MMDetection's ``DINOHead`` scores 13 query sets a step: each decoder layer's
+matched queries and the encoder's proposals (``loss_by_feat_single``) and each
+layer's denoising queries (``_loss_dn_single``). The heads keep its targets and
+override what those two methods score: one ranking of all (query, class) logits
+of the batch per call (or per step and kind, ``rank_layers_together``). No read
+of device data and no upload but ``ALRPLoss``'s ``nonzero``
+(``tests/test_models/test_dino_heads.py`` counts them); prediction and weight
+initialisation are the stock sigmoid head's."""
 from abc import ABCMeta, abstractmethod
 from contextlib import contextmanager
 from typing import Dict, List, Optional, Tuple
@@ -62,9 +37,9 @@ class _SigmoidHead(nn.Module):
 
 def positive_rows(labels: Tensor, weights: Tensor, num_classes: int,
                   num_pos: int, owner: str) -> Tensor:
-    """The rows (ascending) of the ``num_pos`` positives (label < C, weight
-    > 0), found without a read: a stable sort of fixed size, the count
-    checked by a device assertion (a ``ValueError`` on the CPU).
+    """The rows (ascending) of the ``num_pos`` positives (label < C, weight >
+    0) by a stable sort of fixed size, without a read; the count is checked by
+    a device assertion (a ``ValueError`` on the CPU).
 
     Args:
         labels (Tensor): (N,) in 0..C, C = background.
@@ -96,15 +71,11 @@ def _image_factors(bbox_preds: Tensor, img_metas: List[dict]) -> Tensor:
 
 
 class RankLossDINOHead(DINOHead, metaclass=ABCMeta):
-    """``DINOHead`` with a rank loss as ``loss_cls``: the shared body of
-    :class:`RankSortDINOHead`, :class:`RaMBODINOHead` and
-    :class:`ALRPDINOHead`.
-
-    The stock head reads ``loss_cls.use_sigmoid``, which a rank loss does
-    not have: the head is a sigmoid head (C channels, stock sigmoid
-    prediction, the focal prior in ``init_weights``) whatever the loss.
-    Subclasses give :attr:`loss_types` and :meth:`_cls_and_box_losses`,
-    and may change the positives' box terms (:meth:`_box_terms`).
+    """``DINOHead`` with a rank loss as ``loss_cls``: the shared body of the
+    DINO rank-loss heads. The head is a sigmoid head (C channels, stock
+    prediction, focal prior) whatever the loss; subclasses give
+    :attr:`loss_types` and :meth:`_cls_and_box_losses`, and may change
+    :meth:`_box_terms`.
 
     Args:
         loss_cls (dict): The rank loss.
@@ -227,15 +198,9 @@ class RankLossDINOHead(DINOHead, metaclass=ABCMeta):
 
     def _box_terms(self, pred: Tensor, target: Tensor, pred_px: Tensor,
                    target_px: Tensor) -> Tuple[Tensor, ...]:
-        """The positives' box terms: here the stock per-positive L1 and
-        GIoU losses (P,) (``loss_bbox``, ``loss_iou`` unreduced).
-
-        Args:
-            pred (Tensor): (P, 4) predicted (cx, cy, w, h), normalised.
-            target (Tensor): (P, 4) their targets, the same format.
-            pred_px (Tensor): (P, 4) predicted xyxy in pixels.
-            target_px (Tensor): (P, 4) target xyxy in pixels.
-        """
+        """The positives' stock L1 and GIoU losses (P,), unreduced, from the
+        (P, 4) predicted and target (cx, cy, w, h), normalised, and the same
+        boxes as xyxy in pixels."""
         l1 = self.loss_bbox(pred, target, reduction_override='none')
         l1 = l1.sum(-1) if l1.dim() > 1 else l1  # a 0-dim 0 without boxes
         giou = self.loss_iou(pred_px, target_px, reduction_override='none')
@@ -262,30 +227,20 @@ def _mean(values: Tensor, count: int) -> Tensor:
 class RankSortDINOHead(RankLossDINOHead):
     """``DINOHead`` trained by Rank & Sort Loss (BRS-DETR's recipe, exact).
 
-    Each call ranks all (query, class) logits of the batch: the matched
-    query's logit of its ground truth's class is a positive with label the
-    IoU of its box with that ground truth (detached), every other logit a
-    negative. ``loss_cls`` is ``L_RS``; ``loss_bbox`` (L1) and ``loss_iou``
-    (GIoU) are the means over the positives, each rescaled by ``L_RS /
-    value`` (detached) so that it has the value of ``L_RS``: their
-    ``loss_weight`` does not matter.
-
-    The positives are the matched queries, whatever their IoU: the loss's
-    ``zero_quality_as_negative`` must be False (making a positive of IoU 0
-    a negative would size the ranking by a read of the data).
+    The matched query's logit of its ground truth's class is a positive with
+    label the (detached) IoU of its box, every other logit a negative, whatever
+    the IoU (``zero_quality_as_negative`` must be False: it would size the
+    ranking by a read). ``loss_cls`` is ``L_RS``; L1 and GIoU are the means
+    over the positives rescaled to the value of ``L_RS`` (their ``loss_weight``
+    does not matter).
 
     Args:
-        rank_layers_together (bool): Rank the matched queries of all decoder
-            layers and the encoder's proposals as one sequence, and the
-            denoising queries of all layers as another, instead of one
-            ranking per call. Each call's ``loss_cls`` is then the joint
-            value (so the step's total and the update are the joint one's
-            times the calls it merges, as many as the per-call rankings
-            give), and its box losses are rescaled to that value.
-            Defaults to False (BRS-DETR: one ranking per call).
-        *args, **kwargs: ``DINOHead``'s, with
-            ``loss_cls=dict(type='RankSortLoss',
-            zero_quality_as_negative=False)``.
+        rank_layers_together (bool): Rank the matched queries of all layers and
+            the proposals as one sequence, the denoising queries as another;
+            each call's ``loss_cls`` is then the joint value. Defaults to False
+            (BRS-DETR: one ranking per call).
+        *args, **kwargs: ``DINOHead``'s, with ``loss_cls=dict(type=
+            'RankSortLoss', zero_quality_as_negative=False)``.
     """
     loss_types = (RankSortLoss, )
 
@@ -368,13 +323,11 @@ class RankSortDINOHead(RankLossDINOHead):
 
 @MODELS.register_module()
 class RaMBODINOHead(RankLossDINOHead):
-    """``DINOHead`` whose ``loss_cls`` is a rank loss with ``terms()`` over
-    all (query, class) logits of each call: ``MixedRankLoss`` (RaMBO AP
-    loss and the stock focal loss, the focal term normalised as the stock
-    head's: by the call's positives) in the configs. ``loss_cls`` is the
-    sum of its loss terms; a loss that ranks ``'logits'`` gets the zero
-    background column it asks for (``get_cls_channels``), which it does not
-    read. The box losses have the stock values.
+    """``DINOHead`` whose ``loss_cls`` is a rank loss with ``terms()``
+    (``MixedRankLoss`` of RaMBO and the stock focal loss in the configs, the
+    focal term normalised by the call's positives) over all (query, class)
+    logits of each call; ``loss_cls`` is the sum of its loss terms, the box
+    losses the stock ones.
 
     Args:
         *args, **kwargs: ``DINOHead``'s, ``loss_cls`` a rank loss config.
@@ -404,28 +357,13 @@ class RaMBODINOHead(RankLossDINOHead):
 @MODELS.register_module()
 class ALRPDINOHead(RankLossDINOHead):
     """``DINOHead`` trained by aLRP Loss (Oksuz et al., NeurIPS 2020), as the
-    dense aLRP heads (``ALRPRetinaHead``) train theirs.
+    dense aLRP heads train theirs.
 
-    Each call ranks all (query, class) logits of the batch: the matched
-    query's logit of its ground truth's class is a positive, every other
-    logit a negative. Each positive's localisation error is ``(1 - GIoU) /
-    2`` of its predicted box with its ground truth (pixels, differentiable),
-    which ``ALRPLoss`` divides by ``1 - tau``. ``loss_cls`` is aLRP's
-    classification component (``loss_alrp_cls``, trained by the
-    error-driven update, ranking with the localisation errors of the
-    positives above), ``loss_iou`` its localisation component
-    (``loss_alrp_loc = w_sb * L_loc``: the errors of the positives sorted
-    by score, weighted by the ranking). aLRP replaces both stock box
-    losses: DINO's L1 (``loss_bbox``) and GIoU (``loss_iou``) configs are
-    built but not used, and the ``loss_bbox`` keys are not in the loss dict
-    (as the dense aLRP heads drop theirs). The Hungarian matching keeps its
-    own costs (L1 and GIoU among them).
-
-    ``w_sb`` (a buffer of the loss, 50 at the start) is one for the 13
-    calls of a step; ``ALRPSelfBalanceHook`` (in the configs'
-    ``custom_hooks``) sets it to ``sum L_aLRP / sum L_loc`` over all of
-    them every period. The positives are the matched queries whatever
-    their IoU.
+    Each positive's error is ``(1 - GIoU) / 2`` of its predicted box (pixels,
+    differentiable). ``loss_cls`` is ``loss_alrp_cls``, ``loss_iou`` is
+    ``loss_alrp_loc`` (``w_sb * L_loc``), which replaces L1 and GIoU: their
+    configs are built but unused, and the ``loss_bbox`` keys are dropped. One
+    ``w_sb`` serves the 13 calls; ``ALRPSelfBalanceHook`` sets it.
 
     Args:
         *args, **kwargs: ``DINOHead``'s, with ``loss_cls=dict(type=
