@@ -1,37 +1,14 @@
 """Every change this package can make to MMEngine's and MMDetection's
 behaviour, each one named and opt-in.
 
-``import mmdet_rankloss`` changes nothing outside the package except
-registering its components and its config scope (``config_scope``, so that
-``_base_ = 'mmdet_rankloss::...'`` works). The other patches are applied by
-the project's ``tools/train.py`` / ``tools/test.py``, by an explicit
-:func:`enable` / :func:`enable_all`, or from a config whose
-``custom_imports`` imports ``'mmdet_rankloss.apply_patches'`` after
-``'mmdet_rankloss'``.
-Each patch is an ``apply_<name>`` / ``restore_<name>`` pair; ``restore_*``
-puts back MMEngine's own object (the same function object, not a copy). All
-are idempotent.
-
-================== =========================================================
-name               what it changes
-================== =========================================================
-config_scope       one entry ``'mmdet_rankloss'`` in
-                   ``mmengine.config.utils.MODULE2PACKAGE`` (applied by
-                   ``import mmdet_rankloss``)
-checkpoint_loader  MMEngine's loader for local checkpoint paths
-                   (``CheckpointLoader`` scheme ``''``): torch >= 2.6
-                   ``weights_only`` loading with MMEngine's own types
-                   allow-listed, corrupt files named
-head_fit_check     ``build_func`` of the ``MODELS`` registries: a head whose
-                   ``loss_cls`` of this package does not fit it fails the
-                   build
-atomic_checkpoints MMEngine's ``save_checkpoint``: local checkpoints are
-                   written to a temporary file and renamed into place
-================== =========================================================
-
-Why each exists and what it touches: ``docs/architecture.md``, "Changes to
-MMEngine (patches)".
-"""
+``import mmdet_rankloss`` applies only ``config_scope`` (``_base_ =
+'mmdet_rankloss::...'``); ``checkpoint_loader`` (torch >= 2.6 loads of MMEngine
+checkpoints), ``head_fit_check`` (a misfit ``loss_cls`` fails the build) and
+``atomic_checkpoints`` are applied by ``tools/train.py`` / ``tools/test.py``,
+:func:`enable` / :func:`enable_all`, or a config's ``custom_imports`` of
+``'mmdet_rankloss.apply_patches'``. Each is an idempotent ``apply_<name>`` /
+``restore_<name>`` pair; ``restore_*`` puts back MMEngine's own object. What
+and why: docs/architecture.md, "Changes to MMEngine (patches)"."""
 import functools
 import importlib
 import os
@@ -58,17 +35,9 @@ def _ours(func) -> bool:
 
 
 # ---------------------------------------------------------------- config_scope
-# MMEngine 0.10.7 resolves ``package::path`` only for the names in
-# MODULE2PACKAGE (an assertion for any other) and then reads
-# ``get_installed_path(MODULE2PACKAGE[name])``. Mapping our name to the
-# module ``mmdet_rankloss.registry`` (no distribution has that name, so
-# MMEngine falls back to ``importlib.util.find_spec``, whose origin is
-# ``<package dir>/registry.py``) gives the directory of the *imported*
-# package for every kind of install: a wheel, an editable install (whose
-# distribution location is site-packages, where no ``mmdet_rankloss``
-# directory exists) and a checkout on ``PYTHONPATH``. So no MMEngine
-# function is replaced. The scope itself (``_scope_='mmdet_rankloss'``) is
-# the prefix before ``::``, unchanged.
+# MMEngine resolves ``package::path`` for the names in MODULE2PACKAGE only;
+# a module no distribution is named after sends it to ``find_spec``, the
+# imported package's directory (docs/architecture.md: why).
 _CONFIG_TARGET = f'{PACKAGE}.registry'
 
 
@@ -101,16 +70,10 @@ def _checkpoint_loader_class():
 
 
 def apply_checkpoint_loader() -> None:
-    """Wraps MMEngine's local checkpoint loader: it runs inside
-    ``torch.serialization.safe_globals(checkpoint_globals())``, and a
-    truncated file or one holding other pickled objects gets an error
-    naming the file (:mod:`mmdet_rankloss.utils.checkpoint`).
-
-    Only loads from local paths through MMEngine (``Runner.resume``,
-    ``load_from``, ``load_checkpoint``) change; other ``torch.load`` calls
-    keep torch's allow-list. A no-op on torch < 2.5 (no ``safe_globals``;
-    ``torch.load`` there defaults to ``weights_only=False``).
-    """
+    """Wraps MMEngine's local checkpoint loader in
+    ``torch.serialization.safe_globals(checkpoint_globals())`` with faults
+    named (:mod:`mmdet_rankloss.utils.checkpoint`); other ``torch.load`` calls
+    are unchanged. A no-op on torch < 2.5."""
     if not hasattr(torch.serialization, 'safe_globals'):
         return
     from .utils.checkpoint import checkpoint_globals, load_checked
@@ -162,11 +125,10 @@ def _head_checked(func) -> bool:
 
 
 def apply_head_fit_check() -> None:
-    """Makes ``MODELS.build`` (every registry of the tree that exists now;
-    children created later inherit their parent's) refuse a head whose
-    ``loss_cls`` of this package it cannot serve, naming the config field,
-    its value and the fix (:mod:`mmdet_rankloss.models.head_checks`). Builds
-    of anything else only pass through the check."""
+    """Makes ``MODELS.build`` (every registry of the tree now; later children
+    inherit) refuse a head whose ``loss_cls`` of this package it cannot serve,
+    naming the field, its value and the fix
+    (:mod:`mmdet_rankloss.models.head_checks`)."""
     from .models.head_checks import checked_build_func
     for registry in _model_registries():
         if not _head_checked(registry.build_func):
@@ -185,11 +147,8 @@ def _head_fit_check_applied() -> bool:
 
 
 # ---------------------------------------------------------- atomic_checkpoints
-# The module-level names through which MMEngine 0.10.7 writes checkpoints:
-# ``Runner.save_checkpoint`` calls ``mmengine.runner.runner.save_checkpoint``,
-# ``CheckpointHook`` (publishing the last checkpoint) imports it from
-# ``mmengine.runner``, the FlexibleRunner strategies from
-# ``mmengine.runner.checkpoint`` at call time.
+# The names through which MMEngine 0.10.7 writes checkpoints (Runner,
+# CheckpointHook, the FlexibleRunner strategies).
 _SAVE_MODULES = ('mmengine.runner.checkpoint', 'mmengine.runner.runner',
                  'mmengine.runner')
 
@@ -234,13 +193,9 @@ def _save_modules() -> List:
 
 
 def apply_atomic_checkpoints() -> None:
-    """Makes MMEngine write local checkpoints atomically: to
-    ``<path>.tmp-<pid>``, flushed to disk, renamed over ``<path>``. A job
-    killed during the write leaves the previous checkpoint (which
-    ``last_checkpoint`` still names) and no truncated file. Other writes
-    (logs, configs, ``LocalBackend.put`` in general) are unchanged, as are
-    remote checkpoints and saves given the deprecated ``file_client_args``.
-    """
+    """Makes MMEngine write local checkpoints to ``<path>.tmp-<pid>``, flushed
+    and renamed over ``<path>``: a killed job leaves the previous checkpoint,
+    no truncated file. Remote saves and ``file_client_args`` are unchanged."""
     modules = _save_modules()
     current = modules[0].save_checkpoint
     original = current.__wrapped__ if _ours(current) else current

@@ -27,36 +27,25 @@ MAX_QUOTED = 10
 
 @DATASETS.register_module()
 class CheckedCocoDataset(CheckedOptions, CocoDataset):
-    """:class:`mmdet.datasets.CocoDataset` that checks its annotation file.
-
-    Checked, with the file, the entry and the value in the message: the file
-    exists and is valid JSON with ``images``, ``annotations`` and
-    ``categories`` lists, neither of the first two empty; category ids and
-    names are unique; every class of ``metainfo.classes`` is a category name
-    of the file, in the file's order (MMDetection numbers the labels in the
-    file's order); image ids are unique, each image has a ``file_name`` and
-    positive integer ``width`` and ``height``; every annotation has a unique
-    ``id``, an ``image_id`` of the file, a known ``category_id``, a
-    ``bbox`` of four numbers at least 1 pixel wide and high and inside the
-    image (up to 1 pixel of rounding), a positive ``area`` and ``iscrowd``
-    0 or 1; with ``check_images``, each image exists, its header can be
-    read, a JPEG is not truncated and its size is the one the file states.
-    The file is read twice (once here, once by MMDetection's COCO API) and
-    each image header once at start-up.
+    """:class:`mmdet.datasets.CocoDataset` that checks its annotation file
+    (:func:`~mmdet_rankloss.utils.coco_check.check_coco_file`: the lists,
+    unique ids, classes in the file's order, every image and annotation, and
+    with ``check_images`` each image's header and size), with the file, the
+    entry and the value in the message. The file is read twice and each image
+    header once at start-up.
 
     Args:
-        unknown_class (str): What to do with an annotation whose category is
-            in the file but not one of the dataset's classes: ``'error'``
-            (raise, the default) or ``'skip'`` (drop it, as MMDetection does,
-            with one warning that counts them). A category id that the file
-            does not list is always an error.
-        check_images (bool): Check the images as described above; only for
-            local files (``backend_args`` None). Defaults to True.
+        unknown_class (str): An annotation whose category is in the file but
+            not one of the dataset's classes: ``'error'`` (raise, the default)
+            or ``'skip'`` (drop it, as MMDetection does, with one warning). An
+            unlisted category id is always an error.
+        check_images (bool): Check the images; only for local files
+            (``backend_args`` None). Defaults to True.
         **kwargs: Passed to :class:`mmdet.datasets.CocoDataset`.
 
     Raises:
-        CocoCheckError: If the file has any fault (the first
-            :data:`MAX_QUOTED` quoted, all counted), or is not valid JSON.
+        CocoCheckError: If the file has any fault (the first :data:`MAX_QUOTED`
+            quoted, all counted), or is not valid JSON.
         FileNotFoundError: A missing annotation file (named).
     """
 

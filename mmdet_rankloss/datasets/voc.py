@@ -25,34 +25,23 @@ __all__ = ['CheckedVOCDataset']
 
 @DATASETS.register_module()
 class CheckedVOCDataset(CheckedOptions, VOCDataset):
-    """:class:`mmdet.datasets.VOCDataset` that checks every item it loads.
-
-    Checked, with the file, field and value in the message: the image list
-    is not empty; each XML exists and is well-formed; ``<size>`` holds
-    positive integers; every object has a ``<name>``, a ``<bndbox>`` with
-    four numbers, ``xmin < xmax``, ``ymin < ymax``, inside the image, and
-    ``<difficult>`` 0 or 1; with ``check_images``, the image exists, its
-    header can be read, a JPEG is not truncated (it ends with the FFD9
-    marker) and its size is the one the XML states. These checks read each
-    XML twice and each image header once at start-up (the cost is measured
-    in ``docs/reliability.md``).
-
-    An XML without ``<size>`` is loaded as MMDetection loads it (the size
-    read from the image), with a warning naming the file.
+    """:class:`mmdet.datasets.VOCDataset` that checks every item it loads
+    (:func:`~mmdet_rankloss.utils.voc_check.check_voc_item`: the XML, its size
+    and objects, and with ``check_images`` the image's header and size), with
+    the file, field and value in the message; each XML is read twice and each
+    image header once at start-up (docs/reliability.md). An XML without
+    ``<size>`` loads as in MMDetection, with a warning.
 
     Args:
-        unknown_class (str): What to do with an object whose ``<name>`` is
-            not one of the dataset's classes: ``'error'`` (raise, the
-            default) or ``'skip'`` (drop it, as MMDetection does, with a
-            warning naming the file, the object and the name).
-        check_images (bool): Check the images as described above.
-            Defaults to True.
+        unknown_class (str): An object whose ``<name>`` is not a class of the
+            dataset: ``'error'`` (raise, the default) or ``'skip'`` (drop it,
+            as MMDetection does, with a warning).
+        check_images (bool): Check the images. Defaults to True.
         **kwargs: Passed to :class:`mmdet.datasets.VOCDataset`.
 
     Raises:
-        VOCCheckError: At the first item with a fault (all faults of that
-            item in the message); ``tools/misc/check_dataset.py`` lists the
-            faults of every item instead.
+        VOCCheckError: At the first item with a fault (all its faults in the
+            message; ``tools/misc/check_dataset.py`` lists every item's).
         FileNotFoundError: A missing XML or image (named).
     """
 

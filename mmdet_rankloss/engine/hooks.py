@@ -1,14 +1,7 @@
 """Hooks that make ``--resume`` continue a run exactly where it stopped
-(docs/reliability.md#exact-resume).
-
-MMEngine's checkpoint holds everything a stock detector needs, but not the
-score memory of the AP and recall losses (deliberately not a module buffer:
-DDP would overwrite it with rank 0's), which :class:`RankLossMemoryHook`
-saves and restores, nor the random state (MMEngine seeds a resumed run as a
-new one), which :class:`RandomStateHook` saves and restores. Both store only
-tensors, ints, floats, strings, lists and dicts, so the checkpoint still
-loads with ``torch.load(weights_only=True)``.
-"""
+(docs/reliability.md#exact-resume): :class:`RankLossMemoryHook` saves the rank
+losses' score memories (not module buffers), :class:`RandomStateHook` the
+random state, both as plain data (``torch.load(weights_only=True)``)."""
 import logging
 import random
 from typing import Any, Dict, List, Optional
@@ -31,13 +24,7 @@ RANDOM_KEY = 'random_state'
 
 def _map_tensors(state: Any, fn) -> Any:
     """Applies ``fn`` to every tensor of a nested dict / list / tuple."""
-    if isinstance(state, torch.Tensor):
-        return fn(state)
-    if isinstance(state, dict):
-        return {k: _map_tensors(v, fn) for k, v in state.items()}
-    if isinstance(state, (list, tuple)):
-        return type(state)(_map_tensors(v, fn) for v in state)
-    return state
+    return apply_to(state, torch.is_tensor, fn)
 
 
 def unwrap_model(model):
@@ -45,11 +32,8 @@ def unwrap_model(model):
 
 
 def memory_modules(model: torch.nn.Module) -> Dict[str, torch.nn.Module]:
-    """Submodules that keep a score memory, by their name in the model.
-
-    A module qualifies when it has both ``memory_state_dict()`` and
-    ``load_memory_state_dict(state)`` (the AP and recall losses).
-    """
+    """Submodules with ``memory_state_dict()`` and
+    ``load_memory_state_dict(state)`` (the AP and recall losses), by name."""
     return {
         name: module
         for name, module in unwrap_model(model).named_modules()
@@ -60,30 +44,17 @@ def memory_modules(model: torch.nn.Module) -> Dict[str, torch.nn.Module]:
 
 @HOOKS.register_module()
 class RankLossMemoryHook(Hook):
-    """Saves the score memories of rank losses in checkpoints, restores them
-    on resume.
+    """Saves the score memories of rank losses in checkpoints, restores them on
+    resume.
 
-    In the checkpoint, ``checkpoint['rank_loss_memory']`` is::
-
-        dict(world_size=W, modules={name: [state of rank 0, ..., rank W-1]})
-
-    where ``name`` is the module's name in the model (e.g.
-    ``'roi_head.bbox_head.loss_cls'``) and each state is what its
-    ``memory_state_dict()`` returned, moved to the CPU. Under DDP each
-    process has its own memory (unless the loss ranks globally), and only
-    rank 0 writes the checkpoint, so every process hands its memories to
-    rank 0 before a checkpoint can be written: at the end of every epoch
-    (epoch-based checkpoints) or every ``interval`` iterations of the
-    :class:`~mmengine.hooks.CheckpointHook` (iteration-based ones). On
-    resume with the same number of processes each process gets its own
-    memory back; with a different number each gets rank 0's, with a
-    warning.
-
-    Memories are restored only when training resumes (``runner.iter > 0``
-    at ``before_train``): a ``load_from`` checkpoint starts a new run, which
-    starts with empty memories. A checkpoint without the key (written
-    without the hook) leaves the memories empty, with a warning.
-    """
+    ``checkpoint['rank_loss_memory']`` is ``dict(world_size=W, modules={name:
+    [state of rank 0, ..., rank W-1]})``, ``name`` the module's name in the
+    model and each state its ``memory_state_dict()`` on the CPU. Under DDP the
+    processes hand their memories to rank 0 before a checkpoint can be written
+    (every epoch, or every ``interval`` of an iteration-based
+    ``CheckpointHook``). A resume with the same number of processes gives each
+    its own memory back, else rank 0's (a warning). A ``load_from`` start or a
+    checkpoint without the key (a warning) starts with empty memories."""
 
     priority = 'NORMAL'  # before CheckpointHook (VERY_LOW) after an epoch
 
@@ -200,27 +171,15 @@ def _model_device(model) -> torch.device:
 
 @HOOKS.register_module()
 class RandomStateHook(Hook):
-    """Saves the random state of the training process in checkpoints and
-    restores it on resume, so the epochs after a resume draw the same
-    random numbers as the uninterrupted run.
+    """Saves the random state (torch CPU and CUDA, numpy, Python) in
+    checkpoints and restores it on resume, and restores it after every
+    validation, so the epochs after a resume draw the same random numbers as
+    the uninterrupted run.
 
-    Saved: torch's CPU generator, the CUDA generators (when CUDA is
-    initialised), numpy's and Python's global generators; the data
-    sampler's own generator is reseeded by epoch anyway. The validation
-    loop runs between the checkpoint of an epoch and the next epoch and
-    draws random numbers too (a data loader iterator draws its base seed),
-    so the hook also restores the random state after every validation:
-    validating or not never changes the training run.
-
-    What it cannot restore: the generators inside persistent data loader
-    workers (``persistent_workers=True`` with ``num_workers > 0``), which
-    keep their state across epochs in the uninterrupted run and start afresh
-    after a resume. Exact resume needs ``num_workers=0`` or
-    ``persistent_workers=False`` (MMEngine then seeds the workers the same
-    way every epoch). Exact for :class:`~mmengine.runner.EpochBasedTrainLoop`
-    (restored before the first resumed epoch); the iteration-based loop
-    replays the data pipeline of the skipped iterations after this point.
-    """
+    Exact for :class:`~mmengine.runner.EpochBasedTrainLoop` with
+    ``num_workers=0`` or ``persistent_workers=False`` (persistent workers keep
+    generators it cannot restore); the iteration-based loop replays the data
+    pipeline of the skipped iterations."""
 
     priority = 'NORMAL'
 
@@ -286,24 +245,18 @@ class RandomStateHook(Hook):
 
 @HOOKS.register_module()
 class DeferredLogHook(Hook):
-    """Reads the logged values that are not losses (a loss's diagnostics,
-    e.g. ``rambo_ap``; MMDetection's ``acc``) once per log interval, not
-    every iteration.
+    """Reads the logged values that are not losses (diagnostics, ``acc``) once
+    per log interval, not every iteration.
 
-    MMEngine's ``RuntimeInfoHook`` calls ``.item()`` on every log variable
-    at every iteration, each a wait for the GPU. This hook runs before it
-    and takes the variables without ``loss`` in their name out of the
-    iteration's outputs, detached and still on the device; when the
-    :class:`~mmengine.hooks.LoggerHook` logs (every ``interval``
-    iterations and at the end of an epoch), before a checkpoint is saved
-    and after training, it reads all the kept values in one read per
-    device and gives each iteration's values to the message hub in order,
-    so the logs are those of a run without the hook. The losses, and so
-    the total, are read by MMEngine as before.
+    It runs before MMEngine's ``RuntimeInfoHook`` (which calls ``.item()`` on
+    each, a wait for the GPU) and keeps them on the device; when the
+    ``LoggerHook`` logs, before a checkpoint and after training it reads them
+    in one read per device and gives each iteration's values to the message hub
+    in order: the same logs.
 
     Args:
-        interval (int, optional): Iterations between reads. Defaults to
-            None: the ``LoggerHook``'s interval.
+        interval (int, optional): Iterations between reads. Defaults to None:
+            the ``LoggerHook``'s interval.
     """
 
     priority = 'HIGHEST'  # before RuntimeInfoHook (VERY_HIGH) reads them

@@ -1,24 +1,13 @@
-"""Per-class score thresholds and a score calibration applied to a
-detector's predictions.
+"""Per-class score thresholds and a score calibration applied to a detector's
+predictions (docs/thresholds.md).
 
-MMDetection's heads take one ``score_thr`` for every class. The thresholds
-that ``tools/analysis_tools/fit_class_thresholds.py`` chooses on val (one
-per class, LRP-optimal) and the calibration it fits (Platt or isotonic, on
-the model's own scores) are applied after the model has predicted:
-
-* :func:`filter_instances`: the functional core, on one image's
-  ``pred_instances``;
-* :func:`wrap_predict`: makes a built detector apply it in ``predict``
-  (``DetInferencer``, ``inference_detector`` or your own loop);
-* :class:`ClassScoreThresholdHook`: does that for ``tools/test.py`` and the
-  val loop, from a config (``custom_hooks``).
-
-A box is kept if its score (as the model gives it) reaches its class's
-threshold; the calibration (one per class, or one for all) then maps the
-kept scores, and a second threshold per class, on the calibrated scores,
-may follow (the official pipeline of Kuzucu et al., ECCV 2024). All are
-monotone per class, so the order of the kept boxes does not change.
-"""
+The thresholds (LRP-optimal, one per class) and the Platt or isotonic
+calibration that ``tools/analysis_tools/fit_class_thresholds.py`` fits on val
+are applied after ``predict``: :func:`filter_instances` on one image,
+:func:`wrap_predict` on a built detector, :class:`ClassScoreThresholdHook` from
+a config. A box is kept if its score reaches its class's threshold; the kept
+scores are calibrated, and a second threshold on the calibrated scores may
+follow (Kuzucu et al., ECCV 2024). All are monotone per class."""
 from typing import Dict, Optional, Sequence, Union
 
 import torch
@@ -215,34 +204,21 @@ def wrap_predict(model, thresholds: Tensor,
 
 @HOOKS.register_module()
 class ClassScoreThresholdHook(Hook):
-    """Applies per-class score thresholds, a calibration and thresholds on
-    the calibrated scores to every prediction of the val and test loops
-    (:func:`wrap_predict`).
-
-    ``tools/analysis_tools/fit_class_thresholds.py --write-config`` writes
-    it into a config::
-
-        custom_hooks = [..., dict(type='ClassScoreThresholdHook',
-                                  thresholds=dict(zero=0.41, one=0.37),
-                                  calibration=dict(
-                                      zero=dict(type='isotonic', x=[...],
-                                                y=[...]), one=...),
-                                  calibrated_thresholds=dict(zero=0.52))]
+    """Applies per-class score thresholds, a calibration and thresholds on the
+    calibrated scores to every prediction of the val and test loops
+    (:func:`wrap_predict`); ``tools/analysis_tools/fit_class_thresholds.py
+    --write-config`` writes it into ``custom_hooks``.
 
     Args:
-        thresholds (dict): Class name: threshold on the model's own scores
-            (before the calibration). Each name must be a class of the
-            loop's dataset.
-        calibration (dict, optional): ``dict(type='platt', a=..., b=...)``
-            or ``dict(type='isotonic', x=[...], y=[...])`` applied to the
-            kept scores of every class, or a dict of class name: one of
-            those (a class not named keeps its scores). Defaults to None
-            (scores as the model gives them).
-        default (float, optional): Threshold of the classes ``thresholds``
-            does not name. Defaults to None (keep their boxes).
-        calibrated_thresholds (dict, optional): Class name: threshold on
-            the calibrated scores (a class not named: none). Defaults to
-            None.
+        thresholds (dict): Class name: threshold on the model's own scores.
+            Each name must be a class of the loop's dataset.
+        calibration (dict, optional): One :func:`check_calibration` form for
+            every class, or class name: one (a class not named keeps its
+            scores). Defaults to None.
+        default (float, optional): Threshold of the classes ``thresholds`` does
+            not name. Defaults to None (keep their boxes).
+        calibrated_thresholds (dict, optional): Class name: threshold on the
+            calibrated scores (a class not named: none). Defaults to None.
     """
     priority = 'NORMAL'
 

@@ -1,32 +1,13 @@
 """What detection scores mean: precision / recall at a threshold, and
-calibration.
+calibration (docs/thresholds.md).
 
-A rank loss fixes the order of the scores, not their meaning, yet users
-deploy with a threshold (MMDetection's visualiser draws boxes above 0.3).
-These functions measure, on VOC-style ground truth, what a threshold buys:
-
-* :func:`match_detections`: marks each detection true or false positive
-  exactly as VOC AP50 does (per class, by descending score, IoU >= 0.5,
-  each ground-truth box used once, detections matched to a ``difficult``
-  box neither true nor false);
-* :func:`precision_recall_at`: precision and recall of the detections
-  scoring at least ``t``;
-* :func:`expected_calibration_error`: detection ECE (D-ECE): the
-  count-weighted mean, over equal-width score bins, of ``|precision -
-  mean score|``;
-* :func:`fit_platt` / :func:`apply_platt`: a monotone fix, ``p' =
-  sigmoid(a * logit(p) + b)`` fitted on validation detections; it keeps
-  every ranking (so AP) and only changes what the numbers mean;
-* :func:`fit_isotonic` / :func:`apply_isotonic`: the non-decreasing map of
-  least squared error (isotonic regression, pool adjacent violators),
-  piecewise linear between its knots;
-* :func:`laece_targets` / :func:`localisation_aware_ece`: LaECE_0 (Kuzucu
-  et al., ECCV 2024, "On Calibration of Object Detectors: Pitfalls,
-  Evaluation and Baselines", arXiv 2405.20459), the localisation-aware
-  calibration error: a score should equal the IoU of its box with the
-  object it found (0 for a box that found none), per class; :func:`laece`
-  as the official code (fiveai/detection_calibration) computes it.
-"""
+VOC matching (:func:`match_detections`), precision and recall at a threshold,
+detection ECE (count-weighted ``|precision - mean score|`` over equal-width
+bins), Platt and isotonic calibration (monotone: every ranking and AP kept),
+and LaECE_0 (Kuzucu et al., ECCV 2024, "On Calibration of Object Detectors:
+Pitfalls, Evaluation and Baselines", arXiv 2405.20459): a score should equal
+its box's IoU with the object it found (0 if none), per class, as the official
+code (fiveai/detection_calibration) computes it."""
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -120,21 +101,14 @@ def match_detections(detections: Sequence[dict],
             used = np.zeros(len(gsel), dtype=bool)
             ious = box_iou(d_boxes[sel], g_boxes[gsel])
             for row, index in enumerate(sel):
-                if len(gsel):
-                    best = int(np.argmax(ious[row]))
-                    best_iou = ious[row, best]
-                else:
-                    best_iou = -1.0
-                if best_iou >= iou_thr:
+                best = int(np.argmax(ious[row])) if len(gsel) else None
+                tp = False
+                if best is not None and ious[row, best] >= iou_thr:
                     if g_diff[gsel[best]]:
                         continue  # neither TP nor FP, as in VOC
-                    if not used[best]:
-                        used[best] = True
-                        all_scores.append(d_scores[index:index + 1])
-                        all_tp.append(np.ones(1, dtype=bool))
-                        continue
+                    tp, used[best] = not used[best], True
                 all_scores.append(d_scores[index:index + 1])
-                all_tp.append(np.zeros(1, dtype=bool))
+                all_tp.append(np.full(1, tp))
     if not all_scores:
         return np.zeros(0), np.zeros(0, dtype=bool), num_gt
     return np.concatenate(all_scores), np.concatenate(all_tp), num_gt
@@ -192,19 +166,14 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 def fit_platt(scores: np.ndarray, is_tp: np.ndarray,
               max_iter: int = 100) -> Tuple[float, float]:
-    """Fits ``p' = sigmoid(a * logit(p) + b)`` by maximum likelihood.
-
-    Newton's method on the two parameters (the log-likelihood is concave),
-    started at the identity ``a = 1, b = 0``, each step halved until the
-    likelihood does not fall; a tiny ridge keeps it defined when the
-    detections are separable. Targets in between 0 and 1 (IoUs) make it a
-    fit of the expected target, the cross-entropy with soft labels.
+    """Fits ``p' = sigmoid(a * logit(p) + b)`` by maximum likelihood: damped
+    Newton from ``a = 1, b = 0`` with a tiny ridge (defined on separable data);
+    soft targets (IoUs) fit the expected target.
 
     Args:
         scores (np.ndarray): (N,) scores in [0, 1].
-        is_tp (np.ndarray): (N,) targets: True / False (a D-ECE fit) or
-            values in [0, 1] such as the IoU targets of
-            :func:`laece_targets` (a LaECE fit).
+        is_tp (np.ndarray): (N,) targets: True / False (a D-ECE fit) or values
+            in [0, 1] such as :func:`laece_targets`'s (a LaECE fit).
         max_iter (int): Newton steps at most. Defaults to 100.
 
     Returns:
@@ -263,15 +232,11 @@ def apply_platt(scores: np.ndarray, a: float, b: float) -> np.ndarray:
 
 def fit_isotonic(scores: np.ndarray,
                  targets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Isotonic regression of ``targets`` on ``scores``: the non-decreasing
-    function of least squared error on the data (pool adjacent violators).
-
-    Equal scores are pooled first (their mean target, weighted by their
-    count). The fit is returned as knots ``(x, y)``: ``x`` increasing
-    scores, ``y`` non-decreasing values in [0, 1], only the ends of each
-    constant run kept; :func:`apply_isotonic` interpolates linearly between
-    them and holds the end values outside, as scikit-learn's
-    ``IsotonicRegression(out_of_bounds='clip')`` does.
+    """Isotonic regression of ``targets`` on ``scores`` (pool adjacent
+    violators; equal scores pooled first), as knots ``(x, y)``: ``x``
+    increasing, ``y`` non-decreasing in [0, 1], the ends of each constant run;
+    :func:`apply_isotonic` interpolates as scikit-learn's
+    ``IsotonicRegression(out_of_bounds='clip')``.
 
     Args:
         scores (np.ndarray): (N,) scores.
@@ -337,31 +302,26 @@ def laece_targets(detections: Sequence[dict],
     """Scores, IoU targets and labels of the detections, matched as the
     official LaECE code (fiveai/detection_calibration) matches them.
 
-    Per image and class as :func:`~.lrp.lrp_match` (COCO's evaluator):
-    detections by descending score each take the still unmatched
-    ground-truth box of highest IoU ``>= iou_thr``. At the default 0 any
-    unmatched box of the class qualifies, overlapping or not (a box that
-    touches no object can claim one, with target 0); ``iou_thr`` just
-    above 0 (``np.nextafter(0, 1)``) asks for some overlap. A hit's
-    target is its IoU, any other detection's 0. A detection that hits
-    nothing but overlaps a ``difficult`` / crowd box (intersection over
-    its area ``>= iou_thr``) is left out.
+    Per image and class as :func:`~.lrp.lrp_match`: by descending score each
+    detection takes the unmatched box of highest IoU ``>= iou_thr`` (at 0 any
+    box of the class, overlapping or not). A hit's target is its IoU, any other
+    detection's 0; a miss that overlaps a ``difficult`` / crowd box is left
+    out.
 
     Args:
         detections (sequence of dict): Per image ``bboxes`` (N, 4) xyxy,
             ``scores`` (N,), ``labels`` (N,).
-        ground_truths (sequence of dict): Per image (same order)
-            ``bboxes`` (M, 4), ``labels`` (M,), optionally ``difficult``
-            (M,) booleans.
+        ground_truths (sequence of dict): Per image (same order) ``bboxes`` (M,
+            4), ``labels`` (M,), optionally ``difficult`` (M,) booleans.
         iou_thr (float): ``tau`` of a hit. Defaults to 0 (LaECE_0).
-        ignored_overlap (str): ``'iof'`` or ``'iou'``:
-            :func:`~.lrp.lrp_match`. Defaults to 'iof'.
-        max_dets (int, optional): Detections per image and class that
-            count. Defaults to 100.
+        ignored_overlap (str): ``'iof'`` or ``'iou'``: :func:`~.lrp.lrp_match`.
+            Defaults to 'iof'.
+        max_dets (int, optional): Detections per image and class that count.
+            Defaults to 100.
 
     Returns:
-        tuple: ``scores`` (K,), ``targets`` (K,) in [0, 1] and ``labels``
-        (K,) of the detections that count.
+        tuple: ``scores`` (K,), ``targets`` (K,) in [0, 1] and ``labels`` (K,)
+        of the detections that count.
     """
     out_s, out_t, out_l = [], [], []
     for det, gt in paired_images(detections, ground_truths):
@@ -413,9 +373,8 @@ def localisation_aware_ece(scores: np.ndarray,
     """LaECE: the class mean of a binned calibration error whose target is
     precision times IoU.
 
-    For class ``c`` with detections ``D^c``, ``num_bins`` equal-width bins
-    ``D^c_j`` of the score (the first ``[0, 1/J]``, then ``(j/J, (j+1)/J]``)
-    and each bin's mean score ``p_j``:
+    For class ``c``, ``num_bins`` equal-width score bins ``D^c_j`` (the first
+    ``[0, 1/J]``, then ``(j/J, (j+1)/J]``) with mean score ``p_j``:
 
     .. math::
 
@@ -423,13 +382,10 @@ def localisation_aware_ece(scores: np.ndarray,
         \\frac{|D^c_j|}{|D^c|} \\left| p^c_j - \\mathrm{precision}^c_j
         \\cdot \\mathrm{IoU}^c_j \\right|
 
-    where ``precision_j * IoU_j`` (the bin's hit rate times its hits' mean
-    IoU) is the mean of the targets of :func:`laece_targets` in the bin.
-    With ``classes`` (the official code: those with ground truth,
-    :func:`classes_with_objects`) the mean runs over the classes named
-    there that have a detection, a class whose error is exactly 0 left out
-    as the official code leaves it out; without, over every class with a
-    detection (one without ground truth too, its targets all 0).
+    ``precision_j * IoU_j`` is the bin's mean :func:`laece_targets` target.
+    With ``classes`` (official: :func:`classes_with_objects`) the mean runs
+    over those with a detection, a class of error exactly 0 left out as the
+    official code does; without, over every class with a detection.
 
     Args:
         scores (np.ndarray): (N,) scores in [0, 1].

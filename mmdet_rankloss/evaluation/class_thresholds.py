@@ -1,25 +1,13 @@
-"""Per-class score thresholds: the LRP-optimal ones, chosen on one split,
-and the LRP they reach on another.
+"""Per-class score thresholds: the LRP-optimal ones, chosen on one split, and
+the LRP they reach on another (docs/thresholds.md).
 
-MMDetection has one ``score_thr`` for all classes. A class that the model
-scores low (or high) is then cut too hard (or too little): the LRP-optimal
-threshold of each class (Oksuz et al., ECCV 2018; the thresholds Kuzucu et
-al., ECCV 2024, apply before and after they calibrate) is the score at
-which that class's LRP, which charges false positives, misses and loose
-boxes, is lowest (:func:`~.lrp.optimal_lrp`). Chosen on val and kept with the
-model (:class:`~mmdet_rankloss.engine.ClassScoreThresholdHook`), they are
-judged on another split by :func:`lrp_at_thresholds`.
-
-* :func:`class_matches`: each class's detections matched as LRP matches
-  them (:func:`~.lrp.lrp_match`), over a set of images;
-* :func:`lrp_optimal_thresholds`: the class's ``s*`` and oLRP, and
-  :func:`thresholds_of` the thresholds to apply;
-* :func:`lrp_at_thresholds`: LRP and its components at given thresholds;
-* :func:`keep_above`: the detections of each image that reach their
-  class's threshold;
-* :func:`fit_calibrations` / :func:`calibrate_detections`: a calibration
-  per class (or pooled) and its application.
-"""
+A class's LRP-optimal threshold (Oksuz et al., ECCV 2018; applied before and
+after calibration by Kuzucu et al., ECCV 2024) is the score at which its LRP
+(false positives, misses and loose boxes) is lowest
+(:func:`~.lrp.optimal_lrp`). Chosen on val and kept with the model
+(:class:`~mmdet_rankloss.engine.ClassScoreThresholdHook`), they are judged on
+another split by :func:`lrp_at_thresholds`; :func:`fit_calibrations` fits a
+calibration per class (or pooled)."""
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -139,11 +127,9 @@ def lrp_at_thresholds(matches: Sequence[ClassMatches],
 
     Returns:
         dict: ``LRP``, ``LRP_loc``, ``LRP_FP``, ``LRP_FN``: means over the
-        classes with ground truth (a component undefined for a class, loc
-        without a TP or FP without a detection, left out of its mean; NaN
-        if no class defines it), and ``classes``: per class a dict of the
-        four (None for a class without ground truth), ``num_tp``,
-        ``num_fp``, ``num_gt``.
+        classes with ground truth where defined (NaN if for none), and
+        ``classes``: per class a dict of the four with ``num_tp``, ``num_fp``,
+        ``num_gt`` (None without ground truth).
     """
     if len(thresholds) != len(matches):
         raise ValueError(f'{len(thresholds)} thresholds for '
@@ -254,25 +240,24 @@ def fit_calibrations(detections: Sequence[dict],
                      iou_thr: float = 0.0,
                      pooled: bool = False) -> Tuple[List[Optional[dict]],
                                                     List[str]]:
-    """Calibrations of the scores fitted to LaECE's IoU targets
-    (:func:`~.calibration.laece_targets` at ``iou_thr``), as the official
-    code fits them: one per class with ground truth (a class without, or
-    without a detection, keeps its scores), or with ``pooled`` one for the
-    detections of all those classes, applied to every class.
+    """Calibrations fitted to LaECE's IoU targets
+    (:func:`~.calibration.laece_targets` at ``iou_thr``) as the official code
+    fits them: one per class with ground truth and a detection (others keep
+    their scores), or with ``pooled`` one for all those classes' detections.
 
     Args:
         detections (sequence of dict): Per image ``bboxes``, ``scores``,
             ``labels``.
-        ground_truths (sequence of dict): Per image ``bboxes``,
-            ``labels``, optionally ``difficult``.
+        ground_truths (sequence of dict): Per image ``bboxes``, ``labels``,
+            optionally ``difficult``.
         num_classes (int): Classes ``0 .. num_classes - 1``.
         kind (str): ``'isotonic'``, ``'platt'`` or ``'none'``.
         iou_thr (float): ``tau`` of a hit. Defaults to 0.
         pooled (bool): One calibration for all classes. Defaults to False.
 
     Returns:
-        tuple: per class the calibration dict (None: scores kept), and
-        the reasons of fits the data could not support.
+        tuple: per class the calibration dict (None: scores kept), and the
+        reasons of fits the data could not support.
     """
     if kind not in ('isotonic', 'platt', 'none'):
         raise ValueError("kind must be 'isotonic', 'platt' or 'none', got "

@@ -1,30 +1,17 @@
 """Exact, memory-bounded Recall@K and MAP@R for embedding retrieval.
 
-Recall@K: the fraction of queries with a relevant (same-class) gallery
-item among their K nearest neighbours; MAP@R (Musgrave et al. 2020): with R
-the number of relevant gallery items of a query, ``1/R * sum_{i <= R, item
-i relevant} precision@i``. The protocol (fp32 inner products, ties to the
-lower gallery index, self excluded by index, queries without a relevant
-item left out and counted): docs/retrieval.md#evaluation.
+Recall@K: the fraction of queries with a relevant (same-class) gallery item
+among their K nearest neighbours; MAP@R (Musgrave et al. 2020): with R the
+number of relevant gallery items of a query, ``1/R * sum_{i <= R, item i
+relevant} precision@i``. The protocol (fp32 inner products, ties to the lower
+gallery index, self excluded by index, queries without a relevant item left out
+and counted): docs/retrieval.md#evaluation.
 
-Nothing of size queries x gallery is kept: queries are scored in chunks of
-``chunk_size`` rows (one fp32 score buffer, reused), and no row is sorted.
-Per chunk:
-
-* a query's best relevant item is found among its class's gallery columns
-  (binary search in the sorted labels, no label matrix);
-* its 1-based rank is ``1 + #items scoring higher + #items tied with it at
-  a lower index``, counted over the row with two comparisons whose 0/1
-  results are summed in fp32 (exact below 2**24 columns; a bool sum is
-  several times slower on CPU): Recall@K for every K at once, even
-  K = 1000, without a top-k; ties with non-relevant items (duplicates) are
-  resolved by index on the few rows that have them;
-* MAP@R is 0 for a query whose best relevant item ranks below R; only the
-  other rows list their first R items, exactly by (score, index): the
-  columns are dealt into groups, and only the groups whose maximum reaches
-  the R-th largest group maximum are ranked (about R * G / 1024 items
-  instead of the whole row, no ``topk`` over it).
-"""
+Queries are scored in chunks (one reused fp32 buffer) and no row is sorted: a
+query's best relevant item comes from its class's columns (binary search), its
+rank from two counting comparisons (Recall@K for every K at once), and MAP@R
+lists the first R items only of the rows that need them, from the column groups
+that can hold them (:func:`_top_items`)."""
 import math
 from typing import Dict, Optional, Sequence
 
@@ -84,11 +71,8 @@ def check_ks(ks: Sequence[int]) -> tuple:
 
 
 class _Members:
-    """Gallery columns of each query's class, found by binary search.
-
-    Avoids a (queries x gallery) label comparison: a chunk gets a padded
-    (rows, R_max) matrix of column indices of its classes' members.
-    """
+    """Gallery columns of each query's class by binary search: a chunk gets a
+    padded (rows, R_max) matrix of its classes' members' columns."""
 
     def __init__(self, gallery_labels: Tensor) -> None:
         self.sorted_labels, self.perm = torch.sort(gallery_labels,
@@ -262,28 +246,19 @@ class _ChunkState:
 
 
 def _count(compare, scores: Tensor, value: Tensor, buf: Tensor) -> Tensor:
-    """Per row, how many ``compare(scores, value)`` hold (int64).
-
-    The comparison writes 0/1 into a float buffer and a float sum adds
-    them (exact: the buffer is fp32 only below ``_FP32_COUNT_LIMIT``
-    columns); on CPU this is about four times faster than summing a bool
-    tensor.
-    """
+    """Per row, how many ``compare(scores, value)`` hold (int64): 0/1 written
+    into a float buffer and summed (exact: fp32 only below
+    ``_FP32_COUNT_LIMIT`` columns), about four times faster on CPU than a bool
+    sum."""
     return compare(scores, value, out=buf).sum(1).to(torch.int64)
 
 
 def _first_relevant_rank(scores: Tensor, cols: Tensor, present: Tensor,
                          buf: Tensor) -> Tensor:
-    """1-based rank of each row's best relevant item (ties: lower index).
-
-    The best relevant item (largest score, then lowest column) comes from
-    the class's columns; its rank counts the items strictly above it, plus
-    items tied with it at a lower column. Only a non-relevant item can tie
-    at a lower column (the best relevant item has the lowest column among
-    the tied relevant ones), so that term is computed only for the rows
-    where more items tie with it than relevant ones (duplicates). Rows
-    without a relevant item get a meaningless rank.
-    """
+    """1-based rank of each row's best relevant item (ties: lower index): the
+    items strictly above it plus, only on the rows where more items tie with it
+    than relevant ones (duplicates), the tied ones at a lower column. Rows
+    without a relevant item get a meaningless rank."""
     values = scores.gather(1, cols).masked_fill(~present, float('-inf'))
     best = values.amax(1, keepdim=True)
     big = torch.iinfo(torch.int64).max
@@ -301,19 +276,15 @@ def _first_relevant_rank(scores: Tensor, cols: Tensor, present: Tensor,
 
 
 def _top_items(scores: Tensor, width: int) -> Tensor:
-    """Columns of each row's ``width`` best items, by (score desc, col asc).
+    """Columns of each row's ``width`` best items, by (score desc, col asc),
+    exact, without a ``topk`` over whole rows.
 
-    Exact, ties included, without a ``topk`` over whole rows: the columns
-    are dealt into ``blocks`` groups (group j holds columns j, j + blocks,
-    j + 2 * blocks, ...; a max over such groups is a fast vectorised pass)
-    and ``tau`` = the ``width``-th largest group maximum. At least
-    ``width`` items score >= tau (one per such group), so the first
-    ``width`` items all lie in the groups whose maximum is >= tau, plus the
-    tail of columns that do not fill a round. Where at most
-    ``_BLOCKS_PER_ITEM * width`` groups qualify, only those are ranked, by
-    unique int64 (score, column) keys; other rows (many equal scores) rank
-    their whole row by keys, a few rows at a time.
-    """
+    The columns are dealt into ``blocks`` groups (group j: columns j, j +
+    blocks, ...); with ``tau`` the ``width``-th largest group maximum, the
+    first ``width`` items lie in the groups whose maximum is >= tau (plus the
+    tail of columns). Rows where at most ``_BLOCKS_PER_ITEM * width`` groups
+    qualify rank only those by int64 (score, column) keys; other rows rank
+    their whole row, a few rows at a time."""
     num_rows, num_cols = scores.shape
     device = scores.device
     out = torch.empty(num_rows, width, dtype=torch.int64, device=device)

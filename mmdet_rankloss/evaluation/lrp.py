@@ -1,11 +1,8 @@
 """LRP-Error and optimal LRP (oLRP) of object detections.
 
-Localisation Recall Precision (Oksuz et al., ECCV 2018, "Localization Recall
-Precision (LRP): A New Performance Metric for Object Detection"), in the form
-of Oksuz et al., TPAMI 2021, "One Metric to Measure them All: Localisation
-Recall Precision (LRP) for Evaluating Visual Detection Tasks". For one class,
-the detections scoring at least ``s`` and the ground truth matched at IoU
-``>= tau``:
+Localisation Recall Precision (Oksuz et al., ECCV 2018; TPAMI 2021, "One Metric
+to Measure them All"). For one class, the detections scoring at least ``s`` and
+the ground truth matched at IoU ``>= tau``:
 
 .. math::
 
@@ -15,25 +12,10 @@ the detections scoring at least ``s`` and the ground truth matched at IoU
     \\mathrm{oLRP} = \\min_s \\mathrm{LRP}(s), \\qquad
     s^* = \\arg\\min_s \\mathrm{LRP}(s)
 
-and moLRP is the mean of oLRP over the classes that have ground truth. At
-the LRP-optimal threshold ``s*`` the components are
-
-.. math::
-
-    \\mathrm{oLRP_{loc}} = \\frac{1}{N_{TP}} \\sum_{i \\in TP}
-    (1 - \\mathrm{IoU}_i), \\quad
-    \\mathrm{oLRP_{FP}} = \\frac{N_{FP}}{N_{TP} + N_{FP}}, \\quad
-    \\mathrm{oLRP_{FN}} = \\frac{N_{FN}}{N_{TP} + N_{FN}}
-
-(mean ``1 - IoU`` of the true positives, ``1 - precision``, ``1 - recall``),
-so that ``LRP = (N_TP * loc / (1 - tau) + N_FP + N_FN) / (N_TP + N_FP +
-N_FN)``. LRP lies in [0, 1]: 0 for perfect detection, 1 when nothing is
-detected correctly.
-
-Matching, ties and the search for ``s*`` follow the official code
-(kemaloksuz/LRP-Error, its COCO evaluator) by default; the variants
-``ties='together'`` and ``ignored_overlap='iou'`` are options.
-"""
+moLRP is the mean oLRP over the classes with ground truth; the components at
+``s*`` are the mean ``1 - IoU`` of the TPs, ``1 - precision`` and ``1 -
+recall``. LRP lies in [0, 1] (0: perfect). Matching, ties and ``s*`` follow the
+official code (kemaloksuz/LRP-Error) by default."""
 from typing import Dict, Optional, Tuple
 
 import numpy as np
@@ -83,18 +65,13 @@ def lrp_match(det_bboxes: np.ndarray,
               ignored_overlap: str = 'iof',
               max_dets: Optional[int] = None) -> Tuple[np.ndarray,
                                                        np.ndarray]:
-    """Matches the detections of one class in one image, as the official
-    LRP code (kemaloksuz/LRP-Error, COCO's evaluator) matches them.
+    """Matches the detections of one class in one image, as the official LRP
+    code (COCO's evaluator) matches them.
 
-    Detections are visited by descending score (stable for equal scores);
-    only the first ``max_dets`` count. Each takes, of the still unmatched
-    ground-truth boxes with IoU ``>= iou_thr``, the one of highest IoU (the
-    last of equal ones): a true positive. At ``iou_thr = 0`` every
-    unmatched box qualifies, overlapping or not. Otherwise, if its overlap
-    with an ignored box (VOC ``difficult``, COCO ``iscrowd``) is ``>=
-    iou_thr`` it is ignored: neither true nor false positive (an ignored
-    box may absorb any number of detections). Otherwise it is a false
-    positive.
+    By descending score (stable), the first ``max_dets`` detections each take
+    the unmatched ground-truth box of highest IoU ``>= iou_thr`` (the last of
+    equals; at 0 any box): a true positive; else one whose overlap with an
+    ignored box reaches ``iou_thr`` is ignored; else a false positive.
 
     Args:
         det_bboxes (np.ndarray): (N, 4) xyxy detections.
@@ -104,17 +81,15 @@ def lrp_match(det_bboxes: np.ndarray,
         iou_thr (float): IoU ``tau`` needed for a match. Defaults to 0.5.
         offset (float): 0 (MMDetection 3 / COCO) or 1 (VOC legacy pixel
             widths). Defaults to 0.
-        ignored_overlap (str): The overlap with an ignored box: ``'iof'``,
-            intersection over the detection's area (COCO's crowd regions,
-            the official code) or ``'iou'``. Defaults to 'iof'.
-        max_dets (int, optional): Detections that count, the highest
-            scoring (the official code: 100). Defaults to None (all).
+        ignored_overlap (str): ``'iof'`` (intersection over the detection's
+            area, official) or ``'iou'``. Defaults to 'iof'.
+        max_dets (int, optional): Detections that count, the highest scoring.
+            Defaults to None (all).
 
     Returns:
-        tuple: ``kind`` (N,) int8: 1 true positive, 0 false positive, -1
-        not counted (ignored, or beyond ``max_dets``); ``ious`` (N,)
-        float64, the IoU of each true positive with its ground truth (0
-        elsewhere). Both in the input order.
+        tuple: ``kind`` (N,) int8: 1 true positive, 0 false positive, -1 not
+        counted; ``ious`` (N,) float64, each true positive's IoU (0 elsewhere).
+        Both in the input order.
     """
     if ignored_overlap not in IGNORED_OVERLAPS:
         raise ValueError(f'ignored_overlap must be one of {IGNORED_OVERLAPS}'
@@ -156,25 +131,14 @@ def optimal_lrp(scores: np.ndarray,
                 ties: str = 'split') -> Dict[str, float]:
     """oLRP of one class from its matched detections (all images).
 
-    The detections are sorted by descending score (stable: equal scores in
-    the given order) and LRP is evaluated with ``G = num_gt``, ``N_FN = G -
-    N_TP``:
-
-    * ``ties='split'`` (the official code): after every detection, so a
-      run of equal scores may be cut; the first minimum wins, and its
-      detection's score is ``s*``. Keeping ``score >= s*`` then keeps the
-      whole run.
-    * ``ties='together'``: at every distinct score ``s`` (all detections
-      scoring ``>= s``, the sets a threshold can keep) and at "keep
-      nothing" (LRP 1); among equal minima (to 1e-12) the highest
-      threshold wins.
-
-    A class without a true positive gets oLRP 1 and ``s* = inf`` in both
-    (the official code: NaN).
+    LRP is evaluated down the detections sorted by descending score (stable),
+    ``N_FN = num_gt - N_TP``: with ``ties='split'`` (official) after every
+    detection (the first minimum's score is ``s*``); with ``'together'`` at
+    every distinct score and at "keep nothing" (the highest threshold among
+    equal minima). A class without a TP gets oLRP 1 and ``s* = inf``.
 
     Args:
-        scores (np.ndarray): (N,) scores of the detections that count
-            (ignored ones removed).
+        scores (np.ndarray): (N,) scores of the detections that count.
         is_tp (np.ndarray): (N,) bool, true positive or false positive.
         tp_ious (np.ndarray): (N,) IoU of each true positive (any value for
             false positives).
@@ -183,9 +147,9 @@ def optimal_lrp(scores: np.ndarray,
         ties (str): ``'split'`` or ``'together'``. Defaults to 'split'.
 
     Returns:
-        dict: ``oLRP``, ``oLRP_loc`` (NaN without a TP at ``s*``),
-        ``oLRP_FP`` (NaN without a detection at ``s*``), ``oLRP_FN``,
-        ``threshold`` (``s*``) and ``num_tp``, ``num_fp`` at ``s*``.
+        dict: ``oLRP``, ``oLRP_loc`` (NaN without a TP at ``s*``), ``oLRP_FP``
+        (NaN without a detection at ``s*``), ``oLRP_FN``, ``threshold``
+        (``s*``) and ``num_tp``, ``num_fp`` at ``s*``.
     """
     if num_gt <= 0:
         raise ValueError(f'oLRP needs ground truth, got num_gt={num_gt}')

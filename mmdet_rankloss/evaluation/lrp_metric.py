@@ -31,63 +31,40 @@ def _np(x, shape_tail=()) -> np.ndarray:
 
 @METRICS.register_module()
 class LRPMetric(BaseMetric):
-    """Optimal LRP (moLRP) and its components, per class and averaged.
+    """Optimal LRP (moLRP) and its components, per class and averaged
+    (docs/thresholds.md#lrp-one-number-for-detection-and-a-threshold-per-class).
 
-    Consumes the data samples MMDetection's detectors return in ``predict``
-    mode, as :class:`mmdet.evaluation.VOCMetric` does: ``pred_instances``
-    (``bboxes`` xyxy, ``scores``, ``labels``), ``gt_instances`` (``bboxes``,
-    ``labels``) and, where present, ``ignored_instances`` (VOC ``difficult``
-    / COCO ``iscrowd`` boxes, matched but neither TP nor FP, and not counted
-    as ground truth). Class names come from ``dataset_meta['classes']``, so
-    it works on VOC-style and COCO-style datasets alike. Matching and the
-    search for the optimal threshold: :func:`lrp_match`,
-    :func:`optimal_lrp`.
+    Consumes ``predict`` data samples as :class:`mmdet.evaluation.VOCMetric`
+    does: ``pred_instances``, ``gt_instances`` and, where present,
+    ``ignored_instances`` (difficult / crowd: neither TP nor FP, not ground
+    truth); classes from ``dataset_meta['classes']``. Matching, ties and ``s*``
+    follow the official code (kemaloksuz/LRP-Error) by default
+    (:func:`lrp_match`, :func:`optimal_lrp`).
 
-    Results (floats in [0, 1], lower is better; ``lrp/oLRP`` with the
-    default prefix):
-
-    * ``oLRP``: moLRP, the mean over classes with ground truth of the
-      class's oLRP (a class with ground truth and no correct detection has
-      oLRP 1; classes without ground truth are left out, whatever they
-      detect);
-    * ``oLRP_loc``, ``oLRP_FP``, ``oLRP_FN``: the means over the same
-      classes of the components at each class's LRP-optimal threshold; a
-      component that is undefined for a class (``loc`` without a TP,
-      ``FP`` without a detection at ``s*``) is left out of its mean (NaN
-      when no class defines it);
-    * ``oLRP_<class>`` for each class with ground truth if ``classwise``.
-
-    The LRP-optimal thresholds ``s*`` (a box is kept if its score is ``>=
-    s*``; ``inf``: keep none) are logged with the per-class table and kept
-    after :meth:`evaluate` in :attr:`optimal_thresholds` (class name ->
-    float) and, with all components, in :attr:`class_results`.
-
-    Matching, ties and ``s*`` follow the official LRP code
-    (kemaloksuz/LRP-Error) by default: a detection on a crowd / difficult
-    box is ignored if its intersection over its own area reaches ``tau``,
-    a run of equal scores may be cut at ``s*``, the last of equally
-    overlapping ground-truth boxes is taken, the ``max_dets`` highest
-    scores per image and class count, and the images enter in the order of
-    their ``img_id`` (equal scores of several images: the lower id first).
+    Results (in [0, 1], lower is better; ``lrp/oLRP`` with the default prefix):
+    ``oLRP``, the mean over classes with ground truth of their oLRP (1 without
+    a correct detection); ``oLRP_loc``, ``oLRP_FP``, ``oLRP_FN`` at each
+    class's ``s*`` (a component undefined for a class left out of its mean);
+    ``oLRP_<class>`` with ``classwise``. The thresholds ``s*`` (keep a score
+    ``>= s*``) are kept in :attr:`optimal_thresholds` (class name -> float)
+    and, with all components, :attr:`class_results`.
 
     Args:
-        iou_thr (float): IoU ``tau`` for a true positive, in [0, 1).
-            Defaults to 0.5.
-        ties (str): ``'split'`` (official) or ``'together'`` (only the
-            sets a threshold can keep): :func:`optimal_lrp`. Defaults to
-            'split'.
+        iou_thr (float): IoU ``tau`` for a true positive, in [0, 1). Defaults
+            to 0.5.
+        ties (str): ``'split'`` (official) or ``'together'``:
+            :func:`optimal_lrp`. Defaults to 'split'.
         ignored_overlap (str): ``'iof'`` (official) or ``'iou'``:
             :func:`lrp_match`. Defaults to 'iof'.
-        max_dets (int, optional): Detections per image and class that
-            count (None: all). Defaults to 100.
+        max_dets (int, optional): Detections per image and class that count
+            (None: all). Defaults to 100.
         use_legacy_coordinate (bool): Widths ``x2 - x1 + 1`` (VOC's pixel
-            convention, as ``VOCMetric`` computes its AP) instead of ``x2 -
-            x1``. Defaults to False.
+            convention) instead of ``x2 - x1``. Defaults to False.
         classwise (bool): Also return ``oLRP_<class>``. Defaults to False.
         collect_device (str): Device used to gather results across ranks.
             Defaults to 'cpu'.
-        prefix (str, optional): Prefix of the metric names. Defaults to
-            None (``'lrp'``).
+        prefix (str, optional): Prefix of the metric names. Defaults to None
+            (``'lrp'``).
     """
     default_prefix: Optional[str] = 'lrp'
 

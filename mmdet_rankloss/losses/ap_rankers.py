@@ -1,18 +1,12 @@
 """Ranking back-ends of the AP loss: blackbox, sigmoid soft ranks, a sorter.
 
-``1 - AP`` of a row of scores needs, for every positive, its rank among all
-elements and among the positives (Eq. 21-22 of RaMBO). Ranks are piecewise
-constant, so each back-end supplies a different surrogate gradient
-(docs/detection.md#ranking-back-ends): :class:`BlackboxRanker` (default,
-Algorithm 1 of RaMBO), :class:`SigmoidRanker` (sigmoid soft ranks, SRT
-Eq. 4) and :class:`SorterRanker` (a SoDeep sorter network, frozen by
-default). All three take the same margin-shifted scores (Eq. 14), compute
-the same exact AP for logging and differ only in the gradient, so a config
-compares them by changing ``ranker`` of
-:class:`~mmdet_rankloss.losses.RaMBOAPLoss` alone. Every back-end averages
-``1 - AP`` over the rows that have a positive (``'mean'``) or sums it
-(``'sum'``).
-"""
+Ranks are piecewise constant, so each back-end supplies another surrogate
+gradient of ``1 - AP`` (Eq. 21-22 of RaMBO): :class:`BlackboxRanker` (default,
+Algorithm 1), :class:`SigmoidRanker` (SRT Eq. 4) and :class:`SorterRanker` (a
+SoDeep sorter). All take the margin-shifted scores (Eq. 14), log the same exact
+AP and reduce over the rows with a positive; ``ranker`` of
+:class:`~mmdet_rankloss.losses.RaMBOAPLoss` switches them
+(docs/detection.md#ranking-back-ends)."""
 from typing import Optional, Tuple, Union
 
 import torch
@@ -199,26 +193,17 @@ class BlackboxRanker(APRanker):
 class SigmoidRanker(APRanker):
     """Sigmoid soft ranks of the positives (SRT Eq. 4, SoDeep Eq. 11-12).
 
-    The rank of a positive ``i`` among all elements of its row becomes
-    ``0.5 + sum_k sigmoid((s_k - s_i) / t)`` (the ``k = i`` term is
-    ``1/2``, so sharp sigmoids give the exact rank) and the loss is
-    ``1 - mean_i rank_pos_i / rank_all_i``. Only the positives' ranks are
-    needed, so a row of ``n`` scores with ``P`` positives costs ``P * n``
-    pairs, not ``n^2``: with the score memory of a detection head (8192
-    RoIs, about 2000 positives over 20 classes) that is tens of millions of
-    pairs, and every score gets a gradient (density 1, unlike Algorithm 1).
-
-    The rank among positives (the numerator) is the same soft sum over the
-    row's positives; it is held constant (detached) unless
-    ``positive_rank_grad``, for the reason given in
-    :func:`~mmdet_rankloss.losses.rambo_ap_loss`. The soft AP
-    tends to the exact AP as ``t -> 0`` (a test); the logged AP is exact.
+    A positive's rank becomes ``0.5 + sum_k sigmoid((s_k - s_i) / t)`` and the
+    loss ``1 - mean_i rank_pos_i / rank_all_i``: ``P * n`` pairs a row, a
+    gradient for every score. The rank among the positives is detached unless
+    ``positive_rank_grad`` (see :func:`~mmdet_rankloss.losses.rambo_ap_loss`);
+    the soft AP tends to the exact one as ``t -> 0``.
 
     Args:
-        temperature (float): ``t`` in the units of the ranked scores (logits
-            by default), > 0. Defaults to 1.0 (SRT's Eq. 4 has none).
-        positive_rank_grad (bool): Differentiate the soft rank among
-            positives too. Defaults to False.
+        temperature (float): ``t`` in the units of the ranked scores (logits by
+            default), > 0. Defaults to 1.0 (SRT's Eq. 4 has none).
+        positive_rank_grad (bool): Differentiate the soft rank among positives
+            too. Defaults to False.
     """
 
     def __init__(self,
@@ -252,39 +237,25 @@ class SigmoidRanker(APRanker):
 class SorterRanker(SorterRankingBase, APRanker):
     """Ranks predicted by a SoDeep sorter network, in chunks of its length.
 
-    A learned sorter ranks sequences of exactly ``seq_len = d`` scores, but
-    a detection row has as many as there are RoIs (times the memory). Each
-    row is therefore cut, after a random permutation, into
-    ``ceil(n / d)`` random chunks of ``d`` elements (the last one completed
-    with the first elements of the permutation; a row shorter than ``d``
-    is padded with a value below all its scores). The sorter ranks each
-    chunk, and the loss of a row is the mean over its chunks with a
-    positive of ``1 - AP`` of the chunk: the AP of random subsets of ``d``
-    RoIs, as SoDeep trains on fixed-size batches. The logged AP is the exact
-    AP of the whole row.
-
-    Within a chunk, precision is ``rank among positives / predicted rank``;
-    the numerator is exact (a learned sorter cannot rank a subset) and
-    constant, and the predicted rank is clamped below at it, so a sorter
-    that ranks a positive better than possible gives it no gradient rather
-    than a precision above 1.
-
-    The sorter was trained on scores of unit spread (synthetic data of
-    SoDeep section 3.1.2), so each row is standardised with its detached
-    mean and standard deviation (floored at ``min_std``) before chunking;
-    this keeps the exact ranks and makes the loss invariant to the scale
-    of the scores.
+    A sorter ranks sequences of exactly ``seq_len = d`` scores: each row,
+    standardised with its detached mean and std (floored at ``min_std``; the
+    sorter learnt unit spread), is cut after a random permutation into ``ceil(n
+    / d)`` chunks (the last completed from the permutation's start, a short row
+    padded below its scores), and the loss is the mean ``1 - AP`` over the
+    chunks with a positive. Precision is ``exact rank among positives /
+    predicted rank``, the latter clamped below at the former (never above 1).
+    The logged AP is the whole row's exact AP.
 
     Args:
         sorter (dict | nn.Module, optional): Sorter config, used when
-            ``checkpoint`` is None. Defaults to None: the handcrafted sorter
-            of length 100.
+            ``checkpoint`` is None. Defaults to None: the handcrafted sorter of
+            length 100.
         checkpoint (str, optional): A sorter file written by
             ``tools/misc/pretrain_sorter.py``. Defaults to None.
-        finetune_sorter (bool): Train the sorter with the detector. Defaults
-            to False (frozen, the paper's setting).
-        min_std (float): Floor of the standard deviation used to standardise
-            a row, > 0. Defaults to 1e-3.
+        finetune_sorter (bool): Train the sorter with the detector. Defaults to
+            False (frozen, the paper's setting).
+        min_std (float): Floor of the standard deviation used to standardise a
+            row, > 0. Defaults to 1e-3.
     """
 
     def __init__(self,

@@ -24,42 +24,26 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
     """Shared body of the registered error-driven detection losses.
 
     A head's ``(cls_score (N, channels), labels (N,) in 0..C, weight (N,))``
-    become one ranking of the N x C scores of the score space (the
-    'logits' space: the first C logits of a C + 1 channel output, ranked as
-    they are, so that ``delta`` is in logit units as in the papers): the
-    score of anchor ``a`` for its label is a positive, every other score of
-    a row with weight > 0 a negative; rows with weight 0 take no part.
-    Per-anchor extras (``quality``, ``loc_error``) are read at the rows of
-    the positives. Subclasses set :attr:`mode` and
-    :attr:`per_anchor_input`, give ``delta`` its default, build the output
-    dict (``_outputs``) and may pass options to the core
-    (``_core_options``) or change the positives (``_positive_rows``) and
-    their extras (``_positive_inputs``).
-
-    On a device a call reads the data back once (the positive rows'
-    ``nonzero``, which sizes the positives) and runs a fixed number of
-    kernels on fixed-size tensors; the checks of the data (finite scores,
-    labels in range, the per-anchor input in [0, 1] at the positives) are
-    device-side assertions there (a ``ValueError`` on the CPU).
-
-    :meth:`forward` returns the scalar loss, the sum of the subclass's
-    loss terms (a Tensor, as every loss module of the package); with
-    ``log_diagnostics=True`` the dict of :meth:`terms` instead (the loss
-    terms, keys with ``loss``, and the logged diagnostics, keys without).
-    The package's heads call :meth:`terms`, which gives the loss terms
-    always and the diagnostics with ``log_diagnostics``.
+    become one ranking of the N x C scores of the score space ('logits': the
+    first C logits, so ``delta`` is in logit units): an anchor's score for its
+    label is a positive, every other score of a row with weight > 0 a negative.
+    Per-anchor extras (``quality``, ``loc_error``) are read at the positives'
+    rows. Subclasses set :attr:`mode`, :attr:`per_anchor_input` and
+    ``_outputs``, and may override ``_core_options``, ``_positive_rows`` and
+    ``_positive_inputs``. On a device a call reads back once (the positives'
+    ``nonzero``); data checks are device assertions there. :meth:`forward`
+    returns the scalar sum of the loss terms, or with ``log_diagnostics`` the
+    dict of :meth:`terms` (the heads call it).
 
     Args:
         delta (float): Half-width of the smoothed step, > 0.
         score_space (str): See :class:`~.score_space.ScoreSpace`.
         loss_weight (float): Multiplies value and update, >= 0.
         precision (str): The dtype the core computes in, ``'float64'`` or
-            ``'float32'`` (its speed and errors: ``docs/reliability.md``).
-            Defaults to ``'float64'``. The value and the update are
-            returned in the scores' dtype either way.
-        log_diagnostics (bool): Return the dict of :meth:`terms` (loss
-            terms and diagnostics) instead of the scalar loss. Defaults to
-            False.
+            ``'float32'`` (docs/reliability.md); outputs are in the scores'
+            dtype either way. Defaults to ``'float64'``.
+        log_diagnostics (bool): Return the dict of :meth:`terms` instead of the
+            scalar loss. Defaults to False.
     """
     mode = 'ap'
     #: The per-anchor input :meth:`forward` takes by keyword, if any

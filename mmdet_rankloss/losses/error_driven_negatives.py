@@ -1,39 +1,18 @@
 """The negatives' side of the error-driven losses, in O(n log n).
 
-The positives ``P`` are few, the scores ``n`` many. The error-driven losses
-(:mod:`.error_driven`) need, for every positive ``i`` with score ``u_i``,
-``N_FP(i) = sum_{j in N} H(s_j - u_i)`` and, for every negative ``j``, an
-update ``sum_i w_i H(s_j - u_i)``, with ``H`` the smoothed step of
-half-width ``delta`` (:func:`~.error_driven.smoothed_step`). Neither pairs
-the negatives with the positives:
+For every positive ``i`` (score ``u_i``) the losses need ``N_FP(i) = sum_{j in
+N} H(s_j - u_i)`` and for every negative ``j`` an update ``sum_i w_i H(s_j -
+u_i)``, without pairing negatives with positives: the negatives are sorted once
+(ties by index; other scores keyed ``-inf``, last: fixed shapes, no read);
+``N_FP(i)`` comes from two binary searches of ``u_i +- delta`` and prefix sums
+of the sorted scores; a negative's update is piecewise linear in ``s_j``, ``C_p
++ A_p s_p`` from ``2 P`` increments at the search positions. Cost: one sort,
+O(n) passes, O(P log n), a number of kernels independent of ``n`` and ``P``.
 
-* the negatives are sorted once, highest first, ties by index
-  (:func:`~mmdet_rankloss.ops.stable_order.descending_order`), in a tensor
-  of all ``n`` scores whose other entries (positives, scores in neither
-  set) get the key ``-inf`` and so come last: fixed shapes, no read of the
-  data (only the negatives with ``s_j >= min(u) - delta``, the authors'
-  ``relevant_bg``, can have ``H > 0``; the others get ``H = 0`` from every
-  positive, hence exactly a zero update);
-* ``N_FP(i)`` is the count of negatives above ``u_i + delta`` plus the
-  linear part over the window ``[u_i - delta, u_i + delta]``, from two
-  binary searches of ``u_i +- delta`` and prefix sums of the sorted scores;
-* the update of a negative is piecewise linear in ``s_j`` with breakpoints
-  ``u_i +- delta``: along the sorted negatives it is ``C_p + A_p s_p``,
-  where ``C`` and ``A`` are sums of ``2 P`` increments placed at the
-  binary-search positions.
-
-So a call costs one sort of the ``n`` scores, O(n) passes and O(P log n),
-and a number of kernels that does not depend on ``n`` or ``P``.
-
-Every sum here is exact up to one rounding of each summand and of the
-result, hence deterministic on every device (``randomness.deterministic``
-accepts it on CUDA in torch 2.0 to 2.13, and two runs agree bit for bit):
-the prefix sums are integer ``cumsum`` of the values in fixed point
-(:func:`fixed_point`, :func:`prefix_sums`), no floating-point ``cumsum``
-(no deterministic CUDA kernel before torch 2.6), and the increments are
-added up at their positions by an integer ``index_add_`` (on CUDA atomic
-adds, exact in any order; no floating-point one).
-"""
+Every sum is exact up to one rounding of each summand and the result, so
+deterministic on every device: prefix sums are integer ``cumsum`` in fixed
+point (:func:`fixed_point`, :func:`prefix_sums`) and increments an integer
+``index_add_``; no floating-point ``cumsum`` or atomic add."""
 from typing import Optional, Tuple
 
 import torch

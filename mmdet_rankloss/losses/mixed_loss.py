@@ -1,13 +1,9 @@
 """A rank loss plus an auxiliary classification loss on the same scores.
 
-The RaMBO AP loss passes gradient to the few scores whose rank crosses the
-other class's (2-7 % of the (RoI, class) scores of a from-scratch detector on
-DigitsVOC, ``docs/evidence.md``), so a detector trained by it alone starts
-slowly. An auxiliary loss with a gradient for every score (a per-class
-binary cross-entropy, say) gives the head a dense signal while the rank loss
-orders what matters for AP: the "mix with cross-entropy" of the evidence
-study.
-"""
+The RaMBO AP loss moves the few scores whose rank crosses another's, so a
+detector trained by it alone starts slowly; an auxiliary loss with a gradient
+for every score (per-class binary cross-entropy) gives a dense signal while the
+rank loss orders what matters for AP (docs/evidence.md)."""
 from typing import Dict, Optional
 
 from torch import Tensor, nn
@@ -22,41 +18,28 @@ __all__ = ['MixedRankLoss']
 
 @MODELS.register_module()
 class MixedRankLoss(TermsLoss, ClsHooksMixin, nn.Module):
-    """``rank_loss + aux_loss`` for a bbox head's ``loss_cls``.
+    """``rank_loss + aux_loss`` for a bbox head's ``loss_cls``
+    (docs/losses.md#mixedrankloss).
 
-    The head hooks (``get_cls_channels``, ``get_activation``,
-    ``get_accuracy``) are the rank loss's: the test ranks what the rank loss
-    ranked. The auxiliary loss sees the columns the rank loss ranks (the C
-    foreground columns, ``aux_columns='foreground'``; a background column of
-    the 'logits' space, untrained by the rank loss, is left alone), or every
-    column (``'all'``, e.g. softmax cross-entropy with the 'softmax' score
-    space). ``weight`` and ``avg_factor`` of the head reach it unchanged.
-
-    Returns the scalar sum of the rank loss and the auxiliary loss (a
-    Tensor; MMDetection's ``BBoxHead`` logs it as ``loss_cls``). The terms,
-    on request: with ``log_diagnostics=True`` :meth:`forward` returns the
-    dict of :meth:`terms` instead, the rank loss's terms (its
-    :meth:`terms` with the diagnostics, e.g. ``loss_rambo_map``,
-    ``loss_rambo_apc``, ``rambo_ap``; ``loss_rank`` for a rank loss without
-    terms) and the auxiliary loss under ``aux_name``. The package's heads
-    call :meth:`terms`. The diagnostics follow this loss's
-    ``log_diagnostics``, not the rank loss's own. It needs MMDetection
-    (the auxiliary loss is one of its losses): built without it, it raises
-    ImportError naming the install.
+    The head hooks are the rank loss's (the test ranks what it ranked); the
+    auxiliary loss gets the head's ``weight`` and ``avg_factor`` unchanged.
+    Returns the scalar sum; with ``log_diagnostics`` the dict of :meth:`terms`:
+    the rank loss's terms and diagnostics (``loss_rank`` for a rank loss
+    without ``terms``) and the auxiliary loss under ``aux_name``. Needs
+    MMDetection (ImportError naming the install without it).
 
     Args:
         rank_loss (dict): Config of a rank loss with the custom-classifier
             hooks of mmdet's ``BBoxHead`` (e.g. ``RaMBOAPLoss``).
-        aux_loss (dict): Config of an mmdet classification loss. Defaults to
-            a per-class sigmoid cross-entropy (``CrossEntropyLoss`` with
-            ``use_sigmoid=True``; background RoIs are negatives of every
-            class), whose sigmoid is the test score of the 'logits' space.
-        aux_columns (str): ``'foreground'`` or ``'all'``.
-        aux_name (str): Key of the auxiliary loss among the terms; must
-            start with ``loss`` so that the runner adds it to the total.
-        log_diagnostics (bool): Return the dict of :meth:`terms` (the loss
-            terms and the rank loss's diagnostics) instead of the scalar
-            loss. Defaults to False.
+        aux_loss (dict): Config of an mmdet classification loss. Defaults to a
+            per-class sigmoid ``CrossEntropyLoss`` (background RoIs negatives
+            of every class), whose sigmoid is the 'logits' space's test score.
+        aux_columns (str): ``'foreground'`` (the C columns the rank loss ranks)
+            or ``'all'`` (e.g. softmax cross-entropy).
+        aux_name (str): Key of the auxiliary loss among the terms; must start
+            with ``loss`` so that the runner adds it to the total.
+        log_diagnostics (bool): Return the dict of :meth:`terms` instead of the
+            scalar loss. Defaults to False.
     """
 
     def __init__(self,

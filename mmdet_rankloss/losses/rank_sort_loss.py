@@ -1,15 +1,11 @@
-"""Rank & Sort Loss (Oksuz et al., ICCV 2021) and AP Loss's error-driven
-update (Chen et al., CVPR 2019), for a detection head's ``loss_cls``.
+"""Rank & Sort Loss (Oksuz et al., ICCV 2021) and AP Loss's error-driven update
+(Chen et al., CVPR 2019), for a detection head's ``loss_cls``.
 
-Both are the shared core of :mod:`.error_driven` in one mode: ``'rs'``
-ranks every positive above every negative (ranking error ``N_FP(i) /
-rank(i)``) and sorts the positives by their continuous labels (the IoU of
-their predicted box, sorting error minus its target); ``'ap'`` is the
-ranking error alone, ``1 - AP`` with the smoothed step. Values, updates and
-the cost are documented in :mod:`.error_driven` and ``docs/losses.md``.
-:func:`rank_sort_loss` and :func:`error_driven_ap_loss` are the functional
-forms: one ranking of scores of any shape, given the positives.
-"""
+Both are :mod:`.error_driven`'s core in one mode: ``'rs'`` ranks the positives
+above the negatives and sorts them by their continuous labels, ``'ap'`` is the
+ranking error alone (docs/losses.md). :func:`rank_sort_loss` and
+:func:`error_driven_ap_loss` are the functional forms: one ranking of scores of
+any shape, given the positives."""
 from typing import Dict, Optional
 
 import torch
@@ -32,32 +28,28 @@ def rank_sort_loss(scores: Tensor,
                    self_relation: float = 0.5,
                    negatives: Optional[Tensor] = None,
                    precision: str = 'float64') -> Tensor:
-    """Rank & Sort Loss of one ranking of all ``scores``, trained by the
-    paper's identity update (the backward is that update, not the
-    derivative of the value): :class:`RankSortLoss` on given positives.
+    """Rank & Sort Loss of one ranking of all ``scores`` (the backward is the
+    paper's identity update): :class:`RankSortLoss` on given positives.
 
     Args:
-        scores (Tensor): Scores (...), e.g. the (N, C) logits of a dense
-            head, finite; all of them are one ranking.
-        positives (Tensor): Binary (...), the scores' shape. (The module
-            makes a positive of quality 0 a negative,
-            ``zero_quality_as_negative``; here the caller chooses.)
-        quality (Tensor, optional): The positives' continuous labels (the
-            IoU of their boxes), the scores' shape, in [0, 1] at the
-            positives; detached. Defaults to None: 1 (no sorting error).
-        delta (float): Half-width of the smoothed step, > 0. Defaults to
-            0.5 (paper).
+        scores (Tensor): Finite scores (...), e.g. (N, C) logits; all of them
+            are one ranking.
+        positives (Tensor): Binary (...), the scores' shape (the caller decides
+            about positives of quality 0).
+        quality (Tensor, optional): The positives' labels (their boxes' IoU),
+            the scores' shape, in [0, 1] at the positives; detached. Defaults
+            to None: 1 (no sorting error).
+        delta (float): Half-width of the smoothed step, > 0. Defaults to 0.5.
         self_relation (float): A positive's relation to itself, in (0, 1].
             Defaults to 0.5 (authors).
-        negatives (Tensor, optional): Binary (...); scores that are
-            neither positive nor negative take no part. Defaults to None:
-            every score that is not a positive.
+        negatives (Tensor, optional): Binary (...); scores in neither take no
+            part. Defaults to None: every score that is not a positive.
         precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
             Defaults to ``'float64'``.
 
     Returns:
-        Tensor: Scalar ``L_RS`` (fp32, fp64 for fp64 scores); 0 in the
-        graph without positives.
+        Tensor: Scalar ``L_RS`` (fp32, fp64 for fp64 scores); 0 in the graph
+        without positives.
     """
     flat, pos_idx, negs, quality = error_driven_inputs(
         'rank_sort_loss', scores, positives, negatives, delta, 'quality',
@@ -98,45 +90,30 @@ def error_driven_ap_loss(scores: Tensor,
 class RankSortLoss(ErrorDrivenDetectionLoss):
     """Rank & Sort Loss over all (anchor, class) scores of a batch.
 
-    ``L_RS = 1/|P| sum_{i in P} (l_R(i) + l_S(i) - l*_S(i))`` with the
-    identity update of the paper (:mod:`.error_driven`, mode ``'rs'``). The
-    positives' labels are ``quality`` (the IoU of each positive's predicted
-    box with its ground truth, detached, given by the head); without it
-    every positive has label 1 and the sorting error is 0. The defaults
-    follow the authors' code.
-
-    Called as :meth:`~.error_driven_head.ErrorDrivenDetectionLoss.forward`
-    with ``quality=`` (N,) labels in [0, 1], read at the positive rows.
-    Returns the scalar ``L_RS`` (times ``loss_weight``); with
-    ``log_diagnostics=True`` the dict of
-    :meth:`~.error_driven_head.ErrorDrivenDetectionLoss.terms`:
-    ``loss_rank_sort`` (that value) and the logged ``rs_ranking`` and
-    ``rs_sorting``, the two parts of the value.
+    ``L_RS = 1/|P| sum_{i in P} (l_R(i) + l_S(i) - l*_S(i))``, trained by the
+    paper's identity update (:mod:`.error_driven`, mode ``'rs'``); defaults as
+    the authors' code. Call it with ``quality=`` (N,), the positives' labels in
+    [0, 1] (their boxes' detached IoU; without: 1, no sorting error). Returns
+    ``L_RS`` times ``loss_weight``; with ``log_diagnostics`` the dict of
+    :meth:`terms`: ``loss_rank_sort`` and its parts ``rs_ranking``,
+    ``rs_sorting``.
 
     Args:
         delta (float): Half-width of the smoothed step in logit units, > 0.
             Defaults to 0.5 (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
-        precision (str): The core's dtype, ``'float64'`` or ``'float32'``
-            (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
             Defaults to ``'float64'``.
-        self_relation (float): A positive's relation to itself in its ranks
-            and sorting errors, in (0, 1]. Defaults to 0.5 (authors: ``H(0)``);
-            1.0 counts it once (the earlier behaviour: smaller ranking
-            errors, see :mod:`.error_driven` for the measured effect).
-        zero_quality_as_negative (bool): With ``quality``, a positive whose
-            label is exactly 0 (its box does not overlap its ground truth)
-            is ranked as a negative of its class and gets a negative's
-            update, as in the authors' code (positives: label > 0).
-            Defaults to True; False keeps it a positive with label 0 (the
-            earlier behaviour: pushed up by the ranking error, down by the
-            sorting error). On the case measured in :mod:`.error_driven`
-            with 3 of the 20 labels set to 0, False changes the value by
-            +5.7 % (-20 % with the positives raised by 3) and the update by
-            31 % (28 %) of its largest entry.
-        log_diagnostics (bool): Return the dict (``loss_rank_sort`` and the
-            diagnostics) instead of the scalar loss. Defaults to False.
+        self_relation (float): A positive's relation to itself, in (0, 1].
+            Defaults to 0.5 (authors: ``H(0)``); 1.0 counts it once
+            (docs/losses.md: the effect).
+        zero_quality_as_negative (bool): With ``quality``, a positive of label
+            exactly 0 is ranked as a negative, as in the authors' code.
+            Defaults to True; False keeps it a positive of label 0
+            (docs/losses.md: the effect).
+        log_diagnostics (bool): Return the dict instead of the scalar loss.
+            Defaults to False.
     """
     mode = 'rs'
     per_anchor_input = 'quality'

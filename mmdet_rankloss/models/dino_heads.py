@@ -23,7 +23,7 @@ from ..losses.alrp_loss import ALRPLoss
 from ..losses.error_driven import error_driven_loss
 from ..losses.rank_sort_loss import RankSortLoss
 from ..ops.checks import check_data, check_flag
-from .rank_sort_heads import value_weighted
+from .rank_sort_heads import check_loss_type, value_weighted
 
 __all__ = ['RankLossDINOHead', 'RankSortDINOHead', 'RaMBODINOHead',
            'ALRPDINOHead', 'positive_rows']
@@ -91,11 +91,8 @@ class RankLossDINOHead(DINOHead, metaclass=ABCMeta):
     def __init__(self, *args, loss_cls: dict, **kwargs) -> None:
         super().__init__(*args, loss_cls=dict(type=_SigmoidHead), **kwargs)
         self.loss_cls = MODELS.build(loss_cls)
-        if self.loss_types and not isinstance(self.loss_cls,
-                                              self.loss_types):
-            names = ' or '.join(t.__name__ for t in self.loss_types)
-            raise ValueError(f'{type(self).__name__} needs loss_cls of type '
-                             f'{names}, got {type(self.loss_cls).__name__}')
+        if self.loss_types:
+            check_loss_type(self, self.loss_types)
 
     @contextmanager
     def _sigmoid_head(self):

@@ -1,31 +1,14 @@
 """A ``loss_cls`` of this package that its head cannot serve fails the build.
 
-MMDetection builds a head with whatever ``loss_cls`` the config names and
-never asks whether the two fit. With a loss of this package three misfits
-pass the build silently and show up later, inside the first forward or
-never (``docs/reliability.md``):
-
-* an embedding loss (``FastAPLoss``, ``RaMBORecallLoss``, ...) as a head's
-  ``loss_cls``: its ``forward(embeddings, labels)`` cannot take the head's
-  classification-loss call (a ``TypeError`` at the first forward);
-* a loss that sets the classifier's width (``custom_cls_channels``, e.g.
-  ``RaMBOAPLoss(score_space='sigmoid')`` wants C columns) in a head that
-  ignores it (Double-Head R-CNN builds C + 1): trains on a column
-  mismatch without a word;
-* a rank loss in a stock dense head (``RetinaHead``, ``ATSSHead``): the
-  stock head calls ``loss_cls`` once per FPN level, so each level would be
-  ranked alone (``RaMBORetinaHead`` / ``RaMBOATSSHead`` rank them all; a
-  stock ``FCOSHead`` is pointed to ``RaMBOFCOSHead``).
-
-:func:`head_fit_faults` finds them on a built module.
-``checked_build_func`` wraps a registry's ``build_func`` so that it runs
-the same check on each head it
-builds; the patch ``head_fit_check`` of :mod:`mmdet_rankloss.patches`
-installs it in every ``MODELS`` registry, so ``Runner.from_cfg`` (and
-``tools/train.py``) stops before any data is read, with the config field,
-its value and the fix. Losses from elsewhere (mmdet's own) are left to
-MMDetection.
-"""
+MMDetection never asks whether a head and its ``loss_cls`` fit; three misfits
+with this package's losses pass the build silently (docs/reliability.md): an
+embedding loss as ``loss_cls`` (a ``TypeError`` at the first forward), a loss
+that sets the classifier's width in a head that ignores it (a silent column
+mismatch), and a rank loss in a stock dense head (each FPN level ranked alone).
+:func:`head_fit_faults` finds them on a built module; ``checked_build_func``,
+installed in every ``MODELS`` registry by the patch ``head_fit_check``, runs it
+on each head built, so ``Runner.from_cfg`` stops before any data is read,
+naming the config field, its value and the fix."""
 import inspect
 import threading
 from typing import Any, List, Optional, Tuple

@@ -1,37 +1,16 @@
 """Heads trained by Rank & Sort Loss or aLRP Loss (Oksuz et al. 2021, 2020).
 
-Both losses rank every (anchor, class) score of the batch as one sequence
-and need, for every positive, a measure of its predicted box: RS takes the
-IoU of the decoded predicted box with its ground truth (detached) as the
-positive's continuous label; aLRP takes the localisation error ``(1 -
-GIoU) / 2`` (differentiable: it trains the box branch through aLRP's
-localisation component). The dense heads are the stock ``RetinaHead`` /
-``ATSSHead`` under :class:`~.dense_heads.RankLossDenseHeadMixin` (one
-ranking over all levels and images); the stock ``loss_by_feat`` runs with
-``loss_cls`` and ``loss_bbox`` replaced by stand-ins that record, per FPN
-level, what the stock code would have scored, so the targets, the
-assignment and the box decoding are MMDetection's own.
-
-* **RS** (``RankSort*Head``): ``loss_rank_sort`` over all anchors with the
-  IoU labels, and the box loss (the configured ``loss_bbox``, GIoU in the
-  configs) averaged over the positives and weighted by ``L_RS / L_box``
-  (detached): the paper's loss-value-based task balancing, so the box term
-  has the value of the RS term at every iteration. How the positives
-  share it: ``box_weighting`` (:func:`box_loss_weights`).
-* **aLRP** (``ALRP*Head``): ``loss_alrp_cls`` and ``loss_alrp_loc`` of
-  :class:`~mmdet_rankloss.losses.ALRPLoss`; ``loss_bbox`` is not used (the
-  errors are GIoU's, computed here), its SB weight is set every ``period``
-  iterations after the warm-up by ``ALRPSelfBalanceHook``.
-* **RPN** (:class:`RankSortRPNHead`): MMDetection's ``RPNHead`` trained by
-  RS over all anchors of the batch (one class, objectness), the RS-R-CNN
-  paper's RPN; its losses keep the stock names ``loss_rpn_cls`` /
-  ``loss_rpn_bbox``.
-* **ATSS**: without its centerness branch, as the RS paper trains it
-  (docs/dense.md).
-
-Both need ``reg_decoded_bbox=True`` (boxes, not deltas, reach the box loss).
-:class:`RankSortBBoxHead` is the RS head of a two-stage detector (RS-R-CNN).
-"""
+Both rank every (anchor, class) score of the batch as one sequence and measure
+each positive's predicted box: RS by the (detached) IoU with its ground truth,
+its continuous label; aLRP by the differentiable error ``(1 - GIoU) / 2``. The
+dense heads are the stock ``RetinaHead`` / ``ATSSHead`` under
+:class:`~.dense_heads.RankLossDenseHeadMixin`; the stock ``loss_by_feat`` runs
+with stand-ins for ``loss_cls`` and ``loss_bbox`` that record what it would
+score, so targets, assignment and box decoding are MMDetection's. RS heads
+weight the box loss by ``L_RS / L_box`` (detached; ``box_weighting``:
+:func:`box_loss_weights`); aLRP heads drop ``loss_bbox`` for ``loss_alrp_loc``;
+ATSS heads drop centerness (as the RS paper). Both need
+``reg_decoded_bbox=True``. docs/dense.md."""
 from typing import List, Optional
 
 import torch
@@ -65,13 +44,11 @@ def box_loss_weights(cls_score: Tensor, num_classes: int,
     """The weight of each positive's box loss in an RS head.
 
     Args:
-        cls_score (Tensor): (P, >= C) classification logits of the positives
-            (extra columns after the C classes, e.g. a background column,
-            are not read).
+        cls_score (Tensor): (P, >= C) logits of the positives (columns after
+            the C classes are not read).
         num_classes (int): C.
-        box_weighting (str): ``'score'``: ``max_c sigmoid(logit_c)`` over
-            the C class columns, detached (the authors' code); ``'uniform'``:
-            ones.
+        box_weighting (str): ``'score'``: ``max_c sigmoid(logit_c)``, detached
+            (authors); ``'uniform'``: ones.
 
     Returns:
         Tensor: (P,) float32 (float64 for float64 logits), no graph.
@@ -93,6 +70,14 @@ def weighted_box_loss(per_positive: Tensor, weights: Tensor) -> Tensor:
     total = weights.sum()
     divisor = torch.where(total < 1e-12, torch.ones_like(total), total)
     return (weights * per_positive).sum() / divisor
+
+
+def check_loss_type(head, types) -> None:
+    """Raise unless ``head.loss_cls`` is one of ``types``."""
+    if not isinstance(head.loss_cls, types):
+        names = ' or '.join(t.__name__ for t in types)
+        raise ValueError(f'{type(head).__name__} needs loss_cls of type '
+                         f'{names}, got {type(head.loss_cls).__name__}')
 
 
 class BoxWeightingMixin:
@@ -135,10 +120,7 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
     dropped_losses = ('loss_centerness', )
 
     def _init_layers(self) -> None:
-        if not isinstance(self.loss_cls, self.loss_types):
-            names = ' or '.join(t.__name__ for t in self.loss_types)
-            raise ValueError(f'{type(self).__name__} needs loss_cls of type '
-                             f'{names}, got {type(self.loss_cls).__name__}')
+        check_loss_type(self, self.loss_types)
         if not self.reg_decoded_bbox:
             raise ValueError(
                 f'{type(self).__name__} needs reg_decoded_bbox=True: the '
@@ -167,18 +149,11 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
         return losses
 
     def _anchor_boxes(self, labels: Tensor):
-        """The positives and their boxes, one row per anchor, from the
-        recorded per-level calls: ``(fg, pred, target)``, ``fg`` bool (N,)
-        (label in 0..C-1), ``pred`` and ``target`` (N, 4) decoded boxes,
-        meaningful at ``fg`` (None, None without a recorded call).
-
-        RetinaHead's stock code scores the boxes of every anchor; ATSS's
-        only those of the positives, level by level in anchor order, i.e.
-        the positives of the concatenation in index order: they are put at
-        their rows (a stable sort of ``fg`` finds them; their number is
-        the recorded rows'). Fixed shapes, no read of the data, the same
-        kernels for any number of levels.
-        """
+        """``(fg, pred, target)`` from the recorded per-level calls: ``fg``
+        bool (N,) (label in 0..C-1), ``pred`` and ``target`` (N, 4) decoded
+        boxes, meaningful at ``fg`` (None, None without a recorded call). A
+        head that scored the positives' boxes only (ATSS) gets them put at
+        their rows by a stable sort of ``fg``: fixed shapes, no read."""
         boxes = self._box_context[0]
         fg = (labels >= 0) & (labels < self.num_classes)
         if not boxes.preds:
@@ -202,10 +177,9 @@ class ErrorDrivenDenseHeadMixin(RankLossDenseHeadMixin):
                              labels: List[Tensor],
                              label_weights: List[Tensor],
                              avg_factor: Optional[float] = None) -> dict:
-        """RS or aLRP over all anchors with each positive's box (module
-        doc), on fixed-size per-anchor tensors: the rows that are not
-        positives are masked (their box terms are 0), so the only read of
-        the data is the loss's own."""
+        """RS or aLRP over all anchors with each positive's box, on fixed-size
+        per-anchor tensors (non-positive rows masked): the only read of the
+        data is the loss's own."""
         all_labels = torch.cat(labels)
         fg, pred, target = self._anchor_boxes(all_labels)
         scores = self._all_anchor_scores(cls_scores)
@@ -321,28 +295,17 @@ class _AnchorLossesRPNHead(RPNHead):
 @MODELS.register_module()
 class RankSortRPNHead(BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
                       _AnchorLossesRPNHead):
-    """The RPN of RS-R-CNN: MMDetection's ``RPNHead`` trained by Rank & Sort
-    Loss over all anchors of all levels and images of the batch (one class:
-    objectness), with the IoU of each positive anchor's predicted box as its
-    label, and the box loss (GIoU on decoded boxes) weighted as in the other
-    RS heads (``box_weighting``) and rescaled to the value of the RS term.
+    """The RPN of RS-R-CNN: ``RPNHead`` trained by Rank & Sort Loss over all
+    anchors of the batch (one class: objectness) with IoU labels and the RS
+    heads' value-weighted box loss.
 
-    The RS paper weights the whole RPN loss by 0.2: give it as
-    ``loss_cls=dict(type='RankSortLoss', loss_weight=0.2)``; the box term is
-    rescaled to the weighted RS value, so it gets the same factor. Like the
-    paper, train it without anchor sampling (``train_cfg.rpn.sampler =
-    dict(type='PseudoSampler')``: every anchor that the assigner does not
-    ignore is ranked) and with ``reg_decoded_bbox=True``. Prediction
-    (proposals) is the stock ``RPNHead``'s, with sigmoid scores.
-
-    Losses: ``loss_rpn_cls`` (the RS value), ``loss_rpn_bbox`` and, with
-    the loss's ``log_diagnostics=True``, the logged ``rpn_rs_ranking`` /
-    ``rpn_rs_sorting``: the stock RPN names, so a two-stage detector keeps
-    them apart from the RoI head's.
-
-    Arguments are ``RPNHead``'s and ``box_weighting`` (``'score'``,
-    default, or ``'uniform'``).
-    """
+    The paper weights the RPN loss by 0.2 (``loss_cls=dict(type=
+    'RankSortLoss', loss_weight=0.2)``; the box term follows) and trains
+    without anchor sampling (``train_cfg.rpn.sampler=dict(type=
+    'PseudoSampler')``) and with ``reg_decoded_bbox=True``. The losses keep the
+    stock RPN names: ``loss_rpn_cls``, ``loss_rpn_bbox`` and, with
+    ``log_diagnostics``, ``rpn_rs_ranking`` / ``rpn_rs_sorting``. Arguments are
+    ``RPNHead``'s and ``box_weighting``."""
     loss_types = (RankSortLoss, )
     #: the loss's keys under the RPN's names
     rpn_keys = dict(loss_rank_sort='loss_rpn_cls', loss_bbox='loss_rpn_bbox')
@@ -361,35 +324,24 @@ class RankSortRPNHead(BoxWeightingMixin, ErrorDrivenDenseHeadMixin,
 
 
 @MODELS.register_module()
-class RankSortBBoxHead(Shared2FCBBoxHead):
-    """The bbox head of RS-R-CNN: classification by Rank & Sort Loss over
-    all (RoI, class) scores with the IoU of each positive RoI's regressed
-    box as its label, and the box loss weighted by ``L_RS / L_box``
-    (detached). The paper also drops the RoI sampler (every proposal is
-    used): set ``train_cfg.rcnn.sampler`` accordingly (the configs do).
+class RankSortBBoxHead(BoxWeightingMixin, Shared2FCBBoxHead):
+    """The bbox head of RS-R-CNN: Rank & Sort Loss over all (RoI, class) scores
+    with each positive RoI's regressed-box IoU as its label, and the box loss
+    weighted by ``L_RS / L_box`` (detached). The paper uses every proposal: set
+    ``train_cfg.rcnn.sampler`` accordingly (the configs do).
 
     Args:
-        box_weighting (str): How the positives' box losses are averaged
-            before the rescaling: ``'score'`` (default, the authors' code):
-            weighted by each positive RoI's detached highest foreground
-            score, ``max_c sigmoid(logit_c)`` over the C foreground columns
-            of its (C + 1)-column logits (the background column, last, is
-            not read); ``'uniform'`` (the earlier behaviour): the plain
-            mean. Either way the value of ``loss_bbox`` is ``L_RS``.
+        box_weighting (str): ``'score'`` (authors): each positive's box loss
+            weighted by its detached ``max_c sigmoid(logit_c)`` over the C
+            foreground columns; ``'uniform'``: the plain mean. Defaults to
+            ``'score'``.
         *args, **kwargs: ``Shared2FCBBoxHead``'s, with
             ``loss_cls=dict(type='RankSortLoss')``.
     """
 
-    def __init__(self, *args, box_weighting: str = 'score',
-                 **kwargs) -> None:
-        check_choice(type(self).__name__, 'box_weighting', box_weighting,
-                     BOX_WEIGHTINGS)
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.box_weighting = box_weighting
-        if not isinstance(self.loss_cls, RankSortLoss):
-            raise ValueError(
-                f'{type(self).__name__} needs loss_cls of type RankSortLoss, '
-                f'got {type(self.loss_cls).__name__}')
+        check_loss_type(self, (RankSortLoss, ))
 
     def _roi_deltas(self, bbox_pred: Tensor, labels: Tensor) -> Tensor:
         """The regression output of every RoI for its label's class (N, 4)
@@ -417,10 +369,9 @@ class RankSortBBoxHead(Shared2FCBBoxHead):
     def _box_loss(self, cls_score: Optional[Tensor], bbox_pred: Tensor,
                   rois: Tensor, labels: Tensor, bbox_targets: Tensor,
                   bbox_weights: Tensor, pos: Tensor) -> Tensor:
-        """The configured ``loss_bbox`` of the positives (the stock inputs:
-        decoded boxes with ``reg_decoded_bbox``, else deltas, and the stock
-        box weights), averaged as ``box_weighting`` says; computed for
-        every RoI and masked to the positives ``pos`` (fixed shapes)."""
+        """The configured ``loss_bbox`` of the positives ``pos`` (stock inputs
+        and box weights), averaged as ``box_weighting`` says; computed for
+        every RoI and masked (fixed shapes)."""
         pred = self._roi_deltas(bbox_pred, labels)
         if self.reg_decoded_bbox:
             pred = get_box_tensor(self.bbox_coder.decode(rois[:, 1:], pred))

@@ -20,51 +20,35 @@ _POOLINGS = ('avg', 'max')
 class RetrievalModel(BaseModel):
     """Backbone, global pooling, linear embedding, L2 normalisation.
 
-    The standard deep metric learning architecture (RaMBO section 5.1,
-    FastAP section 5): an (ImageNet-pretrained) backbone whose classifier is
-    replaced by a linear embedding layer (512-d by default), normalised to
-    the unit sphere, so inner products are cosine similarities. The metric
-    loss is any registered module called as ``loss(embeddings, labels)``
-    (see :mod:`mmdet_rankloss.losses.pairwise`); it sees the whole batch.
-
-    The embedding layer is the attribute ``embedding``, so a config can give
-    it its own (amplified) learning rate with
-    ``optim_wrapper.paramwise_cfg = dict(custom_keys={'embedding':
-    dict(lr_mult=10)})``. Frozen BatchNorm statistics, as in the metric
-    learning baselines, are the backbone's ``norm_eval=True``.
-
-    Modes of :meth:`forward`: ``'loss'`` (a dict of losses and logged
-    values), ``'predict'`` (the data samples with ``pred_embedding`` (D,)
-    set) and ``'tensor'`` (the embeddings (B, D)).
+    The metric learning architecture of RaMBO section 5.1 and FastAP section 5:
+    a backbone, a linear embedding layer (the attribute ``embedding``, for
+    ``paramwise_cfg.custom_keys``) normalised to the unit sphere, and any
+    registered loss called as ``loss(embeddings, labels)`` on the whole batch
+    (docs/retrieval.md). :meth:`forward` modes: ``'loss'`` (a dict),
+    ``'predict'`` (data samples with ``pred_embedding`` (D,)) and ``'tensor'``
+    (embeddings (B, D)).
 
     Args:
         backbone (dict): Backbone config, e.g. mmdet's ``ResNet`` with
             ``out_indices=(3,)``; the last output feature map is pooled.
         loss (dict): Metric loss config, e.g. ``dict(type='RaMBORecallLoss')``.
-        in_channels (int): Channels of the pooled feature map. Defaults to
-            2048 (ResNet-50).
+        in_channels (int): Channels of the pooled feature map. Defaults to 2048
+            (ResNet-50).
         embed_dim (int): Embedding dimension. Defaults to 512.
         pooling (str): Global ``'avg'`` or ``'max'`` pooling. Defaults to
             ``'avg'``.
         hidden_dims (Sequence[int]): Widths of fully connected + ReLU layers
-            between the pooled features and the embedding layer, e.g.
-            ``(1024,)`` for the Soft Ranking Threshold recipe (1024-d, then
-            128-d). Defaults to () (the embedding layer directly).
-        global_ranking (bool): Under distributed training, gather the
-            embeddings and labels of all processes
-            (:func:`~mmdet_rankloss.ops.gather_for_ranking`) before the
-            loss, so every rank loss ranks the global batch and equals the
-            single-process loss on the concatenated batch; gradients flow
-            back to the local embeddings. Losses with a memory then store
-            the gathered batches, identical on every process. Defaults to
-            False (each process ranks its own batch).
-        data_preprocessor (dict, optional): Stacks and normalises images,
-            e.g. MMEngine's ``ImgDataPreprocessor``. Defaults to None.
+            before the embedding layer, e.g. ``(1024,)`` (the SRT recipe).
+            Defaults to ().
+        global_ranking (bool): Under distributed training, rank the gathered
+            embeddings of all processes (:func:`~mmdet_rankloss.ops.
+            gather_for_ranking`): the single-process loss of the concatenated
+            batch. Defaults to False.
+        data_preprocessor (dict, optional): Stacks and normalises images.
+            Defaults to None.
         init_cfg (dict, optional): Initialisation config, e.g.
-            ``dict(type='Orthogonal', override=dict(name='embedding'))`` for
-            an orthogonal embedding layer (the AUC loss recipe; see
-            :class:`~mmdet_rankloss.models.OrthogonalInit`). Defaults to
-            None.
+            ``dict(type='Orthogonal', override=dict(name='embedding'))`` (the
+            AUC loss recipe). Defaults to None.
     """
 
     def __init__(self,

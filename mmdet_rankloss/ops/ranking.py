@@ -249,26 +249,20 @@ class _BlackboxRank(torch.autograd.Function):
 def blackbox_rank(scores: Tensor,
                   lambda_val: float,
                   normalize: bool = False) -> Tensor:
-    """Differentiable ranks by blackbox interpolation (Algorithm 1).
-
-    The forward pass is the exact (piecewise constant) ranking; the
-    backward pass returns ``-(rk(y) - rk(y + lambda * dL/drk)) / lambda``,
-    the gradient of the paper's piecewise-linear interpolation of the loss.
+    """Differentiable ranks by blackbox interpolation (Algorithm 1): exact
+    ranks forward, ``-(rk(y) - rk(y + lambda * dL/drk)) / lambda`` backward.
 
     Args:
         scores (Tensor): Shape (..., n); ranked along the last dimension,
             batched over the leading ones. fp16/bf16 are ranked in fp32.
-        lambda_val (float): Interpolation strength, > 0. Small values stay
-            close to the true (zero a.e.) gradient, large ones give denser
-            but less faithful gradients.
-        normalize (bool): Return ranks divided by n (as the public RaMBO
-            code does). Algorithm 1 is then applied to the normalised
-            ranker, which is the same as ``lambda * n`` on integer ranks.
-            Defaults to False.
+        lambda_val (float): Interpolation strength, > 0 (small: close to the
+            true, zero a.e. gradient; large: denser, less faithful).
+        normalize (bool): Ranks divided by n (the public RaMBO code), i.e.
+            ``lambda * n`` on integer ranks. Defaults to False.
 
     Returns:
-        Tensor: Ranks (1 = highest) of the input's shape, fp32 (fp64 for
-        fp64 input).
+        Tensor: Ranks (1 = highest) of the input's shape, fp32 (fp64 for fp64
+        input).
 
     Raises:
         ValueError: On 0-d or empty input, NaN/inf scores or lambda <= 0.
@@ -278,13 +272,9 @@ def blackbox_rank(scores: Tensor,
 
 
 class _BlackboxRankLoss(torch.autograd.Function):
-    """Loss through ranks; the score gradient is computed in forward.
-
-    ``dL/drk`` is known in forward (at unit upstream scale), so Algorithm 1's
-    second ranking can run right there: backward is then a multiplication,
-    and the caller may read the gradient (``return_grad``) for diagnostics
-    without sorting a third time.
-    """
+    """Loss through ranks, the score gradient computed in forward (``dL/drk``
+    is known there at unit scale): backward is a product, and the caller may
+    read the gradient (``return_grad``)."""
 
     @staticmethod
     def forward(ctx, scores, loss_from_ranks, lambda_val, normalize,
@@ -333,52 +323,41 @@ def blackbox_rank_loss(scores: Tensor,
                        moved_at: Optional[Tuple[Tensor, Tensor]] = None):
     """A rank-based loss differentiated by Algorithm 1, immune to scaling.
 
-    ``loss_from_ranks(ranks)`` is evaluated on the exact ranks of
-    ``scores``; its derivative ``dL/drk`` is taken right there, at unit
-    upstream gradient, and the blackbox perturbation uses that. In the
-    backward pass the resulting score gradient is multiplied by the
-    incoming gradient. So multiplying the loss by ``c`` (a ``loss_weight``,
-    an AMP ``GradScaler``) multiplies its gradient by ``c`` and changes
-    nothing else, unlike ``loss_fn(blackbox_rank(...))``, where ``c`` acts
-    as ``c * lambda`` (``docs/losses.md``, on the public prototype).
-
-    The perturbed ranking of Algorithm 1 is computed in the forward pass
-    (when a gradient will be needed), so backward costs no sort.
+    ``loss_from_ranks`` is evaluated on the exact ranks and its ``dL/drk``
+    taken at unit upstream gradient; Algorithm 1's perturbed ranking runs in
+    forward, and backward multiplies the score gradient by the incoming one. So
+    a factor ``c`` on the loss (``loss_weight``, AMP) scales its gradient only,
+    unlike ``loss_fn(blackbox_rank(...))``, where it acts as ``c * lambda``
+    (docs/losses.md).
 
     Args:
-        scores (Tensor): Shape (..., n), ranked along the last dimension.
-            ``-inf`` is allowed (an element that is always last; used to
-            mask elements out of a ranking); NaN and ``+inf`` are not.
-        loss_from_ranks (callable): Maps ranks (same shape as ``scores``)
-            to a scalar loss; must be differentiable in the ranks.
+        scores (Tensor): Shape (..., n), ranked along the last dimension;
+            ``-inf`` allowed (always last, masks an element out), NaN and
+            ``+inf`` not.
+        loss_from_ranks (callable): Maps ranks (the scores' shape) to a scalar
+            loss, differentiable in the ranks.
         lambda_val (float): Interpolation strength, > 0.
         normalize (bool): Ranks divided by n, see :func:`blackbox_rank`.
             Defaults to False.
-        return_grad (bool): Also return the score gradient of the loss at
-            unit upstream scale (detached, in :func:`rank_dtype`), e.g. to
-            log which elements are pushed up or down. Defaults to False.
-        validate (bool): Check ``scores`` and ``lambda_val`` (two passes
-            over the scores). Callers that already did may skip it.
+        return_grad (bool): Also return the score gradient at unit upstream
+            scale (detached, in :func:`rank_dtype`). Defaults to False.
+        validate (bool): Check ``scores`` and ``lambda_val`` (two passes).
             Defaults to True.
         sort (tuple[Tensor, Tensor], optional): ``descending_order`` of
-            ``scores`` (:mod:`.stable_order`), when the caller has it more
-            cheaply than a sort (e.g. :func:`.stable_order.column_orders`).
-            Not checked. Defaults to None (sort here).
-        moved_at (tuple[Tensor, Tensor], optional): ``(row, column)``
-            places, in the rows of ``scores.reshape(-1, n)`` and in
-            row-major order, outside which ``dL/drk`` is zero (for an AP
-            loss: the positives), when the caller has them. Saves the host
-            read (a wait on a GPU) that finds them. Not checked. Defaults
-            to None (found here).
+            ``scores`` (:mod:`.stable_order`), if known. Not checked. Defaults
+            to None (sort here).
+        moved_at (tuple[Tensor, Tensor], optional): ``(row, column)`` places of
+            ``scores.reshape(-1, n)``, row-major, outside which ``dL/drk`` is
+            zero (an AP loss: the positives); saves a host read. Not checked.
+            Defaults to None (found here).
 
     Returns:
-        Tensor | tuple[Tensor, Tensor]: The scalar loss value,
-        differentiable w.r.t. ``scores``; with ``return_grad`` also the
-        gradient of shape (..., n).
+        Tensor | tuple[Tensor, Tensor]: The scalar loss value, differentiable
+        w.r.t. ``scores``; with ``return_grad`` also the gradient (..., n).
 
     Raises:
-        ValueError: On 0-d or empty input, NaN/+inf scores, lambda <= 0 or
-            a non-scalar ``loss_from_ranks``.
+        ValueError: On 0-d or empty input, NaN/+inf scores, lambda <= 0 or a
+            non-scalar ``loss_from_ranks``.
     """
     if validate:
         _validate(scores, lambda_val, True, 'blackbox_rank_loss')

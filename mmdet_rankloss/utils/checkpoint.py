@@ -1,39 +1,15 @@
 """Lets MMEngine 0.10.7 load its own checkpoints under torch >= 2.6.
 
-torch 2.6 changed ``torch.load``'s default to ``weights_only=True``, which
-unpickles only allow-listed types. MMEngine's checkpoints also hold the
-runner's message hub (``HistoryBuffer`` objects with numpy arrays and numpy
-scalars, and its statistics methods, pickled through ``getattr``), so
-``Runner.resume`` and ``load_from`` stop with ``UnpicklingError``.
-
-The fix keeps ``weights_only=True`` and only widens it where MMEngine loads
-a checkpoint from a local path: the patch ``checkpoint_loader`` of
-:mod:`mmdet_rankloss.patches` replaces MMEngine's local loader with the same
-loader run inside ``torch.serialization.safe_globals(checkpoint_globals())``
-and through :func:`load_checked`. Other ``torch.load`` calls in the process
-keep torch's default allow-list, and a checkpoint holding any type outside
-the list below still fails. This module holds the list and the errors; it
-changes nothing in MMEngine itself.
-
-Two more faults get a clear answer (``docs/reliability.md``):
-
-* a checkpoint that holds a pickled object outside the allow-list is not
-  executed: :class:`UnsafeCheckpointError` names the file and the global;
-* a truncated or corrupt file (a job killed while writing, a partial copy)
-  raises :class:`CorruptCheckpointError` naming the file, where torch says
-  ``EOFError``, ``[Errno 22] Invalid argument`` or a ``PytorchStreamReader``
-  error without the file name. The patch ``atomic_checkpoints`` of
-  :mod:`mmdet_rankloss.patches` (on in ``tools/train.py``) makes MMEngine
-  write checkpoints to a temporary file renamed into place, so a kill
-  during the write leaves the previous checkpoint (which ``last_checkpoint``
-  still names) and no truncated file.
-
-Errors that do not come from the file's bytes are raised as torch raised
-them, not as a corrupt checkpoint: a ``map_location`` naming a device that
-is not there (``'cuda'`` on a CPU-only machine), an out-of-memory error, an
-error while loading an intact ``torch.save`` archive; and a file that cannot
-be opened (missing, a directory, no permission).
-"""
+torch 2.6 loads with ``weights_only=True``, which refuses the message hub of
+MMEngine's checkpoints (``HistoryBuffer``, numpy arrays and scalars,
+``getattr``). The patch ``checkpoint_loader`` (:mod:`mmdet_rankloss. patches`)
+runs MMEngine's local loader inside
+``torch.serialization.safe_globals(checkpoint_globals())`` and through
+:func:`load_checked`; other ``torch.load`` calls keep torch's list. A pickled
+object outside the list raises :class:`UnsafeCheckpointError`, a truncated or
+corrupt file :class:`CorruptCheckpointError`, both naming the file; errors not
+from the file's bytes (a missing device, out of memory, a file that cannot be
+opened) are raised as torch raised them (docs/reliability.md#checkpoints)."""
 import os
 import pickle
 import struct

@@ -1,24 +1,12 @@
 """Checks of a COCO-format annotation file that name the fault.
 
-MMDetection's ``CocoDataset`` trusts its JSON: a box outside the image, an
-empty box, or an annotation whose ``category_id`` is not one of the
-dataset's classes is dropped silently; a class name of the config that the
-file spells otherwise silently shrinks the class list (the labels of the
-other classes then shift); categories listed in another order than the
-config's ``classes`` give each label another class's name; a missing
-``area`` stops with ``KeyError: 'area'``; an image that cannot be read stops
-training when its turn comes, possibly days in. :func:`check_coco_file`
-finds all of these before training, as
-:func:`~mmdet_rankloss.utils.voc_check.check_voc_item` does for VOC;
-:class:`~mmdet_rankloss.datasets.CheckedCocoDataset` runs it while the
-dataset is built.
-
-Coordinates follow COCO: ``bbox = [x, y, width, height]`` in pixels, 0-based,
-so a valid box has ``x >= 0``, ``y >= 0``, ``x + width <= image width`` and
-``y + height <= image height``. A box may leave the image by up to
-:data:`BORDER_TOLERANCE` pixel (the rounding of float coordinates that real
-COCO files have), as the VOC check accepts ``xmin = 0``.
-"""
+MMDetection's ``CocoDataset`` silently drops bad boxes and unknown categories,
+shifts labels when a class name is spelled otherwise or the categories are in
+another order, and stops on a missing ``area`` or an unreadable image when its
+turn comes. :func:`check_coco_file` finds these before training (as
+:mod:`.voc_check` for VOC; :class:`~mmdet_rankloss.datasets.CheckedCocoDataset`
+runs it). Boxes are COCO's ``[x, y, width, height]``, 0-based pixels, inside
+the image up to :data:`BORDER_TOLERANCE` pixel."""
 import json
 import numbers
 import os.path as osp
@@ -42,15 +30,13 @@ class CocoFileReport(NamedTuple):
     """What :func:`check_coco_file` found in one annotation file.
 
     Attributes:
-        errors (list[str]): Faults that make the file unusable, each naming
-            the file, the entry (image or annotation id) and the value.
-        warnings (list[str]): Things the loader handles but a user may not
-            expect (images without annotations).
-        unknown (list[str]): Annotations whose category is in the file but
-            not one of the dataset's classes (MMDetection drops them
-            silently); an error or a warning, as the caller decides.
-        num_images (int): Images listed in the file.
-    """
+        errors (list[str]): Faults that make the file unusable, each naming the
+            file, the entry (image or annotation id) and the value.
+        warnings (list[str]): Things a user may not expect (images without
+            annotations).
+        unknown (list[str]): Annotations of a category in the file that is not
+            one of the dataset's classes (MMDetection drops them).
+        num_images (int): Images listed in the file."""
     errors: List[str]
     warnings: List[str]
     unknown: List[str]

@@ -1,21 +1,13 @@
 """Checks of one Pascal VOC item (XML annotation + JPEG) that name the fault.
 
-MMDetection's ``VOCDataset`` trusts its files: a malformed XML stops with
-``ParseError: not well-formed`` and no file name, a missing ``<bndbox>``
-field with ``'NoneType' object has no attribute 'text'``, an unknown class
-name is dropped silently, a box with ``xmin >= xmax`` or outside the image
-trains as it is, and an image that cannot be read stops training when its
-turn comes, possibly days in. :func:`check_voc_item` finds all of these
-before training; :class:`~mmdet_rankloss.datasets.CheckedVOCDataset` runs it
-while the dataset is built and ``tools/misc/check_dataset.py`` runs it over
-every dataset of a config (``docs/reliability.md`` says which catches
-what).
-
-Coordinates follow VOC: 1-based and inclusive, so a valid box has
-``1 <= xmin < xmax <= width``. ``xmin = 0`` or ``ymin = 0`` (a 0-based
-writer) is accepted: MMDetection's loader turns it into -1, one pixel
-outside, which training tolerates.
-"""
+MMDetection's ``VOCDataset`` stops on a malformed XML or a missing field
+without naming the file, drops unknown class names silently, trains bad boxes
+as they are and stops on an unreadable image when its turn comes.
+:func:`check_voc_item` finds these before training
+(:class:`~mmdet_rankloss.datasets.CheckedVOCDataset`,
+``tools/misc/check_dataset.py``; docs/reliability.md). Coordinates are VOC's,
+1-based and inclusive: ``1 <= xmin < xmax <= width``; ``xmin = 0`` (a 0-based
+writer) is accepted."""
 import os.path as osp
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 from xml.etree import ElementTree as ET
