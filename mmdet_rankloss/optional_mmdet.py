@@ -1,23 +1,13 @@
 """Whether MMDetection is there: the one place that decides.
 
-The losses, ops and networks import torch (and numpy) only; the registries
-they register in and the few MMEngine helpers they call come from here.
-
-* MMDetection importable (``HAS_MMDET``): MMDetection's own ``MODELS`` and
-  ``HOOKS`` (every loss registers there, as it always has) and MMEngine's
-  ``Hook``, ``print_log``, ``is_model_wrapper``, ``get_dist_info``,
-  ``all_reduce`` and the runner's iteration.
-* Without it: plain-PyTorch stand-ins. :class:`LocalRegistry` keeps the
-  package's own modules by name (``RaMBOAPLoss(ranker=dict(type=
-  'SigmoidRanker'))`` still builds its ranker), ``torch.distributed``
-  answers the process-group queries, messages go to the ``logging`` logger
-  ``mmdet_rankloss``, and there is no runner iteration.
-
-``mmdet_rankloss/__init__.py`` imports the MMDetection components (models,
-datasets, metrics, hooks, samplers, patches) only when ``HAS_MMDET``.
-MMDetection that is not installed is no error; MMDetection that is installed
-but cannot be imported (e.g. mmcv missing) is a warning naming the cause.
-"""
+The losses, ops and networks import torch (and numpy) only; their registries
+and MMEngine helpers come from here: with MMDetection (``HAS_MMDET``) its
+``MODELS``, ``HOOKS`` and MMEngine's ``Hook``, ``print_log``,
+``is_model_wrapper``, ``get_dist_info``, ``all_reduce`` and the runner's
+iteration; without it plain-PyTorch stand-ins (:class:`LocalRegistry` builds
+the package's modules by name, ``torch.distributed``, the ``logging`` logger
+``mmdet_rankloss``, no iteration). An installed MMDetection that cannot be
+imported is a warning naming the cause (docs/architecture.md)."""
 import logging
 import warnings
 from typing import Optional

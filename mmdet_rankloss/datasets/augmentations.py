@@ -1,20 +1,11 @@
 """Training augmentations of the AUC loss recipe that mmcv/mmdet lack.
 
-The AUC loss paper (Gajic et al., section 4.2) augments "one of the two
-images per class in a mini-batch" with "horizontal flipping, cutout,
-zoom-in/out, color shift and motion blur". Flipping, cutout and colour
-shift are mmcv/mmdet transforms (``RandomFlip``, ``CutOut``,
-``YOLOXHSVRandomAug``); this module adds
-
-* :class:`RandomZoom`: zoom in or out about a random point, same size;
-* :class:`RandomMotionBlur`: convolution with a random straight-line kernel;
-* :class:`AugmentLaterViews`: applies its transforms to every image but
-  the first of its class in the batch, which
-  :meth:`~mmdet_rankloss.datasets.RetrievalDataset.__getitems__` marks.
-
-Randomness comes from NumPy's global generator, as in mmcv's transforms
-(seeded per worker by MMEngine), drawn in ``@cache_randomness`` methods.
-"""
+The AUC loss paper (Gajic et al., section 4.2) augments one image per class
+with flipping, cutout, zoom, colour shift and motion blur; mmcv/mmdet have
+``RandomFlip``, ``CutOut`` and ``YOLOXHSVRandomAug``, this module
+:class:`RandomZoom`, :class:`RandomMotionBlur` and :class:`AugmentLaterViews`.
+Randomness is NumPy's global generator in ``@cache_randomness`` methods, as in
+mmcv."""
 import math
 from numbers import Number
 from typing import Callable, List, Sequence, Tuple, Union
@@ -87,20 +78,17 @@ class _RandomImageTransform(BaseTransform):
 class RandomZoom(_RandomImageTransform):
     """Zoom in or out about a random point, keeping the image size.
 
-    With probability ``prob``, a scale ``s`` is drawn log-uniformly from
-    ``scale_range`` and the image (H, W) is resized (bilinear) to
-    (round(s H), round(s W)). Zoom in (``s > 1``): a window of the original
-    size at a uniformly random position is cut out of it. Zoom out
-    (``s < 1``): it is placed at a uniformly random position on a canvas
-    of the original size filled with ``pad_val``. The output has the input's
-    shape and dtype, so the rest of the pipeline (and the batch) is
-    unaffected.
+    With probability ``prob`` the image (H, W) is resized (bilinear) by a scale
+    ``s`` drawn log-uniformly from ``scale_range``; zooming in, a window of the
+    original size at a random position is cut out; zooming out, the image is
+    placed at a random position on a canvas of ``pad_val``. Shape and dtype are
+    kept.
 
     Required Keys: ``img``. Modified Keys: ``img``.
 
     Args:
-        scale_range (tuple[float, float]): Smallest and largest scale, both
-            > 0. Defaults to (0.8, 1.25).
+        scale_range (tuple[float, float]): Smallest and largest scale, both >
+            0. Defaults to (0.8, 1.25).
         prob (float): Probability of zooming. Defaults to 0.5.
         pad_val (float | Sequence[float]): Canvas value of a zoom out, one
             number or one per channel. Defaults to 0.
@@ -246,20 +234,11 @@ class RandomMotionBlur(_RandomImageTransform):
 class AugmentLaterViews(BaseTransform):
     """Augment every image but the first of its class in the batch.
 
-    The AUC loss recipe (Gajic et al., section 4.2): "we augment one of the
-    two images per class in a mini-batch". With P x 2 batches
-    (``PKSampler``, ``num_per_class=2``) each class is seen once as it is
-    and once augmented. Which image comes first is a property of the batch,
-    not of the image, so the dataset marks it:
-    :meth:`RetrievalDataset.__getitems__
-    <mmdet_rankloss.datasets.RetrievalDataset.__getitems__>`, which
-    PyTorch's ``DataLoader`` calls with the indices of a whole batch, sets
-    ``results['class_view']`` to the number of images of the same class
-    before this one in the batch. This wrapper runs ``transforms`` when
-    ``class_view >= 1`` and passes the first image of each class through.
-    ``PKSampler`` puts a class's images in random order, so either of the
-    two may be the augmented one. With K > 2 images per class, all but one
-    are augmented.
+    The AUC loss recipe (Gajic et al., section 4.2: "we augment one of the two
+    images per class in a mini-batch"), with ``PKSampler`` batches. The
+    dataset's ``__getitems__`` (the ``DataLoader`` passes a whole batch's
+    indices) sets ``results['class_view']`` to the number of images of the same
+    class before this one; ``transforms`` run when it is >= 1.
 
     Required Keys: ``class_view``, and those of ``transforms``.
 
@@ -268,8 +247,8 @@ class AugmentLaterViews(BaseTransform):
             registered transforms, or callables), applied in order.
 
     Raises:
-        ValueError: ``class_view`` is missing (the sample was fetched alone,
-            e.g. ``dataset[i]``, or by a dataset that does not mark batches).
+        ValueError: ``class_view`` is missing (a sample fetched alone, e.g.
+            ``dataset[i]``, or by a dataset that does not mark batches).
     """
 
     def __init__(self, transforms: List[Union[dict, Callable]]) -> None:

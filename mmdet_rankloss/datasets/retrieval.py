@@ -1,17 +1,10 @@
 """Image retrieval datasets read from their official on-disk formats.
 
-Every dataset yields data infos with ``img_path`` (or an in-memory
-``img``), an integer class ``gt_label`` and, where the dataset has them, a
-``super_label`` (SOP super-class, In-Shop category; used by the batch
-sampler) and an ``is_query`` flag (In-Shop's query/gallery split). The
-evaluation protocol follows the metric-learning literature (Song et al.
-2016; Liu et al. 2016): a zero-shot split by class.
-
-Counts of the official releases are checked when the full dataset is
-present (see ``check_counts``), so a wrong or partial download is caught
-before training; a missing annotation file raises
-:class:`FileNotFoundError` naming it and the expected layout.
-"""
+Data infos hold ``img_path`` (or ``img``), an integer ``gt_label`` and, where
+the dataset has them, ``super_label`` (for the sampler) and ``is_query``
+(In-Shop). Splits are zero-shot by class (Song et al. 2016; Liu et al. 2016).
+Official counts are checked on full copies (``check_counts``); a missing
+annotation file is named with the layout."""
 import os.path as osp
 from typing import Dict, List, Optional, Sequence
 
@@ -175,20 +168,12 @@ class RetrievalDataset(BaseDataset):
         return self.pipeline(data_info)
 
     def __getitems__(self, indices: Sequence[int]) -> list:
-        """The samples of a whole batch, each knowing its place in its class.
-
-        PyTorch's ``DataLoader`` fetches a batch with this method when the
-        dataset has it (``torch.utils.data._utils.fetch``), so a batch
-        sampler's batch arrives here whole. Each sample's data info gets
-        ``class_view``: how many images of its class come before it in
-        the batch (0 for the first). The pipeline can then treat images of
-        a class differently, e.g.
-        :class:`~mmdet_rankloss.datasets.AugmentLaterViews` (the AUC
-        recipe's "augment one of the two images per class"); other
-        transforms ignore the key. As in ``BaseDataset.__getitem__``, a
-        sample the pipeline drops (None) is replaced by a random one,
-        outside test mode, at most ``max_refetch`` times; the replacement
-        keeps the dropped sample's ``class_view``.
+        """The samples of a whole batch (the ``DataLoader`` calls this with a
+        batch sampler's batch), each data info with ``class_view``: how many
+        images of its class come before it in the batch, for
+        :class:`~mmdet_rankloss.datasets.AugmentLaterViews`. A sample the
+        pipeline drops is replaced as in ``BaseDataset.__getitem__``, keeping
+        its ``class_view``.
 
         Args:
             indices (Sequence[int]): Indices of the batch.

@@ -1,21 +1,12 @@
 """Classifier logits in fp32 under mixed precision, for the RaMBO AP loss.
 
-Under ``--amp`` (MMEngine's ``AmpOptimWrapper``, CUDA autocast) a
-detector's classification layer returns fp16 logits. RaMBO's gradient is
-piecewise constant in the scores: rounding them to fp16 turns near-ties
-into exact ties and changes its direction (cosine 0.65 against the
-unrounded scores' gradient for ``RaMBOAPLoss`` on 512 x 21 standard normal
-logits, ``tools/misc/check_gpu_install.py``), and from-scratch training
-with RaMBO alone diverged under ``--amp`` on a GPU (``docs/reliability.md``,
-"CUDA, AMP and NCCL"). :class:`RankLogitsFp32Hook` makes the classification
-layer of every head whose ``loss_cls`` ranks with RaMBO compute in fp32
-while the rest of the model stays in autocast.
-
-The layer keeps its class, parameters and state-dict keys (checkpoints load
-either way); only its ``forward`` is rebound. Without autocast the rebound
-``forward`` computes exactly what the layer did (the input is already in
-the weight's dtype), so fp32 training is bitwise unchanged.
-"""
+RaMBO's gradient is piecewise constant in the scores: fp16 logits turn
+near-ties into ties and change its direction (cosine 0.65 on 512 x 21 normal
+logits), and from-scratch training with RaMBO alone diverged under ``--amp``
+(docs/reliability.md#mixed-precision). :class:`RankLogitsFp32Hook` runs the
+classification layer of every head whose ``loss_cls`` ranks with RaMBO in fp32;
+only its ``forward`` is rebound (same class, parameters and state-dict keys;
+bitwise unchanged without autocast)."""
 import types
 from typing import List, Sequence
 

@@ -104,24 +104,22 @@ def retrieval_metrics(query_emb: Tensor,
     """Recall@K for every K in ``ks`` and MAP@R in one pass.
 
     Args:
-        query_emb (Tensor): Query embeddings (Q, D), any float dtype
-            (scored in fp32), any device.
+        query_emb (Tensor): Query embeddings (Q, D), any float dtype (scored in
+            fp32), any device.
         query_labels (Tensor): Integer labels (Q,).
-        gallery_emb (Tensor, optional): Gallery embeddings (G, D). None: the
-            queries are their own gallery and query i is excluded from its
-            ranking by index. Defaults to None.
-        gallery_labels (Tensor, optional): Integer labels (G,); required
-            with ``gallery_emb``.
-        ks (Sequence[int]): Values of K, each >= 1 (K beyond the gallery
-            size is allowed). Defaults to (1,).
+        gallery_emb (Tensor, optional): Gallery embeddings (G, D). Defaults to
+            None: the queries, each excluded from its own ranking by index.
+        gallery_labels (Tensor, optional): Integer labels (G,); required with
+            ``gallery_emb``.
+        ks (Sequence[int]): Values of K, each >= 1. Defaults to (1,).
         with_map_at_r (bool): Also compute MAP@R. Defaults to True.
-        chunk_size (int, optional): Queries scored at a time. Defaults to
-            None: about 2**26 / G rows (two fp32 buffers of 256 MB).
+        chunk_size (int, optional): Queries scored at a time. Defaults to None:
+            about 2**26 / G rows (two fp32 buffers of 256 MB).
 
     Returns:
         dict[str, float]: ``'R@K'`` for each K and ``'MAP@R'`` (in [0, 1]),
-        plus ``'num_queries'`` (queries with a relevant gallery item, the
-        denominator) and ``'num_skipped'`` (queries without one).
+        ``'num_queries'`` (queries with a relevant item, the denominator) and
+        ``'num_skipped'`` (the others).
     """
     self_gallery = gallery_emb is None
     gallery_emb, gallery_labels = _check_gallery(query_emb, query_labels,

@@ -18,39 +18,29 @@ def _get(sample: Any, key: str, default=None):
 
 @METRICS.register_module()
 class RetrievalMetric(BaseMetric):
-    """Recall@K (any list of K) and MAP@R of predicted embeddings.
+    """Recall@K (any list of K) and MAP@R of predicted embeddings
+    (docs/retrieval.md#evaluation).
 
-    Consumes the data samples returned by a retrieval model in ``predict``
-    mode: each carries ``pred_embedding`` (D,), ``gt_label`` and
-    ``sample_idx``, and, for datasets with separate query and gallery sets
-    (In-Shop), ``is_query``. Two protocols:
-
-    * no sample has ``is_query`` (CUB, SOP): every image is a query and the
-      whole set is its gallery; each query is excluded by index;
-    * otherwise (In-Shop): samples with ``is_query=True`` query those with
-      ``is_query=False``; nothing is excluded.
-
-    Results are sorted by ``sample_idx`` before scoring, so the
-    deterministic tie-break (lower gallery index first) does not depend on
-    the order in which (distributed) workers returned them. Scoring is
-    chunked (see :func:`~mmdet_rankloss.evaluation.retrieval_metrics`), so
-    memory stays bounded for SOP-size sets. Values are in [0, 1] under the
-    keys ``R@K`` and ``MAP@R`` (``retrieval/R@1`` with the default prefix),
-    plus ``num_queries``, the number of queries that have a relevant item.
+    Consumes ``predict`` data samples with ``pred_embedding`` (D,),
+    ``gt_label``, ``sample_idx`` and, with separate query and gallery sets
+    (In-Shop), ``is_query``: without it every image queries the whole set
+    (itself excluded by index); with it the queries query the rest. Results are
+    sorted by ``sample_idx`` first (a tie-break independent of the workers) and
+    scored in chunks. Keys ``R@K``, ``MAP@R`` (in [0, 1]; ``retrieval/R@1``
+    with the default prefix) and ``num_queries``.
 
     Args:
-        topk (Sequence[int]): Values of K. Defaults to (1,) (CUB: 1, 2, 4,
-            8; SOP: 1, 10, 100, 1000; In-Shop: 1, 10, 20, 30, 40, 50).
+        topk (Sequence[int]): Values of K. Defaults to (1,) (CUB: 1, 2, 4, 8;
+            SOP: 1, 10, 100, 1000; In-Shop: 1, 10, 20, 30, 40, 50).
         map_at_r (bool): Also report MAP@R. Defaults to True.
         chunk_size (int, optional): Queries scored at a time; None picks it
             from the gallery size (about 0.5 GB). Defaults to None.
-        device (str, optional): Device to score on, e.g. ``'cuda'``; None
-            uses the device the embeddings were collected on (CPU).
-            Defaults to None.
+        device (str, optional): Device to score on, e.g. ``'cuda'``; None uses
+            the device the embeddings were collected on (CPU).
         collect_device (str): Device used to gather results across ranks.
             Defaults to 'cpu'.
-        prefix (str, optional): Prefix of the metric names. Defaults to
-            None (``'retrieval'``).
+        prefix (str, optional): Prefix of the metric names. Defaults to None
+            (``'retrieval'``).
         collect_dir (str, optional): Directory for gathering results on CPU.
             Defaults to None.
     """

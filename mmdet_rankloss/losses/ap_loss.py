@@ -152,21 +152,19 @@ class RaMBOAPLoss(TermsLoss, ClsHooksMixin, ScoreMemoryMixin, nn.Module):
         """Weighted mAP and APC losses and, on request, the diagnostics.
 
         Args:
-            cls_score (Tensor): Classifier output (N, C + 1) with background
-                last ('softmax', 'logits') or (N, C) ('sigmoid').
+            cls_score (Tensor): Classifier output (N, C + 1), background last
+                ('softmax', 'logits'), or (N, C) ('sigmoid').
             labels (Tensor): Labels (N,) in 0..C, C = background.
-            weight (Tensor, optional): RoI weights (N,); only ``> 0``
-                matters (AP has no per-element weights). Defaults to None.
-            avg_factor (float, optional): Ignored: AP is normalised by
-                construction. Accepted for the mmdet loss signature.
+            weight (Tensor, optional): RoI weights (N,); only ``> 0`` matters.
+            avg_factor (float, optional): Ignored (AP is normalised).
             reduction_override (str, optional): ``'mean'`` or ``'sum'``;
                 ``'none'`` raises (a rank loss has no per-element terms).
-            diagnostics (bool, optional): Add the diagnostics
-                (``docs/losses.md``). Defaults to None: ``log_diagnostics``.
+            diagnostics (bool, optional): Add the diagnostics (docs/losses.md).
+                Defaults to None: ``log_diagnostics``.
 
         Returns:
-            dict[str, Tensor]: ``loss_rambo_map``, ``loss_rambo_apc`` and,
-            with ``diagnostics``, the logged diagnostics.
+            dict[str, Tensor]: ``loss_rambo_map``, ``loss_rambo_apc`` and, with
+            ``diagnostics``, the logged diagnostics.
         """
         if diagnostics is None:
             diagnostics = self.log_diagnostics

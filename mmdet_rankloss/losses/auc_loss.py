@@ -112,22 +112,14 @@ def auc_sigmoid_slope(delta_s: float,
                       num_samples: Optional[int] = None) -> float:
     """The sigmoid slope ``r`` for a threshold step: minimiser of Eq. 10.
 
-    Eq. 10 picks the ``r`` whose sum of sigmoids, one per threshold, has
-    the least squared second derivative over ``[t_min, t_max]``: the
-    gradient the loss gives a pair then hardly depends on where its score
-    falls between two thresholds. ``r -> 0`` is a trivial minimum; this
-    returns the non-degenerate local minimum, found by scanning
-    ``r * delta_s`` in [0.5, 4] and refining by golden-section search.
-
-    With the exact (``'analytic'``) second derivative this gives 12.02,
-    22.46, 42.14, 97.27 and 183.5 for steps 0.2, 0.1, 0.05, 0.02 and 0.01,
-    against 12.02, 22.47, 42.2, 101.0 and 201.0 in the paper's Table 1. The
-    paper's two smallest steps are matched (201.3, 100.1; the others 42.40,
-    22.50, 12.02) when the second derivative is taken by finite differences
-    on 1,000 samples (``second_derivative='finite_difference'``), which is
-    presumably how the table was computed: at those slopes a sigmoid is
-    only a few samples wide and the differences under-estimate the
-    curvature.
+    Eq. 10 picks the ``r`` whose sum of sigmoids, one per threshold, has the
+    least squared second derivative over ``[t_min, t_max]``; this returns the
+    non-degenerate local minimum (``r * delta_s`` scanned in [0.5, 4], then a
+    golden-section search). ``'analytic'`` gives 12.02, 22.46, 42.14, 97.27 and
+    183.5 for steps 0.2, 0.1, 0.05, 0.02 and 0.01 (paper's Table 1: 12.02,
+    22.47, 42.2, 101.0, 201.0); ``'finite_difference'`` on 1,000 samples
+    matches the table's two smallest steps (201.3, 100.1), presumably how it
+    was computed.
 
     Args:
         delta_s (float): Threshold step; must divide ``t_max - t_min``.
@@ -136,9 +128,8 @@ def auc_sigmoid_slope(delta_s: float,
         second_derivative (str): ``'analytic'`` or ``'finite_difference'``.
             Defaults to ``'analytic'``.
         num_samples (int, optional): Samples of ``x`` for
-            ``'finite_difference'``. Defaults to None (1,000). The
-            ``'analytic'`` integral takes at least 24 samples per sigmoid
-            width ``1 / r`` and ignores it.
+            ``'finite_difference'``. Defaults to None (1,000); ``'analytic'``
+            ignores it.
 
     Returns:
         float: The slope ``r``.

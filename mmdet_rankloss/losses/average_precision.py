@@ -71,6 +71,14 @@ def reduce_rows(ap: Tensor, valid: Tensor, reduction: str) -> Tensor:
     return total / valid.sum().clamp(min=1).to(total.dtype)
 
 
+def _in_shape(out: APLossResult, lead, n: int) -> APLossResult:
+    """``out`` of (R, n) rows with AP, valid rows and gradient in the
+    leading shape ``lead``."""
+    return APLossResult(
+        out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
+        None if out.grad is None else out.grad.reshape(lead + (n, )))
+
+
 def ap_of_rows(scores: Tensor,
                positives: Tensor,
                margin: float,
@@ -87,19 +95,18 @@ def ap_of_rows(scores: Tensor,
         positives (Tensor): Bool (or 0/1) of the scores' shape.
         margin (float): Margin alpha of Eq. 14, >= 0.
         reduction (str): ``'mean'`` or ``'sum'`` over rows with a positive.
-        with_grad (bool): Also return the score gradient at unit scale, if
-            the back-end knows it in forward (``knows_grad``).
-        rows_fn (callable): The back-end, called as ``rows_fn(shifted,
-            positives, (row_of, col_of), num_pos, valid, reduction,
-            with_grad)`` on (R, n) rows that include at least one positive.
+        with_grad (bool): Also return the gradient at unit scale, if the
+            back-end knows it (``knows_grad``).
+        rows_fn (callable): The back-end, ``rows_fn(shifted, positives,
+            (row_of, col_of), num_pos, valid, reduction, with_grad)`` on (R, n)
+            rows with at least one positive.
         knows_grad (bool): Whether ``rows_fn`` returns a gradient.
         at_positives (tuple[Tensor, Tensor], optional): ``nonzero`` of the
-            positives as (R, n) rows, when the caller has it. Defaults to
-            None (read here: the one host read of this function).
+            positives as (R, n) rows, if known (else the one host read here).
 
     Returns:
-        APLossResult: Loss, detached exact AP and valid flag per row (of
-        the leading shape) and the gradient (or None).
+        APLossResult: Loss, detached exact AP and valid flag per row (leading
+        shape) and the gradient (or None).
     """
     lead, n = scores.shape[:-1], scores.shape[-1]
     scores = scores.reshape(-1, n)
@@ -118,9 +125,7 @@ def ap_of_rows(scores: Tensor,
         shifted = shift_scores(scores, positives, margin)
         out = rows_fn(shifted, positives, at_positives, num_pos, valid,
                       reduction, with_grad)
-    return APLossResult(
-        out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
-        None if out.grad is None else out.grad.reshape(lead + (n, )))
+    return _in_shape(out, lead, n)
 
 
 # ----------------------------------------------------------------------
@@ -581,9 +586,7 @@ def blackbox_ap_of_rows(scores: Tensor,
     shifted = shift_scores(scores.reshape(-1, n), positives, margin)
     out = blackbox_ap(shifted, positives, lambda_val, normalize_ranks,
                       reduction, positive_rank_grad, with_grad)
-    return APLossResult(
-        out.loss, out.ap.reshape(lead), out.valid.reshape(lead),
-        None if out.grad is None else out.grad.reshape(lead + (n, )))
+    return _in_shape(out, lead, n)
 
 
 def shift_scores(scores: Tensor, positives: Tensor, margin: float) -> Tensor:

@@ -110,18 +110,10 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
 
     def _positive_rows(self, rows: Tensor,
                        quality: Optional[Tensor]) -> Tensor:
-        """The rows whose label's score is a positive, bool (N,).
-
-        Args:
-            rows (Tensor): Bool (N,), label < C and weight > 0.
-            quality (Tensor, optional): (N,) labels, checked at the
-                positives afterwards (so a row of ``rows`` whose label is
-                not in [0, 1] must stay a positive).
-
-        Returns:
-            Tensor: Bool (N,); a row left out becomes a negative of its
-            label's score. Here ``rows``.
-        """
+        """The rows whose label's score is a positive, bool (N,), from ``rows``
+        (label < C and weight > 0) and ``quality`` (N,) (checked afterwards: a
+        row whose label is outside [0, 1] must stay a positive); a row left out
+        is a negative of its label's score. Here ``rows``."""
         return rows
 
     def _core_options(self) -> dict:
@@ -132,15 +124,8 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
     def _positive_inputs(
         self, quality: Optional[Tensor], loc_error: Optional[Tensor]
     ) -> Tuple[Optional[Tensor], Optional[Tensor]]:
-        """The positives' extras (P,) as the core gets them (here
-        unchanged).
-
-        Args:
-            quality (Tensor, optional): (P,) checked labels of the
-                positives.
-            loc_error (Tensor, optional): (P,) checked errors of the
-                positives.
-        """
+        """The positives' checked ``quality`` and ``loc_error`` (P,) as the
+        core gets them (here unchanged)."""
         return quality, loc_error
 
     def terms(self, cls_score: Tensor, labels: Tensor,
@@ -155,20 +140,18 @@ class ErrorDrivenDetectionLoss(TermsLoss, ClsHooksMixin, nn.Module):
             cls_score (Tensor): (N, C + 1) for 'logits' (background column
                 unused), (N, C) for 'sigmoid'.
             labels (Tensor): (N,) in 0..C, C = background.
-            weight (Tensor, optional): (N,); rows with weight 0 are left
-                out, other values do not matter.
-            avg_factor (float, optional): Ignored (the loss is normalised
-                by the number of positives).
+            weight (Tensor, optional): (N,); rows with weight 0 are left out.
+            avg_factor (float, optional): Ignored (normalised by ``|P|``).
             reduction_override (str, optional): 'mean' or 'sum' (equal: one
                 ranking); 'none' raises.
-            diagnostics (bool, optional): Add the logged values (keys
-                without ``loss``). Defaults to None: ``log_diagnostics``.
-            **per_anchor (Tensor): :attr:`per_anchor_input` by keyword, if
-                the loss has one: (N,) values read at the positive rows.
+            diagnostics (bool, optional): Add the logged values. Defaults to
+                None: ``log_diagnostics``.
+            **per_anchor (Tensor): :attr:`per_anchor_input` by keyword, if any:
+                (N,) values read at the positive rows.
 
         Returns:
-            dict[str, Tensor]: The subclass's losses and, with
-            ``diagnostics``, its logged values.
+            dict[str, Tensor]: The losses and, with ``diagnostics``, the logged
+            values.
         """
         unknown = set(per_anchor) - {self.per_anchor_input}
         if unknown:

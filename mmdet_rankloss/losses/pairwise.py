@@ -1,15 +1,7 @@
-"""The in-batch retrieval problem shared by every metric-learning loss.
-
-Every retrieval loss of the package is called as ``loss(embeddings,
-labels)`` with L2-normalised embeddings (B, D) (checked:
-:func:`unit_length`) and integer class labels (B,). Each batch element is a
-query; the gallery is the rest of the batch (its own column is excluded by
-index, never by value) plus, for losses with a memory, reference embeddings
-of earlier batches. These helpers build that
-problem once, so that no loss re-implements the self-exclusion or the
-ground truth (same class = relevant), and :class:`EmbeddingLoss` is the base
-of those losses.
-"""
+"""The in-batch retrieval problem shared by every metric-learning loss: each
+element of a batch of L2-normalised embeddings (B, D) queries the rest of the
+batch (its own column excluded by index) plus any memory; same class is
+relevant. :class:`EmbeddingLoss` is the base of those losses."""
 from typing import NamedTuple, Optional
 
 import torch
@@ -45,22 +37,19 @@ def check_embeddings_labels(embeddings: Tensor,
     """Validates the ``(embeddings, labels)`` contract of retrieval losses.
 
     Args:
-        embeddings (Tensor): Floating point tensor of shape (B, D), finite,
-            rows of unit L2 norm (:func:`unit_length`): every retrieval
-            loss reads inner products as cosines.
-        labels (Tensor): Integer tensor of shape (B,).
+        embeddings (Tensor): Finite floats (B, D), rows of unit L2 norm
+            (:func:`unit_length`: inner products are read as cosines).
+        labels (Tensor): Integers (B,).
         name (str): Name used in the error messages. Defaults to
             ``'embeddings'``.
-        check_values (bool): Also check the values (finite, unit length):
-            one read on the CPU, device-side assertions elsewhere
-            (:func:`~mmdet_rankloss.ops.checks.check_data`). False leaves
-            that check to the caller. Defaults to True.
-        owner (str): The function named in the value checks' messages.
-            Defaults to ``'retrieval_pairs'``.
+        check_values (bool): Also check the values (finite, unit length) by
+            :func:`~mmdet_rankloss.ops.checks.check_data`; False leaves that to
+            the caller. Defaults to True.
+        owner (str): The function named in the value checks' messages. Defaults
+            to ``'retrieval_pairs'``.
 
     Raises:
-        ValueError: Naming the argument, its shape or dtype, when the
-            contract is broken.
+        ValueError: Naming the argument, its shape or dtype.
     """
     def described(x):
         return tuple(x.shape) if isinstance(x, Tensor) else type(x)
@@ -120,32 +109,27 @@ def retrieval_pairs(embeddings: Tensor,
                     owner: str = 'retrieval_pairs') -> RetrievalPairs:
     """Scores and ground truth of every (query, gallery item) pair.
 
-    The score is the inner product, i.e. the cosine similarity for
-    L2-normalised embeddings, computed in fp32 (fp64 input stays fp64) so
-    that half-precision embeddings are ranked without extra ties. The
-    product runs with autocast disabled: under CUDA autocast it would run
-    in fp16 whatever its inputs, where a vector's similarity with itself
-    rounds to exactly 1 (a zero distance, whose square root has an
-    infinite derivative) and close neighbours tie. Gradients
-    reach both sides of a pair from the current batch; reference items are
-    used as given (pass them detached).
+    The score is the inner product (cosine for L2-normalised embeddings) in
+    fp32 (fp64 stays fp64) with autocast off: in fp16 a vector's similarity
+    with itself rounds to 1 (an infinite derivative of the distance) and
+    neighbours tie. Gradients reach both sides of a pair from the batch;
+    reference items are used as given (pass them detached).
 
     Args:
-        embeddings (Tensor): Query embeddings (B, D), also the first B
-            gallery columns.
+        embeddings (Tensor): Query embeddings (B, D), also the first B gallery
+            columns.
         labels (Tensor): Integer class labels (B,).
-        ref_embeddings (Tensor, optional): Extra gallery items (M, D), e.g.
-            a memory of earlier batches. Defaults to None (M = 0).
+        ref_embeddings (Tensor, optional): Extra gallery items (M, D), e.g. a
+            memory of earlier batches. Defaults to None (M = 0).
         ref_labels (Tensor, optional): Their labels (M,). Required with
             ``ref_embeddings``.
-        check_values (bool): See :func:`check_embeddings_labels`. Defaults
-            to True.
+        check_values (bool): See :func:`check_embeddings_labels`. Defaults to
+            True.
         owner (str): The loss named in the value checks' messages.
 
     Returns:
-        RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape
-        (B, B + M). ``valid`` excludes each query's own column (by index:
-        duplicates of a query in the batch stay valid positives).
+        RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape (B, B
+        + M); ``valid`` excludes each query's own column by index.
     """
     check_embeddings_labels(embeddings, labels, check_values=check_values,
                             owner=owner)
@@ -177,21 +161,14 @@ def retrieval_pairs(embeddings: Tensor,
 class EmbeddingLoss(nn.Module):
     """Base of the metric-learning losses: ``loss(embeddings, labels)``.
 
-    Called with L2-normalised embeddings (B, D) and integer class labels
-    (B,); rows not of unit length raise a ``ValueError`` naming
-    ``embeddings`` (a device-side assertion off the CPU). Every batch
-    element is a query (anchor); its gallery is the rest of the batch, its
-    own column excluded by index (:func:`retrieval_pairs`), plus a memory
-    for losses that keep one.
-
-    Reduction, the same for every subclass: the per-query loss is averaged
-    over the queries that have what the loss needs (a positive; for the
-    losses that compare a positive with a negative, both), and the other
-    queries are skipped, not counted as zero. A batch where no query
-    qualifies gives a zero connected to the graph (fp32; fp64 stays fp64)
-    rather than NaN, so DDP does not wait for gradients. The result is
-    multiplied by ``loss_weight``. Subclasses implement :meth:`loss` (the
-    unweighted scalar) and list their settings in ``_repr_keys``.
+    Called with L2-normalised embeddings (B, D) and integer labels (B,) (rows
+    not of unit length raise a ``ValueError``, a device assertion off the CPU).
+    Each element queries the rest of the batch (:func:`retrieval_pairs`) plus a
+    memory where the loss keeps one. The per-query loss is averaged over the
+    queries that have what the loss needs (a positive, or a positive and a
+    negative), the others skipped; with none the result is a zero in the graph.
+    Times ``loss_weight``. Subclasses implement :meth:`loss` (the unweighted
+    scalar) and list their settings in ``_repr_keys``.
 
     Args:
         loss_weight (float): Multiplier of the loss, >= 0. Defaults to 1.0.

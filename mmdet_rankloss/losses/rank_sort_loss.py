@@ -155,25 +155,20 @@ class RankSortLoss(ErrorDrivenDetectionLoss):
 @MODELS.register_module()
 class ErrorDrivenAPLoss(ErrorDrivenDetectionLoss):
     """AP Loss (Chen et al., CVPR 2019): ``1 - AP`` of all (anchor, class)
-    scores with the smoothed step, trained by the error-driven update
-    (:mod:`.error_driven`, mode ``'ap'``: Rank & Sort Loss with
-    ``self_relation=1.0`` and no labels). The paper's minibatch training
-    and its interval function (the smoothed step with ``delta = 1``) are
-    here; its "minibatch training" memory of several batches is not.
-
-    Returns the scalar ``1 - AP`` (times ``loss_weight``); with
-    ``log_diagnostics=True`` the dict ``loss_ap`` (it has no diagnostics).
+    scores with the smoothed step (its interval function, ``delta = 1``),
+    trained by the error-driven update (mode ``'ap'``); the paper's memory of
+    several batches is not here. Returns ``1 - AP`` times ``loss_weight``; with
+    ``log_diagnostics`` the dict ``loss_ap``.
 
     Args:
-        delta (float): Half-width of the smoothed step, > 0. Defaults to
-            1.0 (paper).
+        delta (float): Half-width of the smoothed step, > 0. Defaults to 1.0
+            (paper).
         score_space (str): Defaults to ``'logits'``.
         loss_weight (float): Defaults to 1.0.
-        precision (str): The core's dtype, ``'float64'`` or ``'float32'``
-            (:class:`~.error_driven_head.ErrorDrivenDetectionLoss`).
+        precision (str): The core's dtype, ``'float64'`` or ``'float32'``.
             Defaults to ``'float64'``.
-        log_diagnostics (bool): Return the dict ``loss_ap`` instead of the
-            scalar loss. Defaults to False.
+        log_diagnostics (bool): Return the dict instead of the scalar loss.
+            Defaults to False.
     """
     mode = 'ap'
 

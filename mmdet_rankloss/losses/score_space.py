@@ -26,27 +26,21 @@ SCORE_SPACES = ('sigmoid', 'softmax', 'logits')
 
 
 class ScoreSpace:
-    """The scores a detection rank loss ranks.
+    """The scores a detection rank loss ranks (docs/detection.md).
 
-    * ``'logits'``: the first C raw logits of a stock C + 1 channel head
-      (CE checkpoints load as they are; the background logit is unused);
-      ``sigmoid`` of each at test time. The default of the losses: the only
-      space in which the paper's margin and lambda give a fresh head a
-      usable gradient (in probability units a margin of 0.15 exceeds the
-      spread of the scores at initialisation).
+    * ``'logits'``: the first C raw logits of a stock C + 1 channel head (the
+      background logit unused), ``sigmoid`` at test time; the default, the only
+      space where the paper's margin and lambda move a fresh head.
     * ``'softmax'``: the first C columns of the softmax over C + 1 logits
       (background last); softmax at test time.
     * ``'sigmoid'``: C logits (a head of C channels), ranked as ``sigmoid``.
 
     Args:
         name (str): One of :data:`SCORE_SPACES`.
-        calibration (tuple[float, float], optional): ``(a, b)`` of a Platt
-            fit, ``p' = sigmoid(a * logit(p) + b)`` with ``a > 0``, applied
-            to the test-time foreground scores. Monotone, so it changes no
-            ranking and no AP, only what a score threshold means; fitted on
-            val by ``tools/study.py`` or
-            ``tools/analysis_tools/fit_score_calibration.py``. Defaults to
-            None.
+        calibration (tuple[float, float], optional): Platt ``(a, b)``, ``p' =
+            sigmoid(a * logit(p) + b)`` with ``a > 0``, on the test-time
+            foreground scores (monotone: no AP change; docs/thresholds.md).
+            Defaults to None.
         owner (str): Component named in error messages.
     """
 

@@ -1,22 +1,13 @@
 """SoDeep losses: rank metrics through a differentiable sorter.
 
 Paper: Engilberge et al., "SoDeep: a Sorting Deep net to learn ranking loss
-surrogates", CVPR 2019, section 3.2, Eq. 4, 7, 9-10.
-
-A sorter (:mod:`mmdet_rankloss.networks.sorters`: handcrafted, or an LSTM
-/ CNN pre-trained by ``tools/misc/pretrain_sorter.py``) replaces the exact
-ranking of a row of ``d`` scores, kept frozen by default (the paper's
-setting) or fine-tuned with the model. A learned sorter only sorts rows of
-the length it was trained for; a clear ``ValueError`` says so, unless
-shorter rows are padded with ``pad_value`` (a value below every score,
-ranked after them).
-
-* :class:`SoDeepSpearmanLoss` (Eq. 4): ``(pred, target)`` rows of scores;
-  ``1 - Spearman`` with the sorter's ranks of ``pred``.
-* :class:`SoDeepAPLoss` (Eq. 7) and :class:`SoDeepRecallLoss` (Eq. 9-10,
-  hard negatives): retrieval losses, ``(embeddings, labels)``; each row is
-  a query's cosine similarities to the other ``B - 1`` batch items.
-"""
+surrogates", CVPR 2019, section 3.2, Eq. 4, 7, 9-10. A sorter
+(:mod:`mmdet_rankloss.networks.sorters`), frozen by default, replaces the exact
+ranking of rows of its length ``d`` (shorter rows: ``pad_value``, else a
+``ValueError``): :class:`SoDeepSpearmanLoss` (Eq. 4, ``1 - Spearman`` of
+``(pred, target)`` rows), :class:`SoDeepAPLoss` (Eq. 7) and
+:class:`SoDeepRecallLoss` (Eq. 9-10, hard negatives), retrieval losses on each
+query's similarities to the other ``B - 1`` items."""
 from typing import Optional, Union
 
 import torch.nn as nn

@@ -1,26 +1,17 @@
 """Soft Ranking Threshold loss (Yang et al., ICIP 2020).
 
-Paper: "Soft Ranking Threshold Losses for Image Retrieval", section 2,
-Eq. 1-8.
-
-For anchor ``i`` of a batch of ``B``, the row of distances ``d_i`` (the
-anchor itself included, at distance 0 and rank 1) is soft-ranked in
-ascending order (Eq. 4, :func:`~mmdet_rankloss.ops.soft_rank.soft_rank`).
-With ``P_i`` positives and ``N_i`` negatives (``P_i + N_i = B - 1``), a
-perfect ranking puts the positives at ranks ``2..P_i + 1``; the loss pushes
-positive ranks below ``T+ = P_i + 1`` and negative ranks above
-``T- = P_i + 2`` (Eq. 3)::
+Paper: "Soft Ranking Threshold Losses for Image Retrieval", section 2, Eq. 1-8.
+Anchor ``i``'s distances (itself included, rank 1) are soft-ranked ascending
+(Eq. 4); with ``P_i`` positives and ``N_i`` negatives, positives are pushed
+below ``T+ = P_i + 1`` and negatives above ``T- = P_i + 2`` (Eq. 3)::
 
     L = alpha / P_i sum_p phi(R_ip - (T+ - m))
         + (1 - alpha) / N_i sum_n phi((T- + m) - R_in)
 
-with ``phi`` the hinge (Eq. 3; Eq. 7 with a rank margin ``m``) or softplus
-(soft margin, Eq. 8). The hard-threshold term of Eq. 5-6 (``T^+ = P_i / 2``,
-``T^- = (B + P_i + 1) / 2``, weight ``beta = 0.01``) is added after a
-warm-up, on each anchor's batch-hardest positive (largest soft rank) and
-negative (smallest soft rank), as the text says; Eq. 6 as printed takes the
-min over positives and the max over negatives, i.e. the easiest ones.
-"""
+with ``phi`` the hinge (Eq. 3, 7: rank margin ``m``) or softplus (Eq. 8). The
+hard-threshold term of Eq. 5-6 (``T^+ = P_i / 2``, ``T^- = (B + P_i + 1) / 2``,
+``beta = 0.01``) follows a warm-up, on each anchor's hardest positive and
+negative as the text says (Eq. 6 as printed takes the easiest)."""
 import torch.nn.functional as F
 from torch import Tensor
 
@@ -156,30 +147,23 @@ def _hard_threshold_term(ranks: Tensor, positives: Tensor, negatives: Tensor,
 
 @MODELS.register_module()
 class SoftRankThresholdLoss(EmbeddingLoss):
-    """Soft Ranking Threshold loss (Yang et al. 2020) for retrieval batches.
-
-    Each anchor's row of distances (itself included, at rank 1) is
-    soft-ranked; positives are pushed below rank ``P_i + 1`` and negatives
-    above ``P_i + 2``; reduced over the anchors that have a positive and a
-    negative (:class:`~.pairwise.EmbeddingLoss`).
-
-    The defaults are the basic form (Eq. 3). The paper's full version
-    SRT-F is ``soft_margin=True, hard_weight=0.01`` with a warm-up before
-    the hard term, and its batches are P x K = 18 x 4.
+    """Soft Ranking Threshold loss (Yang et al. 2020) for retrieval batches
+    (module docstring), reduced over the anchors with a positive and a
+    negative. The defaults are Eq. 3; SRT-F is ``soft_margin=True,
+    hard_weight=0.01`` with a warm-up, on P x K = 18 x 4 batches.
 
     Args:
         alpha (float): Positive-term weight in [0, 1]. Defaults to 0.5.
         margin (float): Rank margin ``m`` >= 0 (Eq. 7). Defaults to 0.
-        soft_margin (bool): Softplus instead of the hinge (Eq. 8). Defaults
-            to False.
-        hard_weight (float): ``beta`` >= 0 of the hard-threshold term
-            (Eq. 6). Defaults to 0 (off).
+        soft_margin (bool): Softplus instead of the hinge (Eq. 8). Defaults to
+            False.
+        hard_weight (float): ``beta`` >= 0 of the hard-threshold term (Eq. 6).
+            Defaults to 0 (off).
         hard_warmup_iters (int): Training iterations (>= 0) before the hard
-            term is switched on: MMEngine's ``iter`` runtime info when a
-            runner sets it, else the number of training-mode calls of this
-            module. Defaults to 0.
-        temperature (float): Soft-rank temperature on unit-sphere distances,
-            > 0, see :func:`soft_rank_threshold_loss`. Defaults to 0.1.
+            term: MMEngine's ``iter`` when a runner sets it, else this module's
+            training-mode calls. Defaults to 0.
+        temperature (float): Soft-rank temperature on unit-sphere distances, >
+            0, see :func:`soft_rank_threshold_loss`. Defaults to 0.1.
         loss_weight (float): Multiplier of the loss. Defaults to 1.0.
     """
     _repr_keys = ('alpha', 'margin', 'soft_margin', 'hard_weight',

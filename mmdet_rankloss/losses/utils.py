@@ -1,12 +1,7 @@
-"""Helpers shared by the losses: reductions, the zero loss, diagnostics.
-
-The in-batch retrieval problem itself (cosine scores, positives, the
-self-column excluded) comes from :func:`.pairwise.retrieval_pairs`; this
-module adds what several losses need: the reductions a rank loss supports,
-the zero that keeps the graph, the logged push directions of a blackbox
-gradient, negatives, distances on the unit sphere and batch-hard mining.
-Hyper-parameter checks are in :mod:`mmdet_rankloss.ops.checks`.
-"""
+"""Helpers shared by the losses: the reductions, the zero loss that keeps the
+graph, negatives, distances on the unit sphere and batch-hard mining (the
+retrieval problem: :func:`.pairwise.retrieval_pairs`; parameter checks:
+:mod:`mmdet_rankloss.ops.checks`)."""
 from typing import Dict, NamedTuple, Optional, Union
 
 import torch
@@ -44,17 +39,15 @@ def check_scores_and_masks(owner: str,
                            masks: Dict[str, Tensor],
                            shape: str = '(..., n)',
                            allow_empty: bool = False) -> None:
-    """Validate rows of scores and binary masks of the same shape.
-
-    Shapes and dtypes are checked on the host; finiteness of the scores and
-    binariness of the masks need the data: :func:`~mmdet_rankloss.ops.
-    checks.check_data` reads them in one go on the CPU and makes them
-    device assertions elsewhere (no read).
+    """Validate rows of scores and binary masks of the same shape: shapes and
+    dtypes on the host, finiteness and binariness by
+    :func:`~mmdet_rankloss.ops.checks.check_data` (one read on the CPU, device
+    assertions elsewhere).
 
     Args:
         owner (str): Function named in the messages.
-        scores (Tensor): Floating point scores; ``shape`` ``'(Q, N)'``
-            requires 2 dimensions, else at least one.
+        scores (Tensor): Floating point scores; ``shape`` ``'(Q, N)'`` requires
+            2 dimensions, else at least one.
         masks (dict[str, Tensor]): Named masks (bool or 0/1) of the scores'
             shape.
         shape (str): ``'(..., n)'`` or ``'(Q, N)'``.
@@ -91,23 +84,18 @@ def negatives_of(positives: Tensor, valid: Tensor) -> Tensor:
 
 
 def zero_loss(inputs: Tensor) -> Tensor:
-    """The loss of a batch with nothing to rank: a zero connected to the
-    graph of ``inputs`` (DDP does not wait for grads that never come), in
-    fp32 like every loss value of the package (fp64 input stays fp64).
-    Zeros are summed, not the inputs: a dense head's 400k fp16 logits sum
-    past fp16's range, and inf * 0 would make the loss NaN. The product is
-    taken after the cast to fp32, so that its gradient is the one cast
-    back to fp16: a GradScaler's scale (2**16 at the start) is past fp16's
-    range, and cast first, inf * 0 would make every gradient NaN."""
+    """The loss of a batch with nothing to rank: a zero in the graph of
+    ``inputs`` (DDP waits for every gradient), fp32 (fp64 stays fp64). Zeros
+    are summed after the cast to fp32, never the fp16 inputs: their sum, or a
+    GradScaler's scale cast to fp16, would overflow and make ``inf * 0 = NaN``.
+    """
     dtype = torch.float64 if inputs.dtype == torch.float64 else torch.float32
     return (inputs.to(dtype) * 0).sum()
 
 
 def loss_total(terms: Dict[str, Tensor]) -> Tensor:
-    """The sum of the loss terms of a loss's dict: its keys that contain
-    ``loss``, in order (what MMEngine's runner adds to the total; the
-    diagnostics, keys without ``loss``, are only logged). A single term is
-    returned as it is."""
+    """The sum of a loss dict's terms, its keys with ``loss`` in order (what
+    MMEngine adds to the total); a single term is returned as it is."""
     values = [value for key, value in terms.items() if 'loss' in key]
     if not values:
         raise ValueError(f'no loss term among {sorted(terms)}')
@@ -118,11 +106,9 @@ def loss_total(terms: Dict[str, Tensor]) -> Tensor:
 
 
 class TermsLoss:
-    """The ``forward`` of a detection loss whose ``terms(cls_score, labels,
-    weight, avg_factor, reduction_override, diagnostics, **per_anchor)``
-    gives its loss terms: the scalar total of the terms
-    (:func:`loss_total`), or, with ``self.log_diagnostics``, the dict of
-    terms and diagnostics. The package's heads call ``terms`` itself."""
+    """The ``forward`` of a detection loss with ``terms(cls_score, labels,
+    weight, avg_factor, reduction_override, diagnostics, **per_anchor)``: the
+    scalar :func:`loss_total`, or with ``self.log_diagnostics`` the dict."""
 
     def forward(self, cls_score: Tensor, labels: Tensor,
                 weight: Optional[Tensor] = None,
@@ -150,15 +136,10 @@ def sq_distance_from_scores(scores: Tensor) -> Tensor:
 
 
 def distance_from_scores(scores: Tensor, eps: float = 1e-12) -> Tensor:
-    """Euclidean distances of unit vectors from their cosines.
-
-    The square root is taken of ``max(2 - 2 s, eps)``: identical vectors
-    (distance 0, e.g. a query and itself or a duplicate image) get a finite
-    derivative instead of the infinite one of ``sqrt`` at 0, so a masked
-    zero upstream gives a zero gradient, not ``inf * 0 = NaN``. Computed
-    in :func:`~mmdet_rankloss.ops.ranking.rank_dtype` (at least fp32):
-    ``eps = 1e-12`` is 0 in fp16.
-    """
+    """Euclidean distances of unit vectors from their cosines, ``sqrt(max(2 - 2
+    s, eps))`` in :func:`~mmdet_rankloss.ops.ranking. rank_dtype` (``eps`` is 0
+    in fp16): identical vectors get a finite derivative, so a masked zero
+    upstream gives 0, not ``inf * 0 = NaN``."""
     work = scores.to(rank_dtype(scores.dtype))
     return (2 - 2 * work).clamp(min=eps, max=4).sqrt()
 

@@ -83,39 +83,20 @@ def _rank_loss_score_space(loss: nn.Module) -> Optional[str]:
 
 
 class RankLossDenseHeadMixin:
-    """Rank ``loss_cls`` over all anchors, levels and images at once.
+    """Rank ``loss_cls`` over all anchors, levels and images at once
+    (docs/dense.md#how-the-loss-is-hooked-in).
 
     Put it before a stock anchor head (``class H(RankLossDenseHeadMixin,
-    RetinaHead)``). ``loss_cls`` is a rank loss with the interface of
-    :class:`~mmdet_rankloss.losses.RaMBOAPLoss`: ``terms(cls_score (N,
-    channels), labels (N,) in 0..C with C = background, weight (N,),
-    avg_factor)`` returning a dict of losses and logged values (a loss
-    without ``terms`` is called, and a Tensor it returns is logged as
-    ``loss_cls``). What the mixin changes, and nothing else:
-
-    * **Channels.** The stock head reads ``use_sigmoid`` from the
-      ``loss_cls`` config, which a rank loss does not take; the mixin makes
-      the head a sigmoid head (C channels), whatever the loss config says,
-      so ``predict`` is the stock one with sigmoid scores (the loss's
-      ``get_activation`` is for bbox heads and is not used). A loss that
-      ranks ``'logits'`` wants C + 1 columns with the background last (as in
-      a two-stage head) and does not read that column: the head appends a
-      constant zero column for it.
-    * **Classification loss.** Computed once, on the per-level inputs of the
-      stock ``loss_by_feat`` concatenated (all levels, all images): the
-      ranking and the AP are the batch's, not a level's. Anchors with label
-      weight 0 (ignored by the assigner) get weight 0 and the loss leaves
-      them out. The stock ``loss_cls`` key is replaced by the loss's terms
-      (its ``terms()``: ``loss_rambo_map`` and ``loss_rambo_apc`` for
-      RaMBO, and the ``rambo_*`` diagnostics with the loss's
-      ``log_diagnostics=True``).
-
-    Memory: the concatenation is one (anchors, C) copy of the scores; the
-    default blackbox ranker of RaMBO sorts and holds O(anchors x C), never
-    an (anchors x positives) matrix. (``SigmoidRanker`` compares every
-    positive with every anchor of its class: P x n pairs, hundreds of MB at
-    RetinaNet size; use it on small inputs only.)
-    """
+    RetinaHead)``). ``loss_cls`` has :class:`~mmdet_rankloss.losses.
+    RaMBOAPLoss`'s interface: ``terms(cls_score (N, channels), labels (N,) in
+    0..C with C = background, weight (N,), avg_factor)`` returning a dict (a
+    loss without ``terms`` is called; a Tensor is logged as ``loss_cls``). The
+    head is a sigmoid head (C channels, stock ``predict``) whatever the loss
+    config says, with a zero background column appended for a loss that ranks
+    ``'logits'``. The loss is computed once on the stock per-level inputs
+    concatenated (anchors of label weight 0 left out), its terms replacing the
+    stock ``loss_cls`` key. The concatenation is one (anchors, C) copy;
+    ``SigmoidRanker`` compares P x n pairs (small inputs only)."""
 
     def _init_layers(self) -> None:
         # The stock __init__ set use_sigmoid_cls from loss_cls.get(
@@ -208,20 +189,16 @@ class RankLossDenseHeadMixin:
         """The rank loss on the concatenated per-level inputs.
 
         Args:
-            cls_scores (list[Tensor]): Per level (N_l, C) logits, all images
-                of the level.
+            cls_scores (list[Tensor]): Per level (N_l, C) logits, all images.
             labels (list[Tensor]): Per level (N_l,) labels, C = background.
             label_weights (list[Tensor]): Per level (N_l,) weights, 0 for
                 anchors the assigner ignores.
-            avg_factor (float, optional): The stock head's normaliser of
-                ``loss_cls`` (ignored by RaMBO, which normalises by AP; the
-                focal term of a :class:`MixedRankLoss` divides by it as the
-                stock head does).
+            avg_factor (float, optional): The stock normaliser of ``loss_cls``
+                (RaMBO ignores it; a mix's focal term divides by it).
 
         Returns:
-            dict: The loss's terms (its ``terms()``, with the diagnostics
-            its ``log_diagnostics`` asks for; a loss without terms: its
-            output, a plain loss tensor under ``loss_cls``).
+            dict: The loss's ``terms()`` (a loss without: its output under
+            ``loss_cls``).
         """
         loss = getattr(self.loss_cls, 'terms', self.loss_cls)
         out = loss(self._all_anchor_scores(cls_scores), torch.cat(labels),

@@ -1,28 +1,13 @@
 """Large-batch training for non-decomposable losses (FastAP section 4.1).
 
-A listwise loss such as FastAP needs the whole batch at once, but only
-through its embedding matrix. So a batch larger than memory allows is
-
-1. embedded chunk by chunk without a graph,
-2. the loss and its gradient ``G = dL/dE`` are computed on the full
-   embedding matrix ``E`` (cheap: only the loss layer),
-3. each chunk is embedded again, with a graph, and back-propagated with its
-   slice of ``G`` (``sum(E_chunk * G_chunk)``), accumulating the parameter
-   gradients.
-
-The parameter gradient is then exactly the one-pass gradient, provided the
-network treats samples independently: BatchNorm must use frozen statistics
-(``norm_eval=True``, as the metric learning baselines do; otherwise each
-chunk is normalised with its own statistics and the running statistics are
-updated twice), and random layers (dropout) see the same random numbers in
-both passes (the RNG state of each chunk is replayed).
-
-Mixed precision: the chunks come out of an autocast forward in fp16, but
-``E`` is held, and ``G`` computed, in fp32 (a batch of thousands makes
-``G``'s entries so small that fp16 flushes many to zero), and with a loss
-scaler ``G`` is the gradient of the *scaled* loss, so that the second pass
-carries the scale into the network as one scaled backward would.
-"""
+A listwise loss needs the whole batch only through its embeddings ``E``: embed
+chunk by chunk without a graph, compute the loss and ``G = dL/dE`` on the full
+``E``, then embed each chunk again with a graph and back-propagate
+``sum(E_chunk * G_chunk)``. The parameter gradient is the one-pass one if the
+network treats samples independently (frozen BatchNorm, ``norm_eval=True``;
+each chunk's RNG state is replayed for dropout). Under AMP ``E`` and ``G`` are
+fp32 (fp16 flushes the small entries of a large batch), and ``G`` is the scaled
+loss's gradient."""
 import contextlib
 import warnings
 from typing import Callable, Dict, Optional, Union
@@ -60,28 +45,25 @@ def chunked_embedding_backward(
         backward: Optional[Callable[[Tensor], None]] = None,
         context: Optional[Callable[[], object]] = None,
         scale_loss: Optional[Callable[[Tensor], Tensor]] = None) -> Tensor:
-    """Back-propagates ``loss_fn(embed(inputs))`` chunk by chunk.
+    """Back-propagates ``loss_fn(embed(inputs))`` chunk by chunk (module doc).
 
     Args:
-        embed (callable): Maps a chunk of inputs (n, ...) to embeddings
-            (n, D); must treat samples independently (frozen BatchNorm).
+        embed (callable): Maps a chunk of inputs (n, ...) to embeddings (n, D);
+            must treat samples independently (frozen BatchNorm).
         inputs (Tensor): The whole batch (B, ...).
-        loss_fn (callable): Maps the full embedding matrix (B, D) to a
-            scalar loss.
+        loss_fn (callable): Maps the embedding matrix (B, D) to a scalar loss.
         chunk_size (int): Samples per forward pass, >= 1.
-        backward (callable, optional): Runs the backward pass of each
-            chunk's surrogate ``sum(E_chunk * G_chunk)`` (fp32). Defaults to
-            None: ``Tensor.backward``.
-        context (callable, optional): Returns a context manager entered
-            around every forward pass (e.g. autocast). Defaults to None.
-        scale_loss (callable, optional): Maps the loss to the loss that is
-            differentiated, e.g. an AMP ``GradScaler.scale``: ``G`` is then
-            the scaled gradient, and so are the parameter gradients, as
-            after ``scaler.scale(loss).backward()``. Defaults to None.
+        backward (callable, optional): Runs each chunk's backward of
+            ``sum(E_chunk * G_chunk)`` (fp32). Defaults to ``Tensor.backward``.
+        context (callable, optional): A context manager factory entered around
+            every forward pass (e.g. autocast). Defaults to None.
+        scale_loss (callable, optional): Maps the loss to the one
+            differentiated, e.g. ``GradScaler.scale`` (then ``G`` and the
+            parameter gradients are scaled). Defaults to None.
 
     Returns:
-        Tensor: The detached loss value. Parameter gradients are
-        accumulated into ``.grad`` as one backward pass of the loss would.
+        Tensor: The detached loss value; parameter gradients are accumulated
+        into ``.grad`` as one backward pass of the loss would.
     """
     check_int('chunked_embedding_backward', 'chunk_size', chunk_size, 1)
     if not isinstance(inputs, Tensor) or inputs.dim() == 0 or \

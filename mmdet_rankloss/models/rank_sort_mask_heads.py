@@ -1,21 +1,13 @@
-"""RS-Mask R-CNN: the mask branch of a Rank & Sort RoI head (Oksuz et al.,
-ICCV 2021; the loss: docs/instance_segmentation.md#rs-mask-r-cnn).
+"""RS-Mask R-CNN: the mask branch of a Rank & Sort RoI head (Oksuz et al., ICCV
+2021; docs/instance_segmentation.md#rs-mask-r-cnn).
 
-Each positive RoI's mask loss is ``1 - Dice`` of the sigmoid of its class's
-mask logits and its 28 x 28 target, ``Dice = 2 sum(p t) / (sum p^2 + sum t^2
-+ 1e-5)`` (MMDetection's ``DiceLoss`` with ``naive_dice=False`` and
-``eps=5e-6`` adds eps to each of the two sums: exactly that), averaged with
-the RS box loss's weights and rescaled to the RoI head's RS value (the ratio
-detached); at most 200 positive RoIs of the batch reach the mask head.
-
-:class:`RankSortMaskHead` is ``FCNMaskHead`` with that loss (its
-``loss_mask`` is the per-RoI loss); :class:`RankSortRoIHead` is
-``StandardRoIHead`` that hands the mask head the weights and the RS value
-of its :class:`~.rank_sort_heads.RankSortBBoxHead`. Test time is
-MMDetection's own. Where the authors' code draws the subset of positives,
-it indexes the weights in the drawn order and the RoIs in image order; here
-each weight stays with its RoI (the drawn indices are sorted).
-"""
+Each positive RoI's mask loss is ``1 - Dice`` of its class's sigmoid mask and
+its 28 x 28 target, ``Dice = 2 sum(p t) / (sum p^2 + sum t^2 + 1e-5)``,
+averaged with the RS box weights and rescaled to the RS value (ratio detached);
+at most 200 positive RoIs reach the mask head. :class:`RankSortRoIHead` hands
+:class:`RankSortMaskHead` the weights and value of its
+:class:`~.rank_sort_heads.RankSortBBoxHead`; each weight stays with its RoI
+(the authors' code mixes the drawn and image orders)."""
 import copy
 from typing import List, Optional, Sequence, Tuple
 

@@ -52,24 +52,19 @@ def orthogonal_init(module: nn.Module,
 
 @WEIGHT_INITIALIZERS.register_module(name='Orthogonal')
 class OrthogonalInit(BaseInit):
-    """Initialise weights with (semi-)orthogonal matrices.
-
-    `Exact solutions to the nonlinear dynamics of learning in deep linear
-    neural networks - Saxe et al. (2014)
-    <https://arxiv.org/abs/1312.6120>`_; used for the embedding layer of
-    the AUC loss recipe. See :func:`orthogonal_init` for what is
-    orthonormal. Selected like MMEngine's other initialisers: by layer
-    type (``layer='Linear'``) or by attribute name
-    (``override=dict(name='embedding')``, the whole named module).
+    """Initialise weights with (semi-)orthogonal matrices (Saxe et al. 2014,
+    <https://arxiv.org/abs/1312.6120>; the AUC recipe's embedding layer; see
+    :func:`orthogonal_init`), selected like MMEngine's other initialisers: by
+    ``layer='Linear'`` or ``override=dict(name='embedding')``.
 
     Args:
-        gain (int | float): Scale of the orthogonal matrix (> 0).
-            Defaults to 1.
+        gain (int | float): Scale of the orthogonal matrix (> 0). Defaults to
+            1.
         bias (int | float): Value of the bias. Defaults to 0.
         bias_prob (float, optional): Initialise the bias for this prior
             probability instead (``bias_init_with_prob``). Defaults to None.
-        layer (str | list[str], optional): Layer types to initialise.
-            Defaults to None.
+        layer (str | list[str], optional): Layer types to initialise. Defaults
+            to None.
     """
 
     def __init__(self, gain: Union[int, float] = 1, **kwargs) -> None:

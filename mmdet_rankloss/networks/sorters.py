@@ -1,26 +1,14 @@
 """SoDeep differentiable sorters (Engilberge et al., CVPR 2019, section 3.1).
 
-A sorter maps a score vector ``y`` of a fixed length ``d`` (``seq_len``) to
-an approximation of its ranks. All sorters here predict *normalised*
-descending ranks ``rk(y) / d`` in (0, 1]: rank 1 (value ``1 / d``) is the
-highest score, as in :func:`~mmdet_rankloss.ops.ranking.exact_rank`.
-
-* :class:`HandcraftedSorter`: pairwise sigmoid comparisons (Eq. 11-12,
-  ``lambda = 10``); no training.
-* :class:`LSTMSorter`: bidirectional LSTM + linear projection (Fig. 3a).
-* :class:`CNNSorter`: 8 blocks of Conv1d + BatchNorm + ReLU whose filter
-  sizes shrink the sequence to one position holding ``d`` channels, then a
-  linear projection (Fig. 3b).
-
-The learned sorters are pre-trained on the synthetic data of section 3.1.2
-(:func:`synthetic_scores`) with the L1 objective of Eq. 1, by
-``tools/misc/pretrain_sorter.py``. Checkpoints hold only tensors and plain
-settings, so they load with ``torch.load(weights_only=True)``
-(:func:`save_sorter`, :func:`load_sorter`).
-
-Why they live in ``networks/``, between ``ops/`` and ``losses/``:
-``docs/architecture.md``.
-"""
+A sorter maps a score vector of a fixed length ``d`` (``seq_len``) to its
+normalised descending ranks ``rk(y) / d`` in (0, 1] (rank 1, ``1 / d``, is the
+highest score): :class:`HandcraftedSorter` (pairwise sigmoids, Eq. 11-12,
+``lambda = 10``; no training), :class:`LSTMSorter` (bidirectional LSTM +
+linear, Fig. 3a) and :class:`CNNSorter` (8 Conv1d + BatchNorm + ReLU blocks
+down to one position of ``d`` channels + linear, Fig. 3b). The learned ones are
+pre-trained on :func:`synthetic_scores` with Eq. 1's L1 objective
+(``tools/misc/pretrain_sorter.py``); checkpoints load with
+``torch.load(weights_only=True)``. Why ``networks/``: docs/architecture.md."""
 import warnings
 from typing import Optional, Sequence, Tuple, Union
 

@@ -1,21 +1,13 @@
 """Declarative checks of hyper-parameters, shared by every component.
 
-Every registered loss, ranker and sorter of the package validates its
-constructor arguments with these helpers, so a bad config value fails at
-build time with one message shape everywhere::
+A bad config value fails at build time with one message shape, ``ValueError``
+always::
 
     RaMBOAPLoss: margin must be a finite number >= 0, got -1
 
-(the component, the parameter and the value). Numbers reject ``bool``
-(``True`` is an ``int`` to Python, never a meant margin), NaN and inf;
-integers reject floats. All failures raise ``ValueError``, wrong types
-included, so that a config error is caught by one ``except`` clause.
-
-Checks of *data* (NaN scores, label ranges) live with the functions that
-take the data and state their conditions to :func:`check_data`: on the CPU
-one read for all of them and a ``ValueError``, on a device an assertion
-that runs there and reads nothing back (see ``docs/architecture.md``).
-"""
+Numbers reject ``bool``, NaN and inf; integers reject floats. Checks of data
+state their conditions to :func:`check_data`: one read and a ``ValueError`` on
+the CPU, a device assertion elsewhere (no read)."""
 import math
 import numbers
 from typing import Optional, Sequence, Tuple

@@ -131,13 +131,10 @@ def subset_rank_at(scores: Tensor, row_of: Tensor, col_of: Tensor,
 
 
 def margin_shift(scores: Tensor, positives: Tensor, margin: float) -> Tensor:
-    """Eq. 14 of the paper: positives - margin / 2, negatives + margin / 2.
-
-    Ranking the shifted scores (``rk_alpha``, Eq. 15) counts a positive as
-    beaten unless it leads every negative by ``margin``, so a loss built on
-    them keeps pushing until that margin exists (remedy P2: ties, scale
-    invariance). Computed in :func:`rank_dtype`, so a half-precision input
-    does not round the shift away.
+    """Eq. 14 of the paper: positives - margin / 2, negatives + margin / 2, in
+    :func:`rank_dtype` (fp16 would round the shift away). Ranking the shifted
+    scores (Eq. 15) counts a positive as beaten unless it leads every negative
+    by ``margin`` (remedy P2).
 
     Args:
         scores (Tensor): Scores of any shape.

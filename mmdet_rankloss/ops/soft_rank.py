@@ -1,26 +1,16 @@
 """Sigmoid soft ranks in O(n^2) memory (SRT Eq. 4, SoDeep Eq. 11-12).
 
-The soft rank of element ``i`` of a sequence ``x`` of length ``n`` replaces
-the step function of the exact rank by a sigmoid of temperature ``t``::
+The soft rank of element ``i`` of ``x`` (length ``n``, temperature ``t``)::
 
     r_i = 1 + sum_{k != i} sigmoid((x_k - x_i) / t)     (descending)
     r_i = 1 + sum_{k != i} sigmoid((x_i - x_k) / t)     (ascending)
 
-so that ``r_i`` tends to the exact rank (1 = first) as ``t -> 0`` when there
-are no ties (tied elements share the mean of their ranks). This is the
-handcrafted sorter of SoDeep (Eq. 12 with ``lambda = 1 / t``, plus one so
-that ranks start at 1) and the soft rank of the Soft Ranking Threshold loss
-(Eq. 4, whose sum over all ``k`` includes ``sigmoid(0) = 1/2`` for
-``k = i``; we add the other half so that the limit is the exact rank the
-paper's thresholds are stated in; gradients are unchanged).
-
-Each row needs all ``n^2`` pairwise sigmoids, so a batch of rows written
-naively is an (..., n, n) tensor, e.g. B x B x B for the B x B distance
-matrix of a retrieval batch, kept alive by autograd for the backward pass.
-Here the pairs are summed in blocks of columns under a memory budget, in the
-forward pass and again in a hand-written backward pass, so nothing of size
-O(rows * n * n) is ever stored.
-"""
+tends to the exact rank as ``t -> 0`` (ties share their mean rank): SoDeep's
+handcrafted sorter (Eq. 12, ``lambda = 1 / t``, plus one) and SRT's Eq. 4 (plus
+the other half of ``sigmoid(0)`` for ``k = i``, so that the limit is the exact
+rank; same gradients). The pairs are summed in blocks of columns under a memory
+budget, forward and in a hand-written backward, so nothing of size O(rows * n *
+n) is stored."""
 import torch
 from torch import Tensor
 
@@ -122,15 +112,9 @@ def soft_rank_of(values: Tensor,
                  rows: Tensor,
                  temperature: float = 1.0,
                  within: Tensor = None):
-    """Descending sigmoid ranks of a few elements within their rows.
-
-    ``0.5 + sum_k sigmoid((rows_k - value) / t)`` for each value (for the
-    second result, the sum runs over the ``within`` elements only): when
-    the value is an element of its row (and of ``within``), the ``k = i``
-    term adds ``sigmoid(0) = 1/2``, so this is exactly
-    :func:`soft_rank` of that element. Rank losses need the ranks of the
-    positives only, so this costs ``M * n`` pairs for ``M`` positives
-    instead of ``n * n`` for the whole row.
+    """Descending sigmoid ranks of a few elements within their rows: ``0.5 +
+    sum_k sigmoid((rows_k - value) / t)``, i.e. :func:`soft_rank` of an element
+    of its row, at ``M * n`` pairs for ``M`` elements.
 
     Args:
         values (Tensor): The M elements whose ranks are wanted, shape (M,).
@@ -138,14 +122,11 @@ def soft_rank_of(values: Tensor,
             Gradients reach both ``values`` and ``rows``.
         temperature (float): Sigmoid temperature ``t`` > 0. Defaults to 1.0.
         within (Tensor, optional): Bool (M, n): also return the rank among
-            these elements of the row only, from the same pairwise sigmoids
-            (AP needs the rank among all and among the positives). Defaults
-            to None.
+            these elements only, from the same sigmoids. Defaults to None.
 
     Returns:
-        Tensor | tuple[Tensor, Tensor]: Soft ranks (M,) in
-        :func:`rank_dtype` of the input; with ``within``, also the ranks
-        among ``within``.
+        Tensor | tuple[Tensor, Tensor]: Soft ranks (M,) in :func:`rank_dtype`
+        of the input; with ``within``, also the ranks among ``within``.
     """
     if not isinstance(values, Tensor) or values.dim() != 1 or \
             not isinstance(rows, Tensor) or rows.dim() != 2 or \

@@ -1,18 +1,11 @@
 """Re-rank after a few elements moved, without sorting everything again.
 
-Algorithm 1 ranks ``y + lambda * dL/drk``. For AP and recall losses
-``dL/drk`` is zero for every negative, so only the positives move. Elements
-that did not move keep their relative order, so the new ranking is a merge
-of the old sorted order (minus the movers) with the movers sorted among
-themselves: one sort of the p movers, binary searches of each mover in the
-old sorted row, and a few O(n) passes, instead of an O(n log n) sort of the
-whole row. The result is exactly :func:`~.ranking.exact_rank` of the
-perturbed scores, ties included (equal scores ranked by index): a mover
-that lands on a run of equal old scores goes after those of a smaller
-index, found by a binary search on the indices inside the run (the old
-order lists a run in index order), so a row of near-constant scores costs
-no more than any other.
-"""
+In Algorithm 1's second ranking of an AP or recall loss only the positives
+move, and the others keep their order: the new ranking is a merge of the old
+order with the sorted movers (a sort of p movers, binary searches, a few O(n)
+passes), exactly :func:`~.ranking.exact_rank` of the perturbed scores, ties by
+index included (a mover landing on a run of equal old scores is placed by a
+binary search on the run's indices)."""
 from typing import Optional, Tuple
 
 import torch
@@ -35,16 +28,11 @@ def rerank_sparse(scores: Tensor,
                   ) -> Tensor:
     """Exact ranks of ``new_scores`` where only ``moved`` entries changed.
 
-    On the CPU; elsewhere (a device, a ``torch.compile`` trace) the new
-    scores are sorted again, which reads nothing back. Host reads of the
-    merge (each a wait for the device on a GPU): the ``nonzero`` of
-    ``moved`` (none if ``moved_at`` is given), the widest row of movers
-    (none when there are no more movers than columns) and whether an old
-    score equals a mover's new one. The counts are integers,
-    summed by an integer ``cumsum``: exact, and allowed by
-    ``torch.use_deterministic_algorithms`` on CUDA, where a floating-point
-    ``cumsum`` raises in torch < 2.6 (its deterministic kernel came with
-    PyTorch pull request 136224).
+    On the CPU; elsewhere (a device, a ``torch.compile`` trace) the new scores
+    are sorted again, with no read. The merge's host reads: the ``nonzero`` of
+    ``moved`` (none with ``moved_at``), the widest row of movers and whether an
+    old score equals a mover's new one. Counts are integer ``cumsum`` (exact,
+    deterministic on CUDA in any torch).
 
     Args:
         scores (Tensor): Old scores (..., n), in rank dtype.
@@ -53,15 +41,12 @@ def rerank_sparse(scores: Tensor,
         moved (Tensor): Bool (..., n), the entries that may have changed.
         new_scores (Tensor): New scores (..., n); equal to ``scores`` where
             ``moved`` is False.
-        normalize (bool): Whether ``ranks`` are divided by n; the result
-            is on the same scale.
-        sorted_scores (tuple[Tensor, Tensor], optional): The ascending
-            sort of ``-scores`` (values, indices) in the order of
-            :func:`~.ranking.exact_rank` (ties by index), if the caller still
-            has it; otherwise it is rebuilt from ``ranks`` in O(n).
+        normalize (bool): Whether ``ranks`` are divided by n (the result too).
+        sorted_scores (tuple[Tensor, Tensor], optional): The ascending sort of
+            ``-scores`` (values, indices), ties by index, if known; otherwise
+            rebuilt from ``ranks`` in O(n).
         moved_at (tuple[Tensor, Tensor], optional): ``moved.reshape(-1,
-            n).nonzero(as_tuple=True)``, if the caller has it. Defaults to
-            None (computed here).
+            n).nonzero(as_tuple=True)``, if known. Defaults to None.
 
     Returns:
         Tensor: New ranks like ``ranks``.

@@ -1,26 +1,14 @@
 """The stable descending order of scores (ties by index), at unstable-sort
 cost.
 
-Every ranking of the package breaks ties by index (the first of two equal
-scores ranks higher), which is what a stable sort gives.
-:func:`descending_order` returns exactly what ``torch.sort(-values,
-stable=True)`` returns. Off the CPU (CUDA) it is that call: the CPU path
-below reads from the device (are there ties, where), a wait each on a GPU;
-its speed on a GPU has not been measured here. On CPU it sorts unstably,
-finds the runs of equal values (one comparison pass) and puts only the
-elements of those runs in index order. For float32 (and fp16/bf16) rows of
-at least ``_NUMPY_MIN_LENGTH`` elements, the order comes instead from
-NumPy's sort of one 64-bit key per element (:func:`order_keys`): the
-value's bits (mapped so that integer order is descending value order)
-above its index. All keys are distinct, so any sort gives the
-index-ordered result. Timings of both CPU paths against ``torch.sort``:
-``docs/losses.md``.
-
-The orders of the columns of a matrix follow from the order of its
-flattening (:func:`column_orders`): a stable partition of the flat order by
-column, O(n) instead of a second sort. The AP loss of a dense head ranks
-both (``L_mAP`` per class, ``L_APC`` over all scores).
-"""
+:func:`descending_order` returns exactly ``torch.sort(-values, stable=True)``.
+Off the CPU it is that call. On the CPU it sorts unstably and puts only the
+runs of equal values in index order; float32 (and fp16/bf16) rows of at least
+``_NUMPY_MIN_LENGTH`` elements are sorted by NumPy on distinct 64-bit keys
+(:func:`order_keys`: the value's bits, mapped to descending order, above the
+index). Timings: docs/losses.md. :func:`column_orders` derives the orders of a
+matrix's columns from its flattening's order in O(n) (the AP loss's ``L_mAP``
+and ``L_APC``)."""
 from typing import Tuple
 
 import numpy as np
@@ -112,24 +100,20 @@ def ranks_from_order(order: Tensor, positions: Tensor) -> Tensor:
 
 def column_orders(neg_sorted: Tensor, order: Tensor,
                   columns: int) -> Tuple[Tensor, Tensor]:
-    """:func:`descending_order` of each column of an (n, columns) matrix,
-    from the :func:`descending_order` of its flattening.
-
-    Column c holds the flat entries ``i * columns + c``; listing them in
-    flat order keeps their value order, and among equal values the flat
-    index ascends with the row index i, so ties stay ordered by index.
-    A stable partition of the flat order by column therefore gives every
-    column's order exactly, with no comparison of values.
+    """:func:`descending_order` of each column of an (n, columns) matrix from
+    that of its flattening: a stable partition of the flat order by column
+    (flat index ``i * columns + c`` ascends with the row ``i``, so ties stay
+    ordered by index), no comparison of values.
 
     Args:
-        neg_sorted (Tensor): The flat sort's values (..., n * columns):
-            the negated values, largest value first.
+        neg_sorted (Tensor): The flat sort's values (..., n * columns): the
+            negated values, largest value first.
         order (Tensor): Its flat indices, same shape.
         columns (int): Number of columns, >= 1.
 
     Returns:
-        tuple[Tensor, Tensor]: ``descending_order(matrix.t())``: values and
-        row indices of shape (columns, n).
+        tuple[Tensor, Tensor]: ``descending_order(matrix.t())``: values and row
+        indices of shape (columns, n).
     """
     flat, values = order.reshape(-1), neg_sorted.reshape(-1)
     if reads_are_free(flat) and columns <= 256:

@@ -1,23 +1,12 @@
 """Batch-structured samplers for metric learning (P x K, super-class pairs).
 
-A rank loss sees the whole batch as retrieval problems, so a batch must
-hold several images of each of its classes (FastAP, Cakir et al. 2019,
-section 4.2; RaMBO, Appendix A). These samplers plan whole batches and
-yield their indices back to back: the dataloader's ``batch_size`` must be
-the sampler's ``batch_size`` (the configs set both from one variable).
-
-Both are registered in MMDetection's ``DATA_SAMPLERS`` and behave like
-MMEngine's ``DefaultSampler`` under a Runner:
-
-* reproducible: the plan of an epoch depends only on ``seed`` (synced
-  across ranks when None) and the epoch set by ``DistSamplerSeedHook``;
-* distributed-aware: all ranks plan the same epoch and each takes its own
-  share of whole batches (or of whole groups of consecutive batches), so no
-  batch is duplicated across ranks and each rank's batches keep their
-  structure;
-* a defined epoch length: ``num_batches`` batches in all (default: as many
-  as the dataset has full batches), split evenly across ranks.
-"""
+A rank loss needs several images of each class in a batch (FastAP, Cakir et al.
+2019, section 4.2; RaMBO, Appendix A). These samplers plan whole batches and
+yield their indices back to back (the dataloader's ``batch_size`` must be
+theirs), like MMEngine's ``DefaultSampler``: an epoch's plan depends only on
+``seed`` and the epoch; every rank plans the same epoch and takes its share of
+whole batches (or groups); an epoch is ``num_batches`` batches (default: the
+dataset's full batches)."""
 import math
 import warnings
 from typing import Iterator, List, Optional, Sequence, Sized
@@ -186,12 +175,9 @@ class _BatchPlanSampler(Sampler):
 class PKSampler(_BatchPlanSampler):
     """P classes x K images per batch (class-balanced; CUB: K = 4).
 
-    Every batch holds ``P = batch_size / num_per_class`` distinct classes
-    with ``K = num_per_class`` images each, so every image has ``K - 1``
-    positives in its batch. Classes are drawn in shuffled rounds (each
-    class once before any repeats), images of a class likewise; a class
-    with fewer than K images is filled up by drawing its images again
-    (with a warning at construction that names such classes).
+    ``P = batch_size / num_per_class`` distinct classes of ``K`` images each,
+    drawn in shuffled rounds; a class with fewer than K images repeats some (a
+    warning names it at construction).
 
     Args:
         dataset (Sized): A dataset with ``get_labels()`` (see
@@ -199,10 +185,10 @@ class PKSampler(_BatchPlanSampler):
             ``get_data_info(i)['gt_label']``.
         batch_size (int): Images per batch; must equal the dataloader's.
         num_per_class (int): K. Defaults to 4.
-        num_batches (int, optional): Batches per epoch over all ranks.
-            Defaults to None: ``len(dataset) // batch_size`` (at least 1).
-        seed (int, optional): Base seed; None syncs a random one across
-            ranks. Defaults to None.
+        num_batches (int, optional): Batches per epoch over all ranks. Defaults
+            to None: ``len(dataset) // batch_size`` (at least 1).
+        seed (int, optional): Base seed; None syncs a random one across ranks.
+            Defaults to None.
     """
 
     def _new_state(self, rng: np.random.Generator):
@@ -221,17 +207,12 @@ class PKSampler(_BatchPlanSampler):
 class SuperClassPairSampler(_BatchPlanSampler):
     """Consecutive batches from one pair of super-classes (FastAP, RaMBO).
 
-    FastAP's "hard" batches (Cakir et al. 2019, section 4.2; RaMBO
-    Appendix A): a pair of super-classes (SOP: e.g. bicycle and chair;
-    In-Shop: clothing categories) is drawn, and ``batches_per_pair``
-    consecutive batches are built from classes of those two only, half the
-    classes from each, ``num_per_class`` images per class. Retrieval inside
-    such a batch is harder than among random classes. Pairs are drawn in
-    shuffled rounds over all pairs; classes of a super-class and images of
-    a class likewise. If the pair has fewer classes than a batch needs, the
-    batch is filled with classes of other super-classes. Under DDP a
-    group of consecutive batches stays on one rank. The papers' settings:
-    docs/retrieval.md#samplers.
+    FastAP's "hard" batches (Cakir et al. 2019, section 4.2; RaMBO Appendix A):
+    ``batches_per_pair`` consecutive batches from the classes of a drawn pair
+    of super-classes, half from each, ``num_per_class`` images a class (filled
+    from other super-classes when the pair has too few). Pairs, classes and
+    images are drawn in shuffled rounds; under DDP a group stays on one rank.
+    The papers' settings: docs/retrieval.md#samplers.
 
     Args:
         dataset (Sized): As for :class:`PKSampler`, with super-class labels
