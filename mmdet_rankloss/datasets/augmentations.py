@@ -87,8 +87,8 @@ class RandomZoom(_RandomImageTransform):
     Required Keys: ``img``. Modified Keys: ``img``.
 
     Args:
-        scale_range (tuple[float, float]): Smallest and largest scale, both >
-            0. Defaults to (0.8, 1.25).
+        scale_range (tuple[float, float]): Smallest and largest scale, > 0.
+            Defaults to (0.8, 1.25).
         prob (float): Probability of zooming. Defaults to 0.5.
         pad_val (float | Sequence[float]): Canvas value of a zoom out, one
             number or one per channel. Defaults to 0.

@@ -293,8 +293,8 @@ class ALRPSelfBalanceHook(Hook):
     training iteration; an iteration in which no process had a positive is not
     counted. After ``period`` counted iterations it sets ``w_sb = sum L_aLRP /
     sum L_loc`` (:meth:`ALRPLoss.update_self_balance`). Under DDP the sums are
-    all-reduced every measured iteration; its state (``checkpoint
-    ['alrp_self_balance']``) makes a resume exact.
+    all-reduced every measured iteration; its state
+    (``checkpoint['alrp_self_balance']``) makes a resume exact.
 
     Args:
         period (int | str, optional): Counted iterations per update, >= 1.

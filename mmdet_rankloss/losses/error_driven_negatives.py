@@ -5,9 +5,9 @@ N} H(s_j - u_i)`` and for every negative ``j`` an update ``sum_i w_i H(s_j -
 u_i)``, without pairing negatives with positives: the negatives are sorted once
 (ties by index; other scores keyed ``-inf``, last: fixed shapes, no read);
 ``N_FP(i)`` comes from two binary searches of ``u_i +- delta`` and prefix sums
-of the sorted scores; a negative's update is piecewise linear in ``s_j``, ``C_p
-+ A_p s_p`` from ``2 P`` increments at the search positions. Cost: one sort,
-O(n) passes, O(P log n), a number of kernels independent of ``n`` and ``P``.
+of the sorted scores; a negative's update is piecewise linear in ``s_j``,
+``C_p + A_p s_p`` from ``2 P`` increments at the search positions. Cost: one
+sort, O(n) passes, O(P log n), a number of kernels independent of ``n``, ``P``.
 
 Every sum is exact up to one rounding of each summand and the result, so
 deterministic on every device: prefix sums are integer ``cumsum`` in fixed

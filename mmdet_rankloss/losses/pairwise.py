@@ -128,8 +128,8 @@ def retrieval_pairs(embeddings: Tensor,
         owner (str): The loss named in the value checks' messages.
 
     Returns:
-        RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape (B, B
-        + M); ``valid`` excludes each query's own column by index.
+        RetrievalPairs: ``scores``, ``positives`` and ``valid`` of shape
+        (B, B + M); ``valid`` excludes each query's own column by index.
     """
     check_embeddings_labels(embeddings, labels, check_values=check_values,
                             owner=owner)

@@ -137,7 +137,7 @@ def sq_distance_from_scores(scores: Tensor) -> Tensor:
 
 def distance_from_scores(scores: Tensor, eps: float = 1e-12) -> Tensor:
     """Euclidean distances of unit vectors from their cosines, ``sqrt(max(2 - 2
-    s, eps))`` in :func:`~mmdet_rankloss.ops.ranking. rank_dtype` (``eps`` is 0
+    s, eps))`` in :func:`~mmdet_rankloss.ops.ranking.rank_dtype` (``eps`` is 0
     in fp16): identical vectors get a finite derivative, so a masked zero
     upstream gives 0, not ``inf * 0 = NaN``."""
     work = scores.to(rank_dtype(scores.dtype))

@@ -2,7 +2,7 @@
 
 torch 2.6 loads with ``weights_only=True``, which refuses the message hub of
 MMEngine's checkpoints (``HistoryBuffer``, numpy arrays and scalars,
-``getattr``). The patch ``checkpoint_loader`` (:mod:`mmdet_rankloss. patches`)
+``getattr``). The patch ``checkpoint_loader`` (:mod:`mmdet_rankloss.patches`)
 runs MMEngine's local loader inside
 ``torch.serialization.safe_globals(checkpoint_globals())`` and through
 :func:`load_checked`; other ``torch.load`` calls keep torch's list. A pickled
