@@ -1,8 +1,8 @@
-"""The pieces of the one-command speed run (``benchmark_rank_losses.py
---speed-run``): timing on any device, a plan of items run within a time
-budget, each in a worker process, with progress and an ETA, detector
-training steps (eager, with the losses under ``torch.compile``, under AMP)
-and the targets each row is held to.
+"""The pieces of the speed run (``tools/analysis_tools/
+benchmark_rank_losses.py``): timing on any device, a plan of items run
+within a time budget, each in a worker process, with progress and an ETA,
+detector training steps (eager, with the losses under ``torch.compile``,
+under AMP) and the targets each row is held to.
 
 Every time is a median of wall times with the device synchronised around
 each call, after warm-up calls that compile what ``torch.compile`` wraps
@@ -21,7 +21,6 @@ item gets a fresh worker. Items marked ``isolated`` (the compiled ones) get
 a worker of their own.
 """
 import contextlib
-import importlib
 import importlib.util
 import json
 import logging
@@ -48,8 +47,8 @@ __all__ = ['FORMAT', 'SECTIONS', 'TARGETS', 'sync', 'PeakMemory', 'time_it',
            'device_healthy', 'Plan', 'worker_command', 'serve',
            'build_detector', 'detector_batch', 'train_step', 'step_time',
            'capture_loss_calls', 'summed_loss', 'loss_calls_time',
-           'compile_losses', 'amp_scaler', 'share_row', 'amp_row',
-           'roi_align_row', 'evaluate_targets']
+           'compile_losses', 'amp_scaler', 'share_row', 'roi_align_row',
+           'evaluate_targets']
 
 #: The ``format`` of a speed-run JSON (the docs' generator reads it).
 FORMAT = 'speed-run/2'
@@ -69,6 +68,8 @@ def compiled_frames() -> int:
     (Dynamo's counter; 0 before anything was compiled)."""
     utils = sys.modules.get('torch._dynamo.utils')
     return int(utils.counters['frames']['total']) if utils else 0
+
+
 class PeakMemory:
     """Peak memory above the level at entry: CUDA allocator stats, or the
     process RSS sampled every millisecond on CPU (an estimate from below)."""
@@ -209,6 +210,8 @@ class Plan:
         budget_s (float): Seconds the whole plan may take.
         device (torch.device | str): Where the items run; a worker checks
             it after a failed item (:func:`device_healthy`).
+        sections (Sequence[str]): The sections whose items are added.
+            Defaults to :data:`SECTIONS`.
     """
 
     #: Seconds an item may run past the budget before it is stopped.
@@ -218,9 +221,11 @@ class Plan:
     #: ... or this many seconds, whichever is more.
     min_limit_s = 60.0
 
-    def __init__(self, budget_s: float, device='cpu') -> None:
+    def __init__(self, budget_s: float, device='cpu',
+                 sections: Sequence[str] = SECTIONS) -> None:
         self.budget_s = float(budget_s)
         self.device = torch.device(device)
+        self.sections = tuple(sections)
         self.items: List[Tuple[str, str, Callable[[], dict], float,
                                bool]] = []
         self.fields: List[dict] = []
@@ -234,6 +239,8 @@ class Plan:
         """One item; ``fields`` go into its row whether it runs or fails."""
         if section not in SECTIONS:
             raise ValueError(f'Plan.add: unknown section {section!r}')
+        if section not in self.sections:
+            return
         self.items.append((section, name, fn, float(expect_s),
                            bool(isolated)))
         self.fields.append(fields)
@@ -334,21 +341,17 @@ def _short(path: str) -> str:
 
 def worker_command(factory: str, **kwargs) -> List[str]:
     """The command of a worker whose plan is ``factory(**kwargs)``:
-    ``factory`` is ``'package.module:function'`` or
-    ``'path/to/file.py:function'``; ``kwargs`` go through JSON."""
+    ``factory`` is ``'path/to/file.py:function'``; ``kwargs`` go through
+    JSON."""
     return [sys.executable, '-m', 'rankloss_lab.speed_run', '--worker',
             factory, json.dumps(kwargs)]
 
 
 def _factory(spec: str) -> Callable[..., Plan]:
     where, _, name = spec.rpartition(':')
-    if where.endswith('.py'):
-        found = importlib.util.spec_from_file_location('_speed_run_plan',
-                                                       where)
-        module = importlib.util.module_from_spec(found)
-        found.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
+    found = importlib.util.spec_from_file_location('_speed_run_plan', where)
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
     return getattr(module, name)
 
 
@@ -435,6 +438,7 @@ def build_detector(config: str, device: torch.device):
     """The model of ``config`` (a path from the repository root) with random
     weights (no download), in train mode on ``device``; and its config."""
     from mmengine.config import Config
+    from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
 
     from mmdet.registry import MODELS
@@ -442,23 +446,15 @@ def build_detector(config: str, device: torch.device):
     cfg.model.backbone.init_cfg = None
     init_default_scope('mmdet')
     model = MODELS.build(cfg.model)
-    with _quiet_logger():  # MMEngine logs every parameter's init
-        model.init_weights()
-    _apply_fp32_logits_hooks(cfg, model)
-    return model.to(device).train(), cfg
-
-
-@contextlib.contextmanager
-def _quiet_logger():
-    """MMEngine's current logger at WARNING inside the block."""
-    from mmengine.logging import MMLogger
     logger = MMLogger.get_current_instance()
     level = logger.level
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(logging.WARNING)  # MMEngine logs every parameter's init
     try:
-        yield
+        model.init_weights()
     finally:
         logger.setLevel(level)
+    _apply_fp32_logits_hooks(cfg, model)
+    return model.to(device).train(), cfg
 
 
 def _apply_fp32_logits_hooks(cfg, model) -> None:
@@ -660,19 +656,31 @@ def compile_losses(model, backend: str = 'inductor') -> List[str]:
 
 
 def share_row(config: str, device: torch.device, size: Sequence[int],
-              steps: int, repeats: int,
-              compile_backend: Optional[str] = None,
-              warmup: int = 8) -> dict:
+              steps: int, repeats: int = 0,
+              compile_backend: Optional[str] = None, warmup: int = 8,
+              amp: bool = False) -> dict:
     """The step time of ``config``'s detector on a random batch and each
     classification loss's forward + backward time and share of that step,
     each after ``warmup`` untimed calls (that fill a score memory and
     compile) and on until a call compiles nothing; with
     ``compile_backend``, the losses run under ``torch.compile``, and a
-    compile during the timed calls marks the row ``invalid``."""
+    compile during the timed calls marks the row ``invalid``. With
+    ``amp``, the step alone under fp16 autocast with a GradScaler: its
+    time, whether its losses were finite, the scale, and for a RoI head
+    the dtypes mmcv's RoIAlign got (``roi_align_inputs``: features /
+    RoIs)."""
     model, _ = build_detector(config, device)
     data = detector_batch(model, size)
-    calls = capture_loss_calls(model, data)
     row = dict(config=config, size=list(size))
+    if amp:
+        seen, hooks = _roi_align_inputs(model)
+        row.update(step_time(model, data, steps, amp=True))
+        for hook in hooks:
+            hook.remove()
+        if hooks:
+            row['roi_align_inputs'] = sorted(seen)
+        return row
+    calls = capture_loss_calls(model, data)
     if compile_backend:
         row['compiled'] = compile_losses(model, compile_backend)
         row['compile_backend'] = compile_backend
@@ -697,24 +705,6 @@ def _roi_align_inputs(model) -> Tuple[set, list]:
             str(a.dtype).replace('torch.', '') for a in args[:2])))
         for m in model.modules() if isinstance(m, RoIAlign)]
     return seen, hooks
-
-
-def amp_row(config: str, device: torch.device, size: Sequence[int],
-            steps: int) -> dict:
-    """One ``config`` training step under fp16 autocast with a GradScaler:
-    its time, whether its losses were finite, the scale, and for a RoI
-    head the dtypes mmcv's RoIAlign got (``roi_align_inputs``: features /
-    RoIs)."""
-    model, _ = build_detector(config, device)
-    row = dict(config=config, size=list(size))
-    seen, hooks = _roi_align_inputs(model)
-    row.update(step_time(model, detector_batch(model, size), steps,
-                         amp=True))
-    for hook in hooks:
-        hook.remove()
-    if hooks:
-        row['roi_align_inputs'] = sorted(seen)
-    return row
 
 
 def roi_align_row(device: torch.device, repeats: int, rois: int = 1024,

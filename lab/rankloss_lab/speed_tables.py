@@ -4,7 +4,7 @@ The section is the evidence table ``speed`` (between
 ``<!-- evidence-table: speed -->`` and ``<!-- /evidence-table -->``,
 written and checked by ``tools/analysis_tools/evidence_tables.py``): what
 :func:`speed_section` makes of a speed run's JSON
-(``benchmark_rank_losses.py --speed-run``, format
+(``tools/analysis_tools/benchmark_rank_losses.py``, format
 :data:`rankloss_lab.speed_run.FORMAT`) at :data:`SPEED_JSON`, or, while
 none exists, a paragraph saying so. Every table names the GPU, the date and
 the package version in its own header.
@@ -19,7 +19,7 @@ from rankloss_lab.paths import ROOT
 SPEED_JSON = 'docs/evidence/gpu/speed_run.json'
 #: The command that writes it, on a machine with a GPU.
 SPEED_RUN_COMMAND = ('python tools/analysis_tools/benchmark_rank_losses.py '
-                     '--speed-run --out docs/evidence/gpu/speed_run')
+                     '--out docs/evidence/gpu/speed_run')
 
 __all__ = ['SPEED_JSON', 'SPEED_RUN_COMMAND', 'speed_table',
            'speed_section', 'paper_line']
@@ -85,20 +85,22 @@ def _speed_run_lines(result: dict, link: str) -> List[str]:
     lines = [
         f"Speed run on {result['device_name']} (mmdet_rankloss "
         f"{result['version']}, torch {result['torch']}, CUDA "
-        f"{result.get('cuda') or 'none'}, {result['date']}; "
-        "`benchmark_rank_losses.py "
-        f"--speed-run`, medians of {result['repeats']}, [JSON]({link})), "
+        f"{result.get('cuda') or 'none'}, {result['threads']} CPU threads, "
+        f"{result['date']}; `benchmark_rank_losses.py`, medians of "
+        f"{result['repeats']}, [JSON]({link})), "
         'forward + backward, each item in a worker process of its own '
         'or shared. Lengths: N(0, 1) fp32 scores; the RaMBO AP '
         'loss and naive Algorithm 1 with 10 % positives, the error-driven '
         'losses and the bucketed peers with 500.', '']
     lines += _target_lines(result)
-    lines += _length_lines(result)
-    lines += _per_step_lines(result)
-    lines += _share_lines(result)
-    lines += _amp_lines(result)
-    lines += _skipped_lines(result)
-    return lines
+    ran = result.get('sections') or ('lengths', 'per_step', 'step_share',
+                                     'amp')  # the sections asked for
+    for section, table in (('lengths', _length_lines),
+                           ('per_step', _per_step_lines),
+                           ('step_share', _share_lines), ('amp', _amp_lines)):
+        if section in ran:
+            lines += table(result)
+    return lines + _skipped_lines(result)
 
 
 def _target_lines(result: dict) -> List[str]:
@@ -183,10 +185,11 @@ def _per_step_lines(result: dict) -> List[str]:
              '| under AMP (fp16 autocast, GradScaler) '
              '| AMP gradient finite |', '|---|---:|---:|---:|---|']
     for r in result.get('per_step', []):
-        a, c = amp.get(r['case'], {}), compiled.get(r['case'])
+        a, c = amp.get(r['case']), compiled.get(r['case'])
         lines.append(
             f"| {r['name']} | {_time(r)} | {_time(c) if c else '-'} "
-            f"| {_time(a)} | {a.get('grad_finite', '-')} |")
+            f"| {_time(a) if a else '-'} "
+            f"| {a.get('grad_finite', '-') if a else '-'} |")
     roi = amp.get('roi_align')
     if roi and not _failed(roi):
         lines += ['', f"mmcv `RoIAlign` under fp16 autocast ({roi['rois']} "

@@ -6,65 +6,7 @@ import time
 
 import pytest
 
-
-@pytest.mark.slow
-def test_benchmark_smoke(tmp_path, load_tool):
-    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
-    out = tmp_path / 'bench'
-    result = bench.main(['--smoke', '--out', str(out)])
-    saved = json.loads((tmp_path / 'bench.json').read_text())
-    assert saved['machine'] == result['machine']
-    for rows in saved['ap'].values():
-        assert [r['length'] for r in rows] == [1_000, 10_000]
-        for r in rows:  # the reported ratios are those of the reported times
-            assert r['ours_over_sort'] == pytest.approx(
-                r['ours']['median_s'] / r['sort']['median_s'])
-            assert r['naive_over_ours'] == pytest.approx(
-                r['naive']['median_s'] / r['ours']['median_s'])
-    names = ' '.join(r['name'] for r in saved['retrieval'])
-    for loss in ('RaMBORecallLoss', 'FastAPLoss', 'SoftRankThresholdLoss',
-                 'AUCLoss', 'BatchHardTripletLoss', 'SoDeepRecallLoss'):
-        assert loss in names
-    detection = ' '.join(r['name'] for r in saved['detection'])
-    for ranker in ('blackbox', 'sigmoid', 'sorter'):
-        assert ranker in detection
-    assert '| length | torch.sort |' in (tmp_path / 'bench.md').read_text()
-
-
-def test_benchmark_times_only_the_devices_asked_for(tmp_path, load_tool):
-    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
-    result = bench.main(['--smoke', '--skip-others', '--devices', 'cpu-1',
-                         '--out', str(tmp_path / 'bench')])
-    assert list(result['ap']) == ['CPU, 1 thread']
-
-
-def test_benchmark_refuses_cuda_alone_without_cuda(tmp_path, load_tool,
-                                                    monkeypatch, capsys):
-    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
-    monkeypatch.setattr(bench.torch.cuda, 'is_available', lambda: False)
-    with pytest.raises(SystemExit):
-        bench.main(['--smoke', '--devices', 'cuda',
-                    '--out', str(tmp_path / 'bench')])
-    assert 'torch.cuda.is_available() is False' in capsys.readouterr().err
-
-
-def test_error_driven_rows_have_the_bucketed_peer(tmp_path, load_tool):
-    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
-    result = bench.main(['--smoke', '--only-error-driven',
-                         '--error-driven-lengths', '2000', '--naive-max',
-                         '2000', '--out', str(tmp_path / 'bench')])
-    rows = {r['mode']: r for r in result['error_driven']}
-    assert set(rows) == {'rs', 'alrp', 'ap'}
-    for mode in ('rs', 'ap'):  # our RS / AP-Loss vs the bucketed peer
-        r = rows[mode]
-        assert r['bucketed_over_ours'] == pytest.approx(
-            r['bucketed']['median_s'] / r['ours']['median_s'])
-    assert 'bucketed' not in rows['alrp']
-    text = (tmp_path / 'bench.md').read_text()
-    assert '| bucketed / ours |' in text and 'Paper numbers' in text
-
-
-# --- the speed run (--speed-run) on this machine's CPU, at smoke sizes -------
+# --- the speed run on this machine's CPU, at smoke sizes --------------------
 
 
 @pytest.fixture(scope='module')
@@ -72,8 +14,7 @@ def speed_run(tmp_path_factory, load_tool):
     bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
     out = tmp_path_factory.mktemp('speed') / 'speed_run'
     start = time.perf_counter()
-    bench.main(['--speed-run', '--smoke', '--devices', 'cpu-all', '--out',
-                str(out)])
+    bench.main(['--smoke', '--out', str(out)])
     print(f'smoke speed run: {time.perf_counter() - start:.0f} s')
     return (json.loads(out.with_suffix('.json').read_text()),
             out.with_suffix('.md').read_text(), bench)
@@ -106,15 +47,18 @@ def test_speed_run_writes_every_section(speed_run):
                      for n in (1_000, 4_000)}
     names = ' '.join(r['name'] for r in result['per_step'])
     for loss in ('RaMBOAPLoss, 2 x', 'RaMBOAPLoss, 4 x', 'sigmoid, margin 0',
-                 'RankSortLoss', 'ALRPLoss', 'RaMBORecallLoss'):
+                 'RankSortLoss', 'ALRPLoss', 'RaMBORecallLoss',
+                 'sigmoid soft rank', 'BiLSTM sorter', 'FastAPLoss',
+                 'SoftRankThresholdLoss', 'AUCLoss', 'BatchHardTripletLoss',
+                 'WilcoxonLoss', 'SoDeepRecallLoss, LSTMSorter'):
         assert loss in names
     shares = result['step_share']
     assert {r['loss'] for r in shares} == {'rambo', 'rank-sort'}
     for r in shares:
         assert 0 < sum(r['share_of_step'].values()) < 1
     amp = {r['case']: r for r in result['amp'] if 'case' in r}
-    assert set(amp) == {r['case'] for r in result['per_step']} | {
-        'roi_align'}
+    assert set(amp) == {c['case'] for c in bench.per_step_cases(True)
+                        if c.get('amp', True)} | {'roi_align'}
     assert all(r['grad_finite'] for r in amp.values())
     assert amp['roi_align']['out_dtype'] == 'float16'
     # mmcv's kernel computes in fp16: a bin sums up to ~64 bilinear terms,
@@ -285,7 +229,8 @@ def test_full_speed_run_plans_every_item(load_tool):
     from rankloss_lab.speed_run import WORKER_START_S
     bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
     args = argparse.Namespace(smoke=False, budget_s=420.0, repeats=5,
-                              lengths=[100_000, 1_000_000, 10_000_000])
+                              lengths=[100_000, 1_000_000, 10_000_000],
+                              sections=bench.sr.SECTIONS)
     plan = bench.speed_run_plan(args, bench.torch.device('cpu'))
     assert plan.expected_s() <= args.budget_s
     assert plan.expected_s(2 * WORKER_START_S) <= args.budget_s
@@ -307,6 +252,31 @@ def test_full_speed_run_plans_every_item(load_tool):
         assert osp.isfile(osp.join(ROOT, config)), config
     assert {d for d, _, _ in configs['share']} == {'Faster R-CNN R50',
                                                    'ATSS R50'}
-    assert len(names['amp']) == (len(names['per_step']) + 1 +
-                                 len(configs['amp']))
+    under_amp = [c for c in bench.per_step_cases(False) if c.get('amp', True)]
+    assert len(names['amp']) == len(under_amp) + 1 + len(configs['amp'])
     assert len(names['step_share_compile']) == len(configs['compile'])
+    args.sections = ['lengths', 'per_step']  # a CPU run of the losses alone
+    assert {item[0] for item in bench.speed_run_plan(
+        args, bench.torch.device('cpu')).items} == set(args.sections)
+
+
+def test_the_documented_commands_parse(load_tool):
+    """Every benchmark command the docs show runs as written: its options
+    are the tool's."""
+    import glob
+    import re
+    import shlex
+
+    from rankloss_lab.paths import ROOT
+    bench = load_tool('tools/analysis_tools/benchmark_rank_losses.py')
+    found = []
+    for path in [os.path.join(ROOT, 'README.md')] + glob.glob(
+            os.path.join(ROOT, 'docs', '**', '*.md'), recursive=True):
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        for args in re.findall(
+                r'tools/analysis_tools/benchmark_rank_losses\.py([^`]*)`',
+                text):
+            found.append(args)
+            bench.parse_args(shlex.split(args))
+    assert len(found) >= 4, found
