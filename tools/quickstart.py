@@ -8,15 +8,10 @@ VOC.
         [--num-trainval 256] [--num-test 64] [--num-val 64] [--calibrate]
         [--cfg-options KEY=VALUE ...]
 
-What it trains and the table it prints (``<work-dir>/results.md``, numbers
-in ``results.json``): docs/get_started.md#quickstart. ``ap-sigmoid`` and
-``ap-sodeep`` are the RaMBO config with the other ranking back-ends
-(``LOSS_OPTIONS``); ``--calibrate`` first refits the RaMBO config's score
-calibration on the val split and writes it into that config;
-``--cfg-options`` is passed to every run. The losses train ``--jobs`` at a
-time, each run with one intra-op thread (runs with a fixed thread count are
-bitwise repeatable on CPU); each run's own ETA is in its log
-(``<work-dir>/<loss>_train.log``).
+Writes ``<work-dir>/results.md`` and ``results.json``
+(docs/get_started.md#quickstart). ``--jobs`` runs side by side, one
+intra-op thread each (bitwise repeatable on CPU); each run's log and ETA:
+``<work-dir>/<loss>_train.log``.
 """
 import argparse
 import json

@@ -1,15 +1,11 @@
-"""How the batch size, the number of processes and ``auto_scale_lr`` combine
-in MMEngine 0.10.7 (``Runner.scale_lr``; the account: docs/multi_gpu.md).
-
-:func:`resolve_batch` computes the per-process batch, total and starting lr
-MMEngine will use, from the config alone (no model, no data), so tests can
-check every shipped config against what its header and the docs state::
+"""How batch size, processes and ``auto_scale_lr`` combine in MMEngine 0.10.7
+(``Runner.scale_lr``; docs/multi_gpu.md), from the config alone.
 
     python -m rankloss_lab.batch CONFIG [--processes 1 2 8]
-        [--total-batch T] [--cfg-options KEY=VALUE ...]
+        [--total-batch T] [--cfg-options KEY=VALUE ...] [--print-options]
 
-prints that table; ``--print-options`` prints only the ``KEY=VALUE`` options
-of ``--total-batch`` (what ``tools/dist_train.sh`` passes on).
+prints :func:`resolve_batch`'s table, or with ``--print-options`` only the
+``KEY=VALUE`` options of ``--total-batch`` (for ``tools/dist_train.sh``).
 """
 import argparse
 import sys

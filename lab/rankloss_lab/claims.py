@@ -4,15 +4,12 @@ estimate, its method declared before it is computed.
     python tools/analysis_tools/pooled_claim.py --freeze NAME   # declare
     python tools/analysis_tools/pooled_claim.py NAME            # compute
 
-A claim (:data:`CLAIMS`) names the pre-registered hypotheses that tested it.
-``--freeze`` writes ``docs/evidence/pooled_<name>_declaration.json`` (the
-tests, the pooling method of :data:`METHODS`, the time) before any pooled
-number exists, and refuses when it exists; ``--amend NAME --why TEXT`` adds
-a test pre-registered later, with the time and the reason (tests are only
-added, the method never changes). The computation refuses without that
-record or against it, and writes ``docs/evidence/pooled_<name>.md`` and
-``.json``: each test's outcome, as its study's report has it, and the pooled
-estimate over every pre-registered test seed, from the studies' own CSVs.
+A claim (:data:`CLAIMS`) names its pre-registered tests. ``--freeze``
+writes ``docs/evidence/pooled_<name>_declaration.json`` (tests, a method of
+:data:`METHODS`, the time) before any pooled number exists; ``--amend NAME
+--why TEXT`` only adds a later test. The computation refuses without or
+against that record and writes ``pooled_<name>.md`` / ``.json``: each
+test's outcome and the pooled estimate over every test seed.
 """
 import datetime
 import glob

@@ -1,21 +1,13 @@
 """Distributed training on CPU-only machines through MMEngine's launcher.
 
-MMEngine 0.10.7's ``pytorch`` launcher assumes GPUs: it calls
-``torch.cuda.set_device(local_rank)``, MMDetection's runtime asks for the
-``nccl`` backend, and the runner wraps the model in DDP with
-``device_ids=[local_rank]``, which DDP rejects for a CPU module. On a
-machine without CUDA, :func:`cpu_distributed_args` returns the extra
-``--cfg-options`` (gloo backend, ``device_ids=None``) and makes
-``torch.cuda.set_device`` a no-op, so ``tools/dist_train.sh CONFIG 2`` runs
-two CPU processes. With CUDA nothing changes.
-
-:func:`close_process_group` ends a run's process group once every rank is
-done, while the interpreter is alive: a gloo process that exits while its
-peers still save a checkpoint, or whose DDP wrapper (in a reference cycle
-of the runner's) is freed only by the interpreter's teardown with the
-group and its work, aborts in its communication threads after a
-successful training (``terminate called without an active exception``,
-exit code -6; more often on a loaded machine).
+MMEngine 0.10.7's ``pytorch`` launcher assumes GPUs (``torch.cuda.
+set_device``, the ``nccl`` backend, DDP ``device_ids=[local_rank]``).
+Without CUDA, :func:`cpu_distributed_args` returns the ``--cfg-options``
+(gloo, ``device_ids=None``) and makes ``set_device`` a no-op, so
+``tools/dist_train.sh CONFIG 2`` runs two CPU processes.
+:func:`close_process_group` ends the group once every rank is done, while
+the interpreter lives: otherwise gloo may abort after a successful run
+(``terminate called without an active exception``, exit code -6).
 """
 from typing import List, Sequence
 

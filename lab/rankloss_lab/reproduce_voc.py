@@ -2,15 +2,11 @@
 
     python tools/reproduce_voc.py [--rows r50_voc07 r50_voc0712 r101_voc0712
         x101_voc0712] [--gpus N] [--work-dir work_dirs/reproduce_voc]
-        [--rambo-lr LR] [--cfg-options KEY=VALUE ...]
+        [--rambo-lr LR] [--seed S] [--cfg-options KEY=VALUE ...]
 
-What it trains and writes (``<work-dir>/table5.md``, our numbers beside the
-paper's): docs/evidence.md#reproducing-the-papers-voc-table. Each pair runs
-``tools/train.py`` (``tools/dist_train.sh`` with ``--gpus N > 1``) and
-``tools/test.py``; ``--rambo-lr 0.01`` trains RaMBO at the rate chosen on
-DigitsVOC val (the ``_rambo_lr0.01_`` configs); finished pairs are skipped
-and an interrupted training resumes. One seed per pair, as the paper
-reports; ``--seed`` changes it.
+Writes ``<work-dir>/table5.md`` beside the paper's numbers
+(docs/evidence.md#reproducing-the-papers-voc-table); finished pairs are
+skipped, an interrupted training resumes; one seed per pair, as the paper.
 """
 import argparse
 import os

@@ -1,18 +1,13 @@
 """The runner every experiment shares: a plan of runs, resumable run
 folders, a pool of jobs, progress lines with an ETA, and markdown tables.
 
-A *plan* is a list of hashable items (a study's ``(method, lr, seed)``, the
-VOC reproduction's ``(row, loss)``); :func:`run_plan` skips the items that
-are finished (each run writes its result into its own folder, so a
-command started again resumes where it stopped), runs the others ``jobs``
-at a time and prints one line per finished run with the ETA of the rest.
-
-The ETA is the expected cost of the work left, shared over the jobs that
-run side by side: each planned step has a *kind* and a *weight* (its
-expected cost in any unit); a kind already measured costs its mean
-measured time, a kind not measured yet its weight times the measured time
-per unit weight of the steps done. With one job and no kinds this is the
-elapsed time scaled by the weight left.
+A *plan* is a list of hashable items (a study's ``(method, lr, seed)``);
+:func:`run_plan` skips finished items (each run writes its result into its
+own folder, so a command started again resumes), runs the rest ``jobs`` at
+a time and prints a line per finished run. The ETA (:class:`Progress`) is
+the expected cost of the steps left over the jobs: a measured *kind* costs
+its mean time, an unmeasured one its *weight* times the measured time per
+unit weight.
 """
 import json
 import os

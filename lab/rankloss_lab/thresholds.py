@@ -1,19 +1,13 @@
 """The score threshold each study tested each method at.
 
-MMDetection drops the boxes scoring below ``test_cfg.score_thr`` (Faster
-R-CNN: ``test_cfg.rcnn.score_thr``) before AP50 is computed, so a method
-tested at 0 keeps boxes that a baseline tested at 0.05 drops. The threshold
-of a test comes from the method's config and the study's options as they
-were when the test ran. Records written from now on carry it
-(``test_score_thr`` in ``docs/evidence/runs/``); for the studies tested
-before, ``docs/evidence/test_score_thresholds.json`` holds it, resolved by
-:func:`resolve` from today's configs and options and corrected by
-:data:`CHANGES` for the configs whose threshold changed since:
-
-    python -m rankloss_lab.thresholds --write   # from the checkout's root
-
-Read with :func:`test_thresholds`; reports, the results table and the
-verdict state the thresholds of every comparison (:func:`thresholds_text`).
+MMDetection drops boxes below ``test_cfg.score_thr`` (Faster R-CNN:
+``test_cfg.rcnn.score_thr``) before AP50, so a method tested at 0 keeps
+boxes a baseline at 0.05 drops. New records carry it (``test_score_thr`` in
+``docs/evidence/runs/``); for earlier studies
+``docs/evidence/test_score_thresholds.json`` holds it, resolved by
+:func:`resolve` from today's configs and corrected by :data:`CHANGES`
+(``python -m rankloss_lab.thresholds --write`` from the root). Read with
+:func:`test_thresholds`; :func:`thresholds_text` words a comparison's.
 """
 import argparse
 import glob

@@ -1,38 +1,20 @@
 """The README's verdict, generated from the study reports.
 
-Each bullet (:data:`VERDICT`) is an advice and the evidence behind it; the
-numbers and their strength come from the records in ``docs/evidence/``, never
-from the text:
-
-* ``hyp(study, id)``: a pre-registered hypothesis
-  (``<study>_comparisons.csv``), with its Holm p within its study and over
-  every pre-registered test of the evidence
-  (:func:`rankloss_lab.claims.family_holm`), side by side: *confirmed*
-  where both are <= 0.05 in the declared direction, *within its study*
-  where only the first is, else *no difference detected*, with its
-  corrected interval;
-* ``expl(study, method, baseline)``: a comparison that was not
-  pre-registered (a study without a pre-registration, or a row added after
-  a test result): labelled *exploratory*;
-* ``pooled(name)``: a claim tested several times
-  (:mod:`rankloss_lab.claims`): *confirmed in k of n pre-registered tests*
-  (within their studies and over all) and the declared pooled estimate,
-  labelled as its declaration was made;
-* ``row(study, method)``: a method's test AP50, mean ± sd, with *k of n
-  seeds trained* where some or all runs collapsed.
-
-Three rules word what a comparison is, whatever its p-value: where a side
-is bimodal (some runs collapsed, :func:`rankloss_lab.stats.collapse_floor`)
-the item gives the per-seed differences and exact rank tests and says
-which side trains more reliably, never *confirmed*; where the two sides
-were tested at different score thresholds it says so and words no gain
-(:data:`UNEQUAL`); and a gloss says *ahead by more than noise* only where
-the correction over all pre-registered tests agrees.
-
-Rendered by ``tools/analysis_tools/evidence_tables.py`` as the tables
-``verdict`` (README: each bullet's advice and a one-line gloss from its
-first evidence item) and ``verdict-tests`` (docs/evidence.md: each test's
-numbers, strength and scope, :data:`SCOPES`).
+Each bullet (:data:`VERDICT`) is an advice and its evidence items, their
+numbers and strength read from ``docs/evidence/``, never from the text:
+``hyp(study, id)``, a pre-registered test, *confirmed* where its Holm p
+within its study and over all pre-registered tests
+(:func:`rankloss_lab.claims.family_holm`) are both <= 0.05 in the declared
+direction, *within its study* where only the first is, else *no difference
+detected*; ``expl``, a comparison not pre-registered (*exploratory*);
+``pooled(name)``, a claim of :mod:`rankloss_lab.claims` (*confirmed in k of
+n*, and its declared pooled estimate); ``row``, a method's mean ± sd with
+*k of n seeds trained*. A bimodal side (:func:`rankloss_lab.stats.
+collapse_floor`) is worded by its per-seed differences and rank tests,
+never *confirmed*; unequal test thresholds by :data:`UNEQUAL`; *ahead by
+more than noise* only where the correction over all tests agrees.
+``tools/analysis_tools/evidence_tables.py`` renders the tables ``verdict``
+(README) and ``verdict-tests`` (docs/evidence.md, with :data:`SCOPES`).
 """
 import json
 import math

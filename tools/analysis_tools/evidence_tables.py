@@ -1,40 +1,17 @@
 #!/usr/bin/env python
 """Markdown tables of the study reports, kept in the docs between markers.
 
-    python tools/analysis_tools/evidence_tables.py          # print the tables
-    python tools/analysis_tools/evidence_tables.py --write  # rewrite the docs,
-                                                           # metafiles, plot
-    python tools/analysis_tools/evidence_tables.py --check  # exit 1 if stale
+    python tools/analysis_tools/evidence_tables.py [--write | --check]
 
-A table lives in ``README.md`` or ``docs/*.md`` between two markers::
-
-    <!-- evidence-table: NAME -->
-    ... generated, do not edit ...
-    <!-- /evidence-table -->
-
-``--write`` replaces what lies between them with the table ``NAME`` built
-from the reports in ``docs/evidence/``; ``--check`` writes nothing, prints a
-unified diff for every stale file and exits with status 1. The tables
-(``TABLES``), in percent with one decimal as in the reports:
-
-* ``results``: per row, the test rows of the method at its lr selected on
-  val, mean ± sd over seeds and the paired difference to the block's
-  baseline with a 95 % t interval (``rankloss_lab.stats``);
-* ``verdict`` and ``verdict-tests`` (:mod:`rankloss_lab.verdict`) and
-  ``which-loss`` (:data:`rankloss_lab.verdict.CHOICES`);
-* ``quickstart``: ``docs/evidence/quickstart_results.json``; skipped with
-  a message while that file does not exist;
-* ``speed``: the GPU speed run ``docs/evidence/gpu/speed_run.json``
-  (:mod:`rankloss_lab.speed_tables`), or a line saying none is recorded.
-
-Beside the tables, ``--write`` writes (and ``--check`` compares) the
-``Results`` of ``configs/**/metafile.yml`` and the ``configs/<family>/
-README.md`` made from each metafile (:mod:`rankloss_lab.metafile_results`),
-and ``docs/images/results_ap50.png`` with the plotted numbers beside it,
-``results_ap50.json`` (:mod:`rankloss_lab.results`). The PNG carries the
-SHA-256 of that JSON in its ``Comment`` chunk: ``--check`` compares the JSON
-with the reports and the digest with the JSON (not the PNG's bytes, which
-depend on matplotlib and fonts); ``--write`` redraws only on a new digest.
+A table ``NAME`` of ``TABLES`` (``results``, ``verdict``, ``verdict-tests``,
+``which-loss``, ``quickstart``, ``speed``; percent with one decimal) lives
+in ``README.md`` or ``docs/*.md`` between ``<!-- evidence-table: NAME -->``
+and ``<!-- /evidence-table -->``. Without options it prints the tables;
+``--write`` rewrites them, the metafiles' ``Results`` and the config READMEs
+(:mod:`rankloss_lab.metafile_results`) and ``docs/images/results_ap50.png``
+with its ``results_ap50.json`` (the PNG's ``Comment`` holds the JSON's
+SHA-256; redrawn only on a new digest); ``--check`` writes nothing, prints
+a unified diff of each stale file and exits 1.
 """
 import argparse
 import difflib

@@ -4,18 +4,13 @@
     python tools/analysis_tools/show_detections.py OUT.png \
         --data-root data/digits_voc/VOCdevkit --split test \
         --run "cross-entropy=work_dirs/studies/.../ce/lr0.04_seed0" \
-        --run "RaMBO=work_dirs/studies/.../rambo/lr0.1_seed0" \
-        [--num-images 6] [--score-thr 0.3] [--platt] [--scale 3]
+        [--run ...] [--num-images 6] [--score-thr 0.3] [--platt] [--scale 3]
 
-A RUN is a ``tools/study.py`` run directory (its
-``eval_<split>/detections.pkl``, written by ``tools/test.py --out``) or the
-``.pkl`` itself. Nothing is re-run: the picture shows the detections the
-study scored. Boxes are drawn by MMDetection's ``DetLocalVisualizer`` at
-``--score-thr`` (0.3, the visualiser's default: what a user who deploys with
-a threshold sees). With ``--platt`` each run gets a second column in which
-its scores are first mapped by the Platt fit the study made on val
-(``result.json``; ``RaMBOAPLoss(calibration=(a, b))`` stores the same fit
-with a model): the order is the same, only the threshold's meaning changes.
+A RUN is a ``tools/study.py`` run directory (``eval_<split>/
+detections.pkl``) or the ``.pkl``; nothing is re-run. Boxes are drawn by
+``DetLocalVisualizer`` at ``--score-thr``; ``--platt`` adds a column per
+run with its scores mapped by the study's val Platt fit (``result.json``):
+same order, another threshold meaning.
 """
 import argparse
 import json

@@ -4,23 +4,14 @@
     python tools/misc/check_gpu_install.py [--fast] [--no-suite] \
         [--only LOSS ...] [--json FILE]
 
-Prints one line per check, ``ok``, ``FAILED`` or ``skipped`` with the
-reason, and exits with 1 if any check failed (what the CPU test runs cover
-instead: docs/reliability.md):
-
-1. ``environment``: torch, its CUDA, the GPU, mmcv's compiled ops.
-2. ``suite``: ``tests/test_losses/test_loss_contract.py`` and
-   ``test_loss_autocast.py`` from a checkout (skipped without CUDA, from a
-   wheel or with ``--no-suite``).
-3. ``amp``: one fp16 autocast step of each registered rank loss with a
-   ``GradScaler``: finite gradients whose cosine with the fp32 step's on
-   the same fp16-rounded scores is at least 0.99 (0.9 through a SoDeep
-   sorter network); also printed, the cosine against the unrounded scores.
-4. ``host syncs``: the waits for the GPU in one call of each loss
-   (``torch.cuda.set_sync_debug_mode``).
-
-Timings: ``benchmark_rank_losses.py --speed-run``. ``--fast``: small
-batches, no suite; ``--only``: the named losses only.
+One line per check (``ok``, ``FAILED``, ``skipped`` and why), exit 1 on a
+failure (CPU coverage: docs/reliability.md): ``environment`` (torch, CUDA,
+the GPU, mmcv's ops); ``suite`` (``test_loss_contract.py`` and
+``test_loss_autocast.py`` from a checkout); ``amp`` (one fp16 autocast step
+per rank loss with a ``GradScaler``: finite gradients, cosine >= 0.99 with
+the fp32 step on the same rounded scores, 0.9 through a SoDeep sorter);
+``host syncs`` (``torch.cuda.set_sync_debug_mode``). ``--fast``: small
+batches, no suite; ``--only``: the named losses.
 """
 import argparse
 import json

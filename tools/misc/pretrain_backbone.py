@@ -1,21 +1,13 @@
 """Pre-trains DigitsVOC's R18-w32 backbone as a classifier of printed glyphs.
 
-The stand-in for the paper's ImageNet start
-(:mod:`rankloss_lab.datasets.glyphs`): MMDetection's ``ResNet`` (depth 18,
-32 base channels, as the DigitsVOC detectors) with a global average pool and
-a linear layer learns the 62 glyph classes at 64 x 64 px, each epoch on
-fresh renders. SGD with Nesterov momentum 0.9, weight decay 1e-4, label
-smoothing 0.1, batch 128, lr warmed up over the first epoch, then
-cosine-annealed to zero; inputs normalised as MMDetection's detectors
-normalise theirs (RGB, ImageNet mean and std).
-
-The output holds the backbone's ``state_dict`` only (keys as the detector's
-``backbone.`` names them) and plain settings; a config loads it with
-``init_cfg=dict(type='Pretrained', checkpoint=OUT)``
-(``configs/digitsvoc/*-glyphs_*.py``). The top-1 accuracy on held-out
-renders goes into the checkpoint and ``OUT.json``, beside the per-epoch log.
-
-Example::
+The stand-in for ImageNet (:mod:`rankloss_lab.datasets.glyphs`): ResNet-18
+(32 base channels) + average pool + linear on the 62 glyph classes at
+64 x 64 px, fresh renders each epoch; SGD (Nesterov 0.9, wd 1e-4), label
+smoothing 0.1, batch 128, one warm-up epoch then cosine to zero, ImageNet
+normalisation. The output holds the backbone's ``state_dict`` (``backbone.``
+keys) for ``init_cfg=dict(type='Pretrained', checkpoint=OUT)``
+(``configs/digitsvoc/*-glyphs_*.py``); held-out top-1 goes into it and
+``OUT.json``. Example::
 
     python tools/misc/pretrain_backbone.py checkpoints/r18-w32_glyphs.pth
 """

@@ -1,16 +1,11 @@
 """Pre-trains a SoDeep sorter on synthetic data, or compares sorters.
 
-Training (SoDeep section 4.1.1): score vectors drawn on the fly from the
-distributions of section 3.1.2, the L1 loss of Eq. 1 on their normalised
-ranks, Adam at lr 1e-3 halved every ``--halve-every`` steps, mini-batches of
-512. The checkpoint holds only tensors and plain settings
-(:func:`mmdet_rankloss.networks.sorters.load_sorter`). Evaluation (Table 1):
-the mean L1 error between predicted and exact normalised ranks on a
-held-out synthetic set (10,000 vectors by default, from a seed the training
-stream never uses). Progress: a line every ``--log-interval`` steps and at
-least every ``--log-seconds``, with an ETA.
-
-Examples::
+Training (SoDeep 4.1.1): score vectors from the distributions of 3.1.2,
+the L1 loss of Eq. 1 on normalised ranks, Adam lr 1e-3 halved every
+``--halve-every`` steps, batches of 512; the checkpoint holds tensors and
+plain settings (:func:`mmdet_rankloss.networks.sorters.load_sorter`).
+Evaluation (Table 1): mean L1 rank error on a held-out set (10,000 vectors,
+a seed training never uses). Examples::
 
     python tools/misc/pretrain_sorter.py train --arch lstm --seq-len 100 \\
         --time-limit 300 --out work_dirs/sorters/lstm_d100.pth

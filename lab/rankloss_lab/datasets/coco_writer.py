@@ -1,19 +1,11 @@
 """Writing instance annotations in the COCO format.
 
-One JSON file per split, as MMDetection's ``CocoDataset`` and ``CocoMetric``
-read it::
-
-    {"images": [{"id", "file_name", "width", "height"}, ...],
-     "annotations": [{"id", "image_id", "category_id", "bbox": [x, y, w, h],
-                      "area", "iscrowd", "segmentation"}, ...],
-     "categories": [{"id", "name", "supercategory"}, ...]}
-
-A mask is written as COCO's compressed run-length encoding (RLE, column
-major, ``counts`` a string), encoded by pycocotools (installed with
-MMDetection, whose ``CocoMetric`` needs it): exact, holes included, which a
-polygon of the outline would lose. DigitsVOC's COCO twin
-(:func:`~.digits_voc.make_digits_voc` with ``masks=True``) is written
-with these functions.
+One JSON file per split (``images``: id, file_name, width, height;
+``annotations``: id, image_id, category_id, ``bbox`` [x, y, w, h], area,
+iscrowd, segmentation; ``categories``: id, name, supercategory), as
+MMDetection's ``CocoDataset`` and ``CocoMetric`` read it. A mask is
+pycocotools' compressed RLE (exact, holes included). DigitsVOC's COCO twin
+(:func:`~.digits_voc.make_digits_voc`, ``masks=True``) uses it.
 """
 import json
 from typing import List, Optional, Sequence, Tuple

@@ -1,18 +1,11 @@
 """The toy detection set of :mod:`.toy_voc`, written in the COCO format.
 
-A stand-in for a user's own COCO-format data (``docs/own_data.md``), small
-enough for tests and a CPU: the same drawn shapes on noisy backgrounds, with
-the layout the guide's config reads::
-
-    <root>/images/<id>.jpg               RGB, image_size x image_size px
-    <root>/annotations/<split>.json      COCO: images, annotations
-                                         (bbox [x, y, w, h], area, iscrowd 0),
-                                         categories
-
-The categories are :data:`~.toy_voc.TOY_CLASSES` with the ids
-:data:`TOY_CATEGORY_IDS` (not 1..4, as COCO's own ids are not contiguous),
-so a reader has to map ids to labels. No object is ``difficult`` (COCO has
-no such flag). The same arguments always give byte-identical files.
+A stand-in for a user's COCO-format data (docs/own_data.md):
+``<root>/images/<id>.jpg`` and ``<root>/annotations/<split>.json`` (bbox
+[x, y, w, h], area, iscrowd 0). Categories are :data:`~.toy_voc.
+TOY_CLASSES` with the non-contiguous ids :data:`TOY_CATEGORY_IDS`, so a
+reader must map ids to labels; nothing is ``difficult``. The same arguments
+always give byte-identical files.
 """
 import os
 import os.path as osp

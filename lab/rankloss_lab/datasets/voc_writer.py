@@ -1,23 +1,15 @@
 """Writing a dataset in the Pascal VOC layout, file by file.
 
-What a year directory (``<root>/VOC2007``) holds, and the function that
-writes it::
-
-    JPEGImages/<id>.jpg              write_voc_item (the image)
-    Annotations/<id>.xml             write_voc_item (annotation_xml)
-    ImageSets/Main/<split>.txt       write_image_sets (the image ids)
-    ImageSets/Main/<cls>_<split>.txt write_image_sets (add_class_flags:
-                                     1 present, 0 only difficult, -1 absent)
-    SegmentationObject/<id>.png      write_voc_masks (objects with a mask)
-    SegmentationClass/<id>.png       write_voc_masks
-    ImageSets/Segmentation/<split>.txt  write_list (the image ids)
-
-An object is a dict with ``name``, ``box`` (0-based inclusive pixel
-coordinates ``(xmin, ymin, xmax, ymax)``, written 1-based as VOC has them),
-``difficult`` and optionally ``truncated`` and ``mask`` (an (H, W) bool
-array of its pixels, for the segmentation PNGs). MMDetection's ``VOCDataset``
-reads what these functions write. The toy VOC set (:mod:`.toy_voc`) and
-DigitsVOC (:mod:`.digits_voc`) are written with them.
+A year directory (``<root>/VOC2007``): ``JPEGImages/<id>.jpg`` and
+``Annotations/<id>.xml`` (:func:`write_voc_item`), ``ImageSets/Main/
+<split>.txt`` and ``<cls>_<split>.txt`` (:func:`write_image_sets`; flags 1
+present, 0 only difficult, -1 absent), ``SegmentationObject`` /
+``SegmentationClass/<id>.png`` (:func:`write_voc_masks`) and
+``ImageSets/Segmentation/<split>.txt`` (:func:`write_list`). An object is a
+dict: ``name``, ``box`` (0-based inclusive ``(xmin, ymin, xmax, ymax)``,
+written 1-based), ``difficult``, optional ``truncated`` and ``mask`` ((H, W)
+bool). MMDetection's ``VOCDataset`` reads it; :mod:`.toy_voc` and
+:mod:`.digits_voc` use it.
 """
 import os
 import os.path as osp

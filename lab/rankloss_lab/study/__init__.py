@@ -2,33 +2,17 @@
 
     python tools/study.py SPEC [--phase select|test|all] [--jobs N]
         [--work-dir work_dirs/studies] [--out-dir docs/evidence]
-        [--methods NAME ...] [--dry-run] [--report-only]
-    python tools/study.py SPEC --freeze      # pre-register, before the test
+        [--methods NAME ...] [--dry-run] [--report-only] [--freeze]
 
-The protocol (selection on val, test with seeds, statistics,
-pre-registration, fair baselines, the report's files) is in
-docs/evidence.md#protocol. SPEC is a Python file
-(``lab/rankloss_lab/studies/*.py``); :mod:`.spec` reads and checks its keys
-beyond the methods (a config, options, a learning-rate grid; ``lr_from``:
-another method's selected lr; ``lr`` + ``selected_on=dict(study=...,
-seeds=[...])``: an lr selected before, no grid): the seeds
-(``select_seeds`` / ``select_seed``, ``reselect_seed``), ``select_only``,
-``test_split`` and ``data.make_test``, ``prepare`` (``dict(path=...,
-make=[script, args...])``, written before the first run),
-``test_phase_options``, ``metric`` and ``extra_metrics``,
-``score_thresholds``, ``hypotheses``, ``exploratory_comparisons``,
-``preregistered`` and ``fair_selection``.
-
+The protocol is in docs/evidence.md#protocol; SPEC is a
+``lab/rankloss_lab/studies/*.py`` file whose keys :mod:`.spec` checks.
 Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
-and work directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its
-result also kept in ``<records-dir>/<study>/`` (default ``<out-dir>/runs``),
-with its test detections (:mod:`.detections`).
-``--exploratory`` tests undeclared methods of a frozen study.
-
-One module per phase (``python -m rankloss_lab.study`` is
-``tools/study.py``); every public name is also an attribute of the package,
-and setting one on the package (``monkeypatch.setattr(study, 'run_logged',
-fake)``) sets it in the modules that use it too.
+and ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its result also in
+``<records-dir>/<study>/`` (default ``<out-dir>/runs``) with its test
+detections (:mod:`.detections`); ``--exploratory`` tests undeclared methods
+of a frozen study. One module per phase; every public name is also a
+package attribute, and setting one on the package (``monkeypatch.setattr(
+study, 'run_logged', fake)``) sets it in the modules that use it.
 """
 import sys
 import time  # noqa: F401  (``study.time``: the clock of the runs)

@@ -1,18 +1,11 @@
 """A test run's detections, kept compactly beside its record, and VOC
-AP50 re-scored from them at any score threshold at or above the one the
-run was tested at.
+AP50 re-scored from them at any score threshold at or above the run's.
 
-MMDetection drops the boxes scoring at most ``score_thr`` before the
-metric sees them. For Faster R-CNN (``test_cfg.rcnn``) and RetinaNet the
-threshold acts on the score that is kept, before a per-class NMS (a box is
-suppressed only by higher-scoring boxes of its class, all above the
-threshold too) and before the top-``max_per_img`` cut (which keeps the
-highest scores): the detections of a run at ``t`` are exactly those of a
-run at ``t0 < t`` that score above ``t``. Where the threshold acts on
-another score than the one kept it is not: ATSS and FCOS filter the
-classification score and keep its product with the centerness, so a box
-above ``t`` before the product and below it after is kept by a run at
-``t`` and dropped by filtering a run at ``t0``.
+Exact where the threshold acts on the kept score before per-class NMS and
+the top-``max_per_img`` cut (Faster R-CNN's ``test_cfg.rcnn``, RetinaNet):
+a run at ``t`` keeps exactly the boxes of a run at ``t0 < t`` scoring above
+``t``. Not for ATSS and FCOS, which filter the classification score but
+keep its product with the centerness.
 """
 import os.path as osp
 from typing import Dict, Optional, Sequence

@@ -1,29 +1,18 @@
-"""The fair-baseline rules that ``--freeze`` enforces in a study with
-``fair_selection = True``: no method of the comparison is tuned less than
-another.
+"""The fair-baseline rules ``--freeze`` enforces where ``fair_selection =
+True`` (no method of a comparison tuned less than another; ``False`` waives
+them, a spec that says neither cannot be frozen):
 
-1. Every declared method (a hypothesis' method or baseline) is selected in
-   this study, on its grid (``lrs``), with the study's selection seeds: no
-   ``lr`` + ``selected_on`` from another study, no ``lr_from``.
-2. Every declared grid has the same density: neighbouring lrs stand in one
-   ratio, the same for every method (e.g. all factor-2 grids).
-3. No declared method's best sits at an edge of its grid (its smallest or
-   largest lr) unless a run at the next grid point beyond that edge, on a
-   selection seed, diverged (``diverged`` in its result): the grid is widened
-   until the best is inside it. The best is that of the mean over the
-   selection seeds.
-4. A method whose best val AP50 collapsed (below
-   :data:`rankloss_lab.stats.COLLAPSE_BELOW`) was re-selected on a second
-   seed (``reselect_seed``, :func:`~rankloss_lab.study.selection.
-   grid_selection`; one-seed specs only).
-5. Every declared method's lr is the best mean val AP50 over at least two
-   seeds (``select_seeds``): where neighbouring grid points lie within the
-   seed-to-seed spread, one seed picks between them by chance. Checked for
-   a study frozen from now on, not for the pre-registrations written before
-   this rule (they are not frozen again).
-
-``fair_selection = False`` waives them (the pre-registration says so); a
-spec that says neither cannot be frozen.
+1. every declared method (a hypothesis' method or baseline) is selected in
+   this study on its own ``lrs`` grid with its selection seeds (no ``lr`` +
+   ``selected_on``, no ``lr_from``);
+2. every declared grid has one density (one ratio of neighbouring lrs);
+3. no declared best (of the mean over selection seeds) sits at a grid edge
+   unless the next point beyond it diverged on a selection seed;
+4. a method whose best val AP50 collapsed (below
+   :data:`rankloss_lab.stats.COLLAPSE_BELOW`) was re-selected on
+   ``reselect_seed`` (one-seed specs only);
+5. each lr is the best mean over at least two ``select_seeds`` (checked
+   for studies frozen from now on, not the earlier pre-registrations).
 """
 import math
 from typing import Dict, List, Optional, Tuple

@@ -1,25 +1,15 @@
-"""The selection phase: the runs of each learning-rate grid on val, the
-learning rate each method takes, and the seeds that chose it.
+"""The selection phase: each grid's val runs, each method's lr and its seeds.
 
-A grid method's lr is the best mean val AP50 of its grid over the
-selection seeds (``select_seeds``: every grid point runs with each; ties,
-means within :data:`TIE`: the smaller lr), or, in a spec with one
-``select_seed``, its best val AP50 on that seed; a run that diverged scores
-below every other (and so does its lr's mean). In a one-seed study with
-``fair_selection = True``, a method whose best val AP50 is below
-:data:`rankloss_lab.stats.COLLAPSE_BELOW` (it collapsed) is re-selected: its
-grid runs again with ``reselect_seed`` and the lr with the best mean over
-both seeds is selected; until then it has no selection.
-
-**Stability rule** (:func:`stable_lr`, declared 2026-11-29 before the
-selections of every later study: every study but those of
-:data:`BEFORE_THE_RULE`, whose lrs were selected before it): where the
-next larger grid point above the selected lr collapsed on any selection
-seed (its val AP50 below
-:func:`rankloss_lab.stats.collapse_floor` of the selected lr's val AP50
-over the seeds), the more conservative neighbour, the next smaller grid
-point, is selected instead, unless it collapsed too: an lr next to a
-collapse does not travel to other seeds.
+A grid method's lr is the best mean val AP50 over ``select_seeds`` (ties
+within :data:`TIE`: the smaller lr), or its best on one ``select_seed``; a
+diverged run scores below all. With one seed and ``fair_selection = True``
+a collapsed best (below :data:`rankloss_lab.stats.COLLAPSE_BELOW`) reruns
+its grid with ``reselect_seed`` and takes the best mean of both.
+**Stability rule** (:func:`stable_lr`, declared 2026-11-29; not for
+:data:`BEFORE_THE_RULE`): where the next larger grid point collapsed on a
+selection seed (below :func:`rankloss_lab.stats.collapse_floor` of the
+selected lr's values), the next smaller point is taken unless it collapsed
+too. See docs/evidence.md#protocol.
 """
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
