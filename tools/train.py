@@ -1,18 +1,14 @@
 #!/usr/bin/env python
 """Trains a detector; MMDetection's ``tools/train.py`` with mmdet_rankloss.
 
-Same arguments as MMDetection's script::
-
     python tools/train.py CONFIG [--work-dir DIR] [--amp] [--auto-scale-lr]
         [--resume [CHECKPOINT]] [--cfg-options KEY=VALUE ...]
         [--launcher {none,pytorch,slurm,mpi}]
 
-It runs MMDetection's own script after ``import mmdet_rankloss`` and
-``mmdet_rankloss.patches.enable_all()``: configs may inherit
-``mmdet_rankloss::...``, ``--resume`` works with torch >= 2.6, and a job
-killed while writing a checkpoint leaves the previous one intact (see
-``mmdet_rankloss/patches.py``). ``--amp`` needs a GPU: MMEngine's
-``AmpOptimWrapper`` refuses to run on CPU.
+MMDetection's script after ``import mmdet_rankloss`` and
+``mmdet_rankloss.patches.enable_all()`` (``mmdet_rankloss::`` bases,
+``--resume`` with torch >= 2.6, checkpoints written atomically).
+``--amp`` needs a GPU (``AmpOptimWrapper`` refuses CPU).
 """
 from mmdet_rankloss import patches
 from rankloss_lab.mmdet_tools import run_mmdet_tool

@@ -21,6 +21,7 @@ from typing import Dict, List, Optional
 from rankloss_lab.paths import ROOT
 from . import stats
 from .results import metric_column, read_csv, test_values
+from .stats import ci_text
 
 __all__ = ['CLAIMS', 'METHODS', 'ClaimError', 'freeze_claim', 'amend_claim',
            'read_claim_record', 'pooled_claim', 'claim_markdown',
@@ -347,14 +348,6 @@ def pooled_claim(name: str, evidence: str = EVIDENCE) -> dict:
     return out
 
 
-def _pct(value: float) -> str:
-    return f'{100 * value:+.1f}'
-
-
-def _ci(est: dict) -> str:
-    return f'{_pct(est["mean"])} [{_pct(est["low"])}, {_pct(est["high"])}]'
-
-
 def collapsed_text(result: dict) -> str:
     """Which pairs collapsed, e.g. ``2 pairs in which ce did not train
     (digitsvoc_pretrained_12e seeds 1, 4)``."""
@@ -417,7 +410,7 @@ def claim_markdown(result: dict) -> str:
         lines.append(
             f'| [{t["study"]}]({t["study"]}.md) | {t["hypothesis"]}: '
             f'{t["method"]} vs {t["baseline"]} | {t["alternative"]} | '
-            f'{" ".join(map(str, d["seeds"]))} | {_ci(d)} | '
+            f'{" ".join(map(str, d["seeds"]))} | {ci_text(d)} | '
             f'{t["p_holm"]:.4f} | {t["p_family"]:.4f} | '
             f'{"yes" if t["confirmed"] else "no"} / '
             f'{"yes" if t["confirmed_family"] else "no"} | '
@@ -429,8 +422,8 @@ def claim_markdown(result: dict) -> str:
         f'{result["confirmed_family"]} over all {n_all}.** '
         f'{pooled_label(result).capitalize()}, over the '
         f'{p["tests"]} tests of the declaration ({p["n"]} pairs): '
-        f'{_ci(p)} AP50; {p["positive"]} of {p["n"]} pairs positive, sign '
-        f'test p {p["sign_p"]:.4f}.'
+        f'{ci_text(p)} AP50; {p["positive"]} of {p["n"]} pairs positive, '
+        f'sign test p {p["sign_p"]:.4f}.'
     ]
     unequal = [t for t in result['tests'] if ' and ' in _thresholds(t)]
     if unequal:
@@ -442,7 +435,7 @@ def claim_markdown(result: dict) -> str:
     if 'amended' in result:
         a = result['amended']
         lines += ['', f'Exploratory, with the tests added by amendment (all '
-                  f'{a["tests"]} tests, {a["n"]} pairs): {_ci(a)} AP50; '
+                  f'{a["tests"]} tests, {a["n"]} pairs): {ci_text(a)} AP50; '
                   f'{a["positive"]} of {a["n"]} pairs positive, sign test p '
                   f'{a["sign_p"]:.4f}.']
     if 'robust' in result:
@@ -451,10 +444,10 @@ def claim_markdown(result: dict) -> str:
         lines += ['', f'**Bimodal:** {collapsed_text(result)}: a mean over '
                   'them mixes failed runs with results. Exploratory '
                   f'estimates robust to them, all {result["n_tests"]} tests: '
-                  f'without the collapsed pairs {_ci(w)} AP50 ({w["n"]} '
+                  f'without the collapsed pairs {ci_text(w)} AP50 ({w["n"]} '
                   f'pairs, {w["positive"]} positive); random-effects pool of '
                   f'the tests without them (DerSimonian-Laird, Hartung-Knapp'
-                  f' interval, {r["k"]} tests) {_ci(r)}, between-test '
+                  f' interval, {r["k"]} tests) {ci_text(r)}, between-test '
                   f'variance {r["tau2"] * 1e4:.1f} points squared.']
     return '\n'.join(lines + [''])
 

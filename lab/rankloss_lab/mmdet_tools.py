@@ -1,13 +1,10 @@
 """Runs MMDetection's own command-line tools with this package set up.
 
-``tools/train.py`` and ``tools/test.py`` of this repository are MMDetection's
-scripts (shipped in the mmdet wheel under ``mmdet/.mim/tools``) run after
-``import mmdet_rankloss``, so they take exactly MMDetection's arguments and
-behave the same, plus four things the bare scripts cannot do: resolve
-``_base_ = 'mmdet_rankloss::...'``, build the ``mmdet_rankloss`` registry
-scope, resume MMEngine checkpoints under torch >= 2.6, and launch
-distributed training on CPU-only machines (gloo; see
-:mod:`~rankloss_lab.cpu_distributed`).
+``tools/train.py`` and ``tools/test.py`` run MMDetection's scripts (from
+``mmdet/.mim/tools``) after ``import mmdet_rankloss``: the same arguments,
+plus ``mmdet_rankloss::`` bases and registry scope, resuming under
+torch >= 2.6 and CPU-only distributed training
+(:mod:`~rankloss_lab.cpu_distributed`).
 """
 import os.path as osp
 import runpy

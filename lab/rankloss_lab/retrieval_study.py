@@ -5,20 +5,14 @@
         [--jobs 2] [--methods rambo triplet] [--report-only] \
         [--work-dir work_dirs/retrieval_studies] [--out-dir docs/evidence]
 
-A spec names the ``methods`` (``label``, ``config``, ``lrs``: the learning
-rates searched, ``args``: more quickstart arguments, e.g. ``['--loss',
-'fastap']``), the ``seeds`` and the ``baseline``. Every (method, lr, seed)
-is one ``tools/retrieval_quickstart.py`` run in its own process and
-directory, ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``; a finished
-run is skipped, so an interrupted study resumes.
-
-Each method's lr is the one with the best **mean val R@1 over all seeds**
-(ties: the smaller lr; why: docs/retrieval.md). The test split is only
-reported: R@1, R@8 and MAP@R at that lr, mean and sd over the seeds, the
-paired R@1 difference to the baseline with a 95 % t interval, the
-Bonferroni interval and the Holm-adjusted p-value, the time per run, and
-the raw pixels and untrained network as reference rows, in
-``<out-dir>/<study>.md`` and ``<study>.csv`` (one row per run).
+A spec names ``methods`` (``label``, ``config``, ``lrs``, ``args`` for the
+quickstart), ``seeds`` and ``baseline``. Each (method, lr, seed) is one
+``tools/retrieval_quickstart.py`` run in
+``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/`` (finished runs skipped).
+A method's lr has the best mean val R@1 over all seeds (ties: smaller;
+docs/retrieval.md); ``<out-dir>/<study>.md`` / ``.csv`` report test R@1,
+R@8, MAP@R, the paired R@1 difference with t, Bonferroni and Holm, and the
+pixel and untrained rows.
 """
 import argparse
 import csv
@@ -178,8 +172,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
         diff = bonf = holm_p = ''
         if method in comparisons:
             pair = comparisons[method]
-            diff = (f'{100 * pair["diff"]["mean"]:+.1f} '
-                    f'[{100 * pair["low"]:+.1f}, {100 * pair["high"]:+.1f}]')
+            diff = stats.ci_text(dict(pair, mean=pair['diff']['mean']))
             bonf = stats.interval_text(pair)
             holm_p = f'{pair["p_holm"]:.4f}' + (
                 ' (significant)' if pair['significant'] else '')

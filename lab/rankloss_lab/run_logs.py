@@ -1,14 +1,11 @@
 """What the experiments and tools need of an MMEngine run: its JSON logs,
-the machine it ran on, a logged subprocess and the figures drawn from them
-(the progress lines of a long command are :mod:`rankloss_lab.runner`'s;
-:class:`EpochWatcher` adds a line per trained epoch from the console logs).
+the machine it ran on, a logged subprocess and figures.
 
-The study, the quickstart and the VOC reproduction read the same logs;
-reading them in one place keeps their rules the same:
-``<work_dir>/<timestamp>/vis_data/<timestamp>.json`` holds a training run's
-records (train and val), ``<work_dir>/<timestamp>/<timestamp>.json`` those of
-``tools/test.py``; ``scalars.json`` is a copy and is skipped; logs are read
-oldest first, so a resumed run's later records replace earlier ones.
+Training records are in ``<work_dir>/<timestamp>/vis_data/<timestamp>.json``,
+``tools/test.py``'s in ``<work_dir>/<timestamp>/<timestamp>.json``
+(``scalars.json``, a copy, is skipped); read oldest first, so a resumed
+run's records replace earlier ones. :class:`EpochWatcher` prints a line
+per trained epoch from the console logs.
 """
 import glob
 import json

@@ -1,20 +1,16 @@
-"""Paired statistics of the studies: mean and standard deviation over
-seeds, the paired difference of two methods on the same seeds with its t
-interval, the paired t-test, exact rank-based tests (sign, Wilcoxon
-signed-rank), the collapse rule, and the multiplicity corrections of a family
-of comparisons (Bonferroni intervals, Holm-adjusted p-values).
-
-Shared by the detection study (:mod:`rankloss_lab.study`) and the retrieval
-study (:mod:`rankloss_lab.retrieval_study`).
+"""Paired statistics of the studies (:mod:`rankloss_lab.study`,
+:mod:`rankloss_lab.retrieval_study`): mean and sd over seeds, the paired
+difference and its t interval, the paired t-test, exact sign and Wilcoxon
+signed-rank tests, the collapse rule, and Bonferroni / Holm corrections.
 """
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 __all__ = [
     'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
-    'paired_difference',
-    't_interval', 'paired_t_pvalue', 'holm', 'corrected_family',
-    'interval_text', 'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median',
+    'paired_difference', 't_interval', 'paired_t_pvalue', 'holm',
+    'corrected_family', 'interval_text', 'bounds_text', 'pct', 'ci_text',
+    'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median',
     'collapse_floor', 'trained', 'trained_count', 'bimodal', 'trained_text',
     'mean_std_trained_text', 'bimodal_texts', 'sign_test',
     'signed_rank_test'
@@ -289,14 +285,25 @@ def corrected_family(comparisons: List[dict], alpha: float = 0.05,
     return out
 
 
-def _bound(value: float) -> str:
-    return '+∞' if value == math.inf else (
-        '-∞' if value == -math.inf else f'{100 * value:+.1f}')
+def pct(value: float) -> str:
+    """``+4.1``: a fraction in signed points, one decimal."""
+    return f'{100 * value:+.1f}'
+
+
+def ci_text(est: dict) -> str:
+    """``+4.1 [+0.3, +7.9]``: ``est``'s mean, low and high in points."""
+    return f'{pct(est["mean"])} [{pct(est["low"])}, {pct(est["high"])}]'
+
+
+def bounds_text(low: float, high: float) -> str:
+    """``[low, high]`` in points; an infinite end is open."""
+    left = '(' if low == -math.inf else '['
+    right = ')' if high == math.inf else ']'
+    low, high = ({math.inf: '+∞', -math.inf: '-∞'}.get(v) or pct(v)
+                 for v in (low, high))
+    return f'{left}{low}, {high}{right}'
 
 
 def interval_text(c: dict) -> str:
-    """``[low, high]`` in points; an infinite end is open."""
-    left = '(' if c['bonf_low'] == -math.inf else '['
-    right = ')' if c['bonf_high'] == math.inf else ']'
-    return (f"{left}{_bound(c['bonf_low'])}, {_bound(c['bonf_high'])}"
-            f"{right} (m = {c['m']})")
+    """The Bonferroni ``[low, high] (m = 3)`` of a family member."""
+    return f"{bounds_text(c['bonf_low'], c['bonf_high'])} (m = {c['m']})"

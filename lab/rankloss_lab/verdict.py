@@ -24,13 +24,13 @@ from typing import Dict, List, Optional
 
 from rankloss_lab.paths import ROOT
 from . import claims, stats, thresholds
-from .results import metric_column, read_csv, test_values
+from .results import EVIDENCE, metric_column, read_csv, test_values
+from .stats import bounds_text, ci_text, pct
 
 __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
            'pooled', 'row', 'evidence', 'verdict_markdown',
            'verdict_tests_markdown', 'choices_markdown', 'bounds_text']
 
-EVIDENCE = 'docs/evidence'
 #: The page and anchor of the verdict test by test.
 TESTS_PAGE = 'docs/evidence.md'
 TESTS_ANCHOR = 'the-verdict-test-by-test'
@@ -275,25 +275,6 @@ def _values(rows: List[dict], method: str,
     return out
 
 
-def _pct(value: float) -> str:
-    return f'{100 * value:+.1f}'
-
-
-def _ci(mean: float, low: float, high: float) -> str:
-    return f'{_pct(mean)} [{_pct(low)}, {_pct(high)}]'
-
-
-def _bound(value: float) -> str:
-    return {math.inf: '+∞', -math.inf: '-∞'}.get(value) or _pct(value)
-
-
-def bounds_text(low: float, high: float) -> str:
-    """``[low, high]`` in points; an infinite end is open."""
-    left = '(' if low == -math.inf else '['
-    right = ')' if high == math.inf else ']'
-    return f'{left}{_bound(low)}, {_bound(high)}{right}'
-
-
 def _sides(label: str) -> List[str]:
     """The two sides' names of a label ``a vs b``."""
     return [n.strip(' ,') for n in label.split(' vs ')]
@@ -313,7 +294,7 @@ def _corrected(mean: float, low: float, high: float, m: int) -> str:
     how = [f'corrected for {m} tests'] if m > 1 else []
     if math.inf in (high, -low):
         how.insert(0, 'one-sided')
-    return (f'{_pct(mean)} {bounds_text(low, high)}' +
+    return (f'{pct(mean)} {bounds_text(low, high)}' +
             (f' ({", ".join(how)})' if how else ''))
 
 
@@ -327,18 +308,17 @@ def _pooled_evidence(item: dict, ev: str) -> dict:
             f'pre-registered tests within their studies, in '
             f'{res["confirmed_family"]} over all {n_all}; '
             f'{claims.pooled_label(res)} over the {p["tests"]} tests '
-            f'declared first ({p["n"]} pairs) {_pct(p["mean"])}')
+            f'declared first ({p["n"]} pairs) {pct(p["mean"])}')
     robust = res.get('robust')
     if robust:
         w, r = robust['without_collapsed'], robust['random_effects']
         text += (f', no interval: bimodal ({len(res["collapsed"])} pairs '
                  f'in which one side did not train); robust to them, over '
                  f'all {res["n_tests"]} tests, exploratory: without those '
-                 f'pairs {_ci(w["mean"], w["low"], w["high"])} ({w["n"]} '
-                 f'pairs, {w["positive"]} positive), random-effects pool '
-                 f'{_ci(r["mean"], r["low"], r["high"])}')
+                 f'pairs {ci_text(w)} ({w["n"]} pairs, {w["positive"]} '
+                 f'positive), random-effects pool {ci_text(r)}')
     else:
-        text += f' [{_pct(p["low"])}, {_pct(p["high"])}]'
+        text += f' [{pct(p["low"])}, {pct(p["high"])}]'
     mixed = [t for t in res['tests'] if _unequal(
         t['study'], t['method'], t['baseline'], item['label'])]
     where = ''
@@ -390,7 +370,7 @@ def evidence(item: dict, root: str = ROOT) -> dict:
     return _with_collapses(
         dict(item, strength='exploratory', report=report, mean=d['mean'],
              low=d['low'], high=d['high'], studies=[item['study']]),
-        method, base, _ci(d['mean'], d['low'], d['high']), 'exploratory')
+        method, base, ci_text(d), 'exploratory')
 
 
 def _unequal(study: str, method: str, baseline: str, label: str) -> str:
@@ -489,7 +469,7 @@ def _with_collapses(ev: dict, method: Dict[int, float],
         alt = ev.get('alternative', 'two-sided')
         ev['rank_p'] = stats.signed_rank_test(diffs, alt)
         ev['per_seed'] = '; '.join(
-            f'{s} {_pct(d)}' + ''.join(
+            f'{s} {pct(d)}' + ''.join(
                 f' ({name} collapsed)' for name, v in zip(names, (m, b))
                 if not stats.trained(v, floor))
             for s, d, m, b in zip(seeds, diffs, *sides))
@@ -497,7 +477,7 @@ def _with_collapses(ev: dict, method: Dict[int, float],
                 if stats.trained(m, floor) and stats.trained(b, floor)]
         ev['both_trained'] = both
         ev['counts'] = dict(zip(names, counts), n=len(seeds))
-        text = (f'mean {_pct(ev["mean"])}, no interval: bimodal; per seed, '
+        text = (f'mean {pct(ev["mean"])}, no interval: bimodal; per seed, '
                 f'{names[0]} minus {names[1]}: {ev["per_seed"]}; exact '
                 f'Wilcoxon signed-rank p {ev["rank_p"]:.4f} ({alt})')
         if ev['strength'] == 'exploratory':
@@ -533,7 +513,7 @@ def gloss(ev: dict) -> str:
         if ev['robust']:
             w = ev['robust']
             line += (f'; without the seed pairs in which one side did not '
-                     f'train, {_ci(w["mean"], w["low"], w["high"])} AP50 '
+                     f'train, {ci_text(w)} AP50 '
                      f'points ({w["n"]} pairs, {w["positive"]} positive)')
         if ev['unequal']:
             line += (f'; all {ev["n"]} {ev["thr"]}' if ev['unequal'] ==
@@ -552,23 +532,23 @@ def gloss(ev: dict) -> str:
         if both:
             line += (f'; on the {len(both)} seed{"s" if len(both) > 1 else ""}'
                      f' where both trained the difference was '
-                     f'{", ".join(_pct(d) for d in both)}')
+                     f'{", ".join(pct(d) for d in both)}')
         return (line + f'; a rank test over all seeds gives p '
                 f'{ev["rank_p"]:.4f}, not a finding.')
     if s == 'unequal thresholds':
         side = 'above' if ev['mean'] > 0 else 'below'
-        return (f'{first} scored {_pct(ev["mean"])} AP50 points {side} '
+        return (f'{first} scored {pct(ev["mean"])} AP50 points {side} '
                 f'{_sides(ev["label"])[1]}, {ev["unequal"]}: {UNEQUAL}.')
     if s in ('confirmed', 'within its study'):
         side = 'ahead' if ev['mean'] > 0 else 'behind'
         if s == 'confirmed':
             return (f'Tested as planned in advance: {first} came out '
                     f'{side} by more than seed-to-seed noise '
-                    f'({_pct(ev["mean"])} AP50 points on average), also '
+                    f'({pct(ev["mean"])} AP50 points on average), also '
                     f'after the correction over all {ev["n_all"]} planned '
                     'tests.')
         return (f'Tested as planned in advance: {first} came out {side} '
-                f'({_pct(ev["mean"])} AP50 points on average) within its '
+                f'({pct(ev["mean"])} AP50 points on average) within its '
                 f'study\'s correction (Holm p {_p(ev["p_holm"])}), not over '
                 f'all {ev["n_all"]} planned tests ({_p(ev["p_family"])}).')
     if s == 'not detected':
@@ -576,12 +556,12 @@ def gloss(ev: dict) -> str:
             return ('The difference could not be told apart from '
                     'seed-to-seed noise, and some runs learnt nothing.')
         if ev['high'] == math.inf:
-            where = f'anywhere above {_pct(ev["low"])} points'
+            where = f'anywhere above {pct(ev["low"])} points'
         elif ev['low'] == -math.inf:
-            where = f'anywhere below {_pct(ev["high"])} points'
+            where = f'anywhere below {pct(ev["high"])} points'
         else:
-            where = (f'anywhere from {_pct(ev["low"])} to '
-                     f'{_pct(ev["high"])} points')
+            where = (f'anywhere from {pct(ev["low"])} to '
+                     f'{pct(ev["high"])} points')
         return (f'The difference could not be told apart from seed-to-seed '
                 f'noise: it may be {where}.')
     if s == 'row':

@@ -38,10 +38,7 @@ MARKER = re.compile(
 
 
 def _interval(pair: Optional[dict]) -> str:
-    if pair is None:
-        return '-'
-    return (f'{100 * pair["mean"]:+.1f} [{100 * pair["low"]:+.1f}, '
-            f'{100 * pair["high"]:+.1f}]')
+    return '-' if pair is None else stats.ci_text(pair)
 
 
 def _rel(path: str, doc_dir: str) -> str:

@@ -2,26 +2,22 @@
 """Chooses a score threshold per class and a calibration on val, and judges
 them on another split.
 
-    python tools/test.py CONFIG CKPT --out val.pkl --cfg-options \
-        test_dataloader.dataset.ann_file=VAL test_evaluator.ann_file=VAL_JSON
-    python tools/test.py CONFIG CKPT --out test.pkl
     python tools/analysis_tools/fit_class_thresholds.py val.pkl \
         --config CONFIG --test test.pkl [--calibration isotonic|platt|none] \
         [--iou-thr 0] [--no-tp keep|drop] [--pooled] \
         [--no-threshold-after-calibration] \
         [--write-config OUT.py] [--cfg-options KEY=VALUE ...]
 
-Works for every detector whatever its loss. By default it runs the
-pipeline of the official calibration code of Kuzucu et al. (ECCV 2024,
-fiveai/detection_calibration): LRP-optimal thresholds at IoU 0, a
-calibration per class, LRP-optimal thresholds on the calibrated scores. What
-it chooses, fits, reports and writes (a config with
-``ClassScoreThresholdHook``):
-docs/thresholds.md#per-class-thresholds-and-a-calibration-for-any-model.
-It matches detections to a split's images by file name, not by id
-(``rankloss_lab.held_out.detections_for``), and stops on an image of the
-split without detections, detections of an image not in it, or a val image
-that is also a training or test image of the config.
+For any detector (``*.pkl``: ``tools/test.py --out``, val via
+``--cfg-options``). By default the pipeline of Kuzucu et al.'s official
+calibration code (ECCV 2024, fiveai/detection_calibration): LRP-optimal
+thresholds at IoU 0, a calibration per class, LRP-optimal thresholds on the
+calibrated scores; ``--write-config``: a config with
+``ClassScoreThresholdHook`` (docs/thresholds.md#per-class-thresholds-and-
+a-calibration-for-any-model). Detections match a split's images by file
+name (``rankloss_lab.held_out.detections_for``); it stops on a split image
+without detections, detections of another image, or a val image that the
+config also trains or tests on.
 """
 import argparse
 from typing import Dict, List, Optional, Sequence

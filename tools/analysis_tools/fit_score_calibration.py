@@ -1,18 +1,15 @@
 #!/usr/bin/env python
 """Fits a monotone score calibration on validation detections.
 
-    python tools/test.py CONFIG CKPT --out val.pkl \
-        --cfg-options test_dataloader=... (the held-out split)
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
         --config CONFIG [--cfg-options KEY=VALUE ...]
         [--write-config OUT.py [--base CONFIG]]
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
         --data-root data/digits_voc/VOCdevkit [--split val] [--classes voc]
 
-What it fits, prints and writes for each kind of model, and which split to
-hold out: docs/thresholds.md. With ``--config`` it stops if a val image is
-also a training or a test image of the config; the VOC-only form
-(``--data-root``) checks nothing.
+``val.pkl``: ``tools/test.py --out`` on the held-out split
+(docs/thresholds.md). With ``--config`` it stops on a val image the config
+also trains or tests on; ``--data-root`` checks nothing.
 """
 import argparse
 import os.path as osp

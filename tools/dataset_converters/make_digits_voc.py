@@ -8,13 +8,10 @@
         --fresh-test confirm [--fresh-test-images 320]
         [--fresh-test-seed 1] [--masks]
 
-ROOT defaults to ``data/digits_voc/VOCdevkit``; what is written:
-:mod:`rankloss_lab.datasets.digits_voc` and docs/evidence.md#digitsvoc
-(``--masks``: docs/instance_segmentation.md). ``--preview`` also draws the
-first 8 train images with their boxes (red; difficult: yellow) into a PNG.
-``--fresh-test NAME`` writes only a fresh test split beside the existing
-ones (the split options and ``--seed`` describe those splits: keep them as
-they were written).
+ROOT defaults to ``data/digits_voc/VOCdevkit`` (see
+:mod:`rankloss_lab.datasets.digits_voc`). ``--preview``: the first 8 train
+images with boxes (red; difficult: yellow). ``--fresh-test NAME`` writes
+only a fresh split; keep the split options and ``--seed`` as written.
 """
 import argparse
 import os

@@ -4,16 +4,14 @@
     python tools/misc/check_dataset.py CONFIG [--decode]
         [--cfg-options K=V ...]
 
-Lists every fault of CONFIG's train, val and test datasets (through
-``RepeatDataset`` and ``ConcatDataset``), one line each naming the file,
-field and value, and exits with 1 if there is any (docs/reliability.md).
-VOC items go through :func:`~mmdet_rankloss.utils.voc_check.check_voc_item`
-(objects of unknown classes are faults unless the dataset says
-``unknown_class='skip'``); other datasets are built as training builds them,
-then every ``img_path`` is opened (``--decode``: decoded completely, slow).
-
-The model is built too (no weights, no data) and every head's ``loss_cls``
-must take MMDetection's classification-loss call and, if it sets
+Lists each fault of CONFIG's train, val and test datasets (through
+``RepeatDataset`` / ``ConcatDataset``), one line naming file, field and
+value, and exits 1 on any (docs/reliability.md): VOC items through
+:func:`~mmdet_rankloss.utils.voc_check.check_voc_item` (unknown classes are
+faults unless ``unknown_class='skip'``), other datasets built as training
+builds them and every ``img_path`` opened (``--decode``: fully decoded).
+The model is built (no weights, no data): each head's ``loss_cls`` must
+take MMDetection's classification-loss call and, with
 ``custom_cls_channels``, get its channel count from the head.
 """
 import argparse

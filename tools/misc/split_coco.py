@@ -5,12 +5,10 @@ a held-out val file.
     python tools/misc/split_coco.py ANN.json TRAIN.json VAL.json \
         --val-fraction 0.2 --seed 0
 
-Every image goes to exactly one of the two files, with all its annotations;
-``round(val_fraction * images)`` images (at least 1) go to VAL.json, drawn
-with ``numpy.random.default_rng(seed)``, so the same seed gives the same
-split. Ids are kept, and everything else of the file (``categories``,
-``info``, ``licenses``) is copied to both, so both load with
-``CocoDataset`` / ``CheckedCocoDataset`` as the input did.
+Each image, with its annotations, goes to one file:
+``round(val_fraction * images)`` (at least 1) to VAL.json, drawn with
+``numpy.random.default_rng(seed)``. Ids are kept and the rest
+(``categories``, ``info``, ``licenses``) copied to both.
 """
 import argparse
 import json

@@ -1,9 +1,7 @@
 """Painting on a float RGB canvas: the digit scenes' shared drawing steps.
 
-A canvas is an (H, W, 3) float array of grey levels 0..255 (values may
-leave that range until the caller clips). DigitsVOC
-(:mod:`.digits_voc`) and :class:`~.digit_scene.RandomDigitScene` draw
-with these functions, so both lie on the same textured backgrounds.
+A canvas is an (H, W, 3) float array of grey levels 0..255 (clipped by the
+caller); DigitsVOC and :class:`~.digit_scene.RandomDigitScene` share it.
 """
 import numpy as np
 

@@ -1,12 +1,9 @@
 """Digits on random scenes: variation that raw pixels cannot see through.
 
-:class:`RandomDigitScene` draws each digit on an RGB canvas with a random
-size (``scale_range``), rotation (``±max_rotation``) and position (inside
-the canvas), on a textured background (:func:`~.canvas.textured_background`,
-DigitsVOC's), in a random stroke colour at least ``min_contrast`` grey
-levels from the background under it. Test images are the same on every call
-(``seed`` set: one fixed scene per ``sample_idx``); training images get a
-new scene on every call.
+:class:`RandomDigitScene` draws a digit at a random size, rotation and
+position on DigitsVOC's textured background, in a stroke colour at least
+``min_contrast`` grey levels from it; with ``seed`` one fixed scene per
+``sample_idx`` (test), else a new one per call (training).
 """
 from typing import Dict, Optional, Tuple
 

@@ -1,19 +1,13 @@
 """DigitsVOC: a detection benchmark of real handwritten digits, VOC layout.
 
-What it draws and the split sizes: docs/evidence.md#digitsvoc; the instance
-masks and their COCO twin (``masks=True``): docs/instance_segmentation.md.
-Written under ``<root>/VOC2007`` in exactly the VOC2007 layout, so
-MMDetection's ``VOCDataset`` reads it and ``VOCMetric`` scores it; class
-names are ``DIGIT_CLASSES``. With masks, the detection files stay byte for
-byte those of ``masks=False``; the COCO twin's image ids run from 1 in each
-split (``file_name`` is ``<split>_<index>.jpg``). The same arguments always
-give byte-identical files.
-
-A fresh test split for confirmation runs (:func:`make_fresh_test_split`):
-a new split list beside the others (e.g. ``ImageSets/Main/confirm.txt``,
-images ``confirm_*``) from a new synthesis seed, drawing only digit images
-that none of train, val and test draws. It writes no file of the existing
-splits.
+What it draws and the split sizes: docs/evidence.md#digitsvoc; the masks
+and COCO twin (``masks=True``): docs/instance_segmentation.md. Written
+under ``<root>/VOC2007`` (:mod:`.voc_writer`), classes ``DIGIT_CLASSES``;
+with masks the detection files stay byte for byte, and the COCO twin's ids
+run from 1 per split (``file_name`` ``<split>_<index>.jpg``).
+:func:`make_fresh_test_split` adds a split (e.g. ``confirm``) from a new
+seed and only unused digit images, touching no existing file. The same
+arguments give byte-identical files.
 """
 import os
 import os.path as osp

@@ -1,12 +1,10 @@
 """Printed glyphs: a classification set that plays ImageNet's part for
-DigitsVOC (why: docs/evidence.md#digitsvoc, the glyph-pretrained backbone).
+DigitsVOC (why: docs/evidence.md#digitsvoc).
 
-62 classes (``0-9``, ``A-Z``, ``a-z``) printed in the 21 text typefaces
-matplotlib ships (DejaVu, STIX, Computer Modern), each at a random size,
-rotation, colour and position on DigitsVOC's textured background
-(:func:`~.canvas.textured_background`), with stray strokes as clutter. No
-handwritten digit, nor any other image of a data set, is drawn here. The
-same ``(count, seed, size)`` always gives the same images.
+62 classes (``0-9``, ``A-Z``, ``a-z``) in matplotlib's 21 text faces, each
+at a random size, rotation, colour and position on DigitsVOC's background
+(:func:`~.canvas.textured_background`) with stray strokes; no image of any
+data set. The same ``(count, seed, size)`` gives the same images.
 """
 import os.path as osp
 import string

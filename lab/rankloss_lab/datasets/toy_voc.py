@@ -1,15 +1,10 @@
 """A small deterministic detection dataset written in the Pascal VOC layout.
 
-The quickstart's and the end-to-end tests' stand-in for VOC
-(docs/get_started.md#quickstart): MMDetection's own ``VOCDataset`` reads it
-and ``VOCMetric`` scores it. Written under ``<root>/VOC2007`` (and
-optionally ``<root>/VOC2012``) in the VOC layout: ``JPEGImages``,
-``Annotations`` (1-based boxes, ``truncated``, ``difficult``) and
-``ImageSets/Main`` (``trainval`` / ``test``, a held-out ``val`` if asked, and
-the per-class lists). Each object is a drawn shape with a VOC class name on
-a noisy background with unlabelled distractors; about one in ten is small,
-faded and ``difficult``. The same arguments always give byte-identical
-files.
+The quickstart's and end-to-end tests' stand-in for VOC, read by
+MMDetection's ``VOCDataset`` and ``VOCMetric`` (:mod:`.voc_writer`): drawn
+shapes with VOC class names on noisy backgrounds with unlabelled
+distractors, about one in ten small, faded and ``difficult``.
+Byte-identical for the same arguments.
 """
 import os.path as osp
 from typing import Dict, List, Tuple

@@ -8,9 +8,9 @@ import os.path as osp
 from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal, collapse_floor,
-                                interval_text, mean_std, paired_difference,
-                                trained_text)
+from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal, ci_text,
+                                collapse_floor, interval_text, mean_std,
+                                paired_difference, trained_text)
 from rankloss_lab.thresholds import conditions_block
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods, is_coco, metric_label, study_metrics,
@@ -223,9 +223,7 @@ def _test_table(spec: dict, results: Dict[Tuple, dict],
         bname = row_base.get(mname, spec['baseline'])
         diff = paired_difference(values, per_method.get(bname, {}))
         diff_text = '-' if (mname in baselines and mname not in row_base
-                            ) or diff is None else (
-            f'{100 * diff["mean"]:+.1f} [{100 * diff["low"]:+.1f}, '
-            f'{100 * diff["high"]:+.1f}]')
+                            ) or diff is None else ci_text(diff)
         comp = by_pair.get((mname, bname), {})
         bonf_text = interval_text(comp) if 'p' in comp else '-'
         runs = [results[(mname, chosen[mname], s)] for s in values]
