@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import stats
 from .results import EVIDENCE, EXTRA, RESULTS, ROOT, study_rows, test_values
+from .runner import read_json
 
 __all__ = [
     'LOSS_VERSION_NOTES', 'MARK_BEGIN', 'MARK_END', 'results',
@@ -101,10 +102,8 @@ def _run_lr(rows: Sequence[dict], method: str, metric: str) -> float:
 def declared_methods(root: str, study: str) -> Optional[List[str]]:
     """The methods a study's pre-registration declared; None without one."""
     path = osp.join(root, EVIDENCE, f'{study}_preregistration.json')
-    if not osp.isfile(path):
-        return None
-    with open(path, encoding='utf-8') as f:
-        return list(json.load(f)['settings']['methods'])
+    record = read_json(path)
+    return None if record is None else list(record['settings']['methods'])
 
 
 def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
@@ -169,10 +168,9 @@ def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
 def quickstart_results(path: str) -> List[dict]:
     """The quickstart's one run per config
     (``docs/evidence/quickstart_results.json``); [] while it is absent."""
-    if not osp.isfile(path):
+    data = read_json(path)
+    if data is None:
         return []
-    with open(path, encoding='utf-8') as f:
-        data = json.load(f)
     out = []
     for row in data['rows']:
         if not row.get('config'):

@@ -16,6 +16,7 @@ import os.path as osp
 from typing import Dict, Optional, Tuple
 
 from rankloss_lab.paths import ROOT
+from rankloss_lab.runner import read_json
 
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
 PATH = osp.join(EVIDENCE, 'test_score_thresholds.json')
@@ -47,8 +48,7 @@ def _tested_at(study: str) -> Optional[str]:
     """The earliest test time of a study's records, if they carry one."""
     times = []
     for path in glob.glob(osp.join(EVIDENCE, 'runs', study, '*.json')):
-        with open(path, encoding='utf-8') as f:
-            t = json.load(f).get('test_started_at')
+        t = read_json(path).get('test_started_at')
         if t:
             times.append(t)
     return min(times) if times else None
@@ -113,16 +113,12 @@ def test_thresholds(study: str, evidence: str = EVIDENCE
     from the ``test_score_thr`` of its run records (empty: not recorded,
     e.g. retrieval)."""
     path = osp.join(evidence, osp.basename(PATH))
-    known = {}
-    if osp.isfile(path):
-        with open(path, encoding='utf-8') as f:
-            known = json.load(f)
+    known = read_json(path) or {}
     if study in known:
         return known[study]
     out = {}
     for path in glob.glob(osp.join(evidence, 'runs', study, '*.json')):
-        with open(path, encoding='utf-8') as f:
-            res = json.load(f)
+        res = read_json(path)
         if res.get('test_score_thr') is not None:
             out[res['method']] = float(res['test_score_thr'])
     return out

@@ -28,6 +28,7 @@ from rankloss_lab import (claims, metafile_results, speed_tables, stats,
                           thresholds, verdict)
 from rankloss_lab.results import (EVIDENCE, RESULTS, read_csv, study_rows,
                                   test_values)
+from rankloss_lab.runner import read_json
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -216,10 +217,9 @@ def quickstart_table(doc_dir: str = '.',
                      path: Optional[str] = None) -> Optional[str]:
     """The quickstart's results, or None while its JSON does not exist."""
     path = path or osp.join(ROOT, QUICKSTART_JSON)
-    if not osp.isfile(path):
+    data = read_json(path)
+    if data is None:
         return None
-    with open(path, encoding='utf-8') as f:
-        data = json.load(f)
     lines = [
         '| model | loss | config | lr | AP50 (%) | train time (s) | '
         'boxes per image at score 0.3 | objects per image |',

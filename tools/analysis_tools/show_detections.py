@@ -13,7 +13,6 @@ run with its scores mapped by the study's val Platt fit (``result.json``):
 same order, another threshold meaning.
 """
 import argparse
-import json
 import os.path as osp
 from typing import List, Tuple
 
@@ -22,6 +21,7 @@ import numpy as np
 from mmdet_rankloss.evaluation import (apply_platt, load_detections,
                                        load_voc_ground_truth)
 from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
+from rankloss_lab.runner import read_json
 
 
 def parse_run(text: str, split: str) -> Tuple[str, str, object]:
@@ -36,10 +36,8 @@ def parse_run(text: str, split: str) -> Tuple[str, str, object]:
         pkl, result = path, None
     if not osp.isfile(pkl):
         raise SystemExit(f'--run {label}: no detections file {pkl}')
-    platt = None
-    if result and osp.isfile(result):
-        with open(result, encoding='utf-8') as f:
-            platt = json.load(f).get('calibration', {}).get('platt')
+    record = read_json(result) if result else None
+    platt = (record or {}).get('calibration', {}).get('platt')
     return label, pkl, platt
 
 
