@@ -7,10 +7,9 @@
     python tools/retrieval_quickstart.py --show CHECKPOINT [--config CONFIG]
         [--out PNG] [--num-queries 8] [--topk 6] [--query-ids I ...]
 
-What it trains and prints (also into ``<work-dir>/results.txt``; with
-``--seeds 0 1 2`` once per seed, in ``<work-dir>/seed<S>``, with mean and
-sd), and what ``--show`` draws from a checkpoint instead of training:
-docs/retrieval.md. ``--show``'s queries are drawn from the first seed.
+Prints and writes ``<work-dir>/results.txt`` (several ``--seeds``: per
+seed in ``<work-dir>/seed<S>``, with mean and sd); ``--show`` draws a
+checkpoint's retrievals, queries from the first seed (docs/retrieval.md).
 """
 import argparse
 import copy

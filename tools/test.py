@@ -2,14 +2,11 @@
 """Tests (and evaluates) a detector; MMDetection's ``tools/test.py`` with
 mmdet_rankloss.
 
-Same arguments as MMDetection's script::
-
     python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
         [--show] [--show-dir DIR] [--cfg-options KEY=VALUE ...] [--tta]
         [--launcher {none,pytorch,slurm,mpi}]
 
-The metric is the config's ``test_evaluator`` (``VOCMetric`` AP50 for the VOC
-configs); the results are logged and written under ``--work-dir``.
+The metric is the config's ``test_evaluator``, logged under ``--work-dir``.
 """
 from mmdet_rankloss import patches
 from rankloss_lab.mmdet_tools import run_mmdet_tool

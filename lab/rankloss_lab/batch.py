@@ -25,17 +25,15 @@ class BatchPlan(NamedTuple):
     """What MMEngine trains with for one number of processes.
 
     Attributes:
-        processes (int): Number of processes (world size).
+        processes (int): World size.
         per_process (int): ``train_dataloader.batch_size``.
-        total (int): ``processes x per_process``, the images of one
-            optimizer step.
+        total (int): ``processes x per_process``, images per optimizer step.
         base_batch (int | None): ``auto_scale_lr.base_batch_size`` (None
-            when the config has no ``auto_scale_lr``).
+            without ``auto_scale_lr``).
         scaled (bool): Whether MMEngine scales the lr
             (``auto_scale_lr.enable``).
         config_lr (float): The optimizer's lr as written in the config.
-        lr (float): The lr MMEngine starts from (before warm-up and the
-            other schedulers, which act on it relatively).
+        lr (float): The lr MMEngine starts from (before the schedulers).
     """
     processes: int
     per_process: int
@@ -81,22 +79,19 @@ def resolve_batch(cfg,
                   processes: int,
                   options: Optional[Dict[str, object]] = None,
                   auto_scale_lr: bool = False) -> BatchPlan:
-    """The per-process batch, total batch and lr MMEngine trains a config
-    with on ``processes`` processes (as ``Runner.scale_lr`` computes them).
+    """The batch per process and in total, and the lr, that MMEngine trains a
+    config with on ``processes`` processes (as ``Runner.scale_lr``).
 
     Args:
-        cfg (Config | dict): A loaded config (``Config.fromfile``).
-        processes (int): World size (``GPUS x NNODES`` of
-            ``tools/dist_train.sh``; 1 for ``tools/train.py``).
-        options (dict, optional): ``--cfg-options`` to apply first, as
-            ``{'train_dataloader.batch_size': 1}``.
-        auto_scale_lr (bool): MMDetection's ``tools/train.py
-            --auto-scale-lr`` (enables the config's ``auto_scale_lr``).
-            Defaults to False.
+        cfg (Config | dict): A loaded config.
+        processes (int): World size (``GPUS x NNODES``; 1 for ``train.py``).
+        options (dict, optional): ``--cfg-options`` to apply first.
+        auto_scale_lr (bool): ``tools/train.py --auto-scale-lr``. Defaults to
+            False.
 
     Raises:
-        ValueError: No ``train_dataloader.batch_size`` or optimizer lr, or an
-            enabled ``auto_scale_lr`` without ``base_batch_size``.
+        ValueError: No batch size or optimizer lr, or an enabled
+            ``auto_scale_lr`` without ``base_batch_size``.
     """
     _check_count('processes', processes)
     if options:
@@ -136,8 +131,7 @@ def per_process_batch(total: int, processes: int) -> int:
     """``total / processes``, which must be a whole number.
 
     Raises:
-        ValueError: ``total`` is not a multiple of ``processes`` (no even
-            split keeps that total batch).
+        ValueError: ``total`` is not a multiple of ``processes``.
     """
     _check_count('the total batch', total)
     _check_count('the number of processes', processes)
@@ -153,11 +147,9 @@ def per_process_batch(total: int, processes: int) -> int:
 
 def total_batch_options(cfg, total: int,
                         processes: int) -> Dict[str, int]:
-    """``--cfg-options`` that make ``processes`` processes train a total
-    batch of ``total``: the per-process ``train_dataloader.batch_size``,
-    and the sampler's ``batch_size`` where the sampler plans whole batches
-    (the retrieval configs' ``PKSampler``, whose batch must equal the
-    dataloader's).
+    """``--cfg-options`` for a total batch ``total`` on ``processes``
+    processes: ``train_dataloader.batch_size`` and, for a sampler that plans
+    whole batches (``PKSampler``), its ``batch_size`` too.
 
     Raises:
         ValueError: See :func:`per_process_batch`.

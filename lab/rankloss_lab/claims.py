@@ -307,13 +307,12 @@ def _pairs(test: dict) -> List[dict]:
 
 
 def pooled_claim(name: str, evidence: str = EVIDENCE) -> dict:
-    """The claim's outcome: ``k`` of ``n`` pre-registered tests confirmed
-    and the declared pooled estimate over the tests of the declaration
-    (``pooled``). Beside it, labelled exploratory: the estimate over the
-    tests added by amendments too (``amended``), and, where some pairs
-    collapsed (one side did not train: the differences are bimodal), the
-    estimate without those pairs and a random-effects pool of the tests
-    without them (``robust``). Refuses without its record."""
+    """The claim's outcome: ``k`` of ``n`` pre-registered tests confirmed and
+    the declared pooled estimate (``pooled``); labelled exploratory, the
+    estimate with amended tests (``amended``) and, where pairs collapsed,
+    without them plus a random-effects pool (``robust``). Refuses without its
+    record.
+    """
     record = read_claim_record(name, evidence)
     tests = test_outcomes(record['tests'], evidence)
     added = [t for a in record.get('amendments', []) for t in a['added']]

@@ -33,9 +33,8 @@ def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
         argv (Sequence[str]): The tool's arguments (without the program).
 
     Returns:
-        list[str]: ``argv``, extended by ``--cfg-options`` for gloo and CPU
-        DDP when a launcher is used on a machine without CUDA; unchanged
-        otherwise.
+        list[str]: ``argv`` plus ``--cfg-options`` for gloo and CPU DDP when a
+        launcher runs without CUDA; else unchanged.
     """
     argv = list(argv)
     if torch.cuda.is_available() or not _uses_pytorch_launcher(argv):
@@ -58,13 +57,10 @@ def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
 
 
 def close_process_group() -> None:
-    """Waits for every rank, frees what the finished run left in
-    reference cycles (the runner's DDP wrapper, whose reducer holds the
-    group and its last work), then destroys every process group.
-
-    A no-op outside a distributed run. Called after a run has finished
-    normally (not on an exception: a barrier there could wait forever for a
-    rank that died).
+    """Waits for every rank, frees the finished run's reference cycles (the DDP
+    wrapper's reducer holds the group), then destroys every process group.
+    A no-op outside a distributed run; call it after a normal finish only (a
+    barrier after an exception could wait for a dead rank).
     """
     import gc
 

@@ -107,11 +107,10 @@ def declared_methods(root: str, study: str) -> Optional[List[str]]:
 
 
 def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
-    """One result per row of ``blocks`` that ran its config unchanged, in
-    block order: ``dict(config, study, method, task, dataset, metrics,
-    report, notes)``; ``metrics`` is a list of (name, number). A row that
-    the study's pre-registration did not declare is noted as
-    exploratory."""
+    """One result per row of ``blocks`` that ran its config unchanged:
+    ``dict(config, study, method, task, dataset, metrics, report, notes)``,
+    ``metrics`` a list of (name, number); undeclared rows noted exploratory.
+    """
     out = []
     for block in blocks:
         rows = study_rows(block['study'], root)
@@ -427,10 +426,10 @@ def _results_text(results: Sequence[dict], folder: str) -> str:
 
 
 def family_readme(rel: str, text: str) -> str:
-    """The README.md of the folder of metafile ``rel`` (relative to the
-    repository root), from the metafile's ``text``: per collection its
-    paper and guide, and a table of its models with their metadata, the
-    results copied from the reports and the papers' numbers."""
+    """The README.md of metafile ``rel``'s folder, from its ``text``: per
+    collection its paper, guide and a table of models, metadata, results and
+    the papers' numbers.
+    """
     import yaml
     folder = osp.dirname(rel)
     title, about = FAMILIES[folder]
@@ -481,10 +480,9 @@ def family_readme(rel: str, text: str) -> str:
 def readme_updates(root: str = ROOT,
                    metafiles: Optional[Dict[str, Tuple[str, str]]] = None
                    ) -> Dict[str, Tuple[str, str]]:
-    """``{folder README: (old, new)}`` for the folder of every metafile of
-    the index, from the metafiles with their results as generated now
-    (``metafiles``: :func:`metafile_updates`' answer, if at hand); ``old``
-    is '' where the README does not exist."""
+    """``{folder README: (old, new)}`` per metafile of the index (``old`` ''
+    where absent); ``metafiles``: :func:`metafile_updates`' answer if at hand.
+    """
     metafiles = metafiles or metafile_updates(root)
     out = {}
     for rel, (_, new) in metafiles.items():

@@ -35,12 +35,10 @@ class Progress:
     """Counts finished steps of a plan and estimates the time left.
 
     Args:
-        weights (list[float]): The expected cost of each planned step, in
-            any unit.
-        kinds (list[str], optional): The kind of each planned step (e.g.
-            ``'train'``, ``'test'``); steps of a measured kind are expected
-            to cost their kind's mean. Default: every step a kind of its
-            own, so only the weights matter.
+        weights (list[float]): Expected cost of each planned step, any unit.
+        kinds (list[str], optional): Each step's kind (``'train'``,
+            ``'test'``): a measured kind costs its mean. Default: a kind per
+            step, so only the weights matter.
         jobs (int): Steps run side by side. Defaults to 1.
         prefix (str): Printed before each line of :meth:`step`.
     """
@@ -169,13 +167,10 @@ def run_plan(plan: Sequence[Hashable],
              weights: Optional[Sequence[float]] = None) -> list:
     """Runs the items of ``plan`` that are not ``finished``.
 
-    Prints ``<header>: N runs, D done, T to run``, then after each
-    run ``<prefix>k/T <describe(item, result)> (S s); ETA M min``, where
-    the ETA is the mean time of a run so far (scaled by ``weights``, one
-    per item of the plan) times the runs left, over ``jobs``.
-
-    Returns:
-        list: ``run(item)`` of the items run, in the plan's order.
+    Prints ``<header>: N runs, D done, T to run``, then per run
+    ``<prefix>k/T <describe(item, result)> (S s); ETA M min`` (the ETA of
+    :class:`Progress` with ``weights``). Returns ``run(item)`` of the items
+    run, in the plan's order.
     """
     todo = [item for item in plan if not finished(item)]
     print(f'{header}: {len(plan)} runs, {len(plan) - len(todo)} done, '

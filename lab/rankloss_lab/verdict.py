@@ -384,12 +384,10 @@ def _unequal(study: str, method: str, baseline: str, label: str) -> str:
 
 
 def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
-    """A pre-registered test: its interval, its Holm p within its study and
-    over every pre-registered test (:func:`rankloss_lab.claims.
-    family_holm`), and its strength: *confirmed* only where both
-    corrections agree, *within its study* where only its study's does;
-    a bimodal test is worded by its per-seed table and rank tests, and a
-    test at unequal thresholds as no gain."""
+    """A pre-registered test: its interval, Holm p within its study and over
+    all tests (:func:`rankloss_lab.claims.family_holm`), and its strength
+    (module docstring).
+    """
     path = osp.join(ev, f'{item["study"]}_comparisons.csv')
     found = [r for r in read_csv(path)
              if r['family'] == 'pre-registered' and r['id'] == item['id']]
@@ -444,12 +442,11 @@ def _p(p: float) -> str:
 def _with_collapses(ev: dict, method: Dict[int, float],
                     base: Dict[int, float], interval: str,
                     strength: str) -> dict:
-    """The item's text: its interval and strength, or, where one side's
-    runs partly collapsed (bimodal, :func:`rankloss_lab.stats.
-    collapse_floor`), the mean without an interval, the per-seed table,
-    the exact rank tests and each side's 'k of n seeds trained'; a
-    pre-registered bimodal test is worded as what it shows (which side
-    trains more reliably at its selected lr), never as confirmed."""
+    """The item's text: interval and strength, or for a bimodal side
+    (:func:`rankloss_lab.stats.collapse_floor`) the mean, per-seed table, exact
+    rank test and 'k of n seeds trained'; a bimodal pre-registered test says
+    which side trains more reliably, never *confirmed*.
+    """
     names = _sides(ev['label'])
     seeds = sorted(set(method) & set(base))
     sides = [[vals[s] for s in seeds] for vals in (method, base)]
@@ -612,10 +609,9 @@ def verdict_markdown(doc_dir: str = '.', root: str = ROOT,
 
 def choices_markdown(doc_dir: str = '.', root: str = ROOT,
                      tests: str = TESTS_PAGE) -> str:
-    """The 'which loss for which detector' table, links relative to
-    ``doc_dir``: per :data:`CHOICES` row, the loss, its config, and the
-    plain-words gloss of its verdict bullet's first test with a link to
-    all the bullet's tests."""
+    """The 'which loss for which detector' table (:data:`CHOICES`), links
+    relative to ``doc_dir``, each row glossed by its bullet's first test.
+    """
     def rel(path):
         return _rel(path, doc_dir, root)
 

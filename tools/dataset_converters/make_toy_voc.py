@@ -5,10 +5,8 @@
         [--num-trainval 256] [--num-test 64] [--num-val 0]
         [--image-size 128] [--seed 0] [--with-voc2012]
 
-ROOT (default ``data/toy_voc/VOCdevkit``) receives ``VOC2007/`` with
-JPEGImages, Annotations (VOC XML with difficult flags) and ImageSets/Main;
-see :mod:`rankloss_lab.datasets.toy_voc`. Deterministic: the same arguments
-give the same files.
+ROOT defaults to ``data/toy_voc/VOCdevkit``; see
+:mod:`rankloss_lab.datasets.toy_voc` (deterministic).
 """
 import argparse
 import os.path as osp

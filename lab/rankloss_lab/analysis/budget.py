@@ -5,19 +5,14 @@ a method's val curve has flattened (docs/evidence.md#protocol, "Budget").
         lab/rankloss_lab/studies/digitsvoc_dense_budget.py \
         [--records-dir docs/evidence/runs] [--out budget.md]
 
-Reads the runs of a selection-only study (``select_only = True``) trained
-with a long schedule at constant lr: per method, the per-epoch val AP50
-(``val_curve``) of every selection seed at its lr. The rule, fixed before
-those runs: the mean over the seeds per epoch, smoothed over 3 epochs
-(trailing: epoch e is the mean of e - 2 .. e, defined from epoch 3 on);
-``E`` is the first epoch e whose smoothed value is at least
+Reads a ``select_only`` study's long constant-lr runs (each method's
+``val_curve`` per selection seed). The rule, fixed before those runs: the
+per-epoch mean over seeds, trailing-smoothed over 3 epochs (from epoch 3);
+``E`` is the first epoch whose smoothed value is at least
 :data:`rankloss_lab.stats.COLLAPSE_BELOW` and that none of the next 8
-smoothed values exceeds by 1 AP50 point or more (``max(s[e + 1 .. e + 8])
-- s[e] < 0.01``); none when no e with 8 epochs after it qualifies.
-
-The budget is the largest ``E`` of the methods, rounded up to a multiple
-of 4, with lr / 10 after 3/4 of it: ``train_cfg.max_epochs = E``,
-``param_scheduler.1.milestones = [0.75 E]`` and ``.end = E``.
+exceeds by 1 point (``max(s[e + 1 .. e + 8]) - s[e] < 0.01``). The budget
+is the largest ``E`` rounded up to a multiple of 4, lr / 10 after 3/4 of
+it (``train_cfg.max_epochs``, ``param_scheduler.1.milestones``, ``.end``).
 """
 import argparse
 import math

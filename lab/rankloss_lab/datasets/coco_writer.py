@@ -40,17 +40,15 @@ def coco_annotation(ann_id: int, image_id: int, category_id: int,
 
     Args:
         ann_id (int): Its id, unique in the file.
-        image_id (int): The id of its image.
+        image_id (int): Its image's id.
         category_id (int): Its category.
-        box (tuple[int, int, int, int]): 0-based inclusive pixel box
-            ``(xmin, ymin, xmax, ymax)``; written as ``[x, y, w, h]`` with
-            ``w = xmax - xmin + 1`` (the pixels it spans).
-        mask (np.ndarray, optional): (H, W) binary mask of the instance:
-            written as its RLE, and ``area`` is its pixel count. Without a
-            mask, ``area`` is ``w * h`` and there is no ``segmentation``.
-        iscrowd (bool): COCO's ignore flag (the instance is neither a
-            ground truth nor a false positive in ``CocoMetric``, and
-            MMDetection's ``CocoDataset`` marks it ignored for training).
+        box (tuple[int, int, int, int]): 0-based inclusive ``(xmin, ymin,
+            xmax, ymax)``, written ``[x, y, w, h]``, ``w = xmax - xmin + 1``.
+        mask (np.ndarray, optional): (H, W) binary mask, written as RLE with
+            ``area`` its pixel count; without it ``area = w * h`` and no
+            ``segmentation``.
+        iscrowd (bool): COCO's ignore flag (neither ground truth nor false
+            positive in ``CocoMetric``; ignored in training).
 
     Returns:
         dict: The annotation.

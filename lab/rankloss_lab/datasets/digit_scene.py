@@ -49,33 +49,29 @@ def render_digit_scene(
     texture: float = 1.0,
     polarity: str = 'random',
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Draw one digit on a random scene (the functional core of
-    :class:`RandomDigitScene`).
+    """Draws one digit on a random scene (:class:`RandomDigitScene`'s core).
 
     Args:
-        digit (np.ndarray): (h, w) grayscale digit, ink bright (any dtype;
-            scaled by its own maximum, so 0-16, 0-255 and 0-1 all work).
+        digit (np.ndarray): (h, w) grayscale digit, ink bright, any scale
+            (divided by its maximum).
         rng (np.random.Generator): Source of all randomness.
         canvas_size (int): Side of the square output. Defaults to 48.
-        scale_range (tuple[float, float]): Smallest and largest long side of
-            the digit, in pixels (drawn log-uniformly). Defaults to (20, 40).
-        max_rotation (float): Rotation drawn uniformly in ±this, degrees.
-            Defaults to 25.
-        min_contrast (float): Least difference between the grey levels of
-            the stroke colour and of the mean background under the digit,
-            0-127.5. Defaults to 80.
-        texture (float): Strength of the background's variation about its
-            mean colour (gradient, grating, noise), 0 (flat) to 1 (as in
-            DigitsVOC). Defaults to 1.
-        polarity (str): ``'random'``: the stroke may be darker or lighter
-            than the background; ``'light'``: always lighter (the background
-            is then compressed into the grey levels that leave room for
-            it). Defaults to ``'random'``.
+        scale_range (tuple[float, float]): Range of the digit's long side in
+            pixels, drawn log-uniformly. Defaults to (20, 40).
+        max_rotation (float): Rotation uniform in ±this, degrees. Defaults
+            to 25.
+        min_contrast (float): Least grey-level gap between stroke colour and
+            the mean background under the digit, 0-127.5. Defaults to 80.
+        texture (float): Background variation, 0 (flat) to 1 (DigitsVOC's).
+            Defaults to 1.
+        polarity (str): ``'random'`` (stroke darker or lighter) or
+            ``'light'`` (always lighter; the background is compressed to
+            leave room). Defaults to ``'random'``.
 
     Returns:
-        tuple: ``img`` (S, S, 3) uint8 RGB; ``mask`` (S, S) float in [0, 1],
-        the digit's ink; ``colour`` (3,) the stroke colour; ``local`` (3,)
-        the mean background colour under the digit (before drawing).
+        tuple: ``img`` (S, S, 3) uint8 RGB; ``mask`` (S, S) float ink in
+        [0, 1]; ``colour`` (3,) the stroke; ``local`` (3,) the mean background
+        under the digit before drawing.
     """
     digit = np.asarray(digit, dtype=np.float64)
     if digit.ndim != 2 or digit.size == 0 or digit.max() <= 0:
@@ -121,22 +117,17 @@ def render_digit_scene(
 
 @TRANSFORMS.register_module()
 class RandomDigitScene(BaseTransform):
-    """Draw a small grayscale digit on a random RGB scene (module docstring).
+    """Draws a small grayscale digit on a random RGB scene.
 
-    Required Keys: ``img`` (h, w) grayscale, ink bright; ``sample_idx``
-    when ``seed`` is set. Modified Keys: ``img`` (S, S, 3) uint8 RGB,
-    ``img_shape``.
+    Required Keys: ``img`` (h, w) grayscale, ink bright; ``sample_idx`` with
+    ``seed``. Modified Keys: ``img`` (S, S, 3) uint8 RGB, ``img_shape``.
 
-    Args: ``canvas_size``, ``scale_range``, ``max_rotation``,
-    ``min_contrast``, ``texture`` and ``polarity`` as
-    :func:`render_digit_scene` (checked here: ``scale_range`` within
+    Args: as :func:`render_digit_scene` (``scale_range`` within
     (0, canvas_size], ``max_rotation`` in [0, 180]), and ``seed`` (int,
-    optional): None (training): a new scene on every call, drawn from
-    NumPy's global generator (seeded per worker by MMEngine). An int (test
-    set): the scene of sample ``i`` comes from
-    ``np.random.default_rng((seed, i))``, the same on every call, in any
-    order; such scenes are kept (rendering costs about 10 ms per image).
-    Defaults to None.
+    optional): None (training), a new scene per call from NumPy's global
+    generator (seeded per worker by MMEngine); an int (test), sample ``i``'s
+    scene from ``np.random.default_rng((seed, i))``, the same in any order and
+    kept (about 10 ms per render). Defaults to None.
     """
 
     def __init__(self,

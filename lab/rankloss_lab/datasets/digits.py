@@ -1,9 +1,7 @@
 """A retrieval dataset that needs no download: scikit-learn's digits.
 
-The 1,797 8x8 grayscale handwritten digits of the UCI ML hand-written
-digits test set ship inside the scikit-learn package
-(``sklearn.datasets.load_digits``), so the retrieval quickstart and the
-tests run offline.
+The 1,797 8x8 handwritten digits of ``sklearn.datasets.load_digits`` ship
+with scikit-learn, so the retrieval quickstart and tests run offline.
 """
 from typing import List, Sequence
 
@@ -20,30 +18,23 @@ class DigitInstancesDataset(RetrievalDataset):
     """Each of scikit-learn's 1,797 digit images is a class of its own.
 
     The Stanford Online Products protocol on digits: a class is one
-    handwritten instance (one image), seen in several views, and the test
-    instances are held out from training. A view is whatever the pipeline
-    makes of the instance's 8x8 image, e.g. :class:`RandomDigitScene`
-    (position, size, rotation, stroke and background colour): retrieving the
-    other views of the same instance needs features of *that* hand-written
-    shape that survive the view change, which raw pixels do not have. The
-    instances are split once, by a permutation of all images drawn from
-    ``split_seed``; the splits never share an instance.
-
-    Each sample carries ``img`` (8x8 ``uint8``, ink bright, 0-255),
-    ``gt_label`` (the instance: its index in ``load_digits()``), ``digit``
-    (its digit, 0-9, for display only) and ``view`` (0 .. views - 1); the
-    dataset lists every instance ``views`` times, so that a fixed-seed
-    pipeline (the test split) draws one fixed view per entry and a P x K
-    sampler finds K entries per class.
+    handwritten instance seen in several views (whatever the pipeline makes
+    of its 8x8 image, e.g. :class:`RandomDigitScene`), so retrieval needs
+    features of *that* shape that survive the view change, which raw pixels
+    lack. Instances are split once by a permutation from ``split_seed``; the
+    splits share none. A sample has ``img`` (8x8 ``uint8``, ink bright),
+    ``gt_label`` (its index in ``load_digits()``), ``digit`` (0-9, display
+    only) and ``view``; each instance is listed ``views`` times (one fixed
+    view per entry in a seeded test pipeline, K entries per class for a
+    P x K sampler).
 
     Args:
-        split (str): ``'train'``, ``'val'`` (for choosing hyper-parameters)
-            or ``'test'``. Defaults to ``'train'``.
+        split (str): ``'train'``, ``'val'`` or ``'test'``. Defaults to
+            ``'train'``.
         views (int): Entries per instance, >= 2. Defaults to 4.
-        split_sizes (Sequence[int]): Instances in train, val and test, at
-            most 1,797 together. Defaults to (997, 300, 500).
-        split_seed (int): Seed of the permutation that splits the
-            instances. Defaults to 0.
+        split_sizes (Sequence[int]): Instances in train, val and test, at most
+            1,797 together. Defaults to (997, 300, 500).
+        split_seed (int): Seed of the split permutation. Defaults to 0.
         **kwargs: See :class:`~mmdet_rankloss.datasets.RetrievalDataset`.
     """
     SPLITS = ('train', 'val', 'test')

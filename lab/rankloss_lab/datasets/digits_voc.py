@@ -319,19 +319,17 @@ def make_digits_voc(root: str,
 
     Args:
         root (str): Output directory; ``VOC2007`` is created inside it.
-        splits (sequence): ``(name, number of images)`` for ``train``,
-            ``val`` and ``test`` (in any order, each at most once, counts
-            >= 1). ``trainval`` is written as train + val.
-            Defaults to 384 / 160 / 320 images.
+        splits (sequence): ``(name, images)`` of ``train``, ``val`` and
+            ``test`` (any order, each once, >= 1); ``trainval`` is train + val.
+            Defaults to 384 / 160 / 320.
         image_size (int): Side of the square images, >= 64. Defaults to 128.
         seed (int): Generator seed. Defaults to 0.
-        masks (bool): Also write the instance masks (segmentation PNGs and
-            the COCO twin, see the module docstring); the other files are
-            the same as without. Defaults to False.
+        masks (bool): Also the instance masks (PNGs and COCO twin); the other
+            files stay the same. Defaults to False.
 
     Returns:
-        dict: Per split, the number of ``images``, ``objects``,
-        ``difficult`` and ``truncated`` objects and per-class ``counts``.
+        dict: Per split, the number of ``images``, ``objects``, ``difficult``
+        and ``truncated`` objects and per-class ``counts``.
     """
     _check_args(splits, image_size)
     masks = check_flag('make_digits_voc', 'masks', masks)
@@ -402,22 +400,18 @@ def make_fresh_test_split(root: str,
                           masks: bool = False) -> Dict[str, object]:
     """Writes a fresh test split ``name`` beside the DigitsVOC splits.
 
-    The images ``<name>_<index>`` are drawn from the synthesis seed
-    ``fresh_seed`` (its own generator: backgrounds, clutter, placement and
-    colours are new) and only from the digit images that none of the
-    existing splits draws (``used_digit_images(splits, image_size, seed)``,
-    the arguments the existing splits were written with): no digit image of
-    the fresh split is in train, val or test. With the default splits 342 of
-    the 1,797 digit images are free, 7 to 78 per class. Only the files of
-    ``name`` are written (``JPEGImages/<name>_*.jpg``, ``Annotations``,
-    ``ImageSets/Main/<name>.txt`` and ``<class>_<name>.txt``; with
-    ``masks``, also its segmentation PNGs, ``ImageSets/Segmentation/
-    <name>.txt`` and ``annotations/instances_<name>.json``); the existing
-    splits are not touched. Deterministic, like :func:`make_digits_voc`.
+    Its images ``<name>_<index>`` come from the synthesis seed ``fresh_seed``
+    (new backgrounds, clutter, placement, colours) and only from digit images
+    no existing split draws (``used_digit_images(splits, image_size, seed)``,
+    with the arguments those splits were written with): with the defaults 342
+    of 1,797, 7 to 78 per class. Only ``name``'s files are written (images,
+    annotations, ``ImageSets/Main/<name>.txt`` and per-class lists; with
+    ``masks`` its PNGs, ``ImageSets/Segmentation/<name>.txt`` and
+    ``annotations/instances_<name>.json``). Deterministic.
 
     Returns:
-        dict: the split's counts (as :func:`make_digits_voc`) and
-        ``digit_images``: the free digit images per class.
+        dict: The split's counts (as :func:`make_digits_voc`) and
+        ``digit_images``, the free digit images per class.
     """
     if not isinstance(name, str) or not name.isidentifier() or name in (
             'train', 'val', 'trainval', 'test'):

@@ -87,16 +87,15 @@ def render_glyph(rng: np.random.Generator, font_path: str, char: str,
     """One ``char`` in one face on a textured background.
 
     Args:
-        rng: the source of every random choice.
-        font_path: a TrueType file (:func:`glyph_fonts`).
-        char: the character to print.
-        size: the image's side in pixels.
+        rng: The source of every random choice.
+        font_path: A TrueType file (:func:`glyph_fonts`).
+        char: The character.
+        size: The image's side in pixels.
 
     Returns:
-        np.ndarray: (size, size, 3) uint8 RGB image. The glyph's long side
-        is 30 to 85 % of ``size``; it is rotated by up to 20 degrees either
-        way, lies wholly inside the image and differs from the background
-        by at least 80 grey levels in its mean colour.
+        np.ndarray: (size, size, 3) uint8 RGB; the glyph's long side 30 to
+        85 % of ``size``, rotated up to ±20 degrees, wholly inside, its mean
+        colour at least 80 grey levels from the background.
     """
     img = textured_background(rng, size)
     _strokes(rng, img)
@@ -126,14 +125,13 @@ def make_glyph_set(count: int, seed: int,
     """``count`` images with balanced classes and faces.
 
     Args:
-        count: the number of images (> 0).
-        seed: the generator's seed; a held-out set uses a seed the training
-            sets never use.
-        size: the images' side in pixels (>= 16).
+        count: The number of images (> 0).
+        seed: Generator seed (a held-out set uses one training never uses).
+        size: The images' side in pixels (>= 16).
 
     Returns:
-        tuple: images (count, size, size, 3) uint8 RGB, labels (count,)
-        int64 indices into :data:`GLYPH_CLASSES`.
+        tuple: Images (count, size, size, 3) uint8 RGB and labels (count,)
+        int64 into :data:`GLYPH_CLASSES`.
     """
     if int(count) != count or count < 1:
         raise ValueError(f'make_glyph_set: count must be a positive '

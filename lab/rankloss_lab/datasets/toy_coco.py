@@ -30,13 +30,12 @@ def make_toy_coco(root: str,
     """Writes the toy set in the COCO format under ``root``.
 
     Args:
-        root (str): Output directory (``images/`` and ``annotations/`` are
-            created in it).
-        splits (Sequence[tuple[str, int]]): ``(name, images)`` of each split,
-            written to ``annotations/<name>.json``; image ids and file names
-            run on across the splits. Defaults to 16 train and 8 val images.
+        root (str): Output directory (``images/`` and ``annotations/``).
+        splits (Sequence[tuple[str, int]]): ``(name, images)`` per split, to
+            ``annotations/<name>.json``; ids and file names run on across
+            splits. Defaults to 16 train and 8 val images.
         image_size (int): Side of the square images. Defaults to 128.
-        seed (int): Seed of the generator. Defaults to 0.
+        seed (int): Generator seed. Defaults to 0.
 
     Returns:
         dict: Per split, the number of ``images`` and ``objects``.

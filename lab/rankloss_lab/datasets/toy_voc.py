@@ -185,30 +185,24 @@ def make_toy_voc(root: str,
     """Writes the toy dataset under ``root`` (a ``VOCdevkit`` directory).
 
     Args:
-        root (str): Output directory; ``VOC2007`` (and ``VOC2012``) are
-            created inside it. Existing files of the same names are
-            overwritten.
-        num_trainval (int): Images in ``VOC2007`` ``trainval``. Defaults to
-            256.
-        num_test (int): Images in ``VOC2007`` ``test``. Defaults to 64.
-        image_size (int): Side of the square images in pixels. Defaults to
-            128.
-        seed (int): Seed of the generator; the same arguments always give the
-            same files. Defaults to 0.
-        difficult_prob (float): Probability that an object is drawn small and
-            faded and flagged ``difficult``. Defaults to 0.1.
-        with_voc2012 (bool): Also write a ``VOC2012`` ``trainval`` split of
-            ``num_trainval`` other images, so the VOC07+12 configs find both
-            years. Defaults to False.
-        num_val (int): Images in a held-out ``VOC2007`` ``val`` split for
-            choices made after training (a score calibration), written
-            after every other split so that they stay the same files.
-            Unlike real VOC's ``val``, it is not part of ``trainval``.
-            Defaults to 0 (none).
+        root (str): Output directory for ``VOC2007`` (and ``VOC2012``);
+            existing files of the same names are overwritten.
+        num_trainval (int): ``VOC2007`` ``trainval`` images. Defaults to 256.
+        num_test (int): ``VOC2007`` ``test`` images. Defaults to 64.
+        image_size (int): Side of the square images. Defaults to 128.
+        seed (int): Generator seed. Defaults to 0.
+        difficult_prob (float): Chance that an object is small, faded and
+            ``difficult``. Defaults to 0.1.
+        with_voc2012 (bool): Also a ``VOC2012`` ``trainval`` of
+            ``num_trainval`` other images, for the VOC07+12 configs. Defaults
+            to False.
+        num_val (int): A held-out ``VOC2007`` ``val`` for post-training fits
+            (a calibration), written last so the other splits stay the same;
+            unlike VOC's, not in ``trainval``. Defaults to 0.
 
     Returns:
-        dict: For each written split (``'VOC2007/trainval'``, ...) a dict with
-        the number of ``images``, ``objects`` and ``difficult`` objects.
+        dict: Per split (``'VOC2007/trainval'``, ...) the number of
+        ``images``, ``objects`` and ``difficult`` objects.
     """
     _check_toy_args(num_trainval, num_test, num_val, image_size,
                     difficult_prob)

@@ -135,17 +135,16 @@ def voc_palette() -> List[int]:
 def write_voc_masks(year_root: str, img_id: str, size: int,
                     objects: Sequence[dict],
                     class_names: Sequence[str]) -> None:
-    """``SegmentationObject/<img_id>.png`` and
-    ``SegmentationClass/<img_id>.png`` under ``year_root``: palette PNGs
-    whose pixel value is the 1-based index of the object in ``objects``
-    (the XML's order) or of its class in ``class_names``, 0 background.
+    """``SegmentationObject`` and ``SegmentationClass/<img_id>.png`` under
+    ``year_root``: palette PNGs of each pixel's 1-based object index in
+    ``objects`` (the XML's order) or class index, 0 background.
 
     Args:
         year_root (str): The year directory.
         img_id (str): Image id.
-        size (int): Width and height of the square image.
-        objects (Sequence[dict]): Each with its ``mask`` ((size, size)
-            bool); the masks must not overlap.
+        size (int): Side of the square image.
+        objects (Sequence[dict]): Each with its ``mask`` ((size, size) bool),
+            not overlapping.
         class_names (Sequence[str]): The classes, in label order.
     """
     from PIL import Image
