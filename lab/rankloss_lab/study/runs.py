@@ -127,14 +127,10 @@ ATTEMPTS = 'attempts.json'
 
 def start_attempt(directory: str,
                   resume: Optional[str] = None) -> List[dict]:
-    """Notes the start of a training attempt in the run's folder, resumed
-    from the checkpoint ``resume`` (None: from the start); returns all
-    attempts so far.
-
-    An interrupted run's train time is that of every attempt up to the
-    checkpoint the next one resumed from (``earlier_attempts_seconds``)
-    plus the last attempt's; each attempt records when it started and the
-    modification time of the checkpoint it resumes from.
+    """Notes a training attempt's start in the run's folder, resumed from
+    ``resume`` (None: from the start); returns all attempts so far. Each
+    records its start and its checkpoint's modification time; the train time
+    is :func:`earlier_attempts_seconds` plus the last attempt's.
     """
     path = osp.join(directory, ATTEMPTS)
     attempts = read_json(path) or []
@@ -158,11 +154,10 @@ def earlier_attempts_seconds(attempts: Sequence[dict]) -> float:
 
 def resume_checkpoint(directory: str, config: str,
                       metric: str = METRIC) -> Optional[str]:
-    """The checkpoint a stopped run resumes from: the last one, or the one
-    before it when the last one's epoch was due a val that was not logged
-    (the run stopped during its val) and that one is kept, so the epoch is
-    trained again (a resumed run continues exactly) and validated; None
-    to start anew (no checkpoint, or epoch 1's val lost)."""
+    """The checkpoint a stopped run resumes from: the last, or the one before
+    where the last epoch's val was due and not logged (the epoch is trained
+    again and validated); None to start anew (none, or epoch 1's val lost).
+    """
     last = last_checkpoint(directory)
     found = re.search(r'epoch_(\d+)\.pth$', last or '')
     epoch = int(found.group(1)) if found else None
@@ -213,28 +208,17 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 records: Optional[str] = None) -> dict:
     """Trains (or resumes) one run, evaluates it; returns its result.
 
-    The val curve and ``val_ap50`` are the spec's ``metric`` (default
-    VOCMetric's AP50) as the training's val loop logs it; ``test_ap50`` is
-    its value on test. A CocoMetric study (``coco/`` metrics) records every
-    metric of the spec on test (``test_metrics``) and on val after the last
-    epoch (``val_metrics``), evaluates test only (val's values are the
-    training's last val loop), so it fits no calibration; its oLRP is read
-    from the test dataset as MMDetection builds it (:func:`olrp_on_dataset`).
-
-    The test evaluation records when it started and the settings hash of
-    the pre-registration it ran under (``preregistration``, or None), which
-    the report checks. With ``records`` (a folder), each result is also
-    written there (``record_path``), and a run whose record already holds
-    what is asked is not run again, even without its work directory.
-
-    A training that fails on a non-finite loss or score
-    (:func:`non_finite_reason`) is a result: ``diverged`` (the reason) and
-    no val AP50; the selection ranks it below every run, a test run raises.
-    One that trains to its end on a NaN loss is marked ``diverged`` too.
-
-    Every test run keeps its test detections (:mod:`.detections`) beside
-    its result and its record; a spec with ``score_thresholds`` records
-    AP50 re-scored from them at each (``test_metrics``).
+    ``val_ap50`` and the val curve are the spec's ``metric`` (default VOC
+    AP50) as the val loop logs it, ``test_ap50`` its test value. A CocoMetric
+    study records every metric on test (``test_metrics``) and val's last loop
+    (``val_metrics``), tests only (no calibration) and reads oLRP from the
+    test dataset (:func:`olrp_on_dataset`). The test records its start and
+    the pre-registration hash it ran under (``preregistration``). With
+    ``records``, results are also written there (``record_path``), and a run
+    whose record holds what is asked is not run again. A non-finite loss or
+    score (:func:`non_finite_reason`), or a NaN loss at the end, is a result:
+    ``diverged`` and no val AP50 (ranked last; a test run raises). Test runs
+    keep their detections (:func:`keep_test_detections`).
     """
     m = spec['methods'][method]
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
@@ -367,12 +351,11 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
 
 def keep_test_detections(spec: dict, result: dict, pkl: str,
                          result_path: str) -> None:
-    """Stores a test run's detections (``pkl``, of ``tools/test.py
-    --out``) beside ``result_path`` (:func:`.detections.save_detections`,
-    VOC studies in the split's order) and, in a spec with
-    ``score_thresholds``, records AP50 re-scored from them at each in
-    ``result['test_metrics']``. A model without a score threshold (no
-    boxes) keeps nothing."""
+    """Stores a test run's detections (``tools/test.py --out`` ``pkl``) beside
+    ``result_path`` (:func:`.detections.save_detections`; VOC in split order)
+    and, with ``score_thresholds``, AP50 re-scored at each in
+    ``result['test_metrics']``. A model without a score threshold keeps none.
+    """
     if result['test_score_thr'] is None:
         return
     split = result['test_split']
