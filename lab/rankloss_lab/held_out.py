@@ -69,12 +69,8 @@ def dataset_images(dataset_cfg) -> set:
 
 
 def check_held_out(cfg, config: str, paths: Sequence[str]) -> None:
-    """Stops if a calibration image is a training image or a test image of
-    the config.
-
-    Raises:
-        SystemExit: Naming how many images overlap, one of them, and what
-            to do.
+    """Stops (``SystemExit``: how many images overlap, one of them, what to
+    do) if a calibration image is a training or test image of the config.
     """
     mine = {_norm(p) for p in paths}
     for loader, why in (

@@ -13,11 +13,10 @@ from typing import Optional, Sequence
 
 
 def mmdet_tool_path(name: str) -> str:
-    """Returns the path of one of MMDetection's tools, e.g. ``'train.py'``.
+    """The path of one of MMDetection's tools, e.g. ``'train.py'``.
 
     Raises:
-        FileNotFoundError: When the installed mmdet has no such tool (an
-            mmdet installed without its ``.mim`` data).
+        FileNotFoundError: The installed mmdet lacks it (no ``.mim`` data).
     """
     import mmdet
     path = osp.join(osp.dirname(mmdet.__file__), '.mim', 'tools', name)
@@ -29,12 +28,8 @@ def mmdet_tool_path(name: str) -> str:
 
 
 def run_mmdet_tool(name: str, argv: Optional[Sequence[str]] = None) -> None:
-    """Runs MMDetection's tool ``name`` as ``__main__`` in this process.
-
-    Args:
-        name (str): File name under ``mmdet/.mim/tools``, e.g. ``'train.py'``.
-        argv (Sequence[str], optional): Command-line arguments without the
-            program name. Defaults to None (``sys.argv[1:]``).
+    """Runs MMDetection's tool ``name`` (under ``mmdet/.mim/tools``, e.g.
+    ``'train.py'``) as ``__main__`` with ``argv`` (default ``sys.argv[1:]``).
     """
     import mmdet_rankloss  # noqa: F401  (registers modules, applies patches)
     from .cpu_distributed import close_process_group, cpu_distributed_args

@@ -28,15 +28,9 @@ __all__ = [
 
 
 def log_files(work_dir: str, train_only: bool = False) -> List[str]:
-    """MMEngine JSON logs under ``work_dir``, oldest first.
-
-    Args:
-        work_dir (str): A ``--work-dir`` of ``tools/train.py`` or
-            ``tools/test.py``.
-        train_only (bool): Only the logs of training runs (``vis_data``).
-
-    Returns:
-        list[str]: Paths sorted by modification time.
+    """MMEngine JSON logs under ``work_dir`` (a ``--work-dir`` of
+    ``tools/train.py`` or ``test.py``), oldest first by modification time;
+    ``train_only``: the training runs' (``vis_data``) alone.
     """
     paths = glob.glob(osp.join(work_dir, '*', 'vis_data', '*.json'))
     if not train_only:
@@ -63,14 +57,9 @@ def read_scalars(work_dir: str,
                  key: str,
                  step_key: str = 'step',
                  train_only: bool = False) -> Dict[int, float]:
-    """``{step: value}`` of ``key`` (later logs override earlier ones).
-
-    Args:
-        work_dir (str): The run's ``--work-dir``.
-        key (str): A logged scalar, e.g. ``'pascal_voc/AP50'``.
-        step_key (str): The record field used as step: ``'step'`` (the
-            epoch of a validation record) or ``'iter'`` (training records).
-        train_only (bool): See :func:`log_files`.
+    """``{step: value}`` of the logged scalar ``key`` in ``work_dir``, later
+    logs overriding earlier ones; ``step_key`` ``'step'`` (a val record's
+    epoch) or ``'iter'`` (training records); ``train_only``: :func:`log_files`.
     """
     return {
         int(record.get(step_key, 0)): float(record[key])
@@ -114,8 +103,8 @@ def run_logged(cmd: List[str],
                echo: bool = False) -> float:
     """Runs ``cmd`` with its output in ``log_path``; returns its seconds.
 
-    One intra-op thread unless the caller's environment chose: the models
-    of the tools are small and the data-loader workers need the other core.
+    One intra-op thread unless the caller's environment chose (small models;
+    the data-loader workers need the other core).
 
     Raises:
         RuntimeError: The command failed; the message holds the log's tail.
@@ -196,8 +185,8 @@ def epochs_done(log_path: str) -> int:
 
 
 class EpochWatcher:
-    """Prints a line each time a training run finishes an epoch, with the
-    ETA of the trainings: a thread that reads the runs' console logs.
+    """A thread that prints a line per epoch a training run finishes, with the
+    trainings' ETA, from their console logs.
 
     Args:
         runs (dict): ``{name: (log path, max epochs)}``.

@@ -257,14 +257,13 @@ def corrected_family(comparisons: List[dict], alpha: float = 0.05,
                      confidence: float = 0.95) -> List[dict]:
     """Raw and multiplicity-corrected statistics of one family.
 
-    ``comparisons``: dicts with ``diff`` (a ``paired_difference`` or None:
-    not measured yet) and ``alternative``. The family has m = len(
-    comparisons) members, measured or not (a missing one counts with p = 1,
-    which keeps Holm valid). Each gets: the raw two-sided ``confidence`` t
-    interval (``low``, ``high``), the Bonferroni interval at level 1 -
-    alpha / m (one-sided for a one-sided alternative: ``bonf_low``,
-    ``bonf_high``), the paired t-test ``p``, Holm's ``p_holm`` and
-    ``significant`` (p_holm <= alpha). Returns new dicts.
+    ``comparisons``: dicts with ``diff`` (a ``paired_difference``, or None if
+    not measured: counted with p = 1, which keeps Holm valid) and
+    ``alternative``; m = len(comparisons). Each new dict gets the raw
+    ``confidence`` t interval (``low``, ``high``), the Bonferroni interval at
+    1 - alpha / m (one-sided for a one-sided alternative: ``bonf_low``,
+    ``bonf_high``), the t-test ``p``, Holm's ``p_holm`` and ``significant``
+    (p_holm <= alpha).
     """
     m = len(comparisons)
     out = []

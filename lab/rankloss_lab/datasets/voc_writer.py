@@ -39,14 +39,9 @@ def make_voc_dirs(year_root: str, segmentation: bool = False) -> None:
 
 def annotation_xml(img_id: str, folder: str, size: int,
                    objects: Sequence[dict], database: str) -> ET.ElementTree:
-    """The VOC XML of a square ``size`` x ``size`` RGB image ``img_id``.
-
-    Args:
-        img_id (str): Image id (the file is ``<img_id>.jpg``).
-        folder (str): The ``<folder>`` field (the year, ``VOC2007``).
-        size (int): Width and height in pixels.
-        objects (Sequence[dict]): The objects (module docstring).
-        database (str): The ``<source><database>`` field.
+    """The VOC XML of a square ``size`` x ``size`` RGB image ``img_id``
+    (``<img_id>.jpg``) in ``folder`` (``VOC2007``), of ``objects`` (module
+    docstring), with ``database`` as ``<source><database>``.
     """
     root = ET.Element('annotation')
     ET.SubElement(root, 'folder').text = folder

@@ -18,18 +18,17 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
                       ) -> List[dict]:
     """The study's comparisons with raw and corrected statistics.
 
-    Frozen study: the pre-registered hypotheses are one family (m = their
-    number, measured or not), each on its own metric; every other method
-    against the baseline is exploratory, a second family. Otherwise every
-    method against the baseline, two-sided, is one exploratory family. In a
-    study with ``extra_metrics`` the exploratory family holds each pair on
-    each metric. Each comparison holds ``metric_key`` (the logged key it
-    compares) and ``bimodal`` (:func:`bimodal_sides`).
+    A frozen study's hypotheses are one family (m = their number, measured or
+    not), each on its metric; the other methods against the baseline are a
+    second, exploratory family; unfrozen, every method against the baseline,
+    two-sided, is one exploratory family (with ``extra_metrics``, each pair on
+    each metric). Each holds ``metric_key`` and ``bimodal``
+    (:func:`bimodal_sides`).
 
     Args:
         per_method: ``{method: {seed: test value}}`` of the spec's metric.
-        per_metric: ``{metric: per_method}`` of every metric of the study
-            (default: the spec's metric alone, ``per_method``).
+        per_metric: ``{metric: per_method}`` of every metric (default: the
+            spec's metric alone).
     """
     per_metric = per_metric or {spec['metric']: per_method}
 

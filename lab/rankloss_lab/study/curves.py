@@ -11,13 +11,13 @@ from .common import val_by_epoch
 
 def curve_runs(spec: dict, results: Dict[Tuple, dict],
                chosen: Dict[str, float]) -> Tuple[Dict[str, list], str]:
-    """``({method: [per-epoch val curve of each run]}, whose)``: the runs
-    at each method's selected lr of the test seeds (a ``select_only`` study:
-    its selection seeds); where those validated only after their last epoch
-    (``test_phase_options``), of the selection seeds. ``whose`` names
-    them (``'test seeds'``, ``'selection seeds 5, 11'``). A run that
-    diverged before its last epoch has no whole curve and is left out;
-    each curve lists epochs 1, 2, ..., NaN where a run logged no val."""
+    """``({method: [per-epoch val curve of each run]}, whose)``: the runs at
+    each selected lr of the test seeds (``select_only``: the selection
+    seeds), or of the selection seeds where those validated only at the end
+    (``test_phase_options``); ``whose`` names them (``'test seeds'``,
+    ``'selection seeds 5, 11'``). A run diverged before its last epoch is
+    left out; a curve lists epochs 1, 2, ..., NaN where no val was logged.
+    """
     def gather(seeds):
         out = {}
         for mname in spec['methods']:

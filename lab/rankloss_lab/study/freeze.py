@@ -141,17 +141,15 @@ def check_preregistration(spec: dict, chosen: Dict[str, float],
 def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
            now: Optional[str] = None,
            records: Optional[str] = None) -> Dict[str, str]:
-    """Writes the pre-registration (``--freeze``): hypotheses, test seeds,
-    selected settings, date and settings hash, before any test run.
+    """Writes the pre-registration (``--freeze``) before any test run:
+    hypotheses, test seeds, selected settings, date and settings hash.
 
-    Refuses a study that is selection only (``select_only``), when a
-    declared method has no selected lr yet, when a declared method already
-    has a test result on a test seed, when the spec does not say
-    ``fair_selection`` or says True and breaks a fair-baseline rule
+    Refuses a ``select_only`` study, a declared method without a selected lr
+    or with a test result on a test seed, a spec that does not say
+    ``fair_selection`` or says True and breaks a rule
     (:func:`~rankloss_lab.study.fairness.check_fair_selection`; a new freeze
-    also needs every lr selected on two or more seeds), and when another
-    freeze of the study exists with other settings. Freezing the same
-    settings again leaves the file (and its date) as it is.
+    needs lrs selected on two or more seeds), and another freeze with other
+    settings. The same settings again leave the file (and date) as it is.
     """
     if spec['select_only']:
         raise PreregistrationError(

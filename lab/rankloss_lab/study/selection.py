@@ -129,16 +129,13 @@ def grid_selection(spec: dict, results: Dict[Tuple, dict],
                    name: str) -> dict:
     """How a grid method's lr is selected from ``results``.
 
-    Returns ``dict(lr, seeds, scores, collapsed, pending)``: ``lr`` the
-    selected lr (None: not yet), ``seeds`` the selection seeds, ``scores``
-    ``{lr: val AP50}`` (the mean over ``seeds`` when re-selected; None
-    while the first grid is incomplete), ``collapsed`` whether the best on
-    the selection seed collapsed (``fair_selection`` studies only: it is
-    then re-selected), ``pending`` ``'select'`` (the grid is not finished),
-    ``'reselect'`` (collapsed, the second grid is not finished) or None;
-    ``first``: the scores on the (first) selection seed. With
-    ``select_seeds``, ``scores`` is the mean over them (None until every
-    grid is finished) and ``per_seed`` ``{seed: {lr: val AP50} or None}``.
+    Returns ``dict(lr, seeds, scores, collapsed, pending, first)``: ``lr``
+    (None: not yet), the selection ``seeds``, ``scores`` ``{lr: val AP50}``
+    (the mean over ``seeds`` when re-selected or with ``select_seeds``; None
+    while incomplete), ``collapsed`` (the first seed's best collapsed, in
+    ``fair_selection`` studies: re-selected), ``pending`` (``'select'``,
+    ``'reselect'`` or None), ``first`` (the first seed's scores); with
+    ``select_seeds`` also ``per_seed`` ``{seed: {lr: val AP50} or None}``.
     """
     seed = spec['select_seed']
     first = grid_scores(spec, results, name, seed)

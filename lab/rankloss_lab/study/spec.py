@@ -138,16 +138,12 @@ def _distinct_ints(values) -> bool:
 
 
 def _selection_seed_keys(cfg: dict, path: str) -> None:
-    """``select_seeds`` (two or more seeds, none a test seed: every grid
-    point runs with each, the lr with the best mean val AP50 is selected)
-    or ``select_seed`` (one seed). Completes both: ``select_seed`` is the
-    first of ``select_seeds``, ``select_seeds`` is ``[select_seed]`` in a
-    one-seed spec.
-
-    Selection and test seeds are disjoint unless the spec says otherwise:
-    the default selection seed is the smallest seed >= 0 that is not a test
-    seed. (The DigitsVOC studies set ``select_seed = 0``, also their first
-    test seed: that overlap is kept for them and said in reports.)
+    """``select_seeds`` (two or more, none a test seed: each grid point runs
+    with each, the best mean val AP50 wins) or ``select_seed`` (one);
+    completes both (``select_seed`` is the first of ``select_seeds``, which
+    is ``[select_seed]`` in a one-seed spec). By default the selection seed
+    is the smallest seed >= 0 that is no test seed (the DigitsVOC studies set
+    ``select_seed = 0``, also a test seed; their reports say so).
     """
     seeds = cfg['seeds']
     many = cfg.get('select_seeds')
@@ -198,16 +194,14 @@ def _metric_keys(cfg: dict, path: str) -> None:
 
 
 def _score_threshold_keys(cfg: dict, path: str) -> None:
-    """``score_thresholds`` (default none): the test score thresholds the
-    study compares at, e.g. ``[0.05, 0.0]``. Each adds the metric
-    ``<metric>@<threshold>`` to ``extra_metrics``
-    (:func:`~rankloss_lab.study.common.threshold_metric`), which a
-    hypothesis names: VOC AP50 re-scored from the stored test detections
-    of each run (:mod:`rankloss_lab.study.detections`), so one training
-    per method and seed gives every threshold. The runs must be tested at
-    a threshold no higher than the lowest (``options``: e.g.
-    ``model.test_cfg.rcnn.score_thr=0.0``); the test phase refuses
-    otherwise. VOCMetric studies only."""
+    """``score_thresholds`` (default none): test thresholds to compare at,
+    e.g. ``[0.05, 0.0]``; each adds ``<metric>@<threshold>`` to
+    ``extra_metrics`` (:func:`~rankloss_lab.study.common.threshold_metric`),
+    VOC AP50 re-scored from each run's stored test detections
+    (:mod:`rankloss_lab.study.detections`). Runs must be tested at or below
+    the lowest (e.g. ``model.test_cfg.rcnn.score_thr=0.0`` in ``options``).
+    VOCMetric studies only.
+    """
     thrs = cfg.setdefault('score_thresholds', [])
     if not isinstance(thrs, (list, tuple)) or not all(
             _is_number(t) and 0 <= t < 1 for t in thrs) or \
@@ -260,14 +254,12 @@ def _fair_selection_keys(cfg: dict, path: str) -> None:
 def _hypotheses(cfg: dict, path: str) -> List[dict]:
     """The spec's ``hypotheses``, checked and completed.
 
-    Each is ``dict(method=..., baseline=<the spec's>, alternative=
-    'greater' | 'less' | 'two-sided', metric=<the spec's metric>)``:
-    'greater' states ``method - baseline > 0`` on the test value of
-    ``metric`` (the spec's ``metric`` or one of its ``extra_metrics``).
-    Without ``hypotheses`` every method is compared with the baseline on
-    the spec's metric, two-sided. The completed ``metric`` is the text the
-    pre-registration freezes (:func:`~rankloss_lab.study.common.
-    hypothesis_text`: ``'test AP50'`` for VOCMetric's AP50).
+    Each is ``dict(method=..., baseline=<the spec's>, alternative='greater' |
+    'less' | 'two-sided', metric=<the spec's metric>)``; 'greater' states
+    ``method - baseline > 0`` on the test value of ``metric`` (``metric`` or
+    one of ``extra_metrics``). Without any, every method against the
+    baseline, two-sided. The completed ``metric`` is the frozen text
+    (:func:`~rankloss_lab.study.common.hypothesis_text`: ``'test AP50'``).
     """
     methods = cfg['methods']
     declared = cfg.get('hypotheses')
@@ -318,14 +310,12 @@ def _check_pair(pair: dict, methods: dict, seen: set, where: str) -> None:
 
 
 def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
-    """The spec's ``exploratory_comparisons``, checked.
-
-    Pairs ``dict(method=..., baseline=...)`` beyond "every method against
-    the study's baseline", e.g. against a baseline row added after a test
-    result; they join the exploratory family (two-sided; in a study with
-    ``extra_metrics``, on each metric), so a row chosen after seeing test
-    never gets a confirmatory claim. A pair a hypothesis names (on any
-    metric) is refused.
+    """The spec's ``exploratory_comparisons``, checked: pairs
+    ``dict(method=..., baseline=...)`` beyond every method against the
+    baseline (e.g. a baseline row added after a test result), in the
+    exploratory family (two-sided, on each metric), so a row chosen after
+    seeing test never gets a confirmatory claim. A pair a hypothesis names is
+    refused.
     """
     methods = cfg['methods']
     declared = cfg.get('exploratory_comparisons', [])
