@@ -29,7 +29,7 @@ from .stats import bounds_text, ci_text, pct
 
 __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
            'pooled', 'row', 'evidence', 'verdict_markdown',
-           'verdict_tests_markdown', 'choices_markdown', 'bounds_text']
+           'verdict_tests_markdown', 'choices_markdown']
 
 #: The page and anchor of the verdict test by test.
 TESTS_PAGE = 'docs/evidence.md'

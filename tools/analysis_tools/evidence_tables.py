@@ -131,7 +131,7 @@ def _label(block: dict, rows: List[dict], method: str,
                         'confirmed within its study, failed the correction '
                         'over all' if passed else 'failed its correction')
         corrected = ('' if verdict_word.startswith('bimodal') else
-                     f' corrected {verdict.bounds_text(low, high)} '
+                     f' corrected {stats.bounds_text(low, high)} '
                      f'({r["m"]} tests),')
         text = (f'; pre-registered {r["id"]},{corrected} Holm p '
                 f'{float(r["p_holm"]):.4f}'
