@@ -1,24 +1,14 @@
 """The pieces of the speed run (``tools/analysis_tools/
-benchmark_rank_losses.py``): timing on any device, a plan of items run
-within a time budget, each in a worker process, with progress and an ETA,
-detector training steps (eager, with the losses under ``torch.compile``,
-under AMP) and the targets each row is held to.
+benchmark_rank_losses.py``): timing on any device, a plan of items run in
+worker processes within a time budget, detector training steps (eager,
+with compiled losses, under AMP) and the targets each row is held to.
 
-Every time is a median of wall times with the device synchronised around
-each call, after warm-up calls that compile what ``torch.compile`` wraps
-(until a call compiles nothing); a compile during the timed calls marks the
-row ``invalid``. Inside a timed call nothing reads the host that training
-would not read. A run writes one JSON (:data:`FORMAT`); its sections are
-lists of rows, what the budget left out is listed under ``skipped``, and
-``targets`` gives each target's verdict (:func:`evaluate_targets`).
-
-Workers: an item runs in a worker process (``python -m
-rankloss_lab.speed_run --worker FACTORY ARGS``) that builds the same plan
-and runs items by index. A worker that crashes, runs past the item's time
-limit or whose device fails after an item (a device-side assert poisons a
-CUDA context) is ended; its item's row records the failure and the next
-item gets a fresh worker. Items marked ``isolated`` (the compiled ones) get
-a worker of their own.
+A time is a median of wall times, the device synchronised around each
+call, after warm-up calls that compile what ``torch.compile`` wraps; a
+compile during the timed calls marks the row ``invalid``. A worker
+(``python -m rankloss_lab.speed_run --worker FACTORY ARGS``) builds the
+same plan and runs items by index; one that crashes, runs past its limit
+or leaves the device failed is ended and the next item gets a fresh one.
 """
 import contextlib
 import importlib.util
@@ -50,7 +40,7 @@ __all__ = ['FORMAT', 'SECTIONS', 'TARGETS', 'sync', 'PeakMemory', 'time_it',
            'compile_losses', 'amp_scaler', 'share_row', 'roi_align_row',
            'evaluate_targets']
 
-#: The ``format`` of a speed-run JSON (the docs' generator reads it).
+#: The ``format`` of a speed-run JSON; its sections are lists of rows.
 FORMAT = 'speed-run/2'
 #: The sections of a speed-run JSON, in the order they run.
 SECTIONS = ('lengths', 'per_step', 'step_share', 'amp', 'per_step_compile',
@@ -64,15 +54,14 @@ def sync(device: torch.device) -> None:
 
 
 def compiled_frames() -> int:
-    """Frames ``torch.compile`` has compiled in this process so far
-    (Dynamo's counter; 0 before anything was compiled)."""
+    """Frames ``torch.compile`` has compiled in this process so far."""
     utils = sys.modules.get('torch._dynamo.utils')
     return int(utils.counters['frames']['total']) if utils else 0
 
 
 class PeakMemory:
     """Peak memory above the level at entry: CUDA allocator stats, or the
-    process RSS sampled every millisecond on CPU (an estimate from below)."""
+    process RSS sampled every millisecond (an estimate from below)."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -117,8 +106,7 @@ class PeakMemory:
 def warm_up(fn: Callable[[], object], device: torch.device, calls: int = 1,
             max_calls: int = 12) -> dict:
     """Calls ``fn`` ``calls`` times, then on until a call compiles nothing
-    (at most ``max_calls``); returns ``warmup_calls`` and their seconds,
-    compiles included (``warmup_s``)."""
+    (at most ``max_calls``): ``warmup_calls`` and ``warmup_s``."""
     start, done = time.perf_counter(), 0
     while True:
         before = compiled_frames()
@@ -132,12 +120,28 @@ def warm_up(fn: Callable[[], object], device: torch.device, calls: int = 1,
 
 
 def timing_check(n: int) -> dict:
-    """The fields of ``n`` compiles during timed calls: ``recompiles``,
-    and with any, ``invalid`` (the time is not the compiled code's)."""
+    """``recompiles``: ``n`` compiles during timed calls; with any,
+    ``invalid`` (the time is not the compiled code's)."""
     out = dict(recompiles=n)
     if n:
         out['invalid'] = f'{n} compile(s) during the timed calls'
     return out
+
+
+def _timed(fn: Callable[[], object], device: torch.device, repeats: int,
+           min_time: float = 0.0) -> Tuple[List[float], dict]:
+    """Wall times of ``repeats`` calls of ``fn`` at least (and on until
+    ``min_time`` seconds), the device synchronised around each, and
+    :func:`timing_check`'s fields."""
+    frames, times = compiled_frames(), []
+    start = time.perf_counter()
+    while len(times) < repeats or time.perf_counter() - start < min_time:
+        sync(device)
+        t0 = time.perf_counter()
+        fn()
+        sync(device)
+        times.append(time.perf_counter() - t0)
+    return times, timing_check(compiled_frames() - frames)
 
 
 def time_it(fn: Callable[[], None], device: torch.device, repeats: int,
@@ -149,16 +153,9 @@ def time_it(fn: Callable[[], None], device: torch.device, repeats: int,
     with PeakMemory(device) as mem:
         fn()
         sync(device)
-    frames, times = compiled_frames(), []
-    start = time.perf_counter()
-    while len(times) < repeats or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        fn()
-        sync(device)
-        times.append(time.perf_counter() - t0)
+    times, check = _timed(fn, device, repeats, min_time)
     out.update(median_s=statistics.median(times), min_s=min(times),
-               runs=len(times), peak_mem_mb=mem.peak / 2**20,
-               **timing_check(compiled_frames() - frames))
+               runs=len(times), peak_mem_mb=mem.peak / 2**20, **check)
     return out
 
 
@@ -167,14 +164,14 @@ def device_label(device: torch.device) -> str:
     model otherwise."""
     if device.type == 'cuda':
         return torch.cuda.get_device_name(device)
-    if torch.cuda.is_available():  # machine_name() names the GPU then
+    if torch.cuda.is_available():  # machine_name() names the GPU
         return 'CPU'
     return machine_name().rsplit(', torch', 1)[0]
 
 
 def device_healthy(device: torch.device) -> bool:
-    """Whether ``device`` still runs a kernel and reads back (after a
-    device-side assert, every later call on a CUDA context fails)."""
+    """Whether ``device`` still runs a kernel and reads back (a device-side
+    assert fails every later call on a CUDA context)."""
     try:
         ok = float((torch.ones(2, device=device) + 1).sum()) == 4.0
         sync(device)
@@ -183,9 +180,8 @@ def device_healthy(device: torch.device) -> bool:
         return False
 
 
-#: Seconds a worker takes to start (imports, the device's context, the
-#: plan) until a run has measured its own; a guess for a GPU machine (5 to
-#: 15 s on the 2-core CPU of the smoke test, with other work on it).
+#: Seconds a worker takes to start until a run has measured its own: a
+#: guess for a GPU machine (5 to 15 s on a busy 2-core CPU).
 WORKER_START_S = 8.0
 
 
@@ -193,18 +189,16 @@ class Plan:
     """Items run one after the other within a time budget, each in a
     worker process (or, without a worker command, in this process).
 
-    Each item is ``(section, name, fn, expect_s, isolated)``: ``fn()``
-    returns the row's fields (a dict); ``expect_s`` is its expected
-    seconds on the planned device, compile warm-up included, and an
-    ``isolated`` item gets a worker of its own. A failing item gives a row
-    with ``error``; an item the budget cannot fit is not run and is listed
-    under ``skipped`` with the reason. The budget is judged before each
-    item from the time spent and the item's expected seconds (and a worker
-    start where one is needed), scaled by how the finished items compared
-    with theirs (the pace). An item is stopped with its worker when it
-    runs :attr:`overrun` times its expected seconds at that pace (at least
-    :attr:`min_limit_s`) or :attr:`grace_s` past the budget. A line after
-    each item gives the items done, the time spent and the ETA.
+    An item is ``(section, name, fn, expect_s, isolated)``: ``fn()``
+    returns the row's fields; ``expect_s``: its expected seconds,
+    compile warm-up included; an ``isolated`` item gets a worker of its
+    own. A failing item gives a row with ``error``. Before each item the
+    budget is judged from the time spent and the item's expected seconds
+    (and a worker start), scaled by the finished items' pace; an item
+    that does not fit is listed under ``skipped``. An item is stopped
+    with its worker past :attr:`overrun` times its expected seconds at
+    that pace (at least :attr:`min_limit_s`) or :attr:`grace_s` past the
+    budget. A line after each item gives the progress and the ETA.
 
     Args:
         budget_s (float): Seconds the whole plan may take.
@@ -246,9 +240,8 @@ class Plan:
         self.fields.append(fields)
 
     def expected_s(self, start_s: float = WORKER_START_S) -> float:
-        """The plan's expected seconds with workers: every item's
-        ``expect_s`` and a worker start (``start_s``) for the first item,
-        each isolated one and the one after it."""
+        """Every item's ``expect_s`` plus a worker start (``start_s``)
+        for the first item, each isolated one and the one after it."""
         total, fresh = 0.0, True
         for *_, expect_s, isolated in self.items:
             total += expect_s + (start_s if fresh or isolated else 0.0)
@@ -257,9 +250,8 @@ class Plan:
 
     def run(self, result: dict,
             worker: Optional[Sequence[str]] = None) -> dict:
-        """Runs the items (in workers started with the command ``worker``,
-        see :func:`worker_command`); fills ``result[section]`` and
-        ``result['skipped']``; returns ``result``."""
+        """Runs the items (in workers started with the command ``worker``
+        of :func:`worker_command`) into ``result``'s sections."""
         for section in SECTIONS:
             result.setdefault(section, [])
         result.setdefault('skipped', [])
@@ -320,9 +312,8 @@ class Plan:
 
 
 def _run_item(fn: Callable[[], dict]) -> dict:
-    """``fn()``'s fields, or ``error`` with the exception's type and text
-    and ``where``: its last 3 frames (``file:line function``, the path
-    from ``site-packages`` or the repository)."""
+    """``fn()``'s fields, or ``error`` (the exception's type and text) and
+    ``where``: its last 3 frames, ``file:line function``."""
     try:
         return fn()
     except Exception as error:  # noqa: BLE001 (recorded in the JSON)
@@ -340,9 +331,8 @@ def _short(path: str) -> str:
 
 
 def worker_command(factory: str, **kwargs) -> List[str]:
-    """The command of a worker whose plan is ``factory(**kwargs)``:
-    ``factory`` is ``'path/to/file.py:function'``; ``kwargs`` go through
-    JSON."""
+    """The command of a worker whose plan is ``factory(**kwargs)``
+    (``factory``: ``'path/to/file.py:function'``; ``kwargs``: JSON)."""
     return [sys.executable, '-m', 'rankloss_lab.speed_run', '--worker',
             factory, json.dumps(kwargs)]
 
@@ -356,8 +346,7 @@ def _factory(spec: str) -> Callable[..., Plan]:
 
 
 class _Worker:
-    """A worker process of :meth:`Plan.run`: items by index on its stdin,
-    one JSON line back per item (:func:`serve`)."""
+    """A worker process of :meth:`Plan.run` (:func:`serve`)."""
 
     def __init__(self, command: Sequence[str]) -> None:
         t0 = time.perf_counter()
@@ -409,10 +398,9 @@ class _Worker:
 
 
 def serve(factory: str, kwargs: str) -> None:
-    """A worker's loop: builds ``factory(**json.loads(kwargs))``, then runs
-    the items whose indices come on stdin, one JSON line per item on
-    stdout (what the items print goes to stderr); ends after an item that
-    leaves the device failed (:meth:`Plan.healthy`)."""
+    """A worker's loop: builds ``factory(**json.loads(kwargs))`` and runs
+    the items whose indices come on stdin, one JSON line each on stdout
+    (the items' prints go to stderr), until the device fails."""
     channel = os.fdopen(os.dup(1), 'w')
     os.dup2(2, 1)
 
@@ -430,13 +418,12 @@ def serve(factory: str, kwargs: str) -> None:
             return
 
 
-# --------------------------------------------------------------------------
-# Detector training steps on random data
+# --- detector training steps on random data ---
 
 
 def build_detector(config: str, device: torch.device):
-    """The model of ``config`` (a path from the repository root) with random
-    weights (no download), in train mode on ``device``; and its config."""
+    """The model of ``config`` (from the repository root) with random
+    weights, in train mode on ``device``, and its config."""
     from mmengine.config import Config
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
@@ -448,7 +435,7 @@ def build_detector(config: str, device: torch.device):
     model = MODELS.build(cfg.model)
     logger = MMLogger.get_current_instance()
     level = logger.level
-    logger.setLevel(logging.WARNING)  # MMEngine logs every parameter's init
+    logger.setLevel(logging.WARNING)  # not every parameter's init
     try:
         model.init_weights()
     finally:
@@ -458,8 +445,7 @@ def build_detector(config: str, device: torch.device):
 
 
 def _apply_fp32_logits_hooks(cfg, model) -> None:
-    """What the config's ``RankLogitsFp32Hook`` does before a run (the
-    RaMBO classifier in fp32 under autocast), as training would."""
+    """What the config's ``RankLogitsFp32Hook`` does before a run."""
     from mmdet_rankloss.engine.precision import RankLogitsFp32Hook
     for hook in cfg.get('custom_hooks', []):
         if hook.get('type') == 'RankLogitsFp32Hook':
@@ -469,18 +455,14 @@ def _apply_fp32_logits_hooks(cfg, model) -> None:
                 types.SimpleNamespace(model=model))
 
 
-def _num_classes(model) -> int:
-    head = getattr(model, 'bbox_head', None) or model.roi_head.bbox_head
-    return head.num_classes
-
-
 def detector_batch(model, size: Sequence[int], images: int = 2) -> dict:
     """A random batch (``images`` x ``size`` = (H, W), 4 boxes each) through
-    the model's data preprocessor, on the model's device."""
+    the model's data preprocessor."""
     from mmengine.structures import InstanceData
 
     from mmdet.structures import DetDataSample
-    g = torch.Generator().manual_seed(0)
+    head = getattr(model, 'bbox_head', None) or model.roi_head.bbox_head
+    num_classes, g = head.num_classes, torch.Generator().manual_seed(0)
     h, w = size = tuple(size)
     inputs, samples = [], []
     for _ in range(images):
@@ -493,7 +475,7 @@ def detector_batch(model, size: Sequence[int], images: int = 2) -> dict:
                                         scale_factor=(1.0, 1.0)))
         s.gt_instances = InstanceData(
             bboxes=torch.cat([xy, xy + wh], 1),
-            labels=torch.randint(0, _num_classes(model), (4, ), generator=g))
+            labels=torch.randint(0, num_classes, (4, ), generator=g))
         samples.append(s)
     return model.data_preprocessor(dict(inputs=inputs, data_samples=samples),
                                    True)
@@ -507,9 +489,8 @@ def amp_scaler(device: torch.device):
 
 
 def train_step(model, data, optimizer, scaler=None) -> torch.Tensor:
-    """One SGD step on the summed losses; with ``scaler``, the forward runs
-    under fp16 autocast and the backward through the scaler (what
-    ``--amp``'s ``AmpOptimWrapper`` does). Returns the summed loss."""
+    """One SGD step on the summed losses, returned; with ``scaler``, under
+    fp16 autocast and the scaler, as ``--amp``'s ``AmpOptimWrapper``."""
     device = next(model.parameters()).device
     with torch.autocast(device.type, dtype=torch.float16,
                         enabled=scaler is not None):
@@ -530,27 +511,19 @@ def train_step(model, data, optimizer, scaler=None) -> torch.Tensor:
 def step_time(model, data, steps: int, amp: bool = False,
               warmup: int = 1) -> dict:
     """Median seconds of ``steps`` training steps after :func:`warm_up`
-    (``warmup`` steps at least; with compiled losses, until a step compiles
-    nothing), with :func:`timing_check`'s fields; under ``amp`` also
-    whether every loss was finite (kept on the device, read after the
-    timed steps) and the final scale."""
+    (``warmup`` steps at least), with :func:`timing_check`'s fields; under
+    ``amp`` also whether every loss was finite and the final scale."""
     device = next(model.parameters()).device
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-5, momentum=0.9)
     scaler = amp_scaler(device) if amp else None
     out = warm_up(lambda: train_step(model, data, optimizer, scaler), device,
                   warmup)
-    frames, times = compiled_frames(), []
-    finite = torch.ones((), dtype=torch.bool, device=device)
-    for _ in range(steps):
-        sync(device)
-        t0 = time.perf_counter()
-        total = train_step(model, data, optimizer, scaler)
-        sync(device)
-        times.append(time.perf_counter() - t0)
-        finite &= torch.isfinite(total)
-    out.update(step_s=statistics.median(times), steps=len(times),
-               **timing_check(compiled_frames() - frames))
+    totals = []  # on the device, read after the timed steps
+    times, check = _timed(lambda: totals.append(
+        train_step(model, data, optimizer, scaler)), device, steps)
+    out.update(step_s=statistics.median(times), steps=len(times), **check)
     if amp:
+        finite = torch.isfinite(torch.stack(totals)).all()
         out.update(loss_finite=bool(finite),
                    grad_scale=float(scaler.get_scale()))
     return out
@@ -563,15 +536,13 @@ def _loss_modules(model) -> Dict[str, torch.nn.Module]:
 
 
 def _entry_points(module) -> List[str]:
-    """The methods a head calls on a loss: ``forward``, and ``terms`` where
-    the loss has it (the package's heads call ``terms``)."""
+    """The methods a head calls on a loss: ``forward`` and ``terms``."""
     return ['forward'] + (['terms'] if hasattr(module, 'terms') else [])
 
 
 def capture_loss_calls(model, data) -> Dict[str, list]:
-    """The inputs each classification loss gets in one forward pass, by the
-    method the head called: ``{module name: [(scores, args, kwargs,
-    method), ...]}``."""
+    """The inputs each classification loss gets in one forward pass:
+    ``{module name: [(scores, args, kwargs, method), ...]}``."""
     calls: Dict[str, list] = {}
     modules = _loss_modules(model)
     inside = []
@@ -602,8 +573,7 @@ def capture_loss_calls(model, data) -> Dict[str, list]:
 
 
 def summed_loss(out) -> torch.Tensor:
-    """A loss module's output as one scalar: its sum, or the sum of the
-    dict's tensors whose key contains 'loss' (as MMEngine sums them)."""
+    """A loss module's output summed, a dict's as MMEngine sums it."""
     if isinstance(out, dict):
         out = sum(v.sum() for k, v in out.items()
                   if 'loss' in k and isinstance(v, torch.Tensor))
@@ -614,10 +584,9 @@ def loss_calls_time(model, calls: Dict[str, list], repeats: int,
                     warmup: int = 8) -> Tuple[Dict[str, float], int]:
     """Median seconds of forward + backward of each loss module over the
     inputs it got in a step (:func:`capture_loss_calls`), and the compiles
-    during the timed repeats. Each repeat adds fresh noise of the scores'
-    own spread (a score memory of identical copies would be all ties);
-    :func:`warm_up` (``warmup`` repeats at least) fills a memory and
-    compiles, untimed."""
+    during the timed repeats, after :func:`warm_up` (``warmup`` repeats at
+    least). Each repeat adds fresh noise of the scores' own spread (a
+    score memory of identical copies would be all ties)."""
     modules = _loss_modules(model)
     out, recompiles = {}, 0
     for name, inputs in calls.items():
@@ -644,8 +613,7 @@ def loss_calls_time(model, calls: Dict[str, list], repeats: int,
 
 def compile_losses(model, backend: str = 'inductor') -> List[str]:
     """Puts each classification loss's ``forward`` (and ``terms``) under
-    ``torch.compile`` (``dynamic=True``, ``backend``); returns the module
-    names."""
+    ``torch.compile(dynamic=True)``; returns the module names."""
     names = []
     for name, m in _loss_modules(model).items():
         for method in _entry_points(m):
@@ -660,15 +628,11 @@ def share_row(config: str, device: torch.device, size: Sequence[int],
               compile_backend: Optional[str] = None, warmup: int = 8,
               amp: bool = False) -> dict:
     """The step time of ``config``'s detector on a random batch and each
-    classification loss's forward + backward time and share of that step,
-    each after ``warmup`` untimed calls (that fill a score memory and
-    compile) and on until a call compiles nothing; with
-    ``compile_backend``, the losses run under ``torch.compile``, and a
-    compile during the timed calls marks the row ``invalid``. With
-    ``amp``, the step alone under fp16 autocast with a GradScaler: its
-    time, whether its losses were finite, the scale, and for a RoI head
-    the dtypes mmcv's RoIAlign got (``roi_align_inputs``: features /
-    RoIs)."""
+    classification loss's forward + backward time and share of it, after
+    ``warmup`` untimed calls at least (:func:`warm_up`); with
+    ``compile_backend``, the losses under ``torch.compile``. With ``amp``,
+    the step alone under fp16 autocast (:func:`step_time`) and, for a RoI
+    head, the dtypes mmcv's RoIAlign got (``roi_align_inputs``)."""
     model, _ = build_detector(config, device)
     data = detector_batch(model, size)
     row = dict(config=config, size=list(size))
@@ -696,8 +660,8 @@ def share_row(config: str, device: torch.device, size: Sequence[int],
 
 
 def _roi_align_inputs(model) -> Tuple[set, list]:
-    """Records the dtypes of (features, RoIs) every mmcv ``RoIAlign`` of
-    ``model`` gets: (the set they go to, the hooks)."""
+    """(the set of (features, RoIs) dtypes every mmcv ``RoIAlign`` of
+    ``model`` gets, the hooks that record them)."""
     from mmcv.ops import RoIAlign
     seen: set = set()
     hooks = [m.register_forward_pre_hook(
@@ -711,11 +675,10 @@ def roi_align_row(device: torch.device, repeats: int, rois: int = 1024,
                   channels: int = 256, size: Sequence[int] = (200, 336)
                   ) -> dict:
     """mmcv's ``RoIAlign`` as a Faster R-CNN RoI head runs it under fp16
-    autocast (MMDetection's ``roi_layer``: 7 x 7, sampling ratio 0,
-    aligned): fp16 features of one FPN level (stride 4, ``size``) and
-    ``rois`` fp16 boxes over 2 images. Forward + backward time; the output
-    dtype; the largest difference to the fp32 op on the same fp16 inputs,
-    relative to the largest fp32 output; whether the gradient is finite."""
+    autocast (7 x 7, sampling ratio 0): fp16 features of one FPN level
+    (stride 4, ``size``), ``rois`` fp16 boxes over 2 images. Forward +
+    backward time, the output dtype, the largest difference to the fp32
+    op relative to its largest output, whether the gradient is finite."""
     from mmcv.ops import RoIAlign
     layer = RoIAlign(7, spatial_scale=0.25, sampling_ratio=0)
     g = torch.Generator().manual_seed(0)
@@ -746,8 +709,7 @@ def roi_align_row(device: torch.device, repeats: int, rois: int = 1024,
     return row
 
 
-# --------------------------------------------------------------------------
-# The targets a GPU run is held to
+# --- the targets a GPU run is held to ---
 
 
 def _rows(result: dict, section: str, **match) -> List[dict]:
@@ -778,10 +740,9 @@ def _atss_shares(result: dict) -> List[tuple]:
             r.get('loss') != 'focal']
 
 
-#: id -> (text, limit, unit, rows): ``rows(result)`` gives (row, value)
-#: pairs, value None where the row has no time; a row passes when its
-#: value is at most the limit (below it for ``ap_vs_naive``) and it is
-#: not ``invalid``.
+#: id -> (text, limit, unit, rows): ``rows(result)`` gives (row, value or
+#: None) pairs; a row passes when its value is at most the limit (below it
+#: for ``ap_vs_naive``) and it is not ``invalid``.
 TARGETS: Dict[str, tuple] = {
     'ap_sort_equivalents': (
         'RaMBO AP loss (rambo_ap_loss) at most 3 sort-equivalents at 1M and '
@@ -807,9 +768,9 @@ TARGETS: Dict[str, tuple] = {
 
 def evaluate_targets(result: dict) -> List[dict]:
     """Holds the rows to :data:`TARGETS`: each row a target applies to
-    gets ``targets[id] = {value, limit, pass}``; ``result['targets']``
-    (returned) lists every target's ``verdict``: 'pass' (every row
-    passes), 'fail' or 'not run' (no row)."""
+    gets ``targets[id] = {value, limit, passed}``; ``result['targets']``
+    (returned) lists every target's ``verdict``: 'pass', 'fail' or 'not
+    run' (no row)."""
     verdicts = []
     for key, (text, limit, unit, rows) in TARGETS.items():
         passed = []

@@ -1,13 +1,9 @@
-"""The GPU speed section of ``docs/losses.md``, generated from a JSON.
-
-The section is the evidence table ``speed`` (between
-``<!-- evidence-table: speed -->`` and ``<!-- /evidence-table -->``,
-written and checked by ``tools/analysis_tools/evidence_tables.py``): what
-:func:`speed_section` makes of a speed run's JSON
-(``tools/analysis_tools/benchmark_rank_losses.py``, format
-:data:`rankloss_lab.speed_run.FORMAT`) at :data:`SPEED_JSON`, or, while
-none exists, a paragraph saying so. Every table names the GPU, the date and
-the package version in its own header.
+"""The GPU speed section of ``docs/losses.md`` (the evidence table
+``speed`` of ``tools/analysis_tools/evidence_tables.py``): what
+:func:`speed_section` makes of the speed run's JSON at :data:`SPEED_JSON`
+(``tools/analysis_tools/benchmark_rank_losses.py``), or a paragraph saying
+that none exists. Every table names the GPU, date and version in its
+header.
 """
 import json
 import os.path as osp
@@ -26,9 +22,7 @@ __all__ = ['SPEED_JSON', 'SPEED_RUN_COMMAND', 'speed_table',
 
 
 def speed_table(doc_dir: str = '.', root: str = ROOT) -> str:
-    """The section for a doc in ``doc_dir`` (links relative to it): the
-    speed run of :data:`SPEED_JSON`, or a paragraph saying that none was
-    recorded."""
+    """The section for a doc in ``doc_dir`` (links relative to it)."""
     path = osp.join(root, SPEED_JSON)
     if not osp.isfile(path):
         return ('No speed run on a GPU is recorded '
@@ -56,8 +50,7 @@ def _cell(text: str) -> str:
 
 
 def _failed(row: dict) -> Optional[str]:
-    """A row's failure or, where a compile fell in its timed calls, why
-    its time does not count; None for a valid row."""
+    """A row's failure or why its time does not count; None if valid."""
     if 'error' in row:
         where = f" ({row['where'][-1]})" if row.get('where') else ''
         return _cell(f"failed: {row['error']}{where}")
@@ -67,18 +60,13 @@ def _failed(row: dict) -> Optional[str]:
 
 
 def _stamp(result: dict) -> str:
-    """The GPU, date and version, for a table's first header cell."""
     return (f"{result['device_name']}, {result['date'][:10]}, "
             f"mmdet_rankloss {result['version']}")
 
 
 def speed_section(result: dict, link: str) -> str:
-    """The section's markdown for a speed run; ``link``: the JSON's path
-    as the doc links it."""
+    """The section's markdown; ``link``: the JSON's path from the doc."""
     return '\n'.join(_speed_run_lines(result, link)) + '\n'
-
-
-# --- a speed run -------------------------------------------------------------
 
 
 def _speed_run_lines(result: dict, link: str) -> List[str]:
@@ -123,8 +111,7 @@ def _length_lines(result: dict) -> List[str]:
     sort = by_key.get('sort', {})
     lines = [f'| loss ({_stamp(result)}) | ' +
              ' | '.join(f'{n:,}' for n in lengths) + ' |',
-             '|---|' + '---:|' * len(lengths),
-             ]
+             '|---|' + '---:|' * len(lengths)]
     for key, label in result['length_losses'].items():
         cells = []
         for n in lengths:
@@ -140,9 +127,8 @@ def _length_lines(result: dict) -> List[str]:
             else:
                 cells.append(_ms(r['median_s']))
         lines.append(f'| {label} | ' + ' | '.join(cells) + ' |')
-    lines += ['', _bucketed_line(by_key, lengths), '',
-              paper_line(result['paper_numbers']), '']
-    return lines
+    return lines + ['', _bucketed_line(by_key, lengths), '',
+                    paper_line(result['paper_numbers']), '']
 
 
 def _ratio(by_key, a: str, b: str, n: int) -> str:
@@ -162,8 +148,7 @@ def _bucketed_line(by_key, lengths: List[int]) -> str:
 
 
 def paper_line(paper: dict) -> str:
-    """The bucketed paper's numbers (a speed run's ``paper_numbers``),
-    labelled as paper numbers."""
+    """The bucketed paper's numbers (``paper_numbers``), labelled so."""
     label = paper.get('label', 'paper numbers')
     return (label[0].upper() + label[1:] + ' (' + paper['source'] + '), '
             'training seconds per iteration, unbucketed -> bucketed: ' +
@@ -172,9 +157,7 @@ def paper_line(paper: dict) -> str:
 
 
 def _time(row: Optional[dict], key: str = 'median_s') -> str:
-    if not row:
-        return 'not run'
-    return _failed(row) or _ms(row[key])
+    return 'not run' if not row else _failed(row) or _ms(row[key])
 
 
 def _per_step_lines(result: dict) -> List[str]:
