@@ -4,12 +4,10 @@ estimate, its method declared before it is computed.
     python tools/analysis_tools/pooled_claim.py --freeze NAME   # declare
     python tools/analysis_tools/pooled_claim.py NAME            # compute
 
-A claim (:data:`CLAIMS`) names its pre-registered tests. ``--freeze``
-writes ``docs/evidence/pooled_<name>_declaration.json`` (tests, a method of
-:data:`METHODS`, the time) before any pooled number exists; ``--amend NAME
---why TEXT`` only adds a later test. The computation refuses without or
-against that record and writes ``pooled_<name>.md`` / ``.json``: each
-test's outcome and the pooled estimate over every test seed.
+``--freeze`` writes ``docs/evidence/pooled_<name>_declaration.json`` (the
+tests of :data:`CLAIMS`, a method of :data:`METHODS`, the time); ``--amend
+NAME --why TEXT`` only adds a later test. The computation refuses without
+that record and writes ``pooled_<name>.md`` / ``.json``.
 """
 import datetime
 import glob
@@ -226,8 +224,8 @@ def _test_values(study: str, method: str, evidence: str) -> Dict[int, float]:
 
 def test_outcomes(tests: List[dict], evidence: str = EVIDENCE,
                   alpha: float = 0.05) -> List[dict]:
-    """Per test: its study, hypothesis, method, baseline, alternative, the
-    paired differences per seed, the interval, the Holm p and whether it
+    """Per test: its method, baseline, alternative, paired differences
+    (``diff``), Holm p within its study and over all, and whether it
     confirmed the claim."""
     out = []
     family = family_holm(evidence)
@@ -240,9 +238,8 @@ def test_outcomes(tests: List[dict], evidence: str = EVIDENCE,
                                        {s: base[s] for s in seeds})
         p_holm = float(row['p_holm'])
         direction = {'greater': 1, 'less': -1}.get(row['alternative'], 0)
-        sign = math.copysign(1, diff['mean'])
-        confirmed = p_holm <= alpha and (direction == 0 or
-                                         direction == sign)
+        confirmed = p_holm <= alpha and direction in (
+            0, math.copysign(1, diff['mean']))
         p_family = family[test['study'], test['hypothesis']]
         out.append(dict(test, method=row['method'], baseline=row['baseline'],
                         alternative=row['alternative'], diff=diff,
@@ -307,12 +304,9 @@ def _pairs(test: dict) -> List[dict]:
 
 
 def pooled_claim(name: str, evidence: str = EVIDENCE) -> dict:
-    """The claim's outcome: ``k`` of ``n`` pre-registered tests confirmed and
-    the declared pooled estimate (``pooled``); labelled exploratory, the
-    estimate with amended tests (``amended``) and, where pairs collapsed,
-    without them plus a random-effects pool (``robust``). Refuses without its
-    record.
-    """
+    """The claim's outcome: tests confirmed, the declared pooled estimate
+    (``pooled``) and, exploratory, the estimate with amended tests
+    (``amended``) and without collapsed pairs (``robust``)."""
     record = read_claim_record(name, evidence)
     tests = test_outcomes(record['tests'], evidence)
     added = [t for a in record.get('amendments', []) for t in a['added']]
@@ -368,9 +362,7 @@ def _thresholds(test: dict) -> str:
 
 
 def pooled_label(result: dict) -> str:
-    """What the declared pooled estimate is: ``declared after the
-    results`` where its declaration followed them, else
-    ``pre-registered``."""
+    """What the declared pooled estimate is: pre-registered or not."""
     return ('pooled estimate declared after the results (not '
             'pre-registered)' if result.get('declared_after_results')
             else 'pre-registered pooled estimate')
@@ -462,8 +454,5 @@ def write_claim(name: str, evidence: str = EVIDENCE) -> dict:
              mean=t['diff']['mean'], low=t['diff']['low'],
              high=t['diff']['high'], seeds=t['diff']['seeds'],
              diffs=t['diff']['diffs']) for t in result['tests']])
-    with open(osp.join(evidence, f'pooled_{name}.json'), 'w',
-              encoding='utf-8') as f:
-        json.dump(slim, f, indent=1, sort_keys=True)
-        f.write('\n')
+    _write_record(osp.join(evidence, f'pooled_{name}.json'), slim)
     return result

@@ -1,15 +1,8 @@
 """The numbers of the study reports, read once: the one reader of a report's
-CSV and the one table of the results rows the docs and metafiles quote.
-
-* :func:`read_csv` / :func:`study_rows`: the rows of a report
-  (``docs/evidence/<study>.csv``, written by ``tools/study.py`` and
-  ``tools/retrieval_study.py``);
-* :func:`test_values`: ``{seed: value}`` of a method's test rows at its
-  selected learning rate, refusing two rows of one seed;
-* :data:`RESULTS`: the blocks of the README's results table (one per study
-  report; ``tools/analysis_tools/evidence_tables.py`` renders them), and
-  :data:`EXTRA`: studies whose rows only the metafiles quote
-  (:mod:`rankloss_lab.metafile_results`).
+CSV (``docs/evidence/<study>.csv``), and the results rows the docs quote:
+:data:`RESULTS`, the blocks of the README's results table, and :data:`EXTRA`,
+studies whose rows only the metafiles quote
+(:mod:`rankloss_lab.metafile_results`).
 """
 import csv
 import os.path as osp
@@ -31,12 +24,9 @@ def read_csv(path: str) -> List[dict]:
 
 def test_values(rows: Sequence[dict], method: str,
                 metric: Optional[str] = None) -> Dict[int, float]:
-    """``{seed: value}`` of ``method``'s test rows at its selected lr.
-
-    ``metric`` is the CSV column (default ``test_r1`` in a retrieval report,
-    else ``test_ap50``). Two test rows of one seed are an error: a report
-    holds each seed's test run once.
-    """
+    """``{seed: value}`` of ``method``'s test rows at its selected lr in the
+    CSV column ``metric`` (default ``test_r1`` in a retrieval report, else
+    ``test_ap50``); two rows of one seed are an error."""
     if metric is None:
         metric = 'test_r1' if rows and 'test_r1' in rows[0] else 'test_ap50'
     out: Dict[int, float] = {}
@@ -93,8 +83,7 @@ RESULTS = [
              ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
               _FRCNN.format('rambo-bce'), ''),
          ]),
-    # Against CE at 0.04 (exploratory, labelled): CE at its val-selected
-    # 0.08 diverged with 2 of 5 seeds, which says nothing of the other rows
+    # against CE at 0.04: CE at its val-selected 0.08 diverged with 2 seeds
     dict(study='digitsvoc_pretrained_12e', metric='test_ap50',
          baseline='ce_lr004', baseline_label='CE at 0.04 (exploratory)',
          data='DigitsVOC',
@@ -110,9 +99,8 @@ RESULTS = [
              ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
               _GLYPHS.format('rambo-bce'), ''),
          ]),
-    # one study, both detectors, every method's lr selected on one grid;
-    # every run evaluated with score_thr 0 (an evaluation setting: the focal
-    # and mix configs ship MMDetection's 0.05, their metafile results say so)
+    # every run evaluated with score_thr 0 (the focal and mix configs ship
+    # MMDetection's 0.05: their notes say so)
     dict(study='digitsvoc_dense_fixed_16e', metric='test_ap50',
          baseline='atss_focal', baseline_label='focal', data='DigitsVOC',
          protocol='ATSS R18-w32 FPN, from scratch, 16 epochs',
@@ -136,8 +124,6 @@ RESULTS = [
              ('retina_alrp', 'aLRP', _RETINA.format('alrp'), ''),
          ],
          notes=dict(retina_focal=_THR0)),
-    # FCOS, every method's lr selected in its own study on one grid rule;
-    # score_thr 0 for every method, as in the ATSS and RetinaNet study
     dict(study='digitsvoc_dense_fcos_16e', metric='test_ap50',
          baseline='fcos_focal', baseline_label='focal', data='DigitsVOC',
          protocol='FCOS R18-w32 FPN, from scratch, 16 epochs',
@@ -149,8 +135,6 @@ RESULTS = [
               ''),
          ],
          notes=dict(fcos_focal=_THR0, fcos_rambo_focal=_THR0)),
-    # the longer budget, tested once on a fresh split; score_thr 0 for
-    # every method, as in the 16-epoch study
     dict(study='confirm_dense_long', metric='test_ap50',
          baseline='retina_focal', baseline_label='focal', data='DigitsVOC',
          split='confirm_long',
@@ -184,9 +168,7 @@ RESULTS = [
              ('rank_sort', 'Rank & Sort (RS-R-CNN)',
               _FRCNN.format('rank-sort'), ''),
          ]),
-    # one study, two metrics of CocoMetric: box AP50 (the lrs were
-    # selected on its val value) and mask AP50; every method tested at
-    # score_thr 0 (the CE and mix configs ship 0.05)
+    # one study, two metrics of CocoMetric: box AP50 and mask AP50
     *[dict(study='digitsvoc_mask_rcnn_16e', metric=metric,
            baseline='ce', baseline_label='CE', data='DigitsVOC with masks',
            protocol='Mask R-CNN R18-w32 FPN, from scratch, 16 epochs; '
@@ -212,18 +194,14 @@ RESULTS = [
              ('triplet', 'batch-hard triplet, margin not searched', _DIGITS,
               '`tools/retrieval_quickstart.py --loss triplet-bh`'),
          ],
-         # its lr was searched on val, its margin (0.3) was not, and it
-         # ended below raw pixels: a failed baseline setup, compared with
-         # nothing
+         # its margin (0.3) was not searched, and it ended below raw
+         # pixels: a failed baseline setup, compared with nothing
          untuned=['triplet']),
 ]
 
-#: Studies whose rows are not in the README's results table but measured
-#: shipped configs (the first dense studies, the dense studies of 0.2.0's
-#: RS / aLRP, and the pre-registered confirmation on a fresh test split).
-#: Same shape as :data:`RESULTS`; ``split``: the test split, if
-#: not ``test``. ``change``: how the row differs from the config as it
-#: ships now (an lr the config no longer ships).
+#: Studies of shipped configs whose rows are not in the README's results
+#: table; same shape as :data:`RESULTS` (``split``: the test split, if not
+#: ``test``; a row's ``change``: how it differs from the config as it ships).
 EXTRA = [
     dict(study='digitsvoc_dense_atss_16e', metric='test_ap50',
          data='DigitsVOC',

@@ -29,6 +29,11 @@ COLLAPSE_BELOW = 0.01
 COLLAPSE_FRACTION = 0.25
 
 
+def _bad_alternative(alternative: str) -> ValueError:
+    return ValueError(f'alternative must be one of {ALTERNATIVES}, got '
+                      f'{alternative!r}')
+
+
 def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     n = len(ordered)
@@ -39,18 +44,15 @@ def median(values: Sequence[float]) -> float:
 
 def collapse_floor(*sides: Sequence[float]) -> float:
     """The value below which a run of a comparison collapsed:
-    :data:`COLLAPSE_FRACTION` of the reference median, at least
-    :data:`COLLAPSE_BELOW`. The reference is the baseline's median over
-    the comparison's seeds, or the other side's where that is larger (a
-    baseline that itself collapsed on most seeds is no reference): the
-    largest median of ``sides``."""
+    :data:`COLLAPSE_FRACTION` of the largest median of ``sides`` (a
+    baseline that itself collapsed is no reference), at least
+    :data:`COLLAPSE_BELOW`."""
     ref = max(median(s) for s in sides if len(s))
     return max(COLLAPSE_BELOW, COLLAPSE_FRACTION * ref)
 
 
 def trained(value: float, floor: float) -> bool:
-    """Whether one run trained: its value is at least ``floor``
-    (:func:`collapse_floor`)."""
+    """Whether one run trained: its value is at least ``floor``."""
     return value >= floor
 
 
@@ -60,8 +62,8 @@ def trained_count(values: Sequence[float], floor: float) -> Tuple[int, int]:
 
 
 def bimodal(values: Sequence[float], floor: float) -> bool:
-    """Some runs trained and some collapsed: a mean and a t-interval over
-    them is not a result; report :func:`trained_text` beside them."""
+    """Some runs trained and some collapsed: a mean over them is no
+    result."""
     k, n = trained_count(values, floor)
     return 0 < k < n
 
@@ -73,9 +75,8 @@ def trained_text(values: Sequence[float], floor: float) -> str:
 
 
 def bimodal_texts(sides: Dict[str, Sequence[float]]) -> Dict[str, str]:
-    """``{name: 'k of n seeds trained'}`` of the sides (name: its values)
-    that are :func:`bimodal`, in the order given, the floor taken from all
-    the sides (:func:`collapse_floor`)."""
+    """``{name: 'k of n seeds trained'}`` of the :func:`bimodal` sides
+    (name: its values), the floor taken from all the sides."""
     floor = collapse_floor(*sides.values())
     return {name: trained_text(values, floor)
             for name, values in sides.items() if bimodal(values, floor)}
@@ -92,8 +93,7 @@ def mean_std_trained_text(values: Sequence[float], floor: float) -> str:
 def _tail(counts: Dict[float, int], observed: float, total: int,
           alternative: str) -> float:
     """p-value from the exact null distribution ``counts`` ({statistic:
-    number of equally likely outcomes}) of a statistic that is large when
-    the method is better."""
+    number of equally likely outcomes}), large when the method is better."""
     mean = sum(k * c for k, c in counts.items()) / total
     eps = 1e-9
     if alternative == 'greater':
@@ -104,8 +104,7 @@ def _tail(counts: Dict[float, int], observed: float, total: int,
         hits = sum(c for k, c in counts.items()
                    if abs(k - mean) >= abs(observed - mean) - eps)
     else:
-        raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
-                         f'{alternative!r}')
+        raise _bad_alternative(alternative)
     return min(1.0, hits / total)
 
 
@@ -181,10 +180,8 @@ def mean_std_text(values: Sequence[float]) -> str:
 
 def paired_difference(method: Dict[int, float], baseline: Dict[int, float],
                       confidence: float = 0.95) -> Optional[dict]:
-    """Mean of per-seed differences and its t confidence interval.
-
-    Only seeds present for both count; None with fewer than 2 pairs.
-    """
+    """Mean of per-seed differences (seeds of both) and its t interval;
+    None with fewer than 2 pairs."""
     seeds = sorted(set(method) & set(baseline))
     if len(seeds) < 2:
         return None
@@ -213,8 +210,7 @@ def t_interval(diff: dict, level: float,
         return diff['mean'] - half, math.inf
     if alternative == 'less':
         return -math.inf, diff['mean'] + half
-    raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
-                     f'{alternative!r}')
+    raise _bad_alternative(alternative)
 
 
 def paired_t_pvalue(diff: dict, alternative: str = 'two-sided') -> float:
@@ -233,17 +229,13 @@ def paired_t_pvalue(diff: dict, alternative: str = 'two-sided') -> float:
         return float(stats.t.cdf(t, df))
     if alternative == 'two-sided':
         return min(1.0, float(2 * stats.t.sf(abs(t), df)))
-    raise ValueError(f'alternative must be one of {ALTERNATIVES}, got '
-                     f'{alternative!r}')
+    raise _bad_alternative(alternative)
 
 
 def holm(pvalues: Sequence[float]) -> List[float]:
-    """Holm's step-down adjusted p-values, in the input order.
-
-    With the p-values sorted p(1) <= ... <= p(m), the adjusted p(i) is
-    max over j <= i of min(1, (m - j + 1) p(j)); a hypothesis is rejected at
-    level alpha when its adjusted p-value is at most alpha.
-    """
+    """Holm's step-down adjusted p-values, in the input order: with p(1)
+    <= ... <= p(m), p(i) adjusted is max over j <= i of min(1, (m - j + 1)
+    p(j))."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
     adjusted, running = [0.0] * m, 0.0
@@ -258,12 +250,10 @@ def corrected_family(comparisons: List[dict], alpha: float = 0.05,
     """Raw and multiplicity-corrected statistics of one family.
 
     ``comparisons``: dicts with ``diff`` (a ``paired_difference``, or None if
-    not measured: counted with p = 1, which keeps Holm valid) and
-    ``alternative``; m = len(comparisons). Each new dict gets the raw
-    ``confidence`` t interval (``low``, ``high``), the Bonferroni interval at
-    1 - alpha / m (one-sided for a one-sided alternative: ``bonf_low``,
-    ``bonf_high``), the t-test ``p``, Holm's ``p_holm`` and ``significant``
-    (p_holm <= alpha).
+    not measured: counted with p = 1) and ``alternative``. Each new dict gets
+    ``low``, ``high`` (the raw t interval), ``bonf_low``, ``bonf_high`` (at
+    1 - alpha / m, one-sided for a one-sided alternative), ``p``, ``p_holm``
+    and ``significant`` (p_holm <= alpha).
     """
     m = len(comparisons)
     out = []

@@ -1,20 +1,14 @@
 """The README's verdict, generated from the study reports.
 
-Each bullet (:data:`VERDICT`) is an advice and its evidence items, their
-numbers and strength read from ``docs/evidence/``, never from the text:
-``hyp(study, id)``, a pre-registered test, *confirmed* where its Holm p
-within its study and over all pre-registered tests
-(:func:`rankloss_lab.claims.family_holm`) are both <= 0.05 in the declared
-direction, *within its study* where only the first is, else *no difference
-detected*; ``expl``, a comparison not pre-registered (*exploratory*);
-``pooled(name)``, a claim of :mod:`rankloss_lab.claims` (*confirmed in k of
-n*, and its declared pooled estimate); ``row``, a method's mean ± sd with
-*k of n seeds trained*. A bimodal side (:func:`rankloss_lab.stats.
-collapse_floor`) is worded by its per-seed differences and rank tests,
-never *confirmed*; unequal test thresholds by :data:`UNEQUAL`; *ahead by
-more than noise* only where the correction over all tests agrees.
-``tools/analysis_tools/evidence_tables.py`` renders the tables ``verdict``
-(README) and ``verdict-tests`` (docs/evidence.md, with :data:`SCOPES`).
+Each bullet of :data:`VERDICT` is an advice and its evidence items, their
+numbers read from ``docs/evidence/``: ``hyp``, a pre-registered test,
+*confirmed* where its Holm p within its study and over all pre-registered
+tests (:func:`rankloss_lab.claims.family_holm`) are both <= 0.05 in its
+direction, *within its study* where only the first is; ``expl``, an
+exploratory comparison; ``pooled``, a claim of :mod:`rankloss_lab.claims`;
+``row``, a method's mean ± sd. A bimodal side
+(:func:`rankloss_lab.stats.collapse_floor`) is worded by its per-seed
+differences and rank tests, never *confirmed*.
 """
 import json
 import math
@@ -288,9 +282,7 @@ def _rel(path: str, doc_dir: str, root: str) -> str:
 
 def _corrected(mean: float, low: float, high: float, m: int) -> str:
     """``+3.5 [-0.6, +7.6] (corrected for 6 tests)``: the Bonferroni
-    interval of the test's family, which agrees with its Holm decision
-    where the test detected nothing; an infinite end of a one-sided
-    interval is open."""
+    interval of the test's family (an infinite end is open)."""
     how = [f'corrected for {m} tests'] if m > 1 else []
     if math.inf in (high, -low):
         how.insert(0, 'one-sided')
@@ -319,17 +311,13 @@ def _pooled_evidence(item: dict, ev: str) -> dict:
                  f'positive), random-effects pool {ci_text(r)}')
     else:
         text += f' [{pct(p["low"])}, {pct(p["high"])}]'
-    mixed = [t for t in res['tests'] if _unequal(
-        t['study'], t['method'], t['baseline'], item['label'])]
-    where = ''
+    mixed = [u for u in (_unequal(t['study'], t['method'], t['baseline'],
+                                  item['label']) for t in res['tests']) if u]
+    thr, where = (mixed or [''])[0], ''
     if mixed:
-        t = mixed[0]
-        where = '; ' + _unequal(t['study'], t['method'], t['baseline'],
-                                item['label']) + (
-                    f' in {len(mixed)} of {res["n_tests"]} tests')
+        where = f'; {thr} in {len(mixed)} of {res["n_tests"]} tests'
         text += (f'; {len(mixed)} of {res["n_tests"]} tests at unequal '
                  'test thresholds: ' + UNEQUAL)
-    thr = where.split(' in ')[0].lstrip('; ')
     return dict(item, strength='pooled', text=text,
                 report=f'pooled_{item["name"]}.md', k=res['confirmed'],
                 k_family=res['confirmed_family'], n_all=n_all,
@@ -385,9 +373,7 @@ def _unequal(study: str, method: str, baseline: str, label: str) -> str:
 
 def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
     """A pre-registered test: its interval, Holm p within its study and over
-    all tests (:func:`rankloss_lab.claims.family_holm`), and its strength
-    (module docstring).
-    """
+    all tests, and its strength (module docstring)."""
     path = osp.join(ev, f'{item["study"]}_comparisons.csv')
     found = [r for r in read_csv(path)
              if r['family'] == 'pre-registered' and r['id'] == item['id']]
@@ -403,9 +389,6 @@ def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
     confirmed = in_study and p_family <= ALPHA
     strength = ('confirmed' if confirmed else 'within its study'
                 if in_study else 'not detected')
-    word = {'confirmed': 'confirmed', 'not detected':
-            'no difference detected', 'within its study':
-            'confirmed within its study only'}[strength]
     p_text = (f'Holm p {_p(p_holm)} within its study, {_p(p_family)} over '
               f'all {len(family)} pre-registered tests')
     low, high = float(r['bonferroni_low']), float(r['bonferroni_high'])
@@ -418,14 +401,11 @@ def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
                baseline=r['baseline'], studies=[item['study']],
                p_holm=p_holm, p_family=p_family, n_all=len(family),
                alternative=r['alternative'], p_text=p_text)
-    unequal = _unequal(item['study'], r['method'], r['baseline'],
-                       item['label'])
-    out['unequal'] = unequal
+    unequal = out['unequal'] = _unequal(item['study'], r['method'],
+                                        r['baseline'], item['label'])
+    word = _WORDS[strength][bool(unequal)]
     if unequal:
         out['strength'] = 'unequal thresholds'
-        word = {'confirmed': 'beyond noise after both corrections',
-                'within its study': 'beyond noise within its study only',
-                'not detected': 'no difference detected'}[strength]
         word = f'{unequal}, {UNEQUAL}: {word}'
     return _with_collapses(out, method, base, interval,
                            f'{word} (pre-registered, {p_text})')
@@ -433,6 +413,11 @@ def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
 
 #: The level of every correction the verdict reads.
 ALPHA = 0.05
+#: A test's strength in words, at equal and at unequal test thresholds.
+_WORDS = {'confirmed': ('confirmed', 'beyond noise after both corrections'),
+          'within its study': ('confirmed within its study only',
+                               'beyond noise within its study only'),
+          'not detected': ('no difference detected',) * 2}
 
 
 def _p(p: float) -> str:
@@ -552,15 +537,11 @@ def gloss(ev: dict) -> str:
         if ev.get('bimodal'):
             return ('The difference could not be told apart from '
                     'seed-to-seed noise, and some runs learnt nothing.')
-        if ev['high'] == math.inf:
-            where = f'anywhere above {pct(ev["low"])} points'
-        elif ev['low'] == -math.inf:
-            where = f'anywhere below {pct(ev["high"])} points'
-        else:
-            where = (f'anywhere from {pct(ev["low"])} to '
-                     f'{pct(ev["high"])} points')
+        where = (f'above {pct(ev["low"])}' if ev['high'] == math.inf else
+                 f'below {pct(ev["high"])}' if ev['low'] == -math.inf else
+                 f'from {pct(ev["low"])} to {pct(ev["high"])}')
         return (f'The difference could not be told apart from seed-to-seed '
-                f'noise: it may be {where}.')
+                f'noise: it may be anywhere {where} points.')
     if s == 'row':
         return f'{ev["label"]}: {ev["text"]}.'
     return ('Seen in runs that were not a planned test: a hint, not a '
@@ -596,15 +577,19 @@ def verdict_markdown(doc_dir: str = '.', root: str = ROOT,
     """The verdict bullets, links relative to ``doc_dir``: each advice and
     its gloss, and a link to its tests on ``tests`` (the page that holds
     :func:`verdict_tests_markdown`)."""
-    link = _rel(tests, doc_dir, root)
     lines = []
     for bullet in VERDICT:
         ev = evidence(bullet['items'][0], root)
-        n = len(bullet['items'])
         lines.append(f'- {bullet["advice"]} *In short:* {gloss(ev)} '
-                     f'([{n} test{"s" if n > 1 else ""}]'
-                     f'({link}#{TESTS_ANCHOR}))')
+                     f'({_tests_link(bullet, doc_dir, root, tests)})')
     return '\n'.join(lines) + '\n'
+
+
+def _tests_link(bullet: dict, doc_dir: str, root: str, tests: str) -> str:
+    """``[3 tests](<tests>#...)``: a bullet's tests on the page ``tests``."""
+    n = len(bullet['items'])
+    return (f'[{n} test{"s" if n > 1 else ""}]'
+            f'({_rel(tests, doc_dir, root)}#{TESTS_ANCHOR})')
 
 
 def choices_markdown(doc_dir: str = '.', root: str = ROOT,
@@ -612,20 +597,15 @@ def choices_markdown(doc_dir: str = '.', root: str = ROOT,
     """The 'which loss for which detector' table (:data:`CHOICES`), links
     relative to ``doc_dir``, each row glossed by its bullet's first test.
     """
-    def rel(path):
-        return _rel(path, doc_dir, root)
-
     lines = ['| detector | loss | config | evidence, in plain words |',
              '|---|---|---|---|']
-    for choice in CHOICES:
-        bullet = VERDICT[choice['bullet']]
+    for c in CHOICES:
+        bullet = VERDICT[c['bullet']]
         ev = evidence(bullet['items'][0], root)
-        n = len(bullet['items'])
         lines.append(
-            f'| {choice["family"]} | {choice["loss"]} | '
-            f'[`{osp.basename(choice["config"])}`]({rel(choice["config"])})'
-            f' | {ev["label"]}: {gloss(ev)} ([{n} test{"s" if n > 1 else ""}]'
-            f'({rel(tests)}#{TESTS_ANCHOR})) |')
+            f'| {c["family"]} | {c["loss"]} | [`{osp.basename(c["config"])}`]'
+            f'({_rel(c["config"], doc_dir, root)}) | {ev["label"]}: '
+            f'{gloss(ev)} ({_tests_link(bullet, doc_dir, root, tests)}) |')
     return '\n'.join(lines) + '\n'
 
 
