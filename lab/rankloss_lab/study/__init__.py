@@ -4,15 +4,12 @@
         [--work-dir work_dirs/studies] [--out-dir docs/evidence]
         [--methods NAME ...] [--dry-run] [--report-only] [--freeze]
 
-The protocol is in docs/evidence.md#protocol; SPEC is a
-``lab/rankloss_lab/studies/*.py`` file whose keys :mod:`.spec` checks.
-Every run is ``tools/train.py`` (then ``tools/test.py``) in its own process
-and ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its result also in
-``<records-dir>/<study>/`` (default ``<out-dir>/runs``) with its test
-detections (:mod:`.detections`); ``--exploratory`` tests undeclared methods
-of a frozen study. One module per phase; every public name is also a
-package attribute, and setting one on the package (``monkeypatch.setattr(
-study, 'run_logged', fake)``) sets it in the modules that use it.
+The protocol: docs/evidence.md#protocol; SPEC: a
+``lab/rankloss_lab/studies/*.py`` file (:mod:`.spec`). Each run is
+``tools/train.py`` (then ``tools/test.py``) in
+``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its result also in
+``<records-dir>/<study>/``. One module per phase; a public name set on the
+package is set in the modules that use it (:class:`_Package`).
 """
 import sys
 import time  # noqa: F401  (``study.time``: the clock of the runs)
@@ -61,29 +58,25 @@ from .test import test_methods, test_plan
 __all__ = [
     'ROOT', 'SPEC_DIR', 'METRIC', 'METRIC_LABELS', 'THRESHOLDS',
     'PreregistrationError', 'study_metrics', 'metric_label', 'is_coco',
-    'hypothesis_metric', 'test_values',
-    'find_spec', 'load_spec', 'requested_methods', 'select_plan',
-    'selected_lrs', 'selection_seeds', 'seed_overlap', 'selection_note',
-    'test_plan', 'test_methods', 'read_scalars', 'last_train_record',
-    'run_logged', 'load_ground_truth', 'score_calibration', 'olrp_on_test',
-    'olrp_on_dataset', 'keep_test_detections',
-    'ATTEMPTS',
-    'start_attempt', 'resume_checkpoint', 'earlier_attempts_seconds',
-    'execute_run',
-    'pretrained_checkpoint', 'record_path', 'collect_results', 'ensure_data',
-    'run_plan', 'declared_methods', 'preregistration_paths', 'study_settings',
+    'hypothesis_metric', 'test_values', 'find_spec', 'load_spec',
+    'requested_methods', 'select_plan', 'selected_lrs', 'selection_seeds',
+    'seed_overlap', 'selection_note', 'test_plan', 'test_methods',
+    'read_scalars', 'last_train_record', 'run_logged', 'load_ground_truth',
+    'score_calibration', 'olrp_on_test', 'olrp_on_dataset',
+    'keep_test_detections', 'ATTEMPTS', 'start_attempt', 'resume_checkpoint',
+    'earlier_attempts_seconds', 'execute_run', 'pretrained_checkpoint',
+    'record_path', 'collect_results', 'ensure_data', 'run_plan',
+    'declared_methods', 'preregistration_paths', 'study_settings',
     'settings_hash', 'settings_differences', 'current_paths',
-    'read_preregistration',
-    'check_preregistration', 'freeze', 'preregistration_markdown',
-    'write_report', 'check_reportable', 'study_comparisons',
-    'comparisons_markdown', 'write_comparisons_csv', 'seeds_sentence',
-    'preregistration_sentence', 'plot_curves', 'curve_runs', 'val_by_epoch',
-    'parse_args', 'main',
-    'reselect_plan', 'run_score', 'grid_scores', 'grid_selection',
-    'non_finite_reason', 'non_finite_loss', 'grid_step', 'fairness_problems',
-    'check_fair_selection', 'bimodal_sides', 'selection_lines',
-    'select_phase', 'fairness_paragraph', 'best_lr', 'mean_scores',
-    'selection_phrase', 'one_seed_problems'
+    'read_preregistration', 'check_preregistration', 'freeze',
+    'preregistration_markdown', 'write_report', 'check_reportable',
+    'study_comparisons', 'comparisons_markdown', 'write_comparisons_csv',
+    'seeds_sentence', 'preregistration_sentence', 'plot_curves', 'curve_runs',
+    'val_by_epoch', 'parse_args', 'main', 'reselect_plan', 'run_score',
+    'grid_scores', 'grid_selection', 'non_finite_reason', 'non_finite_loss',
+    'grid_step', 'fairness_problems', 'check_fair_selection', 'bimodal_sides',
+    'selection_lines', 'select_phase', 'fairness_paragraph', 'best_lr',
+    'mean_scores', 'selection_phrase', 'one_seed_problems'
 ]
 
 _MODULES = (common, spec, selection, runs, test, fairness, _freeze,
@@ -92,9 +85,8 @@ _MODULES = (common, spec, selection, runs, test, fairness, _freeze,
 
 class _Package(types.ModuleType):
     """The package's module type: a public name set on the package is set
-    in each of its modules that holds that name (where the functions that
-    call it look it up), so that patching ``study.run_logged`` reaches
-    ``execute_run`` as it did when the tool was one module."""
+    in each of its modules that holds it, so that patching
+    ``study.run_logged`` reaches ``execute_run``."""
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)

@@ -1,7 +1,5 @@
-"""What every phase of a study shares: the repository root, the metric,
-the error a pre-registration raises, the methods the hypotheses declare,
-where a run's result is kept and the finished runs of a study, and the
-small formatting helpers of the reports."""
+"""What every phase of a study shares: the metrics, the pre-registration's
+error, where a run's result is kept, the finished runs, small helpers."""
 import glob
 import hashlib
 import json
@@ -14,10 +12,8 @@ from rankloss_lab.runner import lr_tag
 
 SPEC_DIR = osp.join('lab', 'rankloss_lab', 'studies')
 METRIC = 'pascal_voc/AP50'
-#: The metrics a study may select on or report (spec keys ``metric`` and
-#: ``extra_metrics``: the keys MMDetection's evaluators log) and their names
-#: in the reports. ``pascal_voc/`` keys are VOCMetric's, ``coco/`` keys
-#: CocoMetric's.
+#: The names in the reports of the logged keys a study may select on or
+#: report (spec ``metric`` and ``extra_metrics``).
 METRIC_LABELS = {
     METRIC: 'AP50',
     'coco/bbox_mAP_50': 'box AP50',
@@ -48,9 +44,8 @@ def study_metrics(spec: dict) -> List[str]:
 
 
 def threshold_metric(key: str, score_thr: float) -> str:
-    """The key of ``key`` re-scored from a run's stored test detections
-    at ``score_thr`` (spec ``score_thresholds``): ``'pascal_voc/AP50@0.05'``.
-    """
+    """The key of ``key`` re-scored at ``score_thr`` (spec
+    ``score_thresholds``): ``'pascal_voc/AP50@0.05'``."""
     return f'{key}@{score_thr:g}'
 
 
@@ -65,15 +60,13 @@ def metric_label(key: str) -> str:
 
 
 def is_coco(spec: dict) -> bool:
-    """Whether the study is scored by CocoMetric (a ``coco/`` metric): its
-    ground truth is the configs' COCO json, not VOC XML."""
+    """Whether the study is scored by CocoMetric (a ``coco/`` metric)."""
     return spec['metric'].startswith('coco/')
 
 
 def hypothesis_text(key: str) -> str:
-    """A hypothesis' frozen ``metric``: ``'test AP50'`` for VOC's AP50 (the
-    text the studies frozen before ``metric`` existed hold), else
-    ``'test <key>'``."""
+    """A hypothesis' frozen ``metric``: ``'test AP50'`` for VOC's AP50 (as
+    frozen before ``metric`` existed), else ``'test <key>'``."""
     return 'test AP50' if key == METRIC else f'test {key}'
 
 
@@ -87,17 +80,16 @@ def hypothesis_metric(hypothesis: dict) -> str:
 def record_path(records: str, spec: dict, method: str, lr: float,
                 seed: int) -> str:
     """``<records>/<study>/<method>_lr<lr>_seed<seed>.json``: the copy of a
-    run's result kept with the report, so that a study resumes without the
-    work directories (which hold the checkpoints and stay out of git)."""
+    run's result kept with the report (a study resumes without work_dirs)."""
     return osp.join(records, spec['name'],
                     f'{method}_{lr_tag(lr)}_seed{seed}.json')
 
 
 def collect_results(spec: dict, work_dir: str,
                     records: Optional[str] = None) -> Dict[Tuple, dict]:
-    """Finished runs of the study, from the work directories and, when
-    given, the records folder; of two results of one run, the one with a
-    test result (the work directory's when both or neither have one)."""
+    """Finished runs of the study, from the records folder (if given) and
+    the work directories; of two results of one run, the one with a test
+    result (else the work directory's)."""
     out = {}
     patterns = [osp.join(work_dir, spec['name'], '*', '*', 'result.json')]
     if records:

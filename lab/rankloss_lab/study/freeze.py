@@ -44,16 +44,13 @@ def study_settings(spec: dict, chosen: Dict[str, float]) -> dict:
                                        'alternative', 'metric')}
                     for h in spec['hypotheses']],
         methods=methods)
-    # the test trainings' own options (specs before them froze without)
-    if spec['test_phase_options']:
-        settings['test_phase_options'] = list(spec['test_phase_options'])
-    # the metrics beside the selected one (specs before them froze without)
-    if spec['extra_metrics']:
-        settings['extra_metrics'] = list(spec['extra_metrics'])
-    # the selection on the mean over seeds (one-seed specs froze without)
+    # keys added later, only where set: the studies before them froze
+    # without them
+    for key in ('test_phase_options', 'extra_metrics'):
+        if spec[key]:
+            settings[key] = list(spec[key])
     if len(spec['select_seeds']) > 1:
         settings['select_seeds'] = list(spec['select_seeds'])
-    # the fair-baseline rules (a spec that does not say it froze without)
     if spec.get('fair_selection') is not None:
         settings['fair_selection'] = spec['fair_selection']
     if spec.get('fair_selection') and spec['reselect_seed'] is not None:
@@ -97,12 +94,9 @@ def settings_differences(frozen: dict, current: dict,
 
 def read_preregistration(spec: dict, out_dir: str,
                          required: Optional[bool] = None) -> Optional[dict]:
-    """The study's frozen pre-registration, or None where there is none.
-
-    ``required`` (default: the spec's ``preregistered``) makes a missing
-    file an error. A file whose settings do not match its own hash was
-    edited by hand: an error too.
-    """
+    """The study's frozen pre-registration, or None where there is none
+    and it is not ``required`` (default: the spec's ``preregistered``); a
+    file whose settings do not match its hash is an error."""
     path = preregistration_paths(spec, out_dir)[0]
     if required is None:
         required = spec['preregistered']
@@ -145,11 +139,9 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
     hypotheses, test seeds, selected settings, date and settings hash.
 
     Refuses a ``select_only`` study, a declared method without a selected lr
-    or with a test result on a test seed, a spec that does not say
-    ``fair_selection`` or says True and breaks a rule
-    (:func:`~rankloss_lab.study.fairness.check_fair_selection`; a new freeze
-    needs lrs selected on two or more seeds), and another freeze with other
-    settings. The same settings again leave the file (and date) as it is.
+    or with a test result, a spec that breaks the fair-baseline rules
+    (:func:`~rankloss_lab.study.fairness.check_fair_selection`), and another
+    freeze with other settings; the same settings again change nothing.
     """
     if spec['select_only']:
         raise PreregistrationError(
@@ -182,15 +174,15 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
     paths = dict(json=json_path, md=md_path)
     if osp.isfile(json_path):
         old = read_preregistration(spec, out_dir, required=True)
-        if old['settings_sha256'] == digest or not settings_differences(
-                current_paths(old['settings']), settings):
+        diffs = settings_differences(current_paths(old['settings']),
+                                     settings)
+        if old['settings_sha256'] == digest or not diffs:
             print(f'[study] {spec["name"]} is frozen already '
                   f'({old["frozen_at"]}, {json_path}); unchanged', flush=True)
             return paths
         raise PreregistrationError(
             f'{json_path} froze other settings on {old["frozen_at"]}: '
-            + '; '.join(settings_differences(current_paths(old['settings']),
-                                             settings)) +
+            + '; '.join(diffs) +
             '. A study is frozen once; a changed study is a new study (a '
             'new name and a new freeze).')
     rel = osp.relpath(osp.abspath(find_spec(spec_path)), ROOT)
@@ -284,19 +276,16 @@ def fairness_paragraph(spec: dict, record: dict) -> str:
                 'inside the grid.')
     steps = {grid_step(spec['methods'][m]['lrs']) for m in st['methods']}
     step = f'factor-{steps.pop():g} ' if len(steps) == 1 else ''
+    head = ('Fair-baseline rules (`fair_selection = True`), checked at this '
+            'freeze: every declared method was selected in this study on '
+            f'{step}grids of one density')
+    inside = 'its best inside its grid (or the step beyond the edge diverged)'
     if st.get('select_seeds'):
-        return ('Fair-baseline rules (`fair_selection = True`), checked at '
-                'this freeze: every declared method was selected in this '
-                f'study on {step}grids of one density, on the best mean val '
-                'AP50 over seeds '
-                f"{', '.join(map(str, st['select_seeds']))}, its best inside "
-                'its grid (or the step beyond the edge diverged).')
+        return (f'{head}, on the best mean val AP50 over seeds '
+                f"{', '.join(map(str, st['select_seeds']))}, {inside}.")
     again = sorted(m for m, sel in record['selection'].items()
                    if len(sel['seeds'] or []) > 1)
-    return ('Fair-baseline rules (`fair_selection = True`), checked at this '
-            'freeze: every declared method was selected in this study on '
-            f"{step}grids of one density with seed {st['select_seed']}, its "
-            'best inside its grid (or the step beyond the edge diverged)'
+    return (f"{head} with seed {st['select_seed']}, {inside}"
             + (', and ' + ', '.join(f'`{m}`' for m in again) +
                ' collapsed on that seed and was re-selected on the mean over '
                f"seeds {st['select_seed']} and {st['reselect_seed']}"

@@ -36,18 +36,14 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     per_method = per_metric[spec['metric']]
     record = read_preregistration(spec, out_dir, required=False)
     check_reportable(spec, results, chosen, per_method, record)
-    # undeclared rows of a frozen study: labelled so in the table and plot
     declared = declared_methods(spec) if record else list(spec['methods'])
     exploratory = [m for m in spec['methods'] if m not in declared]
     comparisons = study_comparisons(spec, per_method, record, per_metric)
     rows = sorted(results.values(),
                   key=lambda r: (list(spec['methods']).index(r['method']),
                                  r['lr'], r['seed']))
-    # per-epoch val columns by epoch: a run that validated only after its
-    # last epoch (``test_phase_options``) fills that epoch's column alone
     curves = [val_by_epoch(r) for r in rows]
     epochs = sorted(set().union(*curves)) if curves else []
-    # a study with extra_metrics: their val and test values after test_ap50
     extra = spec['extra_metrics']
     with open(paths['csv'], 'w', newline='', encoding='utf-8') as f:
         writer = csv.writer(f)
@@ -124,24 +120,21 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                'the fit needs its own val detections.']
     md += _lrp_lines(spec, results, chosen, per_method)
     cal_rows = []
-    for mname in per_method:
-        cals = [results[(mname, chosen[mname], s)].get('calibration', {})
-                for s in per_method[mname]]
-        cals = [c for c in cals if 'ece' in c]
+    for mname, seeds in per_method.items():
+        cals = [c for c in (results[(mname, chosen[mname], s)].get(
+            'calibration', {}) for s in seeds) if 'ece' in c]
         if not cals:
             continue
 
         def avg(get):
-            vals = [get(c) for c in cals]
-            vals = [v for v in vals if v == v]  # drop NaN
+            vals = [v for v in map(get, cals) if v == v]  # drop NaN
             return sum(vals) / len(vals) if vals else float('nan')
 
-        cells = [f'{avg(lambda c: c["ece"]):.3f}',
-                 f'{avg(lambda c: c["ece_platt"]):.3f}']
+        cells = [f'{avg(lambda c: c[k]):.3f}' for k in ('ece', 'ece_platt')]
         for t in THRESHOLDS:
             for key in ('at', 'at_platt'):
-                p = avg(lambda c: c[key][str(t)]['precision'])
-                r = avg(lambda c: c[key][str(t)]['recall'])
+                p, r = (avg(lambda c: c[key][str(t)][k])
+                        for k in ('precision', 'recall'))
                 cells.append(f'{_pct(p)} / {_pct(r)}')
         cal_rows.append(f'| {spec["methods"][mname]["label"]} | ' +
                         ' | '.join(cells) + ' |')
@@ -163,8 +156,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
             md += ['', f'*Val AP50 per epoch of the {whose} at the selected '
                    'learning rates: the test runs validated after their '
                    'last epoch alone (`test_phase_options`).*']
-    # thresholds and budget, from the CSVs just written; the evidence
-    # tables keep the block current (``conditions-<study>``)
+    # thresholds and budget, from the CSVs just written
     md[conditions_at:conditions_at] = [
         f'<!-- evidence-table: conditions-{name} -->',
         conditions_block(name, out_dir).rstrip('\n'),
@@ -178,8 +170,7 @@ def test_values(spec: dict, results: Dict[Tuple, dict],
                 chosen: Dict[str, float]
                 ) -> Dict[str, Dict[str, Dict[int, float]]]:
     """``{metric: {method: {seed: test value}}}`` at each method's selected
-    lr: the spec's ``metric`` (``test_ap50``) and its ``extra_metrics``
-    (``test_metrics``), over the test seeds each method has."""
+    lr, over the spec's metrics and the test seeds each method has."""
     out = {}
     for key in study_metrics(spec):
         out[key] = {}
@@ -208,9 +199,8 @@ def _test_table(spec: dict, results: Dict[Tuple, dict],
                 chosen: Dict[str, float], per_method: Dict[str, Dict],
                 comparisons: List[dict], key: str, row_base: Dict[str, str],
                 exploratory: List[str]) -> List[str]:
-    """The test table of one metric (``key``): mean ± std over seeds, per
-    seed, the paired difference to the row's baseline on that metric; no
-    lines before any test run."""
+    """The test table of one metric (``key``): mean ± std, per seed, the
+    paired difference to the row's baseline; no lines before any test run."""
     table = []
     by_pair = {(c['method'], c['baseline']): c for c in comparisons
                if c.get('metric_key', spec['metric']) == key}
@@ -267,10 +257,9 @@ def _val_text(res: Optional[dict]) -> str:
 
 def selection_lines(spec: dict, results: Dict[Tuple, dict],
                     chosen: Dict[str, float]) -> List[str]:
-    """One line per grid run so far: val AP50 per lr on the selection seed,
-    the selected one bold; a re-selected method's second seed and mean
-    below it. With ``select_seeds``: the mean over them per lr (the
-    selected one bold), each seed's values below it."""
+    """One line per grid so far: val AP50 per lr on the selection seed (or
+    the mean over ``select_seeds``), the selected one bold; a re-selected
+    method's second seed and mean, or each seed's values, below it."""
     md, first = [], spec['select_seed']
     for mname, m in spec['methods'].items():
         if 'lrs' not in m or not any(
@@ -316,8 +305,7 @@ def selection_lines(spec: dict, results: Dict[Tuple, dict],
 def _mean_lines(spec: dict, results: Dict[Tuple, dict], mname: str,
                 sel: dict, cells) -> List[str]:
     """A method's grid selected on the mean over ``select_seeds``: the
-    means (the selected one bold; '-' where a seed has not finished), then
-    each seed's values."""
+    means, then each seed's values."""
     m, seeds = spec['methods'][mname], spec['select_seeds']
     means = []
     for lr in m['lrs']:
@@ -366,10 +354,9 @@ def check_reportable(spec: dict, results: Dict[Tuple, dict],
                      chosen: Dict[str, float],
                      per_method: Dict[str, Dict[int, float]],
                      record: Optional[dict]) -> None:
-    """Refuses a report the pre-registration does not allow: settings that
-    differ from the frozen ones, a declared method's test run that started
-    before the freeze (or under no freeze), test rows of a pre-registered
-    study without its freeze file."""
+    """Refuses a report the pre-registration does not allow: changed
+    settings, a declared method's test run not under the freeze, test rows
+    of a pre-registered study without its freeze file."""
     has_test = any(per_method.values())
     if record is None:
         if spec['preregistered'] and has_test:
@@ -398,8 +385,7 @@ def check_reportable(spec: dict, results: Dict[Tuple, dict],
 
 
 def seeds_sentence(spec: dict, methods: Sequence[str]) -> str:
-    """Whether the ``methods``' selection and test seeds overlap, in
-    words."""
+    """Whether the ``methods``' selection and test seeds overlap."""
     overlap = seed_overlap(spec, methods)
     unknown = [m for m in methods if selection_seeds(spec, m) is None]
     note = '' if not unknown else (

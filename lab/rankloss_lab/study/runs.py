@@ -108,9 +108,8 @@ def olrp_on_test(data_root: str, test_pkl: str, test_split: str = 'test'
 def olrp_on_dataset(config: str, options: Sequence[str],
                     test_pkl: str) -> dict:
     """moLRP and its components on the dataset of the ``test_dataloader``
-    of ``config`` with a run's ``--cfg-options``, read by MMDetection's own
-    dataset class (a CocoMetric study's COCO json: boxes as ``CocoDataset``
-    gives them, ``iscrowd`` ignored as ``CocoMetric`` ignores it)."""
+    of ``config`` with a run's ``--cfg-options`` (a CocoMetric study's COCO
+    json, read by MMDetection's own dataset class)."""
     from rankloss_lab.held_out import split_ground_truth
     cfg = run_config(config, options)
     dataset = cfg.test_dataloader.dataset
@@ -127,11 +126,9 @@ ATTEMPTS = 'attempts.json'
 
 def start_attempt(directory: str,
                   resume: Optional[str] = None) -> List[dict]:
-    """Notes a training attempt's start in the run's folder, resumed from
-    ``resume`` (None: from the start); returns all attempts so far. Each
-    records its start and its checkpoint's modification time; the train time
-    is :func:`earlier_attempts_seconds` plus the last attempt's.
-    """
+    """Notes a training attempt's start (and the modification time of the
+    checkpoint ``resume`` it resumes from) in the run's folder; returns all
+    attempts so far."""
     path = osp.join(directory, ATTEMPTS)
     attempts = read_json(path) or []
     resumed_from = (osp.getmtime(resume) if resume and osp.isfile(resume)
@@ -208,17 +205,13 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
                 records: Optional[str] = None) -> dict:
     """Trains (or resumes) one run, evaluates it; returns its result.
 
-    ``val_ap50`` and the val curve are the spec's ``metric`` (default VOC
-    AP50) as the val loop logs it, ``test_ap50`` its test value. A CocoMetric
-    study records every metric on test (``test_metrics``) and val's last loop
-    (``val_metrics``), tests only (no calibration) and reads oLRP from the
-    test dataset (:func:`olrp_on_dataset`). The test records its start and
-    the pre-registration hash it ran under (``preregistration``). With
-    ``records``, results are also written there (``record_path``), and a run
-    whose record holds what is asked is not run again. A non-finite loss or
-    score (:func:`non_finite_reason`), or a NaN loss at the end, is a result:
-    ``diverged`` and no val AP50 (ranked last; a test run raises). Test runs
-    keep their detections (:func:`keep_test_detections`).
+    ``val_ap50`` and the val curve are the spec's ``metric`` as the val loop
+    logs it, ``test_ap50`` its test value; a CocoMetric study also records
+    ``val_metrics`` and ``test_metrics`` and fits no calibration. The test
+    records its start and the pre-registration hash it ran under. With
+    ``records``, results are also written there, and a run whose record
+    holds what is asked is not run again. A non-finite loss or score is a
+    result: ``diverged`` (ranked last; a test run raises).
     """
     m = spec['methods'][method]
     needed = 'test_ap50' if evaluate_test else 'val_ap50'
@@ -257,31 +250,25 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
         start = time.perf_counter()
         try:
             seconds = run_logged(cmd + ['--cfg-options'] + options, log_path)
+            reason = None
         except RuntimeError as error:
             reason = non_finite_reason(str(error))
             if reason is None:  # failed for another reason: not a result
                 raise
-            curve = read_scalars(directory, spec['metric'])
-            result = dict(
-                study=spec['name'], method=method, lr=lr, seed=seed,
-                diverged=reason, train_seconds=earlier_attempts_seconds(
-                    attempts) + time.perf_counter() - start,
-                val_curve=[curve[k] for k in sorted(curve)],
-                val_epochs=sorted(curve), val_ap50=None,
-                final_train=last_train_record(directory),
-                machine=machine_name())
-            save(result)
-        else:
-            curve = read_scalars(directory, spec['metric'])
-            if not curve:
-                raise RuntimeError(f"{directory}: no {spec['metric']} logged")
-            result = dict(
-                study=spec['name'], method=method, lr=lr, seed=seed,
-                train_seconds=earlier_attempts_seconds(attempts) + seconds,
-                val_curve=[curve[k] for k in sorted(curve)],
-                val_epochs=sorted(curve), val_ap50=curve[max(curve)],
-                final_train=last_train_record(directory),
-                machine=machine_name())
+            seconds = time.perf_counter() - start
+        curve = read_scalars(directory, spec['metric'])
+        if not curve and reason is None:
+            raise RuntimeError(f"{directory}: no {spec['metric']} logged")
+        result = dict(study=spec['name'], method=method, lr=lr, seed=seed)
+        if reason:
+            result['diverged'] = reason
+        result.update(
+            train_seconds=earlier_attempts_seconds(attempts) + seconds,
+            val_curve=[curve[k] for k in sorted(curve)],
+            val_epochs=sorted(curve),
+            val_ap50=None if reason else curve[max(curve)],
+            final_train=last_train_record(directory), machine=machine_name())
+        if reason is None:
             if is_coco(spec):
                 result['val_metrics'] = _last_values(spec, directory)
             reason = non_finite_loss(result['final_train'])
@@ -292,7 +279,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             if attempts[0]['resumed_from'] is not None:
                 # resumed from an attempt that left no record of its start
                 result['train_seconds_partial'] = True
-            save(result)
+        save(result)
     if result.get('val_ap50') is None:  # diverged before its last epoch
         if evaluate_test:
             raise RuntimeError(
@@ -351,10 +338,9 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
 
 def keep_test_detections(spec: dict, result: dict, pkl: str,
                          result_path: str) -> None:
-    """Stores a test run's detections (``tools/test.py --out`` ``pkl``) beside
-    ``result_path`` (:func:`.detections.save_detections`; VOC in split order)
-    and, with ``score_thresholds``, AP50 re-scored at each in
-    ``result['test_metrics']``. A model without a score threshold keeps none.
+    """Stores a test run's detections (``pkl``) beside ``result_path`` and,
+    with ``score_thresholds``, AP50 re-scored at each in
+    ``result['test_metrics']``; a model without a score threshold keeps none.
     """
     if result['test_score_thr'] is None:
         return
@@ -397,15 +383,17 @@ def pretrained_checkpoint(spec: dict, work_dir: str) -> str:
     return last_checkpoint(directory, required=True)
 
 
+def _python(args: Sequence[str], what: str) -> None:
+    print(f'[study] writing {what}', flush=True)
+    subprocess.run([sys.executable] + list(args), cwd=ROOT, check=True)
+
+
 def ensure_data(spec: dict) -> None:
     """Writes the data set, the test split and each ``prepare`` file that
-    is missing, with the spec's commands. A CocoMetric study's data set is
-    there when its ``annotations/instances_test.json`` is."""
+    is missing, with the spec's commands."""
     for item in spec.get('prepare', []):
         if not osp.isfile(osp.join(ROOT, item['path'])):
-            print(f"[study] writing {item['path']}", flush=True)
-            subprocess.run([sys.executable] + list(item['make']), cwd=ROOT,
-                           check=True)
+            _python(item['make'], item['path'])
     data = spec.get('data')
     if not data:
         return
@@ -415,21 +403,16 @@ def ensure_data(spec: dict) -> None:
     written = (osp.join(root, 'annotations', 'instances_test.json')
                if is_coco(spec) else osp.join(main, 'test.txt'))
     if not osp.isfile(written):
-        print(f'[study] writing the data set to {root}', flush=True)
-        subprocess.run([sys.executable] + [a.format(root=root)
-                                           for a in data['make']],
-                       cwd=ROOT, check=True)
+        _python([a.format(root=root) for a in data['make']],
+                f'the data set to {root}')
     split = spec.get('test_split', 'test')
     if not osp.isfile(osp.join(main, f'{split}.txt')):
         if 'make_test' not in data:
             raise FileNotFoundError(
                 f'{main}/{split}.txt not found and the spec\'s data has no '
                 'make_test command to write it')
-        print(f'[study] writing the test split {split} to {root}',
-              flush=True)
-        subprocess.run([sys.executable] + [a.format(root=root)
-                                           for a in data['make_test']],
-                       cwd=ROOT, check=True)
+        _python([a.format(root=root) for a in data['make_test']],
+                f'the test split {split} to {root}')
 
 
 def check_test_thresholds(spec: dict, methods: Sequence[str]) -> None:

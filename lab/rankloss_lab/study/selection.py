@@ -1,15 +1,10 @@
 """The selection phase: each grid's val runs, each method's lr and its seeds.
 
-A grid method's lr is the best mean val AP50 over ``select_seeds`` (ties
-within :data:`TIE`: the smaller lr), or its best on one ``select_seed``; a
-diverged run scores below all. With one seed and ``fair_selection = True``
-a collapsed best (below :data:`rankloss_lab.stats.COLLAPSE_BELOW`) reruns
-its grid with ``reselect_seed`` and takes the best mean of both.
-**Stability rule** (:func:`stable_lr`, declared 2026-11-29; not for
-:data:`BEFORE_THE_RULE`): where the next larger grid point collapsed on a
-selection seed (below :func:`rankloss_lab.stats.collapse_floor` of the
-selected lr's values), the next smaller point is taken unless it collapsed
-too. See docs/evidence.md#protocol.
+A grid method's lr is the best mean val AP50 over ``select_seeds`` (ties:
+the smaller lr), or its best on one ``select_seed``; a diverged run scores
+below all. With one seed and ``fair_selection = True`` a collapsed best
+reruns its grid with ``reselect_seed``. The stability rule
+(:func:`stable_lr`, declared 2026-11-29): docs/evidence.md#protocol.
 """
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -19,8 +14,7 @@ from rankloss_lab.stats import COLLAPSE_BELOW, collapse_floor, trained
 
 def select_plan(spec: dict, methods: Sequence[str]) -> List[Tuple]:
     """(method, lr, seed) of the selection phase: every grid point with
-    every selection seed, seed by seed (a phase stopped half-way leaves
-    whole grids of the first seeds)."""
+    every selection seed, seed by seed."""
     plan = []
     for seed in spec['select_seeds']:
         for name in methods:
@@ -65,9 +59,8 @@ def grid_scores(spec: dict, results: Dict[Tuple, dict], name: str,
     return scores
 
 
-#: Scores (val AP50 in [0, 1], or their means) closer than this are a tie:
-#: two means of the same logged values summed in another order may differ in
-#: their last bit.
+#: Scores closer than this are a tie (means summed in another order may
+#: differ in their last bit).
 TIE = 1e-9
 
 
@@ -86,11 +79,8 @@ def mean_scores(grids: Sequence[Dict[float, float]]) -> Dict[float, float]:
             for lr in grids[0]}
 
 
-#: The studies whose lrs were selected before the stability rule was
-#: declared: their selections stand as run (the rule would have moved
-#: RetinaNet focal's lr in ``confirm_dense_long`` and Rank & Sort's in
-#: ``digitsvoc_dense_fixed_16e`` from 0.08 to 0.04, and others:
-#: ``tests/test_tools/test_stability_rule.py``).
+#: The studies selected before the stability rule was declared: their
+#: selections stand as run (``tests/test_tools/test_stability_rule.py``).
 BEFORE_THE_RULE = frozenset((
     'confirm_dense_long', 'confirm_digitsvoc', 'confirm_frcnn_thresholds',
     'digit_instances_losses', 'digitsvoc_dense_atss_16e',
@@ -109,8 +99,7 @@ def stable_lr(lr: float, grids: Sequence[Dict[float, float]]) -> float:
     """The stability rule: ``lr`` (selected on ``grids``, one ``{lr: val
     AP50}`` per selection seed), or the next smaller grid lr where the next
     larger one collapsed on any seed (below the collapse floor of ``lr``'s
-    scores; a diverged run, -inf, collapsed) and the smaller one did not
-    (where both neighbours collapsed, no stable lr is known: ``lr``)."""
+    scores) and the smaller one did not."""
     lrs = sorted(grids[0])
     i = lrs.index(lr)
     if i + 1 == len(lrs) or i == 0:
@@ -185,12 +174,8 @@ def _stable(spec: dict, lr: float, grids: Sequence[Dict[float, float]],
 
 
 def selected_lrs(spec: dict, results: Dict[Tuple, dict]) -> Dict[str, float]:
-    """Best (mean) val AP50 of each grid (ties: smaller lr); lr_from
-    follows.
-
-    A method whose grid is not complete (or, collapsed, whose re-selection
-    grid is not) has no selection yet.
-    """
+    """Each method's selected lr (:func:`grid_selection`, ``lr`` or
+    ``lr_from``); none yet for a grid not complete."""
     chosen = {}
     for name, m in spec['methods'].items():
         if 'lrs' not in m:

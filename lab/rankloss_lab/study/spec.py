@@ -9,8 +9,8 @@ from .common import (METRIC, ROOT, SPEC_DIR, _is_number, hypothesis_text,
 
 
 def find_spec(path: str) -> str:
-    """``path``, or where a spec named by its old place (``tools/studies/``,
-    as in the pre-registration records written before the move) is now."""
+    """``path``, or where a spec named by its old place (``tools/studies/``)
+    is now."""
     if osp.isfile(path):
         return path
     head, name = osp.split(osp.normpath(path))
@@ -110,14 +110,10 @@ def load_spec(path: str) -> dict:
     return cfg
 
 
-
 def _test_phase_options(cfg: dict, path: str) -> None:
-    """``test_phase_options``: ``--cfg-options`` added to the trainings of
-    the test phase alone, after ``options``, e.g.
-    ``train_cfg.val_interval=16``: a test run's val loops decide nothing,
-    so it need not validate every epoch. Only for a study whose selection
-    seeds are not test seeds: a selection run reused as a test run would
-    have trained without them."""
+    """``test_phase_options``: ``--cfg-options`` of the test phase's
+    trainings alone, after ``options`` (e.g. ``train_cfg.val_interval=16``);
+    only where no selection seed is a test seed."""
     extra = cfg.setdefault('test_phase_options', [])
     if not isinstance(extra, (list, tuple)) or not all(
             isinstance(o, str) and '=' in o for o in extra):
@@ -138,13 +134,9 @@ def _distinct_ints(values) -> bool:
 
 
 def _selection_seed_keys(cfg: dict, path: str) -> None:
-    """``select_seeds`` (two or more, none a test seed: each grid point runs
-    with each, the best mean val AP50 wins) or ``select_seed`` (one);
-    completes both (``select_seed`` is the first of ``select_seeds``, which
-    is ``[select_seed]`` in a one-seed spec). By default the selection seed
-    is the smallest seed >= 0 that is no test seed (the DigitsVOC studies set
-    ``select_seed = 0``, also a test seed; their reports say so).
-    """
+    """``select_seeds`` (two or more, none a test seed) or ``select_seed``
+    (one; default: the smallest seed >= 0 that is no test seed); completes
+    both (``select_seed`` is the first of ``select_seeds``)."""
     seeds = cfg['seeds']
     many = cfg.get('select_seeds')
     if many is None:
@@ -166,12 +158,9 @@ def _selection_seed_keys(cfg: dict, path: str) -> None:
 
 
 def _metric_keys(cfg: dict, path: str) -> None:
-    """``metric`` (default VOCMetric's ``'pascal_voc/AP50'``): the logged
-    key the learning rates are selected on (its val value after the last
-    epoch) and the first test metric; ``extra_metrics`` (default none):
-    more logged keys of the same evaluator that every test run records and
-    the report tabulates and compares, e.g. ``'coco/segm_mAP_50'`` beside
-    ``metric = 'coco/bbox_mAP_50'``."""
+    """``metric`` (default ``'pascal_voc/AP50'``): the logged key the lrs
+    are selected on and the first test metric; ``extra_metrics`` (default
+    none): more keys of the same evaluator that the test runs record."""
     cfg.setdefault('metric', METRIC)
     extra = cfg.setdefault('extra_metrics', [])
     if not isinstance(extra, (list, tuple)):
@@ -194,14 +183,10 @@ def _metric_keys(cfg: dict, path: str) -> None:
 
 
 def _score_threshold_keys(cfg: dict, path: str) -> None:
-    """``score_thresholds`` (default none): test thresholds to compare at,
-    e.g. ``[0.05, 0.0]``; each adds ``<metric>@<threshold>`` to
-    ``extra_metrics`` (:func:`~rankloss_lab.study.common.threshold_metric`),
-    VOC AP50 re-scored from each run's stored test detections
-    (:mod:`rankloss_lab.study.detections`). Runs must be tested at or below
-    the lowest (e.g. ``model.test_cfg.rcnn.score_thr=0.0`` in ``options``).
-    VOCMetric studies only.
-    """
+    """``score_thresholds`` (default none; VOCMetric only): test thresholds
+    to compare at, e.g. ``[0.05, 0.0]``; each adds ``<metric>@<threshold>``
+    to ``extra_metrics``, VOC AP50 re-scored from each run's stored test
+    detections (runs are tested at or below the lowest)."""
     thrs = cfg.setdefault('score_thresholds', [])
     if not isinstance(thrs, (list, tuple)) or not all(
             _is_number(t) and 0 <= t < 1 for t in thrs) or \
@@ -221,12 +206,11 @@ def _score_threshold_keys(cfg: dict, path: str) -> None:
 
 
 def _fair_selection_keys(cfg: dict, path: str) -> None:
-    """``fair_selection`` (True: ``--freeze`` checks the fair-baseline rules
-    of :mod:`rankloss_lab.study.fairness` and collapsed grids are re-selected;
-    False: waived; absent: the study cannot be frozen until it says) and
-    ``reselect_seed`` (default: the next seed after the selection seed that
-    is no test seed; a spec with ``select_seeds`` has none: its selection
-    is a mean over seeds already)."""
+    """``fair_selection`` (True: ``--freeze`` checks the rules of
+    :mod:`rankloss_lab.study.fairness` and collapsed grids are re-selected;
+    False: waived; absent: not frozen until it says) and ``reselect_seed``
+    (default: the next seed after the selection seed that is no test seed;
+    None with ``select_seeds``)."""
     fair = cfg.setdefault('fair_selection', None)
     if fair is not None and not isinstance(fair, bool):
         raise ValueError(f'{path}: fair_selection must be True or False, got '
@@ -252,15 +236,11 @@ def _fair_selection_keys(cfg: dict, path: str) -> None:
 
 
 def _hypotheses(cfg: dict, path: str) -> List[dict]:
-    """The spec's ``hypotheses``, checked and completed.
-
-    Each is ``dict(method=..., baseline=<the spec's>, alternative='greater' |
-    'less' | 'two-sided', metric=<the spec's metric>)``; 'greater' states
-    ``method - baseline > 0`` on the test value of ``metric`` (``metric`` or
-    one of ``extra_metrics``). Without any, every method against the
-    baseline, two-sided. The completed ``metric`` is the frozen text
-    (:func:`~rankloss_lab.study.common.hypothesis_text`: ``'test AP50'``).
-    """
+    """The spec's ``hypotheses``, checked and completed: each
+    ``dict(method, baseline=<the spec's>, alternative='two-sided' |
+    'greater' (method - baseline > 0) | 'less', metric=<the spec's>)``, the
+    metric as frozen text (``'test AP50'``); by default every method
+    against the baseline."""
     methods = cfg['methods']
     declared = cfg.get('hypotheses')
     if declared is None:
@@ -291,10 +271,8 @@ def _hypotheses(cfg: dict, path: str) -> List[dict]:
 
 
 def _check_pair(pair: dict, methods: dict, seen: set, where: str) -> None:
-    """One comparison of a spec (a hypothesis or an exploratory pair): both
-    sides name methods, differ, and the pair (with its ``metric``, where it
-    names one) is not in ``seen`` (the pairs before it), to which it is
-    then added."""
+    """One comparison of a spec: both sides name distinct methods, and the
+    pair (with its ``metric``) is not in ``seen``, to which it is added."""
     for key in ('method', 'baseline'):
         if pair[key] not in methods:
             raise ValueError(f'{where}: {key} {pair[key]!r} is not one of '
@@ -312,11 +290,7 @@ def _check_pair(pair: dict, methods: dict, seen: set, where: str) -> None:
 def _exploratory_comparisons(cfg: dict, path: str) -> List[dict]:
     """The spec's ``exploratory_comparisons``, checked: pairs
     ``dict(method=..., baseline=...)`` beyond every method against the
-    baseline (e.g. a baseline row added after a test result), in the
-    exploratory family (two-sided, on each metric), so a row chosen after
-    seeing test never gets a confirmatory claim. A pair a hypothesis names is
-    refused.
-    """
+    baseline, in the exploratory family; a hypothesis' pair is refused."""
     methods = cfg['methods']
     declared = cfg.get('exploratory_comparisons', [])
     if not isinstance(declared, (list, tuple)):
