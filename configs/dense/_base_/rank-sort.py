@@ -1,14 +1,8 @@
 # The losses and head settings of every Rank & Sort (RS) and aLRP config,
-# written from the papers (Oksuz et al., ICCV 2021 and NeurIPS 2020;
-# docs/losses.md) and set as in the authors' code. A config pairs them
-# with its focal / cross-entropy twin and swaps the stock head for the
-# RS / aLRP one:
-#   _base_ = ['./<focal twin>.py', '../_base_/rank-sort.py']
-#   model = dict(bbox_head=dict(_base_.rank_sort_dense_head,
-#                               type='RankSortRetinaHead'))
-# Variables, not a `model`, because MMEngine does not merge one key from two
-# bases.
-#
+# from the papers (Oksuz et al., ICCV 2021 and NeurIPS 2020; docs/losses.md)
+# as set in the authors' code, as variables (docs/architecture.md#configs):
+# a config takes its focal / CE twin and this file as bases and swaps the
+# head (docs/dense.md#rank--sort-and-alrp).
 # Box coder of every RS / aLRP head: the authors' stds (docs/dense.md).
 rank_sort_bbox_coder = dict(
     type='DeltaXYWHBBoxCoder',
@@ -36,11 +30,8 @@ rank_sort_rcnn_sampler = dict(
     pos_fraction=1.0,
     neg_pos_ub=-1,
     add_gt_as_proposals=True)
-# RS-R-CNN's RPN (the authors' code): RS over all anchors, weighted by 0.2.
-# Use both variables:
-#   model = dict(
-#       rpn_head=_base_.rank_sort_rpn_head,
-#       train_cfg=dict(rpn=dict(sampler=_base_.rank_sort_rpn_sampler)))
+# RS-R-CNN's RPN (the authors' code): RS over all anchors, weighted by 0.2;
+# a config takes both `rank_sort_rpn_head` and `rank_sort_rpn_sampler`.
 rank_sort_rpn_head = dict(
     type='RankSortRPNHead',
     reg_decoded_bbox=True,
@@ -59,6 +50,5 @@ alrp_dense_head = dict(
         _delete_=True, type='ALRPLoss', delta=1.0, sb_weight=50.0),
     loss_bbox=dict(_delete_=True, type='GIoULoss', loss_weight=1.0))
 alrp_hooks = [dict(type='ALRPSelfBalanceHook')]
-# Ranking-trained scores have no absolute scale: no score threshold
-# (docs/dense.md).
+# Ranking-trained scores have no absolute scale: no score threshold.
 rank_sort_test_cfg = dict(score_thr=0.0)

@@ -1,14 +1,9 @@
-# The one-stage detector parts of the DigitsVOC dense configs, as variables:
-# MMDetection's RetinaNet head, assigner and test settings
-# (`mmdet::_base_/models/retinanet_r50_fpn.py`) with the head narrowed to the
-# 64-channel FPN of `configs/digitsvoc/` and anchors at half MMDetection's
-# scale (16 to 406 px) for digits of 14 to 60 px in 128 px images, as in the
-# two-stage study. The RetinaNet and ATSS focal configs build their `model`
-# from them, on the DigitsVOC config's preprocessing, backbone and FPN:
-#   _base_ = ['../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
-#             '../_base_/retinanet_r18-w32_fpn_digitsvoc.py']
-# Variables, not a `model`, because MMEngine does not merge one key from two
-# bases.
+# The one-stage detector parts of the DigitsVOC dense configs, as variables
+# (docs/architecture.md#configs): MMDetection's RetinaNet head, assigner and
+# test settings (`mmdet::_base_/models/retinanet_r50_fpn.py`), the head
+# narrowed to the 64-channel FPN of `configs/digitsvoc/`, anchors at half
+# MMDetection's scale (16 to 406 px) for digits of 14 to 60 px in 128 px
+# images, as in the two-stage study.
 retinanet_head = dict(
     type='RetinaHead',
     num_classes=10,

@@ -1,14 +1,9 @@
-# The longer DigitsVOC budget of the dense configs, as variables: 56 epochs,
-# lr / 10 after 42, the 16-epoch configs' warm-up (100 iterations). The
-# budget was chosen on val from focal loss's own curves
+# The longer DigitsVOC budget of the dense configs, as variables
+# (docs/architecture.md#configs): 56 epochs, lr / 10 after 42, the 16-epoch
+# warm-up (100 iterations). Chosen on val from focal loss's own curves
 # (docs/evidence/digitsvoc_dense_budget_rule.md and
-# digitsvoc_dense_budget_96e_rule.md) and is the one
-# `lab/rankloss_lab/studies/confirm_dense_long.py` trains. A `_56e_` config
-# inherits its 16-epoch twin and this file:
-#   train_cfg = dict(max_epochs=_base_.long_epochs)
-#   param_scheduler = _base_.long_param_scheduler
-# Variables, not `train_cfg` / `param_scheduler`, because MMEngine does not
-# merge one key from two bases.
+# digitsvoc_dense_budget_96e_rule.md); a `_56e_` config inherits its 16-epoch
+# twin and this file.
 long_epochs = 56
 long_param_scheduler = [
     dict(

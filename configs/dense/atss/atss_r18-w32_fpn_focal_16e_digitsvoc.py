@@ -1,9 +1,6 @@
-# ATSS on DigitsVOC with focal loss: the baseline twin of
-# `atss_r18-w32_fpn_rambo_16e_digitsvoc.py`. The RetinaNet of
-# `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` changed to
-# `mmdet::atss/atss_r50_fpn_1x_coco.py`'s (as
-# `atss_r50_fpn_focal_1x_voc0712.py` changes it); the rest is the DigitsVOC
-# config's.
+# ATSS on DigitsVOC with focal loss, the baseline of the `_16e_` ATSS twins:
+# the RetinaNet of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` made
+# `mmdet::atss/atss_r50_fpn_1x_coco.py`'s; the rest is the DigitsVOC config's.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -39,11 +36,7 @@ model = dict(
     test_cfg=dict(
         _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
 # lr: selected on val (seed 5) by
-# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py from
-# {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}; its test against the rank losses is
-# pre-registered (val and test results:
-# docs/evidence/digitsvoc_dense_fixed_16e.md). At lr 0.01:
-# docs/evidence/digitsvoc_dense_atss_16e.md.
-# One seed selected it; the stability rule (rankloss_lab.study.selection)
-# keeps it: the next larger lr of the grid did not collapse on that seed.
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py (pre-registered;
+# results: docs/evidence/digitsvoc_dense_fixed_16e.md; at lr 0.01:
+# docs/evidence/digitsvoc_dense_atss_16e.md). The stability rule keeps it.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

@@ -1,12 +1,9 @@
 # ATSS with RaMBO (logits) + focal at the longer DigitsVOC budget: its
-# 16-epoch twin `atss_r18-w32_fpn_rambo-focal_16e_digitsvoc.py` trained 56
-# epochs (lr / 10 after 42; `../_base_/schedule_56e_digitsvoc.py`), the run of
-# `lab/rankloss_lab/studies/confirm_dense_long.py`, which tests it on a fresh split
-# (pre-registered; val and test results: docs/evidence/confirm_dense_long.md).
+# 16-epoch twin trained 56 epochs (`../_base_/schedule_56e_digitsvoc.py`),
+# the run that lab/rankloss_lab/studies/confirm_dense_long.py tests on a
+# fresh split (pre-registered; results: docs/evidence/confirm_dense_long.md).
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
-# Built as its twin is, from the focal config (inheritance stays three files
-# deep).
 _base_ = [
     './atss_r18-w32_fpn_focal_16e_digitsvoc.py', '../_base_/rambo-ap.py',
     '../_base_/schedule_56e_digitsvoc.py'
@@ -17,6 +14,5 @@ model = dict(
         type='RaMBOATSSHead', loss_cls=_base_.rambo_focal_dense_loss))
 train_cfg = dict(max_epochs=_base_.long_epochs)
 param_scheduler = _base_.long_param_scheduler
-# lr: selected on val by that study, on the mean of seeds 5 and 11 over
-# {0.0025, 0.005, 0.01, 0.02, 0.04, 0.08}
+# lr: selected on val by that study (mean of seeds 5 and 11)
 optim_wrapper = dict(optimizer=dict(lr=0.04))

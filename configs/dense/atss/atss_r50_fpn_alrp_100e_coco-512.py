@@ -1,9 +1,8 @@
 # aLRP Loss "ATSS" R50 FPN on COCO, the authors' recipe: kemaloksuz/aLRPLoss,
 # configs/alrp_loss/alrp_loss_retinanet_r50_fpn_ATSS_100e_coco500.py
-# (MMDetection 2.x): their aLRP RetinaNet recipe
-# (`../retinanet/retinanet_r50_fpn_alrp_100e_coco-512.py`) with ATSS
-# assignment (docs/dense.md). MMDetection's ATSS recipe with the aLRP head
-# instead: `atss_r50_fpn_alrp_mmdet-1x_coco.py`.
+# (MMDetection 2.x): their aLRP RetinaNet recipe with ATSS assignment
+# (docs/dense.md). On MMDetection's ATSS recipe:
+# `atss_r50_fpn_alrp_mmdet-1x_coco.py`.
 # Batch: 8 images per process; lr 0.008 is for a total batch of 32,
 # the authors' 4 GPUs x 8 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 8 images as theirs did (docs/multi_gpu.md).

@@ -1,8 +1,7 @@
-# aLRP Loss twin of `atss_r50_fpn_focal_1x_coco.py` (`ALRPATSSHead`,
-# `../_base_/rank-sort.py`; its self-balance period: docs/losses.md) on
-# MMDetection's ATSS recipe, with no score threshold. The aLRP authors'
-# "ATSS" is `atss_r50_fpn_alrp_100e_coco-512.py` (docs/dense.md). Not
-# trained: no result on coco was measured.
+# aLRP Loss twin of `atss_r50_fpn_focal_1x_coco.py` (`ALRPATSSHead`) on
+# MMDetection's ATSS recipe, with no score threshold; the authors' "ATSS" is
+# `atss_r50_fpn_alrp_100e_coco-512.py`. Not trained: no result on coco was
+# measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r50_fpn_focal_1x_coco.py', '../_base_/rank-sort.py']

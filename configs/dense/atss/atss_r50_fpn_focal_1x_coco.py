@@ -1,5 +1,4 @@
-# ATSS R50 FPN with focal loss on COCO (MMDetection's own config, CocoMetric):
-# the baseline twin of `atss_r50_fpn_rambo_1x_coco.py`.
+# ATSS R50 FPN with focal loss on COCO: MMDetection's own config (CocoMetric).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = 'mmdet::atss/atss_r50_fpn_1x_coco.py'

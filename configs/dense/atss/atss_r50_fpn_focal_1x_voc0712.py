@@ -1,8 +1,7 @@
-# ATSS R50 FPN with focal loss on VOC07+12 (VOCMetric AP50, 11 points): the
-# baseline twin of `atss_r50_fpn_rambo_1x_voc0712.py`. MMDetection has no
-# ATSS VOC config: this is its RetinaNet VOC config (data, 4 x 3 epochs, lr)
-# with the detector changed to `mmdet::atss/atss_r50_fpn_1x_coco.py`'s (the
-# same values, 20 classes; a test compares them).
+# ATSS R50 FPN with focal loss on VOC07+12 (VOCMetric AP50, 11 points).
+# MMDetection has no ATSS VOC config: this is its RetinaNet VOC config (data,
+# 4 x 3 epochs, lr) with `mmdet::atss/atss_r50_fpn_1x_coco.py`'s detector
+# (the same values, 20 classes; a test compares them).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = 'mmdet::pascal_voc/retinanet_r50_fpn_1x_voc0712.py'

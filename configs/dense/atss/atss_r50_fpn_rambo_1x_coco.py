@@ -1,11 +1,7 @@
-# RaMBO AP loss twin of `atss_r50_fpn_focal_1x_coco.py`: the stock ATSSHead
-# (box and centerness losses unchanged) with the RaMBO loss of
-# `../_base_/rambo-ap.py` as its classification loss (`RaMBOATSSHead`). lr:
-# focal's (0.01 at batch 16). Not selected for this head yet: the DigitsVOC
-# study (lab/rankloss_lab/studies/digitsvoc_dense_atss_16e.py) selects each loss's
-# own rate on val.
-# Scores: rank-trained, not probabilities: calibrate them before a threshold
-# (fit_score_calibration.py --write-config, docs/thresholds.md).
+# RaMBO AP loss twin of `atss_r50_fpn_focal_1x_coco.py` (`RaMBOATSSHead`,
+# `rambo_dense_loss` of `../_base_/rambo-ap.py`). lr: focal's, not selected
+# for this head (the DigitsVOC study selects each loss's own on val).
+# Calibrate before thresholding (fit_score_calibration.py --write-config).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r50_fpn_focal_1x_coco.py', '../_base_/rambo-ap.py']

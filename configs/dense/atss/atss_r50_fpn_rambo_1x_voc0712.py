@@ -1,9 +1,6 @@
-# RaMBO AP loss twin of `atss_r50_fpn_focal_1x_voc0712.py`: the stock ATSSHead
-# (box and centerness losses unchanged) with the RaMBO loss of
-# `../_base_/rambo-ap.py` as its classification loss (`RaMBOATSSHead`).
-# lr: focal's (0.01 at batch 16), not selected for this head yet.
-# Scores: rank-trained, not probabilities: calibrate them before a threshold
-# (fit_score_calibration.py --write-config, docs/thresholds.md).
+# RaMBO AP loss twin of `atss_r50_fpn_focal_1x_voc0712.py` (`RaMBOATSSHead`,
+# `rambo_dense_loss` of `../_base_/rambo-ap.py`). lr: focal's, not selected.
+# Calibrate before thresholding (fit_score_calibration.py --write-config).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r50_fpn_focal_1x_voc0712.py', '../_base_/rambo-ap.py']

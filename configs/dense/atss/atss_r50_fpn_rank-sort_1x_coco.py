@@ -1,9 +1,9 @@
 # Rank & Sort Loss ATSS R50 FPN on COCO (RS-ATSS), the authors' recipe:
 # kemaloksuz/RankSortLoss,
 # configs/ranksort_loss/ranksort_atss_r50_fpn_1x_coco.py (MMDetection 2.x):
-# `RankSortATSSHead` (`../_base_/rank-sort.py`) on MMDetection's ATSS 1x
-# with their anchors (docs/dense.md). MMDetection's ATSS recipe with the RS
-# head instead: `atss_r50_fpn_rank-sort_mmdet-1x_coco.py`.
+# `RankSortATSSHead` on MMDetection's ATSS 1x with their anchors
+# (docs/dense.md). On MMDetection's ATSS recipe:
+# `atss_r50_fpn_rank-sort_mmdet-1x_coco.py`.
 # Batch: 4 images per process; lr 0.008 is for a total batch of 16,
 # the authors' 4 GPUs x 4 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 4 images as theirs did (docs/multi_gpu.md).

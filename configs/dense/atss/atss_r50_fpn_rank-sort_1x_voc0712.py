@@ -1,8 +1,7 @@
 # Rank & Sort Loss twin of `atss_r50_fpn_focal_1x_voc0712.py`
-# (`RankSortATSSHead`, `../_base_/rank-sort.py`: delta 0.5, IoU labels,
-# score-weighted GIoU box loss rescaled to L_RS, no centerness as in the RS
-# paper). lr and schedule: the focal twin's, not the paper's. Not trained: no
-# result on voc0712 was measured.
+# (`RankSortATSSHead`, no centerness as in the RS paper). lr and schedule:
+# the focal twin's, not the paper's. Not trained: no result on voc0712 was
+# measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./atss_r50_fpn_focal_1x_voc0712.py', '../_base_/rank-sort.py']

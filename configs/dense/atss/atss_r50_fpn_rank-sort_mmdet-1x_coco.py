@@ -1,8 +1,6 @@
 # Rank & Sort Loss twin of `atss_r50_fpn_focal_1x_coco.py` (`RankSortATSSHead`,
-# `../_base_/rank-sort.py`: delta 0.5, IoU labels, score-weighted GIoU box loss
-# rescaled to L_RS, no centerness as in the RS paper) on MMDetection's ATSS
-# recipe: its anchors (1 a location), lr, batch and schedule, and no score
-# threshold; the same model as the focal twin but for the loss. The RS
+# no centerness as in the RS paper) on MMDetection's ATSS recipe: its anchors
+# (1 a location), lr, batch and schedule, and no score threshold. The RS
 # authors' recipe (3 anchors a location, 4 images a GPU, lr 0.008, score_thr
 # 0.05) is `atss_r50_fpn_rank-sort_1x_coco.py`. Not trained: no result on
 # coco was measured.

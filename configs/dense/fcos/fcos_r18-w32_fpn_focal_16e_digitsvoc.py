@@ -1,10 +1,7 @@
-# FCOS on DigitsVOC with focal loss: the baseline twin of
-# `fcos_r18-w32_fpn_rambo-focal_16e_digitsvoc.py` and
-# `fcos_r18-w32_fpn_rank-sort_16e_digitsvoc.py`: the head of MMDetection's
-# `fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-giou_1x_coco.py`
-# narrowed to the small FPN, with the focal loss and test settings of
-# `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`; the rest is the DigitsVOC
-# config's.
+# FCOS on DigitsVOC with focal loss, the baseline of the `_16e_` FCOS twins:
+# the R50 COCO twin's head narrowed to the small FPN, with the focal loss and
+# test settings of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`; the rest
+# is the DigitsVOC config's.
 # Batch: 8 images per process; lr 0.01 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -44,7 +41,6 @@ model = dict(
     test_cfg=dict(
         _base_.retinanet_test_cfg, nms=dict(type='nms', iou_threshold=0.6)))
 # lr: selected on val (mean of seeds 5 and 11) by
-# lab/rankloss_lab/studies/digitsvoc_dense_fcos_16e.py from
-# {0.005, 0.01, 0.02, 0.04};
-# results: docs/evidence/digitsvoc_dense_fcos_16e.md.
+# lab/rankloss_lab/studies/digitsvoc_dense_fcos_16e.py (results:
+# docs/evidence/digitsvoc_dense_fcos_16e.md), as for its twins.
 optim_wrapper = dict(optimizer=dict(lr=0.01))

@@ -1,9 +1,6 @@
-# RaMBO + focal twin of
-# `fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-giou_focal_1x_coco.py`:
-# `RaMBOFCOSHead` (box and centerness losses and the test scores unchanged)
-# trained with the RaMBO AP loss over all points plus the stock focal loss
-# (`MixedRankLoss` of `../_base_/rambo-ap.py`, ranking the logits). lr and
-# schedule: the focal twin's. Not trained at this scale (no GPU).
+# RaMBO + focal twin of the `_focal_1x_coco.py` FCOS beside it
+# (`RaMBOFCOSHead`, `rambo_focal_dense_loss` of `../_base_/rambo-ap.py`).
+# lr and schedule: the focal twin's. Not trained at this scale (no GPU).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

@@ -1,9 +1,7 @@
-# Rank & Sort Loss twin of
-# `fcos_r50-caffe_fpn_gn-head-center-normbbox-centeronreg-giou_focal_1x_coco.py`:
-# `RankSortFCOSHead` (`../_base_/rank-sort.py`: delta 0.5, IoU labels, the
-# twin's GIoU box loss weighted by the positives' scores and rescaled to
-# L_RS, no centerness, as the RS paper does for ATSS). lr and schedule: the
-# focal twin's, not the paper's. Not trained: no result on coco was measured.
+# Rank & Sort Loss twin of the `_focal_1x_coco.py` FCOS beside it
+# (`RankSortFCOSHead`: no centerness, as the RS paper does for ATSS). lr and
+# schedule: the focal twin's, not the paper's. Not trained: no result on coco
+# was measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

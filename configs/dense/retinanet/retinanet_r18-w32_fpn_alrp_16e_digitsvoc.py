@@ -1,8 +1,7 @@
-# aLRP Loss twin of `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py`:
-# `ALRPRetinaHead` (`../_base_/rank-sort.py`). The lr and the results of the
-# report below were measured with MMDetection's RetinaNet box coder stds
-# [1, 1, 1, 1] and a self-balance update once per 48-iteration epoch (the
-# first inside the warm-up).
+# aLRP Loss twin of `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py`
+# (`ALRPRetinaHead`). Its lr and report were measured with MMDetection's box
+# coder stds [1, 1, 1, 1] and a self-balance update once per 48-iteration
+# epoch (the first inside the warm-up).
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -13,13 +12,8 @@ model = dict(
     bbox_head=dict(_base_.alrp_dense_head, type='ALRPRetinaHead'),
     test_cfg=_base_.rank_sort_test_cfg)
 custom_hooks = _base_.alrp_hooks
-# lr: selected on val by
-# lab/rankloss_lab/studies/digitsvoc_dense_retinanet_rank_sort_16e.py (seed 5)
-# from {0.00125, 0.0025, 0.005, 0.01, 0.02, 0.04}; its test against focal is
-# pre-registered
-# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e_preregistration.md);
-# val and test results:
-# docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md.
-# One seed selected it; the stability rule (rankloss_lab.study.selection)
-# keeps it: the next larger lr of the grid did not collapse on that seed.
+# lr: selected on val (seed 5; the stability rule keeps it) by
+# lab/rankloss_lab/studies/digitsvoc_dense_retinanet_rank_sort_16e.py
+# (pre-registered; results:
+# docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.02))

@@ -1,7 +1,6 @@
-# RetinaNet on DigitsVOC with focal loss: the baseline twin of
-# `retinanet_r18-w32_fpn_rambo_16e_digitsvoc.py`. MMDetection's RetinaNet
-# with the narrowed head of `../_base_/retinanet_r18-w32_fpn_digitsvoc.py`;
-# the rest is the two-stage DigitsVOC config's.
+# RetinaNet on DigitsVOC with focal loss, the baseline of the `_16e_`
+# RetinaNet twins: MMDetection's RetinaNet with the narrowed head of
+# `../_base_/retinanet_r18-w32_fpn_digitsvoc.py` on the DigitsVOC config.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -18,13 +17,8 @@ model = dict(
     bbox_head=_base_.retinanet_head,
     train_cfg=_base_.retinanet_train_cfg,
     test_cfg=_base_.retinanet_test_cfg)
-# lr: selected on val (seed 5) by
-# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py from
-# {0.005, 0.01, 0.02, 0.04, 0.08, 0.16}: its best inside the grid, the step
-# beyond collapsed; its test against the rank losses is pre-registered (val
-# and test results: docs/evidence/digitsvoc_dense_fixed_16e.md). At lr 0.08,
-# from the edge of an unwidened grid, it did not train
-# (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
-# One seed selected it; the stability rule (rankloss_lab.study.selection)
-# keeps it: the next larger lr of the grid did not collapse on that seed.
+# lr: selected on val (seed 5; the stability rule keeps it) by
+# lab/rankloss_lab/studies/digitsvoc_dense_fixed_16e.py (pre-registered;
+# results: docs/evidence/digitsvoc_dense_fixed_16e.md). At lr 0.08 it did not
+# train (docs/evidence/digitsvoc_dense_retinanet_rank_sort_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.04))

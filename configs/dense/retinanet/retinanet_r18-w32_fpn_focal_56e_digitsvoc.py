@@ -1,8 +1,7 @@
 # RetinaNet with focal loss at the longer DigitsVOC budget: its 16-epoch twin
-# `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py` trained 56 epochs
-# (lr / 10 after 42; `../_base_/schedule_56e_digitsvoc.py`), the run of
-# `lab/rankloss_lab/studies/confirm_dense_long.py`, which tests it on a fresh split
-# (pre-registered; val and test results: docs/evidence/confirm_dense_long.md).
+# trained 56 epochs (`../_base_/schedule_56e_digitsvoc.py`), the run that
+# lab/rankloss_lab/studies/confirm_dense_long.py tests on a fresh split
+# (pre-registered; results: docs/evidence/confirm_dense_long.md).
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -12,9 +11,8 @@ _base_ = [
 
 train_cfg = dict(max_epochs=_base_.long_epochs)
 param_scheduler = _base_.long_param_scheduler
-# lr: 0.04, the more conservative neighbour of the lr that study selected on
-# val on the mean of seeds 5 and 11, next to a collapse on a selection seed
-# (the stability rule of rankloss_lab.study.selection); the selected lr
-# collapsed on 4 of its 5 test seeds (docs/evidence/confirm_dense_long.md).
+# lr: the stability rule's more conservative neighbour of the lr that study
+# selected on val (mean of seeds 5 and 11), next to a collapse on a
+# selection seed; the selected lr collapsed on 4 of its 5 test seeds.
 # Changed after the test: 0.04 is not evidence.
 optim_wrapper = dict(optimizer=dict(lr=0.04))

@@ -1,9 +1,6 @@
-# RaMBO AP loss twin of `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py`: the
-# stock RetinaHead with the RaMBO loss of `../_base_/rambo-ap.py` as its
-# classification loss (`RaMBORetinaHead`). A batch of 8 images holds about
-# 25k anchors per class.
-# Scores: rank-trained, not probabilities: calibrate them before a threshold
-# (fit_score_calibration.py --write-config, docs/thresholds.md).
+# RaMBO AP loss twin of `retinanet_r18-w32_fpn_focal_16e_digitsvoc.py`
+# (`RaMBORetinaHead`, `rambo_dense_loss` of `../_base_/rambo-ap.py`).
+# Calibrate before thresholding (fit_score_calibration.py --write-config).
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [
@@ -13,7 +10,7 @@ _base_ = [
 model = dict(
     bbox_head=dict(type='RaMBORetinaHead', loss_cls=_base_.rambo_dense_loss),
     test_cfg=dict(score_thr=0.0))
-# lr: selected on val by lab/rankloss_lab/studies/digitsvoc_dense_retinanet_16e.py
-# from {0.01, 0.02, 0.04, 0.1, 0.2}: RaMBO alone does not train this head
-# at any of them (docs/evidence/digitsvoc_dense_retinanet_16e.md).
+# lr: selected on val by lab/rankloss_lab/studies/
+# digitsvoc_dense_retinanet_16e.py; RaMBO alone trained this head at no lr
+# of its grid (docs/evidence/digitsvoc_dense_retinanet_16e.md).
 optim_wrapper = dict(optimizer=dict(lr=0.02))

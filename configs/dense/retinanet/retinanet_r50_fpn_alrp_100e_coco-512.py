@@ -2,8 +2,7 @@
 # kemaloksuz/aLRPLoss,
 # configs/alrp_loss/alrp_loss_retinanet_r50_fpn_100e_coco500.py and its data,
 # configs/_base_/datasets/coco500_detection_augm.py (MMDetection 2.x); what
-# it sets: docs/dense.md#rank--sort-and-alrp, its self-balance period:
-# docs/losses.md. MMDetection's recipe with the aLRP head:
+# it sets: docs/dense.md#rank--sort-and-alrp. On MMDetection's recipe:
 # `retinanet_r50_fpn_alrp_mmdet-1x_coco.py`.
 # Batch: 8 images per process; lr 0.008 is for a total batch of 32,
 # the authors' 4 GPUs x 8 images: `tools/dist_train.sh CONFIG 4` trains it,

@@ -1,9 +1,7 @@
-# aLRP Loss twin of `retinanet_r50_fpn_focal_1x_voc0712.py` (`ALRPRetinaHead`,
-# `../_base_/rank-sort.py`: delta 1.0, GIoU localisation errors, box coder stds
-# [0.1, 0.1, 0.2, 0.2], the self-balance weight starting at 50 and set on the
-# authors' iteration period after the warm-up). lr and schedule: the focal
-# twin's (MMDetection's 1x), not the paper's longer schedule. Not trained: no
-# result on voc0712 was measured.
+# aLRP Loss twin of `retinanet_r50_fpn_focal_1x_voc0712.py`
+# (`ALRPRetinaHead`). lr and schedule: the focal twin's (MMDetection's 1x),
+# not the paper's longer schedule. Not trained: no result on voc0712 was
+# measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_voc0712.py', '../_base_/rank-sort.py']

@@ -1,8 +1,7 @@
-# aLRP Loss twin of `retinanet_r50_fpn_focal_1x_coco.py` (`ALRPRetinaHead`,
-# `../_base_/rank-sort.py`; its self-balance period: docs/losses.md) on
-# MMDetection's RetinaNet recipe, with no score threshold. The aLRP authors'
-# recipe is `retinanet_r50_fpn_alrp_100e_coco-512.py` (docs/dense.md). Not
-# trained: no result on coco was measured.
+# aLRP Loss twin of `retinanet_r50_fpn_focal_1x_coco.py` (`ALRPRetinaHead`)
+# on MMDetection's RetinaNet recipe, with no score threshold; the authors'
+# recipe is `retinanet_r50_fpn_alrp_100e_coco-512.py`. Not trained: no result
+# on coco was measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_coco.py', '../_base_/rank-sort.py']

@@ -1,7 +1,5 @@
-# RetinaNet R50 FPN with focal loss on VOC07+12 (MMDetection's own config,
-# VOCMetric AP50, 11 points): the baseline twin of
-# `retinanet_r50_fpn_rambo_1x_voc0712.py`. The backbone loads
-# `torchvision://resnet50` (a download on first use).
+# RetinaNet R50 FPN with focal loss on VOC07+12: MMDetection's own config
+# (VOCMetric AP50, 11 points).
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = 'mmdet::pascal_voc/retinanet_r50_fpn_1x_voc0712.py'

@@ -1,8 +1,7 @@
 # Rank & Sort Loss twin of `retinanet_r50_fpn_focal_1x_voc0712.py`
-# (`RankSortRetinaHead`, `../_base_/rank-sort.py`: delta 0.5, IoU labels, box
-# coder stds [0.1, 0.1, 0.2, 0.2], score-weighted GIoU box loss rescaled to
-# L_RS, no focal loss). lr and schedule: the focal twin's (MMDetection's), not
-# the paper's. Not trained: no result on voc0712 was measured.
+# (`RankSortRetinaHead`, no focal loss). lr and schedule: the focal twin's
+# (MMDetection's), not the paper's. Not trained: no result on voc0712 was
+# measured.
 # Batch: 2 images per process; lr 0.01 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./retinanet_r50_fpn_focal_1x_voc0712.py', '../_base_/rank-sort.py']
