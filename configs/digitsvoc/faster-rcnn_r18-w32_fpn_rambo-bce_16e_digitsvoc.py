@@ -1,7 +1,6 @@
-# RaMBO AP loss mixed with a per-class sigmoid cross-entropy (weight 1) on
-# the same foreground logits (`MixedRankLoss`, `../_base_/rambo-bce.py`; why:
-# docs/evidence.md). The test score stays the sigmoid of each foreground
-# logit, the cross-entropy's probability: the CE twin's threshold (0.05).
+# RaMBO AP loss plus a per-class sigmoid cross-entropy on the same logits
+# (`../_base_/rambo-bce.py`; why: docs/evidence.md), at the CE twin's score
+# threshold: its scores stay probabilities.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
@@ -9,6 +8,5 @@ _base_ = ['./faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py',
 
 model = dict(
     roi_head=dict(bbox_head=dict(loss_cls=_base_.rambo_bce_loss)))
-# lr: chosen on val from {0.02, 0.04, 0.1}
-# (lab/rankloss_lab/studies/digitsvoc_scratch_16e.py).
+# lr: chosen on val (lab/rankloss_lab/studies/digitsvoc_scratch_16e.py)
 optim_wrapper = dict(optimizer=dict(lr=0.04))

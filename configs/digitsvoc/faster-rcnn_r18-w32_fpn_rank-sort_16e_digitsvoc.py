@@ -1,6 +1,5 @@
 # Rank & Sort Loss twin of `faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`
-# (RS-R-CNN, as in the authors' code): `RankSortBBoxHead` with no RoI
-# sampling and `RankSortRPNHead`, from `../dense/_base_/rank-sort.py`.
+# (RS-R-CNN, as in the authors' code; `../dense/_base_/rank-sort.py`).
 # Stock RPN instead (the CE twin's): delete the `rpn_head=` entry and the
 # `rpn=` entry of `train_cfg` below.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
@@ -17,10 +16,8 @@ model = dict(
         rpn=dict(sampler=_base_.rank_sort_rpn_sampler),
         rcnn=dict(sampler=_base_.rank_sort_rcnn_sampler)),
     test_cfg=dict(rcnn=_base_.rank_sort_test_cfg))
-# lr (selected with the stock RPN and uniform box weights): selected on val
-# by lab/rankloss_lab/studies/digitsvoc_rank_sort_frcnn_16e.py (seed 5) from
-# {0.01, 0.02, 0.04, 0.08}; the val and test results against cross-entropy:
-# docs/evidence/digitsvoc_rank_sort_frcnn_16e.md.
-# Its raw scores sit high (precision 3 % at 0.3): calibrate before you
-# threshold them.
+# lr: selected on val (seed 5, with the stock RPN and uniform box weights)
+# by lab/rankloss_lab/studies/digitsvoc_rank_sort_frcnn_16e.py (results:
+# docs/evidence/digitsvoc_rank_sort_frcnn_16e.md). Its raw scores sit high
+# (precision 3 % at 0.3): calibrate before you threshold them.
 optim_wrapper = dict(optimizer=dict(lr=0.02))

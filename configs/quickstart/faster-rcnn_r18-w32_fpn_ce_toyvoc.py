@@ -1,11 +1,8 @@
-# Quickstart: the DigitsVOC cross-entropy detector (a small Faster R-CNN
-# trained from scratch,
-# `../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`) on the embedded
-# toy VOC dataset (`tools/dataset_converters/make_toy_voc.py`, written by
-# `tools/quickstart.py`): 128 px images of drawn objects with VOC's 20 class
-# names in the real VOC2007 layout (trainval / test). Only the data and the
-# schedule change: 8 epochs of 32 iterations, lr / 10 after epoch 6, val once
-# at the end. Trains in a few minutes on 2 CPU cores.
+# Quickstart: the DigitsVOC cross-entropy detector
+# (`../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`) on the toy VOC
+# that `tools/quickstart.py` writes (`make_toy_voc.py`: 128 px drawn objects,
+# VOC's 20 classes, VOC2007 layout). Only the data and the schedule change:
+# 8 epochs of 32 iterations, lr / 10 after epoch 6, val once at the end.
 # Batch: 8 images per process; lr 0.04 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = '../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
@@ -15,7 +12,7 @@ max_epochs = 8
 
 model = dict(roi_head=dict(bbox_head=dict(num_classes=20)))
 
-# VOCDataset with its own 20 classes (no metainfo), VOC2007's splits
+# VOCDataset's own 20 classes (no metainfo)
 toy_voc = dict(
     type='VOCDataset',
     data_root=data_root,
