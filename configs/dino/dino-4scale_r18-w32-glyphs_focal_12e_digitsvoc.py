@@ -1,20 +1,14 @@
-# DINO on DigitsVOC with focal loss (MMDetection's DINOHead as it ships):
-# the baseline twin of the rank-loss DINO configs of this folder. Sized for
-# a 2-core CPU: MMDetection's DINO-4scale (`mmdet::dino/
-# dino-4scale_r50_8xb2-12e_coco.py`) with 3 encoder and 3 decoder layers
-# (6 and 6), FFNs of 1024 channels (2048), 100 queries (900: the encoder
-# offers 340 tokens at 128 px) and 50 denoising queries (100); 256 channels
-# as there (MMDetection's DINO decoder encodes reference points in 512).
-# DETRs learn slowly from scratch: the R18-w32 backbone is the DigitsVOC
-# glyph-pretrained one (stage 1 and BatchNorm frozen) of
-# `../digitsvoc/faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py`; make it
-# first (about 25 minutes on one CPU thread):
-#   python tools/misc/pretrain_backbone.py checkpoints/r18-w32_glyphs.pth
-# The rest (data, 128 px, evaluation on val after every epoch) is the
-# DigitsVOC config's; AdamW with MMDetection's DINO settings (backbone lr
-# x 0.1, gradient clip 0.1) and its 12-epoch schedule (lr / 10 after 11):
-# what the study's budget holds (lab/rankloss_lab/studies/
-# digitsvoc_dino_12e.py says how its length is checked).
+# DINO on DigitsVOC with focal loss (MMDetection's DINOHead as it ships), the
+# baseline of the rank-loss DINO twins, sized for a 2-core CPU: DINO-4scale
+# (`mmdet::dino/dino-4scale_r50_8xb2-12e_coco.py`) with 3 + 3 layers (6 + 6),
+# FFNs of 1024 (2048), 100 queries (900: the encoder offers 340 tokens at
+# 128 px), 50 denoising queries (100) and its 256 channels (its decoder
+# encodes reference points in 512), on the glyph-pretrained backbone of
+# `../digitsvoc/faster-rcnn_r18-w32-glyphs_fpn_ce_12e_digitsvoc.py` (make it
+# first): DETRs learn slowly from scratch. The rest is the DigitsVOC
+# config's, with MMDetection's DINO optimiser (AdamW, backbone lr x 0.1,
+# clip 0.1) and 12-epoch schedule, what the budget of
+# lab/rankloss_lab/studies/digitsvoc_dino_12e.py holds.
 # Batch: 8 images per process; lr 0.0002 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = '../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'

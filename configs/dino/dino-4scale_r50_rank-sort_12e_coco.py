@@ -1,7 +1,6 @@
-# DINO-4scale R50 on COCO trained by Rank & Sort Loss (`RankSortDINOHead`,
-# `./_base_/rank-losses.py`, which lists how it differs from BRS-DETR and
-# Rank-DETR), BRS-DETR's recipe on MMDetection's DINO. Not trained in
-# this project (no GPU).
+# DINO-4scale R50 on COCO trained by Rank & Sort Loss (`RankSortDINOHead`),
+# BRS-DETR's recipe on MMDetection's DINO (`./_base_/rank-losses.py` lists
+# how it differs from BRS-DETR and Rank-DETR). Not trained here (no GPU).
 # Batch: 2 images per process; lr 0.0001 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./dino-4scale_r50_focal_12e_coco.py', './_base_/rank-losses.py']

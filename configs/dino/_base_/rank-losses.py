@@ -1,9 +1,7 @@
 # The classification losses of the DINO configs of this family, as
-# variables (MMEngine does not merge one key from two bases). A config
-# pairs one with its focal twin:
-#   _base_ = ['./<focal twin>.py', './_base_/rank-losses.py']
-#   model = dict(bbox_head=_base_.rank_sort_head,
-#                train_cfg=dict(assigner=_base_.rank_sort_assigner))
+# variables (docs/architecture.md#configs): a config takes its focal twin and
+# this file as bases, e.g. `bbox_head=_base_.rank_sort_head` with
+# `train_cfg=dict(assigner=_base_.rank_sort_assigner)`.
 _base_ = '../../dense/_base_/rambo-ap.py'  # the dense RaMBO mix
 
 # How the Rank & Sort configs differ from BRS-DETR (Co-Deformable-DETR on
@@ -31,10 +29,9 @@ _base_ = '../../dense/_base_/rambo-ap.py'  # the dense RaMBO mix
 # neither paper.
 
 # Rank & Sort (`RankSortDINOHead`): every classification loss of DINO is RS
-# over the batch's (query, class) logits with the matched box's IoU as the
-# positive's label; L1 and GIoU are each rescaled to the value of the RS
-# term (their loss weights do not matter). A matched query of IoU 0 stays a
-# positive (zero_quality_as_negative=False: no read of the data).
+# over the batch's (query, class) logits, the matched box's IoU the
+# positive's label; L1 and GIoU are each rescaled to the RS value (their
+# loss weights do not matter).
 rank_sort_head = dict(
     type='RankSortDINOHead',
     loss_cls=dict(
@@ -47,10 +44,9 @@ rank_sort_assigner = dict(match_costs=[
 ])
 
 # RaMBO beside DINO's focal loss (`RaMBODINOHead`): the dense recipe's mix,
-# RaMBO ranking each loss call's logits, and the stock focal term; box
-# losses and matching as DINO's. The focal and box terms are normalised by
-# the process's own positives (DINO all-reduces them: the same on one
-# process).
+# RaMBO ranking each loss call's logits; box losses and matching as DINO's.
+# The focal and box terms are normalised by the process's own positives
+# (DINO all-reduces them: the same on one process).
 rambo_focal_head = dict(
     type='RaMBODINOHead', loss_cls=_base_.rambo_focal_dense_loss)
 
