@@ -1,8 +1,6 @@
-# Mask R-CNN R50 FPN on COCO with the mix (`MixedRankLoss`: RaMBO AP loss +
-# per-class sigmoid cross-entropy on the box classifier's logits,
-# `../_base_/rambo-bce.py`): MMDetection's `mask-rcnn_r50_fpn_1x_coco.py`
-# with that loss_cls and nothing else (its lr, schedule and mask branch).
-# The box twin is `../rambo/faster-rcnn_r50_fpn_rambo-bce_1x_coco.py`. Not
+# Mask R-CNN R50 FPN on COCO with the mix (`../_base_/rambo-bce.py`):
+# MMDetection's `mask-rcnn_r50_fpn_1x_coco.py` with that loss_cls only. Its
+# box twin is `../rambo/faster-rcnn_r50_fpn_rambo-bce_1x_coco.py`. Not
 # trained: no COCO result was measured.
 # Batch: 2 images per process; lr 0.02 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).

@@ -2,8 +2,7 @@
 # (kemaloksuz/RankSortLoss `ranksort_mask_rcnn_r50_fpn_1x_coco.py`):
 # MMDetection's `mask-rcnn_r50_fpn_1x_coco.py` with the RS heads of
 # `_base_/rank-sort-mask.py`, 4 images per GPU on 4 GPUs at lr 0.012, test
-# score threshold 0.40 (the authors' choice for faster inference). The paper
-# reports its COCO mask AP; not trained here: no COCO result was measured.
+# score threshold 0.40 (theirs). Not trained: no COCO result was measured.
 # Batch: 4 images per process; lr 0.012 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['mmdet::mask_rcnn/mask-rcnn_r50_fpn_1x_coco.py',
@@ -16,6 +15,4 @@ model = dict(
 
 train_dataloader = dict(batch_size=4, num_workers=4)
 optim_wrapper = dict(optimizer=dict(lr=0.012))
-# The authors' lr is for a total batch of 16 (4 GPUs x 4 images): on other
-# device counts MMEngine scales it linearly (one device: x1/4).
 auto_scale_lr = dict(enable=True, base_batch_size=16)

@@ -1,10 +1,8 @@
 # The Mask R-CNN recipe of DigitsVOC with instance masks: the DigitsVOC
-# Faster R-CNN (`../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py`)
-# with MMDetection's Mask R-CNN mask branch narrowed the same way, reading
-# the COCO twin of DigitsVOC (`make_digits_voc.py --masks`; MMDetection's
-# VOCDataset reads no masks) with `CocoDataset`, scored by `CocoMetric`
-# (difficult digits are `iscrowd`). The mix and RS configs change the loss as
-# their Faster R-CNN twins do.
+# Faster R-CNN with MMDetection's mask branch narrowed the same way, on the
+# COCO twin of DigitsVOC (`tools/dataset_converters/make_digits_voc.py
+# --masks`; VOCDataset reads no masks), scored by `CocoMetric` (difficult
+# digits are `iscrowd`).
 _base_ = '../../digitsvoc/faster-rcnn_r18-w32_fpn_ce_16e_digitsvoc.py'
 
 data_root = 'data/digits_voc/VOCdevkit/'
@@ -40,8 +38,7 @@ train_pipeline = [
     dict(type='RandomFlip', prob=0.5),
     dict(type='PackDetInputs')
 ]
-# the test pipeline is the Faster R-CNN config's: CocoMetric reads the
-# ground-truth masks from the annotation file
+# the Faster R-CNN config's: CocoMetric reads the masks from the annotations
 test_pipeline = _base_.test_pipeline
 coco_split = dict(
     type='CocoDataset',

@@ -1,12 +1,8 @@
 # RS-Mask R-CNN as in the authors' code (Oksuz et al., ICCV 2021): RS-R-CNN
-# (`../../dense/_base_/rank-sort.py`) with the RS mask head: `RankSortRoIHead`
-# hands `RankSortMaskHead` the RS box weights of the positive RoIs and the
-# value of the RS loss; each positive's mask loss is 1 - Dice, averaged with
-# those weights and rescaled to the RS value (docs/instance_segmentation.md);
-# at most 200 positive RoIs of a batch reach the mask head. A Mask R-CNN
-# config takes the whole change as one variable, with its own test settings:
-#   _base_ = ['<Mask R-CNN config>.py', '<this file>']
-#   model = dict(_base_.rank_sort_mask_rcnn, test_cfg=dict(rcnn=...))
+# with `RankSortMaskHead`, whose 1 - Dice mask loss is weighted by the RS box
+# weights and rescaled to the RS value (docs/instance_segmentation.md); at
+# most 200 positive RoIs of a batch reach it. A config takes the whole change
+# as one variable: `model = dict(_base_.rank_sort_mask_rcnn, test_cfg=...)`.
 _base_ = '../../dense/_base_/rank-sort.py'
 
 rank_sort_mask_roi_head = dict(
