@@ -1,7 +1,6 @@
-# Faster R-CNN R50-FPN, cross-entropy, trained on VOC2007 trainval only (RaMBO
-# paper, Table 5, first row: 74.2 AP50 paper number). MMDetection has no
-# VOC07-only Faster R-CNN config, so the training set of the VOC07+12 base is
-# replaced; test set, schedule and metric stay.
+# Faster R-CNN R50-FPN, cross-entropy, on VOC2007 trainval only (RaMBO paper,
+# Table 5, first row: 74.2 AP50 paper number): the VOC07+12 config with its
+# training set replaced (MMDetection has no VOC07-only config).
 # Batch: 8 images per process; lr 0.005 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r50_fpn_ce_1x_voc0712.py'

@@ -1,7 +1,5 @@
-# Faster R-CNN R50-FPN with RaMBO + sigmoid CE (`MixedRankLoss`,
-# `../_base_/rambo-bce.py`) at the CE twin's lr, trained on VOC2007 trainval
-# only: `faster-rcnn_r50_fpn_ce_1x_voc07.py` with the mix. Not trained in this
-# project.
+# Faster R-CNN R50-FPN with the mix (`../_base_/rambo-bce.py`) at the CE
+# twin's lr, trained on VOC2007 trainval only. Not trained in this project.
 # Batch: 8 images per process; lr 0.005 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_r50_fpn_ce_1x_voc07.py', '../_base_/rambo-bce.py']

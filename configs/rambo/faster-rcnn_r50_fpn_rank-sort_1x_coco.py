@@ -1,11 +1,9 @@
-# Rank & Sort Loss Faster R-CNN R50 FPN on COCO (RS-R-CNN), the authors'
-# recipe: kemaloksuz/RankSortLoss,
+# RS-R-CNN R50 FPN on COCO, the authors' recipe: kemaloksuz/RankSortLoss,
 # configs/ranksort_loss/ranksort_faster_rcnn_r50_fpn_1x_coco.py (MMDetection
 # 2.x): MMDetection's `faster-rcnn_r50_fpn_1x_coco.py` with the RS heads of
-# `../dense/_base_/rank-sort.py` (stock RPN: delete the `rpn_head=` and
-# `rpn=` entries below), tested at their RoI score threshold of 0.40
-# (docs/dense.md). MMDetection's batch, lr and no threshold instead:
-# `faster-rcnn_r50_fpn_rank-sort_mmdet-1x_coco.py`.
+# `../dense/_base_/rank-sort.py` at their RoI score threshold of 0.40 (stock
+# RPN: delete the `rpn_head=` and `rpn=` entries below). On MMDetection's
+# recipe: `faster-rcnn_r50_fpn_rank-sort_mmdet-1x_coco.py`.
 # Batch: 4 images per process; lr 0.012 is for a total batch of 16,
 # the authors' 4 GPUs x 4 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 4 images as theirs did (docs/multi_gpu.md).

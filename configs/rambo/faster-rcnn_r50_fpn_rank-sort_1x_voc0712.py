@@ -1,12 +1,8 @@
-# Rank & Sort Loss twin of `faster-rcnn_r50_fpn_ce_1x_voc0712.py` (RS-R-CNN):
-# `RankSortBBoxHead` (RS over every (RoI, class) logit with IoU labels, GIoU
-# box loss weighted by L_RS / L_box), no RoI sampling (all proposals plus
-# the ground truths) and the RS RPN of the authors' code (`RankSortRPNHead`:
-# RS over all anchors weighted by 0.2, GIoU box loss rescaled to it), from
-# `../dense/_base_/rank-sort.py` (stock RPN: delete the `rpn_head=` and
-# `rpn=` entries below). lr and schedule are the CE twin's, not the
-# paper's. Not trained: no VOC result was measured (on DigitsVOC from
-# scratch RS-R-CNN did not beat cross-entropy,
+# Rank & Sort Loss twin of `faster-rcnn_r50_fpn_ce_1x_voc0712.py` (RS-R-CNN,
+# `../dense/_base_/rank-sort.py`: `RankSortBBoxHead`, no RoI sampling and the
+# authors' RS RPN; stock RPN: delete the `rpn_head=` and `rpn=` entries
+# below). lr and schedule: the CE twin's, not the paper's. Not trained: no
+# VOC result was measured (on DigitsVOC RS-R-CNN did not beat CE,
 # docs/evidence/digitsvoc_rank_sort_frcnn_16e.md).
 # Batch: 8 images per process; lr 0.005 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).

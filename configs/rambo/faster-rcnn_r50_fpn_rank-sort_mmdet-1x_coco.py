@@ -1,8 +1,7 @@
-# Rank & Sort Loss Faster R-CNN R50 FPN on COCO (RS-R-CNN) on MMDetection's
-# recipe: the authors' model (`faster-rcnn_r50_fpn_rank-sort_1x_coco.py`: RS
-# RoI head and RPN, no sampling; stock RPN: delete that config's `rpn_head=`
-# and `rpn=` entries) with MMDetection's batch (2 images a GPU) and lr, and
-# no score threshold. Not trained: no COCO result was measured.
+# RS-R-CNN R50 FPN on COCO on MMDetection's recipe: the authors' model
+# (`faster-rcnn_r50_fpn_rank-sort_1x_coco.py`, which says how to get the
+# stock RPN back) with MMDetection's batch (2 images a GPU) and lr, and no
+# score threshold. Not trained: no COCO result was measured.
 # Batch: 2 images per process; lr 0.02 is for a total batch of 16,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = './faster-rcnn_r50_fpn_rank-sort_1x_coco.py'

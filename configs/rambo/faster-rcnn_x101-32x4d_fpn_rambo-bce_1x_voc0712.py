@@ -1,6 +1,5 @@
-# Faster R-CNN ResNeXt101-32x4d-FPN with RaMBO + sigmoid CE (`MixedRankLoss`,
-# `../_base_/rambo-bce.py`) at the CE twin's lr, VOC07+12: see
-# `faster-rcnn_r50_fpn_rambo-bce_1x_voc0712.py`. Not trained in this project.
+# Faster R-CNN ResNeXt101-32x4d-FPN with the mix (`../_base_/rambo-bce.py`)
+# at the CE twin's lr, VOC07+12. Not trained in this project.
 # Batch: 8 images per process; lr 0.005 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['./faster-rcnn_x101-32x4d_fpn_ce_1x_voc0712.py', '../_base_/rambo-bce.py']

@@ -1,12 +1,8 @@
 # RS-Cascade R-CNN on DigitsVOC: the RS Faster R-CNN of
-# `../digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py` (RS RPN,
-# `RankSortBBoxHead`, no RoI sampling, data, schedule, lr) made a three-stage
-# cascade as in `cascade-rcnn_r50_fpn_rank-sort_1x_coco.py`: IoU thresholds
-# 0.5 / 0.6 / 0.7, class-agnostic regression with the same stds in every
-# stage, stage loss weights [1, 1, 1]. The lr is the Faster R-CNN twin's,
-# not selected for the cascade.
-# Stock RPN instead: delete the `rpn_head=` and `rpn=` entries of
-# the Faster R-CNN twin.
+# `../digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py` (its RPN,
+# heads, data, schedule and lr, not selected for the cascade; stock RPN: as
+# that config says) made the three-stage cascade of
+# `cascade-rcnn_r50_fpn_rank-sort_1x_coco.py`.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = ['../digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py']

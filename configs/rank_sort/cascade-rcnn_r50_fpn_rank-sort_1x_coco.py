@@ -1,15 +1,10 @@
 # RS-Cascade R-CNN R50 FPN on COCO, the authors' recipe:
 # kemaloksuz/RankSortLoss,
 # configs/ranksort_loss/ranksort_cascade_rcnn_r50_fpn_1x_coco.py (MMDetection
-# 2.x): MMDetection's `cascade-rcnn_r50_fpn_1x_coco.py` with the RS RPN and,
-# in each of the three stages, the RS bbox head of RS-R-CNN
-# (`RankSortBBoxHead`: RS over every (RoI, class) logit with IoU labels, the
-# score-weighted GIoU box loss rescaled to the RS value), class-agnostic
-# regression with the stds [0.1, 0.1, 0.2, 0.2] in every stage, stage loss
-# weights [1, 1, 1], no RoI sampling, RoI `score_thr` 0.40 (docs/dense.md).
-# MMDetection's `CascadeRoIHead` runs the stages as the authors' head does.
-# Stock RPN instead: delete the `rpn_head=` entry and the `rpn=` entry of
-# `train_cfg` below.
+# 2.x): MMDetection's `cascade-rcnn_r50_fpn_1x_coco.py` with the RS RPN and
+# RS-R-CNN's head in every stage, whose `CascadeRoIHead` runs them as the
+# authors' head does (docs/dense.md). Stock RPN instead: delete the
+# `rpn_head=` entry and the `rpn=` entry of `train_cfg` below.
 # Batch: 4 images per process; lr 0.012 is for a total batch of 16,
 # the authors' 4 GPUs x 4 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 4 images as theirs did (docs/multi_gpu.md).

@@ -1,10 +1,8 @@
 # RS-PAA on DigitsVOC: the ATSS of
-# `../dense/atss/atss_r18-w32_fpn_focal_16e_digitsvoc.py` (network, anchors,
-# data, schedule) made PAA as in `paa_r50_fpn_rank-sort_1x_coco.py`:
-# `RankSortPAAHead` (`../dense/_base_/rank-sort.py`), MMDetection's PAA
-# assigner and score voting; no score threshold (docs/dense.md). The lr is
-# RS-ATSS's on DigitsVOC (`atss_r18-w32_fpn_rank-sort_16e_digitsvoc.py`), not
-# selected for PAA.
+# `../dense/atss/atss_r18-w32_fpn_focal_16e_digitsvoc.py` made the PAA of
+# `paa_r50_fpn_rank-sort_1x_coco.py` (`RankSortPAAHead`, MMDetection's PAA
+# assigner and score voting), with no score threshold. The lr is RS-ATSS's
+# on DigitsVOC, not selected for PAA.
 # Batch: 8 images per process; lr 0.01 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
 _base_ = [

@@ -1,10 +1,8 @@
 # RS-PAA R50 FPN on COCO, the authors' recipe: kemaloksuz/RankSortLoss,
 # configs/ranksort_loss/ranksort_paa_r50_fpn_1x_coco.py (MMDetection 2.x):
-# MMDetection's `paa_r50_fpn_1x_coco.py` with `RankSortPAAHead` (RS over all
-# anchors with IoU labels, the score-weighted GIoU box loss rescaled to the
-# RS value, no IoU branch; PAA's assignment scored by focal loss + GIoU) and
-# their anchors: 3 a location (`octave_base_scale=4, scales_per_octave=3`)
-# (docs/dense.md).
+# MMDetection's `paa_r50_fpn_1x_coco.py` with `RankSortPAAHead` (no IoU
+# branch; PAA's assignment scored by focal loss + GIoU) and their anchors,
+# 3 a location (docs/dense.md).
 # Batch: 4 images per process; lr 0.008 is for a total batch of 16,
 # the authors' 4 GPUs x 4 images: `tools/dist_train.sh CONFIG 4` trains it,
 # each process ranking its own 4 images as theirs did (docs/multi_gpu.md).
