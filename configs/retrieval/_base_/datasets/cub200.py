@@ -32,7 +32,4 @@ val_dataloader = dict(
 test_dataloader = val_dataloader
 val_evaluator = dict(type='RetrievalMetric', topk=(1, 2, 4, 8))
 test_evaluator = val_evaluator
-
-# The configs' lrs are for this total batch (one process): with more
-# processes MMEngine scales them linearly to the total batch.
 auto_scale_lr = dict(enable=True, base_batch_size=train_batch_size)

@@ -1,12 +1,9 @@
-# Digit instances (SOP protocol on scikit-learn's digits, in the package, no
-# download): each of the 1,797 images is a class; training instances (997)
-# are disjoint from the val (300, for choosing hyper-parameters) and test
-# (500) instances. A view is the digit drawn by RandomDigitScene on a 32 x 32
-# RGB canvas: random size, rotation, position, flat background and lighter
-# stroke colour. Training views are new on every call; val and test views
-# are fixed (4 per instance), and each is a query for the other 3 views of
-# its instance among all the split's. Batches of 30 instances x 2 views.
-# The dataset is the lab's (rankloss_lab.datasets), not the library's.
+# Digit instances (the SOP protocol on scikit-learn's digits, no download;
+# docs/retrieval.md): 997 training, 300 val and 500 test instances, each
+# image a class. Views are drawn by RandomDigitScene (flat background,
+# lighter stroke), new on every call in training, 4 fixed per val / test
+# instance. Batches of 30 instances x 2 views. The dataset is the lab's
+# (rankloss_lab.datasets), not the library's.
 custom_imports = dict(
     imports=['mmdet_rankloss', 'rankloss_lab.datasets'],
     allow_failed_imports=False)
@@ -31,7 +28,4 @@ test_dataloader = dict(
     dataset=dict(type=dataset_type, split='test', pipeline=test_pipeline))
 val_evaluator = dict(type='RetrievalMetric', topk=(1, 2, 4, 8))
 test_evaluator = val_evaluator
-
-# The configs' lrs are for this total batch (one process): with more
-# processes MMEngine scales them linearly to the total batch.
 auto_scale_lr = dict(enable=True, base_batch_size=train_batch_size)
