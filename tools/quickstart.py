@@ -9,11 +9,10 @@ VOC.
         [--cfg-options KEY=VALUE ...]
 
 Writes ``<work-dir>/results.md`` and ``results.json``
-(docs/get_started.md#quickstart). ``--jobs`` runs side by side, one
-intra-op thread each (bitwise repeatable on CPU); each run's log and ETA:
-``<work-dir>/<loss>_train.log``.
+(docs/get_started.md#quickstart); each run's log: ``<loss>_train.log``.
 """
 import argparse
+import contextlib
 import json
 import os
 import os.path as osp
@@ -27,30 +26,23 @@ import numpy as np
 
 from rankloss_lab.run_logs import (EpochWatcher, last_record, machine_name,
                                    run_logged)
-from rankloss_lab.runner import Progress, clock, markdown_table, run_each
+from rankloss_lab.runner import (Progress, clock, last_checkpoint,
+                                 markdown_table, run_each)
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
-_RAMBO = 'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo_toyvoc.py'
-CONFIGS = {
-    'ce': 'configs/quickstart/faster-rcnn_r18-w32_fpn_ce_toyvoc.py',
-    'rambo': _RAMBO,
-    'rambo-bce':
-    'configs/quickstart/faster-rcnn_r18-w32_fpn_rambo-bce_toyvoc.py',
-    'ap-sigmoid': _RAMBO,
-    'ap-sodeep': _RAMBO,
-}
-# The other ranking back-ends of the AP loss, on the RaMBO config: only the
-# ranker differs (the configs/rankers/ VOC configs make the same change).
+_CONFIG = 'configs/quickstart/faster-rcnn_r18-w32_fpn_{}_toyvoc.py'
+CONFIGS = {loss: _CONFIG.format(config) for loss, config in (
+    ('ce', 'ce'), ('rambo', 'rambo'), ('rambo-bce', 'rambo-bce'),
+    ('ap-sigmoid', 'rambo'), ('ap-sodeep', 'rambo'))}
+# The AP loss's other rankers on the RaMBO config (as configs/rankers/)
 _RANKER = 'model.roi_head.bbox_head.loss_cls.ranker.'
 LOSS_OPTIONS = {
-    'ap-sigmoid':
-    [_RANKER + 'type=SigmoidRanker', _RANKER + 'temperature=0.1'],
-    'ap-sodeep': [
-        _RANKER + 'type=SorterRanker',
-        _RANKER + 'sorter.type=HandcraftedSorter',
-        _RANKER + 'sorter.seq_len=100', _RANKER + 'sorter.lambda_val=10.0'
-    ],
+    'ap-sigmoid': [_RANKER + 'type=SigmoidRanker',
+                   _RANKER + 'temperature=0.1'],
+    'ap-sodeep': [_RANKER + o for o in (
+        'type=SorterRanker', 'sorter.type=HandcraftedSorter',
+        'sorter.seq_len=100', 'sorter.lambda_val=10.0')],
 }
 LOSS_NAMES = {
     'ce': 'cross-entropy',
@@ -70,10 +62,8 @@ SMOKE_NOTE = ('One seed of 8 epochs on a toy set: a smoke test of the '
 
 
 def make_progress(kinds: List[str], jobs: int = 1) -> Progress:
-    """Progress of the planned runs, ``'train'`` or ``'test'`` each: the
-    ETA is the expected cost of the runs left (the mean measured cost of
-    each kind so far; before the first training run, one is taken to cost
-    ``TRAIN_WEIGHT`` evaluations) shared over the ``jobs`` side by side."""
+    """Progress of the planned runs, ``'train'`` or ``'test'`` each (a
+    training run costs ``TRAIN_WEIGHT`` tests until one is measured)."""
     return Progress([TRAIN_WEIGHT if k == 'train' else 1 for k in kinds],
                     kinds, jobs, prefix='[quickstart] ')
 
@@ -82,9 +72,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--work-dir', default='work_dirs/quickstart')
     parser.add_argument('--data-root', default='data/toy_voc/VOCdevkit')
-    parser.add_argument(
-        '--losses', nargs='+', default=['ce', 'rambo', 'rambo-bce'],
-        choices=CONFIGS)
+    parser.add_argument('--losses', nargs='+', choices=CONFIGS,
+                        default=['ce', 'rambo', 'rambo-bce'])
     parser.add_argument(
         '--jobs', type=int, default=3,
         help='runs side by side, one intra-op thread each (default: 3)')
@@ -95,9 +84,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         '--calibrate', action='store_true',
         help="refit the RaMBO config's score calibration on the val split "
         'and write it into that config before testing')
-    parser.add_argument(
-        '--skip-untrained', action='store_true',
-        help='do not evaluate the untrained model')
+    parser.add_argument('--skip-untrained', action='store_true',
+                        help='do not evaluate the untrained model')
     parser.add_argument(
         '--cfg-options', nargs='+', default=[],
         help='KEY=VALUE overrides passed to every training and test run')
@@ -129,17 +117,15 @@ def run(cmd: List[str], log_path: str) -> float:
     return run_logged(cmd, log_path, cwd=ROOT, append=False)
 
 
-# MMEngine resolves an ``mmdet::`` base with
-# ``importlib.reload(pkg_resources)``
-# (``mmengine.utils.is_installed``): two threads loading such a config at once
-# see two ``Distribution`` classes and one fails with a TypeError. The runs
-# of this tool are threads, so every in-process config load takes this lock.
+# MMEngine resolves an ``mmdet::`` base with ``importlib.reload(
+# pkg_resources)``: two threads loading such a config at once see two
+# ``Distribution`` classes and one fails, so every load takes this lock.
 _CONFIG_LOCK = threading.Lock()
 
 
 def load_config(path: str):
-    """``Config.fromfile(path)``, one thread at a time (without MMEngine's
-    warning that ``pkg_resources`` is deprecated, one per load)."""
+    """``Config.fromfile(path)``, one thread at a time, without the
+    ``pkg_resources`` deprecation warning."""
     from mmengine.config import Config
     with _CONFIG_LOCK, warnings.catch_warnings():
         warnings.filterwarnings('ignore', message='pkg_resources is '
@@ -147,8 +133,7 @@ def load_config(path: str):
         return Config.fromfile(path)
 
 
-#: The packages whose versions can change the quickstart's numbers (image
-#: decoding and resizing, the training itself), recorded with its results.
+#: The packages whose versions can change the quickstart's numbers.
 PACKAGES = ('torch', 'numpy', 'pillow', 'opencv-python', 'mmcv', 'mmengine',
             'mmdet')
 
@@ -156,12 +141,10 @@ PACKAGES = ('torch', 'numpy', 'pillow', 'opencv-python', 'mmcv', 'mmengine',
 def package_versions() -> Dict[str, Optional[str]]:
     """``{package: installed version or None}`` of :data:`PACKAGES`."""
     from importlib import metadata
-    out = {}
+    out = dict.fromkeys(PACKAGES)
     for name in PACKAGES:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
     return out
 
 
@@ -180,13 +163,21 @@ def tree_digest(root: str) -> str:
     return digest.hexdigest()
 
 
-def max_epochs(config: str, options: List[str]) -> int:
-    """The training epochs of ``config`` (``train_cfg.max_epochs``) with
-    the ``KEY=VALUE`` ``options``."""
+def _setting(config: str, options: List[str], key: str):
+    """``key`` (dotted) of ``config`` as the ``KEY=VALUE`` ``options`` set
+    it."""
     for option in options:
-        if option.startswith('train_cfg.max_epochs='):
-            return int(option.split('=', 1)[1])
-    return int(load_config(osp.join(ROOT, config)).train_cfg.max_epochs)
+        if option.startswith(key + '='):
+            return option.split('=', 1)[1]
+    value = load_config(osp.join(ROOT, config))
+    for part in key.split('.'):
+        value = value[part]
+    return value
+
+
+def max_epochs(config: str, options: List[str]) -> int:
+    """The training epochs of ``config`` with the ``options``."""
+    return int(_setting(config, options, 'train_cfg.max_epochs'))
 
 
 def write_untrained_checkpoint(config: str, path: str,
@@ -197,7 +188,7 @@ def write_untrained_checkpoint(config: str, path: str,
     from mmengine.registry import init_default_scope
     from mmengine.runner import set_random_seed
 
-    # Keep the per-parameter initialisation report out of the console.
+    # no per-parameter initialisation report on the console
     MMLogger.get_instance('quickstart_untrained', log_level='WARNING')
 
     cfg = load_config(config)
@@ -237,19 +228,14 @@ def boxes_per_image(detections_pkl: str,
 
 
 def config_lr(config: str, options: List[str]) -> float:
-    for option in options:
-        if option.startswith('optim_wrapper.optimizer.lr='):
-            return float(option.split('=', 1)[1])
-    return float(load_config(osp.join(ROOT, config)).optim_wrapper
-                 .optimizer.lr)
+    return float(_setting(config, options, 'optim_wrapper.optimizer.lr'))
 
 
 def calibrate(config: str, ckpt: str, run_dir: str, options: List[str],
               data_root: str) -> float:
     """Fits the RaMBO config's calibration on the val split and writes it
     into ``config`` (``tools/test.py`` on val, then
-    ``tools/analysis_tools/fit_score_calibration.py``, each run as a user
-    would run it); returns the seconds of both."""
+    ``fit_score_calibration.py``, as a user would); returns the seconds."""
     val_dir = osp.join(run_dir, 'val')
     val_pkl = osp.join(val_dir, 'detections.pkl')
     log = osp.join(run_dir, 'val.log')
@@ -328,8 +314,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             '--cfg-options'
         ] + loss_options, run_dir + '_train.log')
         progress.step(f'{loss} trained', seconds, 'train')
-        with open(osp.join(run_dir, 'last_checkpoint'), encoding='utf-8') as f:
-            ckpt = f.read().strip()
+        ckpt = last_checkpoint(run_dir, required=True)
         if args.calibrate and loss == 'rambo':
             progress.step(
                 'rambo calibrated on val',

@@ -37,10 +37,8 @@ DEFAULT_OUT = osp.join(osp.dirname(osp.dirname(CONFIG_DIR)), 'docs',
 QUERY, RIGHT, WRONG = (40, 90, 220), (30, 170, 60), (220, 40, 40)
 ROWS = ('pixels, no network', 'untrained network', 'trained, final epoch')
 # `--loss`: the config's loss replaced by a peer's, at its paper's settings
-# where the paper gives them (compared by tools/retrieval_study.py, e.g.
-# lab/rankloss_lab/studies/digit_instances_losses.py; the lr stays the config's
-# unless set). The batches are 60 images, so SoDeep's rows hold 59 scores
-# and its (handcrafted, lambda 10) sorter is built for that length.
+# where it gives them (the lr stays the config's). The batches are 60
+# images, so SoDeep's rows hold 59 scores and its sorter is built for that.
 PEER_LOSSES = {
     'fastap': dict(type='FastAPLoss', num_bins=10),
     'triplet-bh': dict(type='BatchHardTripletLoss', margin=0.3),
@@ -125,25 +123,22 @@ def main(argv=None):
         torch.set_num_threads(threads)
 
 
+def _keys(ks):
+    return [f'R@{k}' for k in ks] + ['MAP@R']
+
+
 def format_row(name, values, ks, spread=None):
     """One table row: R@k and MAP@R in percent (with ``± spread``)."""
-    cells = []
-    for i, key in enumerate([f'R@{k}' for k in ks] + ['MAP@R']):
-        cell = f'{100 * values[key]:5.1f}'
-        if spread is not None:
-            cell += f' ± {100 * spread[key]:4.1f}'
-        cells.append(cell)
-    return ' | '.join([f'{name:22s}'] + cells)
+    return ' | '.join([f'{name:22s}'] + [
+        f'{100 * values[key]:5.1f}' +
+        ('' if spread is None else f' ± {100 * spread[key]:4.1f}')
+        for key in _keys(ks)])
 
 
 def run_all(args):
-    """Train once per seed, print and write the table(s).
-
-    Returns:
-        dict: ``{seed: {row name: metrics}}`` plus ``'seconds'`` per seed.
-    """
+    """Trains once per seed, prints and writes the table(s); returns
+    ``{seed: {row name: metrics, 'seconds': ...}}``."""
     multi = len(args.seeds) > 1
-    report = []
     runs = run_plan(
         args.seeds,
         lambda seed: run(args, seed, osp.join(args.work_dir, f'seed{seed}')
@@ -157,9 +152,9 @@ def run_all(args):
     ks = results[args.seeds[0]]['ks']
     header = ' | '.join([f'{"":22s}'] + [f'R@{k:<3d}' for k in ks] +
                         ['MAP@R'])
-    report.append(f'Retrieval quickstart ({osp.basename(args.config)}): '
-                  f'{results[args.seeds[0]]["task"]} (query = gallery, '
-                  'self excluded), in percent')
+    report = [f'Retrieval quickstart ({osp.basename(args.config)}): '
+              f'{results[args.seeds[0]]["task"]} (query = gallery, '
+              'self excluded), in percent']
     for seed in args.seeds:
         out = results[seed]
         report += [f'seed {seed}:', header, '-' * len(header)]
@@ -175,14 +170,13 @@ def run_all(args):
     if multi:
         report += [f'mean ± standard deviation over seeds {args.seeds}:',
                    header, '-' * len(header)]
+        keys = _keys(ks)
         for name in ROWS:
-            keys = [f'R@{k}' for k in ks] + ['MAP@R']
             values = np.array([[results[s][name][k] for k in keys]
                                for s in args.seeds])
             mean, std = values.mean(0), values.std(0, ddof=1)
-            report.append(
-                format_row(name, dict(zip(keys, mean)), ks,
-                           dict(zip(keys, std))))
+            report.append(format_row(name, dict(zip(keys, mean)), ks,
+                                     dict(zip(keys, std))))
         seconds = [results[s]['seconds'] for s in args.seeds]
         report.append(f'training + periodic evaluation: {np.mean(seconds):.0f}'
                       f' s per seed (total {np.sum(seconds):.0f} s)')
@@ -227,7 +221,7 @@ def last_val_r1(runner):
 
 
 def run(args, seed, work_dir):
-    """Train one seed; the three rows' metrics (see the module docstring)."""
+    """Trains one seed; the three rows' metrics."""
     from mmengine.config import Config
     from mmengine.runner import Runner
     cfg = Config.fromfile(args.config)
@@ -243,19 +237,16 @@ def run(args, seed, work_dir):
 
     start = time.time()
     runner = Runner.from_cfg(cfg)
-    # train() initialises the weights first; doing it here (once: MMEngine
-    # skips a second init) lets us keep a copy of the untrained network
-    runner._init_model_weights()
+    runner._init_model_weights()  # once (train() skips it): kept untrained
     untrained = copy.deepcopy(runner.model)
     runner.train()
     seconds = time.time() - start
-    # the test split; the validation loader itself when it is the same
-    # split (its transforms keep the fixed scenes rendered during training)
-    same = runner.val_loop is not None and \
-        cfg.val_dataloader == cfg.test_dataloader
-    test_loader = runner.val_loop.dataloader if same else \
-        runner.build_dataloader(cfg.test_dataloader)
+    # the val loader itself when it is the test split (its transforms keep
+    # the fixed scenes rendered during training)
     val_is_test = cfg.val_dataloader == cfg.test_dataloader
+    test_loader = runner.val_loop.dataloader if (
+        runner.val_loop is not None and val_is_test) else \
+        runner.build_dataloader(cfg.test_dataloader)
     loss = cfg.model.loss.type
     if cfg.test_dataloader.dataset.type == 'DigitInstancesDataset':
         task = (f'{loss}, trained on the train digit instances, retrieving '
@@ -274,17 +265,15 @@ def run(args, seed, work_dir):
     return out
 
 
-# Test images up to this side are kept as the pipeline made them, so that
-# the picture shows what the network saw (e.g. RandomDigitScene's views,
-# drawn in the pipeline); larger ones are read again from their files.
+# Test images up to this side are drawn as the pipeline made them (what the
+# network saw); larger ones are read again from their files.
 MAX_KEPT_SIDE = 96
 
 
 @torch.no_grad()
 def embed_test_set(config: str, checkpoint: str, cfg_options=None):
-    """Embeddings (N, D), labels (N,), the dataset of the test split, and
-    the images as the test pipeline made them ((H, W, C) uint8 each), or
-    None when they are larger than ``MAX_KEPT_SIDE``."""
+    """Embeddings (N, D), labels (N,), the test dataset and its images as
+    the pipeline made them ((H, W, C) uint8; None past ``MAX_KEPT_SIDE``)."""
     from mmengine.config import Config
     from mmengine.runner import Runner
     if not osp.isfile(checkpoint):
@@ -305,9 +294,8 @@ def embed_test_set(config: str, checkpoint: str, cfg_options=None):
             cfg.pop(key, None)
         cfg.default_hooks = dict(
             {k: None for k in cfg.get('default_hooks', {})})
-        # a visualizer of its own, writing nothing: MMEngine hands out an
-        # existing instance of the same name (the configs' 'visualizer'),
-        # whose backend may point at an earlier run's deleted work_dir
+        # a visualizer of its own: one of the configs' name may write to an
+        # earlier run's deleted work_dir
         cfg.visualizer = dict(
             type='Visualizer', vis_backends=[],
             name=f'show_retrieval_{osp.basename(work_dir)}')
@@ -329,14 +317,13 @@ def embed_test_set(config: str, checkpoint: str, cfg_options=None):
 
 def nearest(emb: torch.Tensor, query_ids: Sequence[int],
             k: int) -> torch.Tensor:
-    """Indices (Q, k) of the ``k`` most similar items to each query, the
-    query itself left out; ties broken by index."""
+    """Indices (Q, k) of the ``k`` items most similar to each query, but
+    itself; ties broken by index."""
     if k >= len(emb):
         raise ValueError(f'--topk {k} needs more than {k} test items, the '
                          f'test set has {len(emb)}')
     sim = emb[list(query_ids)] @ emb.T
     sim[torch.arange(len(query_ids)), torch.as_tensor(query_ids)] = -np.inf
-    # stable sort of -sim: equal similarities keep index order
     return torch.sort(-sim, dim=1, stable=True).indices[:, :k]
 
 
