@@ -1,25 +1,10 @@
 """Benchmark the rank losses: forward + backward time and peak memory.
 
-One run on CUDA if present, else the CPU, within ``--budget-s`` (7 minutes;
-``EXPECT_S`` holds what each item is expected to take), each item in a
-worker process (``rankloss_lab.speed_run.Plan``); its sections,
-``rankloss_lab.speed_run.SECTIONS`` (``--sections``: some of them):
-
-* ``lengths``: every loss at ``--lengths`` N(0, 1) fp32 scores next to one
-  ``torch.sort`` (sort-equivalents), a naive Algorithm 1 and the bucketed
-  losses of ``lab/rankloss_lab/bucketed_losses.py``;
-* ``per_step``: the losses at training-step sizes (RaMBOAPLoss with each
-  ranking back-end, the dense rank losses, the retrieval losses at their
-  papers' batch sizes), and compiled (``per_step_compile``);
-* ``step_share``, ``step_share_compile``, ``amp``: the losses' share of
-  detector steps, eager and compiled, and steps under AMP.
-
+On CUDA if present, else the CPU, within ``--budget-s``, each item in a
+worker process (``rankloss_lab.speed_run.Plan``), the sections of
+``rankloss_lab.speed_run.SECTIONS`` (docs/losses.md#ranking-core-and-speed).
 Writes ``<out>.json`` (each row with the targets it is held to) and
-``<out>.md``, the docs section (``lab/rankloss_lab/speed_tables.py``):
-measurements of this machine, not pass/fail criteria (``--smoke``: tiny
-sizes, for CI). ``tools/analysis_tools/evidence_tables.py --write`` puts
-the section made from ``docs/evidence/gpu/speed_run.json`` into
-``docs/losses.md``::
+``<out>.md`` (``rankloss_lab.speed_tables``); ``--smoke``: tiny sizes::
 
     python tools/analysis_tools/benchmark_rank_losses.py \\
         --out docs/evidence/gpu/speed_run
@@ -43,9 +28,8 @@ from rankloss_lab.bucketed_losses import PAPER_SECONDS_PER_ITER, bucketed_loss
 from rankloss_lab.run_logs import machine_name
 from rankloss_lab.speed_run import time_it
 
-# --------------------------------------------------------------------------
-# Naive Algorithm 1, written here from the paper (not from any public code):
-# ranks by a double argsort, both rankers of Eq. 21 differentiated.
+# --- naive Algorithm 1, from the paper: ranks by a double argsort, both
+# rankers of Eq. 21 differentiated
 
 
 def _double_argsort_rank(y: torch.Tensor) -> torch.Tensor:
@@ -79,9 +63,7 @@ def naive_ap_loss(scores: torch.Tensor, labels: torch.Tensor,
     return 1 - prec.mean()
 
 
-# --------------------------------------------------------------------------
-# The items: every loss and peer at every length, the per-step costs, the
-# shares of detector steps and AMP steps (lab/rankloss_lab/speed_run.py).
+# --- the items of the sections
 
 #: (key, label) of the losses timed at each length.
 LENGTH_LOSSES = (
@@ -105,8 +87,7 @@ _ATSS_R50 = 'configs/dense/atss/atss_r50_fpn_{}_1x_coco.py'
 _FRCNN_R18 = 'configs/digitsvoc/faster-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 _ATSS_R18 = 'configs/dense/atss/atss_r18-w32_fpn_{}_16e_digitsvoc.py'
 #: losses benchmarked on MMDetection's recipe (``_mmdet-1x_``: the focal
-#: twin's model and anchors), not on their authors' (other anchors and
-#: batch; aLRP at 512 px)
+#: twin's model and anchors), not on their authors'
 _MMDET_RECIPE = ('rank-sort', 'alrp')
 
 
@@ -119,9 +100,8 @@ def _r50(template: str, loss: str, *args) -> str:
 
 def detector_configs(smoke: bool) -> Dict[str, List[tuple]]:
     """(detector, loss, config) of the step-share, AMP and compile items:
-    R50 on COCO-size images (Faster R-CNN with RaMBO alone has only a VOC
-    config, 20 classes), or for a smoke run a few of the small DigitsVOC
-    R18-w32 models, one of each kind of head."""
+    R50 (RaMBO's Faster R-CNN on VOC, the rest on COCO), or for a smoke
+    run DigitsVOC R18-w32 models, one of each kind of head."""
     if smoke:
         frcnn = ('Faster R-CNN R18-w32', 'rambo', _FRCNN_R18.format('rambo'))
         return dict(share=[frcnn, ('ATSS R18-w32', 'rank-sort',
@@ -148,9 +128,8 @@ def detector_configs(smoke: bool) -> Dict[str, List[tuple]]:
 def _length_inputs(n: int, device: torch.device, cache: dict,
                    num_pos: int = 500) -> dict:
     """The inputs at length ``n``, made once per length: N(0, 1) fp32
-    scores (every negative within reach of a positive), ``num_pos`` random
-    positives with U(0, 1) labels / errors for the error-driven losses, 10
-    % positives for the AP losses."""
+    scores, ``num_pos`` random positives with U(0, 1) labels / errors for
+    the error-driven losses, 10 % positives for the AP losses."""
     if cache.get('length') != n:
         g = torch.Generator().manual_seed(n)
         scores = torch.randn(n, generator=g)
@@ -200,9 +179,8 @@ def _length_row(key: str, n: int, device, repeats: int, cache: dict):
 
 
 def per_step_cases(smoke: bool) -> List[dict]:
-    """The losses at training-step sizes: ``name``, ``cfg`` and ``batches``
-    (seeds -> one call each; a step is one call, after the calls that fill
-    the score memory)."""
+    """The losses at training-step sizes: ``name``, ``cfg``, ``kind``,
+    ``size`` and ``calls`` (one step: that many calls, seeds 0, 1, ...)."""
     rois, anchors, classes = (16, 2_000, 8) if smoke else (512, 100_000, 80)
     recall_b = 32 if smoke else 256
     dense = f'dense, {anchors:,} anchors x {classes} classes'
@@ -229,11 +207,9 @@ def per_step_cases(smoke: bool) -> List[dict]:
              cfg=dict(type='RaMBORecallLoss', memory=3), kind='embedding',
              size=(recall_b, 512), calls=4, case='recall'),
     ]
-    # not under AMP: the other AP back-ends (the sorter: an untrained
-    # BiLSTM of the pre-trained one's size, same cost; seconds per call on
-    # a CPU, so at most 2 repeats) and the retrieval
-    # losses at their papers' batch sizes (SoDeep's sorters rank rows of
-    # exactly their length: B 101, each row ranks the other 100)
+    # not under AMP: the other AP back-ends (an untrained BiLSTM sorter, of
+    # the pre-trained one's cost) and the retrieval losses at their papers'
+    # batch sizes (SoDeep's sorters: B 101, each row ranks the other 100)
     for ranker, name in ((dict(type='SigmoidRanker', temperature=1.0),
                           'sigmoid soft rank, t 1'),
                          (dict(type='SorterRanker', sorter=dict(
@@ -263,9 +239,8 @@ def per_step_cases(smoke: bool) -> List[dict]:
 def _case_batch(case: dict, channels: int, seed: int,
                 device: torch.device) -> tuple:
     """One call's (scores, args, kwargs) of ``case``: unit embeddings, 4
-    per class; or a RoI head's scores (25 % foreground) or a dense head's
-    (``channels`` wide, 1 % foreground, U(0, 1) for the RS / aLRP
-    per-anchor input), background ``classes``, weights, avg_factor."""
+    per class; or a RoI head's (25 % foreground) or a dense head's scores
+    (``channels`` wide, 1 % foreground), labels, weights, avg_factor."""
     g = torch.Generator().manual_seed(seed)
     n, classes = case['size']
     if case['kind'] == 'embedding':
@@ -290,12 +265,10 @@ def _case_batch(case: dict, channels: int, seed: int,
 def loss_step_row(case: dict, device: torch.device, repeats: int,
                   amp: bool = False,
                   compile_backend: Optional[str] = None) -> dict:
-    """Forward + backward of one training step of ``case``'s loss (per
-    call); ``amp``: the scores in fp16 under autocast, backward through a
-    GradScaler, and whether the gradient was finite (kept on the device,
-    read after the timed calls); ``compile_backend``: the loss's
-    ``forward`` under ``torch.compile(dynamic=True)``, timed after the calls
-    that compile it (:func:`rankloss_lab.speed_run.time_it`)."""
+    """Forward + backward of one training step of ``case``'s loss, per
+    call (:func:`rankloss_lab.speed_run.time_it`); ``amp``: fp16 scores
+    under autocast and a GradScaler, and whether the gradient was finite;
+    ``compile_backend``: the ``forward`` under ``torch.compile``."""
     loss_fn = MODELS.build(case['cfg']).to(device)
     if compile_backend:
         loss_fn.forward = torch.compile(loss_fn.forward, dynamic=True,
@@ -331,13 +304,9 @@ def loss_step_row(case: dict, device: torch.device, repeats: int,
     return row
 
 
-#: Expected seconds of the speed run's items on an H100 / H200-class GPU
-#: (estimates, not measured: a detector item is dominated by building the
-#: R50 model on the host, a compiled item by Inductor's compile, 55 s for
-#: RaMBOAPLoss on the 2-core CPU), and of the smoke run's on a 2-core CPU
-#: (rough; 2 to 5 times more with other work on it). The plan scales them
-#: by the pace of the finished items; a run records each item's seconds
-#: (``item_s``).
+#: Expected seconds of the items on an H100 / H200-class GPU (estimates: a
+#: detector item is mostly building the R50 model, a compiled one Inductor's
+#: compile), and of the smoke run's on a 2-core CPU (rough).
 EXPECT_S = dict(
     gpu=dict(per_step=2.0, roi_align=2.0, share=8.0, amp=7.0,
              loss_compile=45.0, share_compile=55.0),
@@ -350,8 +319,7 @@ def _length_expect_s(n: int, smoke: bool) -> float:
 
 
 def speed_run_plan(args, device: torch.device) -> sr.Plan:
-    """Every item of ``args.sections``, in ``rankloss_lab.speed_run.
-    SECTIONS`` order; the compiled items each in a worker of their own."""
+    """Every item of ``args.sections``; compiled ones in their own worker."""
     expect = EXPECT_S['smoke' if args.smoke else 'gpu']
     plan = sr.Plan(args.budget_s, device, args.sections)
     if device.type != 'cuda':  # seconds per call, not the GPU's estimates
@@ -401,9 +369,8 @@ def worker_plan(**kwargs) -> sr.Plan:
 
 def _plan_detectors(plan, section: str, smoke: bool, device: torch.device,
                     expect: dict) -> None:
-    """The detector items of ``section``: step shares (eager, or with the
-    losses under torch.compile: inductor, the eager backend in a smoke run)
-    or AMP steps, on 2 random images of 1333 x 800 (128 x 128 smoke)."""
+    """The detector items of ``section`` (step shares, eager or compiled,
+    or AMP steps) on 2 random images of 1333 x 800 (128 x 128 smoke)."""
     size = (128, 128) if smoke else (800, 1333)
     steps, repeats, warmup = (1, 1, 1) if smoke else (3, 5, 8)
     key, what, expect_key = dict(
@@ -412,19 +379,15 @@ def _plan_detectors(plan, section: str, smoke: bool, device: torch.device,
         step_share_compile=('compile', 'loss under torch.compile',
                             'share_compile'),
     )[section]
-    backend = None
-    if section == 'step_share_compile':
-        backend = 'eager' if smoke else 'inductor'
+    backend = None if section != 'step_share_compile' else (
+        'eager' if smoke else 'inductor')
+    kwargs = dict(amp=True) if section == 'amp' else dict(
+        repeats=repeats, compile_backend=backend, warmup=warmup)
     for detector, loss, config in detector_configs(smoke)[key]:
-        if section == 'amp':
-            fn = functools.partial(sr.share_row, config, device, size, steps,
-                                   amp=True)
-        else:
-            fn = functools.partial(sr.share_row, config, device, size, steps,
-                                   repeats, backend, warmup)
-        plan.add(section, f'{detector}, {loss}, {what}', fn,
-                 expect_s=expect[expect_key], isolated=backend is not None,
-                 detector=detector, loss=loss)
+        plan.add(section, f'{detector}, {loss}, {what}', functools.partial(
+            sr.share_row, config, device, size, steps, **kwargs),
+            expect_s=expect[expect_key], isolated=backend is not None,
+            detector=detector, loss=loss)
 
 
 def speed_run(args, device: torch.device) -> dict:

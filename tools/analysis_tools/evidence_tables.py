@@ -3,15 +3,12 @@
 
     python tools/analysis_tools/evidence_tables.py [--write | --check]
 
-A table ``NAME`` of ``TABLES`` (``results``, ``verdict``, ``verdict-tests``,
-``which-loss``, ``quickstart``, ``speed``; percent with one decimal) lives
-in ``README.md`` or ``docs/*.md`` between ``<!-- evidence-table: NAME -->``
-and ``<!-- /evidence-table -->``. Without options it prints the tables;
-``--write`` rewrites them, the metafiles' ``Results`` and the config READMEs
-(:mod:`rankloss_lab.metafile_results`) and ``docs/images/results_ap50.png``
-with its ``results_ap50.json`` (the PNG's ``Comment`` holds the JSON's
-SHA-256; redrawn only on a new digest); ``--check`` writes nothing, prints
-a unified diff of each stale file and exits 1.
+A table ``NAME`` of ``TABLES`` lives in ``README.md`` or ``docs/*.md``
+between ``<!-- evidence-table: NAME -->`` and ``<!-- /evidence-table -->``.
+Without options it prints the tables; ``--write`` rewrites them, the
+metafiles' ``Results``, the config READMEs and ``docs/images/
+results_ap50.png`` with its JSON (the PNG's ``Comment`` holds the JSON's
+SHA-256); ``--check`` prints a diff of each stale file and exits 1.
 """
 import argparse
 import difflib
@@ -109,10 +106,9 @@ def _selected_and_tested(rows: List[dict], methods: List[str],
 def _label(block: dict, rows: List[dict], method: str,
            values: Dict[int, float], base: Dict[int, float],
            family: Dict[tuple, float]) -> str:
-    """How a row's comparison stands: pre-registered, with its corrected
-    interval and Holm p within its study and over every pre-registered
-    test, and whether it failed its correction; else exploratory; and the
-    test seeds that also selected the lr."""
+    """How a row's comparison stands: pre-registered (its corrected
+    interval, Holm p within its study and over all, its verdict) or
+    exploratory; and the test seeds that also selected the lr."""
     r = _pre_registered(block, method)
     if r is None:
         text = ('' if 'exploratory' in block['baseline_label']
@@ -259,6 +255,13 @@ TABLES: Dict[str, Callable[..., Optional[str]]] = {
     'speed': speed_tables.speed_table}
 
 
+def _read(path: str) -> Optional[str]:
+    if not osp.isfile(path):
+        return None
+    with open(path, encoding='utf-8') as f:
+        return f.read()
+
+
 def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
     """``{file: (old, new)}`` of every metafile, every config folder's
     README.md and the report of every pre-registered test corrected twice
@@ -266,17 +269,12 @@ def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
     metafiles = metafile_results.metafile_updates(root)
     readmes = metafile_results.readme_updates(root, metafiles)
     family = osp.join(EVIDENCE, claims.FAMILY_REPORT)
-    old = ''
-    if osp.isfile(osp.join(root, family)):
-        with open(osp.join(root, family), encoding='utf-8') as f:
-            old = f.read()
     return {**metafiles, **readmes, family: (
-        old, claims.family_markdown(osp.join(root, EVIDENCE)))}
+        _read(osp.join(root, family)) or '',
+        claims.family_markdown(osp.join(root, EVIDENCE)))}
 
 
-#: Tables named after a study: ``conditions-<study>``, a study report's
-#: test thresholds and budget (:func:`rankloss_lab.thresholds.
-#: conditions_block`).
+#: Tables named after a study: ``conditions-<study>``.
 STUDY_TABLES: Dict[str, Callable[[str], str]] = dict(
     conditions=thresholds.conditions_block)
 
@@ -334,8 +332,7 @@ def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
     table names."""
     out, skipped = {}, []
     for rel in doc_files(root):
-        with open(osp.join(root, rel), encoding='utf-8') as f:
-            old = f.read()
+        old = _read(osp.join(root, rel))
         if not markers(old):
             continue
         out[rel] = (old, render(old, osp.dirname(rel) or '.', skipped))
@@ -347,8 +344,7 @@ def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
 PLOT_PNG = 'docs/images/results_ap50.png'
 PLOT_JSON = 'docs/images/results_ap50.json'
 _DIGEST = 'plotted data sha256 '
-#: The tasks of the blocks the plot shows (retrieval's R@1 is on another
-#: scale and data).
+#: The tasks of the blocks the plot shows.
 PLOTTED_TASKS = ('Object Detection', 'Instance Segmentation')
 
 
@@ -358,8 +354,7 @@ def _plain(label: str) -> str:
 
 def plot_data(root: str = ROOT) -> dict:
     """What the results plot shows: per detection or segmentation block of
-    ``RESULTS`` (box or mask AP50), each row's per-seed test AP50 (percent)
-    and mean, baseline first."""
+    ``RESULTS``, each row's per-seed test AP50 (percent) and mean."""
     studies = []
     for block in RESULTS:
         if metafile_results.METRICS[block['metric']][0] not in PLOTTED_TASKS:
@@ -462,13 +457,15 @@ def plot_status(root: str = ROOT) -> Tuple[Optional[str], str, bool]:
     """(the JSON in the repository or None, the JSON generated now, whether
     the PNG was drawn from the generated JSON)."""
     new = plot_json(root)
-    path = osp.join(root, PLOT_JSON)
-    old = None
-    if osp.isfile(path):
-        with open(path, encoding='utf-8') as f:
-            old = f.read()
     digest = hashlib.sha256(new.encode('utf-8')).hexdigest()
-    return old, new, png_digest(osp.join(root, PLOT_PNG)) == digest
+    return (_read(osp.join(root, PLOT_JSON)), new,
+            png_digest(osp.join(root, PLOT_PNG)) == digest)
+
+
+def _diff(rel: str, old: str, new: str) -> None:
+    sys.stdout.writelines(difflib.unified_diff(
+        old.splitlines(True), new.splitlines(True),
+        f'{rel} (in the repository)', f'{rel} (generated)'))
 
 
 def main(argv=None) -> int:
@@ -503,10 +500,7 @@ def main(argv=None) -> int:
             print(f'evidence_tables: rewrote {rel}')
         else:
             stale += 1
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    old.splitlines(True), new.splitlines(True),
-                    f'{rel} (in the repository)', f'{rel} (generated)'))
+            _diff(rel, old, new)
     old_json, new_json, png_current = plot_status()
     plot_stale = old_json != new_json or not png_current
     if args.write and plot_stale:
@@ -518,12 +512,7 @@ def main(argv=None) -> int:
     elif args.check and plot_stale:
         stale += 1
         if old_json != new_json:
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    (old_json or '').splitlines(True),
-                    new_json.splitlines(True),
-                    f'{PLOT_JSON} (in the repository)',
-                    f'{PLOT_JSON} (generated)'))
+            _diff(PLOT_JSON, old_json or '', new_json)
         if not png_current:
             print(f'{PLOT_PNG}: not drawn from the generated {PLOT_JSON} '
                   '(its Comment digest differs)')

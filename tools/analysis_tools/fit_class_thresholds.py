@@ -8,16 +8,11 @@ them on another split.
         [--no-threshold-after-calibration] \
         [--write-config OUT.py] [--cfg-options KEY=VALUE ...]
 
-For any detector (``*.pkl``: ``tools/test.py --out``, val via
-``--cfg-options``). By default the pipeline of Kuzucu et al.'s official
-calibration code (ECCV 2024, fiveai/detection_calibration): LRP-optimal
-thresholds at IoU 0, a calibration per class, LRP-optimal thresholds on the
-calibrated scores; ``--write-config``: a config with
-``ClassScoreThresholdHook`` (docs/thresholds.md#per-class-thresholds-and-
-a-calibration-for-any-model). Detections match a split's images by file
-name (``rankloss_lab.held_out.detections_for``); it stops on a split image
-without detections, detections of another image, or a val image that the
-config also trains or tests on.
+For any detector (``*.pkl``: ``tools/test.py --out``); by default the
+pipeline of Kuzucu et al.'s official calibration code (docs/thresholds.md#
+per-class-thresholds-and-a-calibration-for-any-model). It stops on a split
+image without detections, detections of another image, or a val image that
+the config also trains or tests on.
 """
 import argparse
 from typing import Dict, List, Optional, Sequence
@@ -53,9 +48,7 @@ def fit_pipelines(dets: Sequence[dict], gts: Sequence[dict],
                   args) -> Dict[str, dict]:
     """Per kind of :data:`KINDS`, fitted on the val boxes ``thresholds``
     keep: ``calibrations`` (per class, None: scores kept), ``after`` (the
-    LRP-optimal thresholds on the calibrated scores, ``-inf`` without
-    ``--threshold-after-calibration``) and ``notes`` (fits the data could
-    not support)."""
+    thresholds on the calibrated scores) and ``notes`` (fits not made)."""
     kept = keep_above(dets, thresholds)
     out = {}
     for kind in KINDS:
@@ -72,9 +65,8 @@ def fit_pipelines(dets: Sequence[dict], gts: Sequence[dict],
 
 def apply_pipeline(dets: Sequence[dict], thresholds: Sequence[float],
                    fit: dict) -> List[dict]:
-    """``dets`` thresholded, calibrated and thresholded again, as
-    ``ClassScoreThresholdHook`` does with what :func:`write_config`
-    writes."""
+    """``dets`` thresholded, calibrated and thresholded again (as
+    ``ClassScoreThresholdHook``)."""
     return keep_above(calibrate_detections(keep_above(dets, thresholds),
                                            fit['calibrations']),
                       fit['after'])
@@ -84,8 +76,7 @@ def evaluate(dets: Sequence[dict], gts: Sequence[dict], num_classes: int,
              thresholds: Sequence[float], fits: Dict[str, dict],
              iou_thr: float = 0.0) -> Dict[str, dict]:
     """What each setting gives on a split: ``boxes`` per image, LRP and its
-    parts at ``iou_thr`` (:func:`lrp_at_thresholds`, with ``classes``),
-    D-ECE (VOC matching at 0.5) and LaECE (:func:`laece`) of the boxes
+    parts at ``iou_thr`` (with ``classes``), D-ECE and LaECE of the boxes
     kept, as given and as calibrated."""
     rows = {'as given': dets,
             f'{DISPLAY_THRESHOLD:g} for all':
@@ -127,8 +118,8 @@ def print_report(classes, optimal, rows, fits, what, args) -> None:
             r = test['classes'][c]
             cells += f' {r["LRP"]:>9.4f}' if r else f' {"-":>9}'
         if o['threshold'] == np.inf:
-            cells += ('  no correct val box: all kept' if args.no_tp ==
-                      'keep' else '  no correct val box: none kept')
+            cells += '  no correct val box: ' + (
+                'all kept' if args.no_tp == 'keep' else 'none kept')
         print(cells)
     for fit in fits.values():
         for note in fit['notes']:
@@ -148,9 +139,8 @@ def write_config(path: str, config: str, cfg, classes: Sequence[str],
                  thresholds: Sequence[float], fit: dict,
                  pooled: bool = False) -> str:
     """Writes ``path``: ``config`` plus ``ClassScoreThresholdHook`` with
-    the thresholds, the calibrations and the thresholds after them of
-    ``fit`` (one of :func:`fit_pipelines`), after its own
-    ``custom_hooks``."""
+    ``thresholds`` and ``fit`` (one of :func:`fit_pipelines`), after its
+    own ``custom_hooks``."""
     def by_name(values: Sequence[float]) -> str:
         return '{' + ', '.join(
             f'{name!r}: ' + ("float('inf')" if v == np.inf else

@@ -37,21 +37,17 @@ THRESHOLD_TOOL = 'tools/analysis_tools/fit_class_thresholds.py'
 
 
 class Advice(NamedTuple):
-    """What a model's test scores are and where a calibration can go.
-
-    ``kind``: ``'store'`` (RaMBO alone, ``path`` leads from ``model`` to
-    its loss), ``'probability'`` (no calibration needed) or ``'hook'``
-    (none can be stored: :data:`THRESHOLD_TOOL`); ``why``: one sentence.
-    """
+    """Where a calibration can go: ``kind`` ``'store'`` (RaMBO; ``path``
+    from ``model`` to its loss), ``'probability'`` (none needed) or
+    ``'hook'`` (:data:`THRESHOLD_TOOL`); ``why``: one sentence."""
     kind: str
     path: Optional[List[str]]
     why: str
 
 
 def _multiplies_centerness(head) -> bool:
-    """Whether the head multiplies its class scores by a centerness at
-    test time (MMDetection's ATSS and FCOS heads; this package's Rank &
-    Sort and aLRP ATSS heads do not)."""
+    """Whether the head multiplies its test scores by a centerness (as
+    MMDetection's ATSS and FCOS heads, not this package's)."""
     from mmdet.registry import MODELS
     from mmdet_rankloss.models.rank_sort_heads import NoCenternessPredictMixin
     head_cls = MODELS.get(head.get('type'))
@@ -61,19 +57,14 @@ def _multiplies_centerness(head) -> bool:
 
 
 def score_advice(model) -> Advice:
-    """Where a Platt calibration of ``model`` (a config's ``model`` dict)
-    can be stored, if anywhere (see the module docstring)."""
+    """Where a Platt calibration of ``model`` (a config's dict) can go."""
     from mmengine.registry import init_default_scope
 
     import mmdet_rankloss  # noqa: F401  (this package's heads)
     init_default_scope('mmdet')
     roi_head = model.get('roi_head')
-    if roi_head:
-        path = ['roi_head', 'bbox_head', 'loss_cls']
-        head = roi_head.get('bbox_head')
-    else:
-        path = ['bbox_head', 'loss_cls']
-        head = model.get('bbox_head')
+    head = (roi_head or model).get('bbox_head')
+    path = ['roi_head'] * bool(roi_head) + ['bbox_head', 'loss_cls']
     if not hasattr(head, 'get') or not hasattr(head.get('loss_cls'), 'get'):
         return Advice('hook', None, 'its classification loss is not at '
                       'model.roi_head.bbox_head.loss_cls or '
@@ -98,12 +89,10 @@ def score_advice(model) -> Advice:
 
 
 def calibration_path(base: str) -> List[str]:
-    """Keys from ``model`` down to the RaMBO loss of the config ``base``
-    that stores a calibration.
+    """Keys from ``model`` down to the RaMBO loss of the config ``base``.
 
     Raises:
-        SystemExit: For a model that stores none, saying why and what to
-            use instead.
+        SystemExit: For a model that stores no calibration.
     """
     from mmengine.config import Config
 
@@ -127,10 +116,11 @@ def _instead(advice: Advice) -> str:
 
 def write_config(path: str, a: float, b: float,
                  base: Optional[str] = None) -> str:
-    """Writes ``(a, b)`` into ``path`` (see the module docstring).
+    """Writes ``(a, b)`` into ``path``: its ``score_calibration`` line,
+    or a new config inheriting ``base``.
 
     Raises:
-        SystemExit: When there is nowhere to write it, saying what to do.
+        SystemExit: When there is nowhere to write it.
     """
     value = f'score_calibration = ({a:.4f}, {b:.4f})'
     if base is None:
@@ -243,12 +233,9 @@ def main(argv=None) -> Tuple[float, float]:
                           f'{100 * v["recall"]:.1f}' for t, v in at.items())
         print(f'{name:>10}: D-ECE {expected_calibration_error(s, is_tp):.3f}'
               f', {cells}')
-    base = args.base
-    if args.write_config and base is None and args.config and \
-            not osp.isfile(args.write_config):
-        base = args.config
     if args.write_config:
-        write_config(args.write_config, a, b, base)
+        write_config(args.write_config, a, b, args.base or (
+            None if osp.isfile(args.write_config) else args.config))
         print(f'calibration ({a:.4f}, {b:.4f}) written to '
               f'{args.write_config}')
     else:

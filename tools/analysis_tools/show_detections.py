@@ -48,8 +48,7 @@ def draw(visualizer, image: np.ndarray, boxes, labels, scores,
     from mmengine.structures import InstanceData
 
     from mmdet.structures import DetDataSample
-    sample = DetDataSample()
-    inst = InstanceData()
+    sample, inst = DetDataSample(), InstanceData()
     inst.bboxes = torch.as_tensor(boxes, dtype=torch.float32).reshape(-1, 4)
     inst.labels = torch.as_tensor(labels, dtype=torch.long)
     if scores is None:
@@ -63,9 +62,8 @@ def draw(visualizer, image: np.ndarray, boxes, labels, scores,
     return visualizer.get_image()
 
 
-def titled(panel: np.ndarray, title: str) -> np.ndarray:
+def titled(panel: np.ndarray, title: str, height: int = 18) -> np.ndarray:
     from PIL import Image, ImageDraw
-    height = 18
     canvas = Image.new('RGB', (panel.shape[1], panel.shape[0] + height),
                        'white')
     canvas.paste(Image.fromarray(panel), (0, height))
@@ -97,13 +95,10 @@ def main(argv=None) -> str:
     if not chosen:
         raise SystemExit(f'no images from index {args.first_image}')
     visualizer = DetLocalVisualizer(line_width=2, alpha=0.9)
-    visualizer.dataset_meta = dict(
-        classes=DIGIT_CLASSES,
-        palette=[tuple(int(c) for c in rgb) for rgb in
-                 (np.array([[230, 25, 75], [60, 180, 75], [0, 130, 200],
-                            [245, 130, 48], [145, 30, 180], [70, 240, 240],
-                            [240, 50, 230], [210, 245, 60], [128, 0, 0],
-                            [0, 0, 128]]))])
+    visualizer.dataset_meta = dict(classes=DIGIT_CLASSES, palette=[
+        (230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48),
+        (145, 30, 180), (70, 240, 240), (240, 50, 230), (210, 245, 60),
+        (128, 0, 0), (0, 0, 128)])
     detections = [(label, load_detections(pkl), platt)
                   for label, pkl, platt in runs]
     s = args.scale
@@ -112,9 +107,9 @@ def main(argv=None) -> str:
         img_id = ids[index]
         path = osp.join(args.data_root, 'VOC2007', 'JPEGImages',
                         f'{img_id}.jpg')
-        image = np.asarray(Image.open(path).convert('RGB'))
-        image = np.asarray(Image.fromarray(image).resize(
-            (image.shape[1] * s, image.shape[0] * s), Image.NEAREST))
+        image = Image.open(path).convert('RGB')
+        image = np.asarray(image.resize((image.width * s, image.height * s),
+                                        Image.NEAREST))
         gt = gts[index]
         panels = [titled(draw(visualizer, image, gt['bboxes'] * s,
                               gt['labels'], None, 0), f'{img_id}: truth')]
