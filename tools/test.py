@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Tests (and evaluates) a detector; MMDetection's ``tools/test.py`` with
-mmdet_rankloss.
+"""Tests a detector: MMDetection's ``tools/test.py`` after
+``mmdet_rankloss.patches.enable_all()`` (docs/architecture.md).
 
     python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
         [--show] [--show-dir DIR] [--cfg-options KEY=VALUE ...] [--tta]
@@ -12,7 +12,5 @@ from mmdet_rankloss import patches
 from rankloss_lab.mmdet_tools import run_mmdet_tool
 
 if __name__ == '__main__':
-    # Every patch of mmdet_rankloss.patches, atomic checkpoint writes
-    # included (docs/architecture.md, "Changes to MMEngine (patches)").
     patches.enable_all()
     run_mmdet_tool('test.py')

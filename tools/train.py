@@ -14,7 +14,5 @@ from mmdet_rankloss import patches
 from rankloss_lab.mmdet_tools import run_mmdet_tool
 
 if __name__ == '__main__':
-    # Every patch of mmdet_rankloss.patches, atomic checkpoint writes
-    # included (docs/architecture.md, "Changes to MMEngine (patches)").
     patches.enable_all()
     run_mmdet_tool('train.py')

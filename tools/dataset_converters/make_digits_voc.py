@@ -23,25 +23,24 @@ from rankloss_lab.datasets.digits_voc import (DEFAULT_SPLITS, make_digits_voc,
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument(
-        'root', nargs='?', default='data/digits_voc/VOCdevkit',
-        help='VOCdevkit directory to write (default: %(default)s)')
+    parser.add_argument('root', nargs='?', default='data/digits_voc/VOCdevkit',
+                        help='VOCdevkit directory to write (default: '
+                        '%(default)s)')
     defaults = dict(DEFAULT_SPLITS)
     for split in ('train', 'val', 'test'):
-        parser.add_argument(
-            f'--{split}', type=int, default=defaults[split],
-            help=f'images in {split} (default: %(default)s)')
+        parser.add_argument(f'--{split}', type=int, default=defaults[split],
+                            help=f'images in {split} (default: %(default)s)')
     parser.add_argument('--image-size', type=int, default=128)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--preview', help='PNG of 8 annotated train images')
-    parser.add_argument(
-        '--masks', action='store_true',
-        help='also write instance masks: VOC segmentation PNGs and the COCO '
-        'twin annotations/instances_<split>.json')
-    parser.add_argument(
-        '--fresh-test', metavar='NAME',
-        help='write only a fresh test split NAME (new synthesis seed, digit '
-        'images no existing split draws) beside the existing splits')
+    parser.add_argument('--masks', action='store_true',
+                        help='also write instance masks: VOC segmentation '
+                        'PNGs and the COCO twin annotations/'
+                        'instances_<split>.json')
+    parser.add_argument('--fresh-test', metavar='NAME',
+                        help='write only a fresh test split NAME (new '
+                        'synthesis seed, digit images no existing split '
+                        'draws) beside the existing splits')
     parser.add_argument('--fresh-test-images', type=int, default=320,
                         help='images in the fresh split (default: '
                         '%(default)s)')
@@ -62,12 +61,9 @@ def main(argv=None) -> None:
               f'per class {c["digit_images"]}')
         print(f'written to {osp.join(args.root, "VOC2007")}')
         return
-    stats = make_digits_voc(
-        args.root,
-        splits=splits,
-        image_size=args.image_size,
-        seed=args.seed,
-        masks=args.masks)
+    stats = make_digits_voc(args.root, splits=splits,
+                            image_size=args.image_size, seed=args.seed,
+                            masks=args.masks)
     for split, c in stats.items():
         print(f'{split}: {c["images"]} images, {c["objects"]} objects '
               f'({c["difficult"]} difficult, {c["truncated"]} truncated), '
@@ -81,7 +77,7 @@ def main(argv=None) -> None:
 def draw_preview(year_root: str, path: str, count: int = 8,
                  zoom: int = 2) -> None:
     """The first ``count`` train images, enlarged, with their boxes read
-    back from the XML files (what MMDetection will read)."""
+    back from the XML files."""
     from xml.etree import ElementTree as ET
 
     from PIL import Image, ImageDraw
@@ -102,9 +98,8 @@ def draw_preview(year_root: str, path: str, count: int = 8,
             draw.text((box[0] + 2, box[1] + 1), obj.findtext('name'),
                       fill=colour)
         tiles.append(img)
-    cols = 4
+    cols, (w, h) = 4, tiles[0].size
     rows = (len(tiles) + cols - 1) // cols
-    w, h = tiles[0].size
     sheet = Image.new('RGB', (cols * w, rows * h), 'white')
     for i, tile in enumerate(tiles):
         sheet.paste(tile, ((i % cols) * w, (i // cols) * h))

@@ -5,14 +5,11 @@
         [--cfg-options K=V ...]
 
 Lists each fault of CONFIG's train, val and test datasets (through
-``RepeatDataset`` / ``ConcatDataset``), one line naming file, field and
-value, and exits 1 on any (docs/reliability.md): VOC items through
+dataset wrappers), one line naming file, field and value, and exits 1 on
+any (docs/reliability.md): VOC items through
 :func:`~mmdet_rankloss.utils.voc_check.check_voc_item` (unknown classes are
-faults unless ``unknown_class='skip'``), other datasets built as training
-builds them and every ``img_path`` opened (``--decode``: fully decoded).
-The model is built (no weights, no data): each head's ``loss_cls`` must
-take MMDetection's classification-loss call and, with
-``custom_cls_channels``, get its channel count from the head.
+faults unless ``unknown_class='skip'``), other datasets built and every
+``img_path`` opened. The model is built: each head's ``loss_cls`` must fit.
 """
 import argparse
 import os.path as osp
@@ -99,15 +96,13 @@ def check_built(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
 
 
 def check_model(model) -> List[str]:
-    """Faults of the ``loss_cls`` of every head of a built model: the checks
-    that also run when MMDetection builds it (``models/head_checks.py``)."""
+    """Faults of the ``loss_cls`` of every head of a built model."""
     from mmdet_rankloss.models.head_checks import head_fit_faults
     return head_fit_faults(model)
 
 
 def build_and_check_model(model_cfg) -> List[str]:
-    """The same faults from a config: building raises them (HeadFitError),
-    here they are collected to print beside the data's."""
+    """The same faults from a config (building raises them)."""
     from mmdet.registry import MODELS
     from mmdet_rankloss.models.head_checks import HeadFitError
     try:
@@ -120,12 +115,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     from mmdet_rankloss import patches
     patches.enable('head_fit_check')  # a misfit loss_cls fails the build
-    from mmengine.config import Config
-    from mmengine.registry import init_default_scope
-    cfg = Config.fromfile(args.config)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
-    init_default_scope(cfg.get('default_scope', 'mmdet'))
+    from rankloss_lab.held_out import load_config
+    cfg = load_config(args.config, args.cfg_options)
     seen, total_items, faults = [], 0, []
     for split in ('train', 'val', 'test'):
         loader = cfg.get(f'{split}_dataloader')

@@ -5,13 +5,10 @@
         [--only LOSS ...] [--json FILE]
 
 One line per check (``ok``, ``FAILED``, ``skipped`` and why), exit 1 on a
-failure (CPU coverage: docs/reliability.md): ``environment`` (torch, CUDA,
-the GPU, mmcv's ops); ``suite`` (``test_loss_contract.py`` and
-``test_loss_autocast.py`` from a checkout); ``amp`` (one fp16 autocast step
-per rank loss with a ``GradScaler``: finite gradients, cosine >= 0.99 with
-the fp32 step on the same rounded scores, 0.9 through a SoDeep sorter);
-``host syncs`` (``torch.cuda.set_sync_debug_mode``). ``--fast``: small
-batches, no suite; ``--only``: the named losses.
+failure (docs/reliability.md): ``environment``; ``suite`` (:data:`SUITE`,
+from a checkout); ``amp`` (one fp16 autocast step per rank loss with a
+``GradScaler``: finite gradients, cosine with the fp32 step on the same
+rounded scores); ``host syncs`` (``torch.cuda.set_sync_debug_mode``).
 """
 import argparse
 import json
@@ -68,9 +65,8 @@ def parse_args(argv=None):
 
 
 def rank_losses(only=None):
-    """(name, kind) of every registered loss of the package that takes
-    ``(cls_score, labels)`` ('detection') or ``(embeddings, labels)``
-    ('embedding'); only those named in ``only`` if given."""
+    """(name, 'detection' or 'embedding') of every registered loss of the
+    package (only those named in ``only`` if given)."""
     import inspect
 
     import mmdet_rankloss.losses as losses

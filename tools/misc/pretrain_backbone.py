@@ -1,13 +1,10 @@
 """Pre-trains DigitsVOC's R18-w32 backbone as a classifier of printed glyphs.
 
-The stand-in for ImageNet (:mod:`rankloss_lab.datasets.glyphs`): ResNet-18
-(32 base channels) + average pool + linear on the 62 glyph classes at
-64 x 64 px, fresh renders each epoch; SGD (Nesterov 0.9, wd 1e-4), label
-smoothing 0.1, batch 128, one warm-up epoch then cosine to zero, ImageNet
-normalisation. The output holds the backbone's ``state_dict`` (``backbone.``
-keys) for ``init_cfg=dict(type='Pretrained', checkpoint=OUT)``
-(``configs/digitsvoc/*-glyphs_*.py``); held-out top-1 goes into it and
-``OUT.json``. Example::
+The stand-in for ImageNet (:mod:`rankloss_lab.datasets.glyphs`), fresh
+renders each epoch; SGD with label smoothing, one warm-up epoch then cosine
+to zero. OUT holds the backbone's ``state_dict`` for ``init_cfg=dict(
+type='Pretrained', checkpoint=OUT)`` (``configs/digitsvoc/*-glyphs_*.py``)
+and the held-out top-1, also in ``OUT.json``::
 
     python tools/misc/pretrain_backbone.py checkpoints/r18-w32_glyphs.pth
 """
@@ -106,8 +103,7 @@ def lr_at(step: int, steps_per_epoch: int, total: int, base: float) -> float:
 
 def write_preview(path: str, images: np.ndarray, rows: int = 4,
                   cols: int = 16) -> None:
-    """A grid of the first ``rows x cols`` images: what the classifier
-    sees."""
+    """A grid of the first ``rows x cols`` images."""
     from PIL import Image
     n = min(len(images), rows * cols)
     rows = -(-n // cols)
@@ -138,10 +134,10 @@ def main(argv=None) -> dict:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     model = GlyphClassifier()
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
-    optim = torch.optim.SGD([dict(params=decay, weight_decay=1e-4),
-                             dict(params=no_decay, weight_decay=0.0)],
+    params = list(model.parameters())
+    optim = torch.optim.SGD([
+        dict(params=[p for p in params if p.ndim > 1], weight_decay=1e-4),
+        dict(params=[p for p in params if p.ndim <= 1], weight_decay=0.0)],
                             lr=args.lr, momentum=0.9, nesterov=True)
     held_images, held_labels = make_glyph_set(args.held_out, HELD_OUT_SEED,
                                               args.size)

@@ -78,8 +78,8 @@ def train(args) -> None:
           f'{args.batch_size}' +
           (f' or {args.time_limit:.0f} s' if args.time_limit else ''),
           flush=True)
-    start, step, running = time.time(), 0, None
-    last_print = start
+    start = last_print = time.time()
+    step, running = 0, None
     while step < args.steps:
         if args.time_limit and time.time() - start > args.time_limit:
             break
@@ -108,8 +108,7 @@ def train(args) -> None:
     val_l1 = l1_error(sorter, val)
     print(f'[pretrain] done: {step} steps in {seconds:.1f} s, held-out L1 '
           f'{val_l1:.5f} ({args.val_size} vectors)', flush=True)
-    if osp.dirname(args.out):
-        os.makedirs(osp.dirname(args.out), exist_ok=True)
+    os.makedirs(osp.dirname(osp.abspath(args.out)), exist_ok=True)
     save_sorter(
         sorter.eval(), args.out, steps=step, batch_size=args.batch_size,
         train_seconds=round(seconds, 1), val_l1=val_l1,
@@ -148,8 +147,7 @@ def evaluate(args) -> None:
               f'{clock(eta(i, len(rows), elapsed, 0))}', flush=True)
     print('\n'.join(table), flush=True)
     if args.out:
-        if osp.dirname(args.out):
-            os.makedirs(osp.dirname(args.out), exist_ok=True)
+        os.makedirs(osp.dirname(osp.abspath(args.out)), exist_ok=True)
         with open(args.out, 'w', encoding='utf-8') as f:
             f.write('\n'.join(table) + '\n')
         print(f'[evaluate] table written to {args.out}', flush=True)
