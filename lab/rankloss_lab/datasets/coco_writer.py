@@ -1,12 +1,5 @@
-"""Writing instance annotations in the COCO format.
-
-One JSON file per split (``images``: id, file_name, width, height;
-``annotations``: id, image_id, category_id, ``bbox`` [x, y, w, h], area,
-iscrowd, segmentation; ``categories``: id, name, supercategory), as
-MMDetection's ``CocoDataset`` and ``CocoMetric`` read it. A mask is
-pycocotools' compressed RLE (exact, holes included). DigitsVOC's COCO twin
-(:func:`~.digits_voc.make_digits_voc`, ``masks=True``) uses it.
-"""
+"""Writing instance annotations in the COCO format, one JSON file per
+split, a mask as pycocotools' compressed RLE."""
 import json
 from typing import List, Optional, Sequence, Tuple
 
@@ -36,23 +29,10 @@ def coco_annotation(ann_id: int, image_id: int, category_id: int,
                     box: Tuple[int, int, int, int],
                     mask: Optional[np.ndarray] = None,
                     iscrowd: bool = False) -> dict:
-    """One COCO annotation.
-
-    Args:
-        ann_id (int): Its id, unique in the file.
-        image_id (int): Its image's id.
-        category_id (int): Its category.
-        box (tuple[int, int, int, int]): 0-based inclusive ``(xmin, ymin,
-            xmax, ymax)``, written ``[x, y, w, h]``, ``w = xmax - xmin + 1``.
-        mask (np.ndarray, optional): (H, W) binary mask, written as RLE with
-            ``area`` its pixel count; without it ``area = w * h`` and no
-            ``segmentation``.
-        iscrowd (bool): COCO's ignore flag (neither ground truth nor false
-            positive in ``CocoMetric``; ignored in training).
-
-    Returns:
-        dict: The annotation.
-    """
+    """One COCO annotation of a 0-based inclusive ``box`` ``(xmin, ymin,
+    xmax, ymax)``, written ``[x, y, w, h]``; with a ``mask`` ((H, W)
+    binary) its RLE ``segmentation`` and pixel count as ``area``, else
+    ``area = w * h``; ``iscrowd``: COCO's ignore flag."""
     x0, y0, x1, y1 = (int(v) for v in box)
     w, h = x1 - x0 + 1, y1 - y0 + 1
     ann = dict(id=int(ann_id), image_id=int(image_id),

@@ -20,9 +20,8 @@ __all__ = ['RandomDigitScene', 'render_digit_scene']
 
 def _stroke_colour(rng: np.random.Generator, local: np.ndarray,
                    min_contrast: float, light: bool) -> np.ndarray:
-    """A uniformly random RGB colour whose grey level (channel mean) is at
-    least ``min_contrast`` from ``local``'s: drawn on the allowed grey range
-    first, so it never needs rejection and never fails."""
+    """A random RGB colour whose grey level (channel mean) is at least
+    ``min_contrast`` from ``local``'s, drawn on the allowed grey range."""
     if light:  # every channel lighter: no per-channel polarity flip
         return rng.uniform(np.minimum(local + min_contrast, 255.0), 255.0)
     grey = float(np.mean(local))
@@ -165,13 +164,11 @@ class RandomDigitScene(BaseTransform):
                                  or not isinstance(seed, int) or seed < 0):
             raise ValueError(
                 f'seed must be None or an int >= 0, got {seed!r}')
-        self.canvas_size = canvas_size
-        self.scale_range = (float(scale_range[0]), float(scale_range[1]))
-        self.max_rotation = float(max_rotation)
-        self.min_contrast = float(min_contrast)
-        self.texture = float(texture)
-        self.polarity = polarity
+        self.canvas_size, self.polarity = canvas_size, polarity
         self.seed = seed
+        self.scale_range = (float(scale_range[0]), float(scale_range[1]))
+        self.max_rotation, self.min_contrast, self.texture = map(
+            float, (max_rotation, min_contrast, texture))
         self._scenes: Dict[Tuple[int, bytes], np.ndarray] = {}
 
     @cache_randomness

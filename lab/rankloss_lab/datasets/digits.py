@@ -65,9 +65,8 @@ class DigitInstancesDataset(RetrievalDataset):
                 split_seed, int) or split_seed < 0:
             raise ValueError(
                 f'{name}: split_seed must be an int >= 0, got {split_seed!r}')
-        self.views = views
-        self.split_sizes = sizes
-        self.split_seed = split_seed
+        self.views, self.split_sizes, self.split_seed = (views, sizes,
+                                                         split_seed)
         super().__init__(split=split, **kwargs)
 
     def instances(self) -> np.ndarray:
@@ -87,13 +86,7 @@ class DigitInstancesDataset(RetrievalDataset):
                 f'{type(self).__name__}: scikit-learn ships '
                 f'{len(digits.images)} digits, expected {self.NUM_IMAGES}')
         images = np.round(digits.images * (255.0 / 16.0)).astype(np.uint8)
-        return [
-            dict(
-                img=images[i],
-                img_shape=images[i].shape,
-                ori_shape=images[i].shape,
-                gt_label=int(i),
-                digit=int(digits.target[i]),
-                view=view) for i in self.instances()
-            for view in range(self.views)
-        ]
+        return [dict(img=images[i], img_shape=images[i].shape,
+                     ori_shape=images[i].shape, gt_label=int(i),
+                     digit=int(digits.target[i]), view=view)
+                for i in self.instances() for view in range(self.views)]

@@ -1,13 +1,8 @@
 """DigitsVOC: a detection benchmark of real handwritten digits, VOC layout.
 
 What it draws and the split sizes: docs/evidence.md#digitsvoc; the masks
-and COCO twin (``masks=True``): docs/instance_segmentation.md. Written
-under ``<root>/VOC2007`` (:mod:`.voc_writer`), classes ``DIGIT_CLASSES``;
-with masks the detection files stay byte for byte, and the COCO twin's ids
-run from 1 per split (``file_name`` ``<split>_<index>.jpg``).
-:func:`make_fresh_test_split` adds a split (e.g. ``confirm``) from a new
-seed and only unused digit images, touching no existing file. The same
-arguments give byte-identical files.
+and COCO twin (``masks=True``, ids from 1 per split):
+docs/instance_segmentation.md. The same arguments give byte-identical files.
 """
 import os
 import os.path as osp
@@ -177,13 +172,10 @@ def _paint_digit(rng: np.random.Generator, img: np.ndarray,
     ink = painted > 0.25 * contrast
     if not ink.any():
         return None
-    return dict(
-        name=name,
-        full_ink=float(np.count_nonzero(mask > 0.25)),
-        side=max(w, h),
-        contrast=contrast,
-        truncated=bool(x0 < 0 or y0 < 0 or x0 + w > size
-                       or y0 + h > size)), ink
+    return dict(name=name, full_ink=float(np.count_nonzero(mask > 0.25)),
+                side=max(w, h), contrast=contrast,
+                truncated=bool(x0 < 0 or y0 < 0 or x0 + w > size
+                               or y0 + h > size)), ink
 
 
 def _labelled(obj: dict, ink: np.ndarray) -> Optional[dict]:
@@ -199,11 +191,9 @@ def _labelled(obj: dict, ink: np.ndarray) -> Optional[dict]:
     if box[2] - box[0] < 2 or box[3] - box[1] < 2:
         return None
     shown = np.count_nonzero(visible) / max(obj['full_ink'], 1.0)
-    obj.update(
-        box=box,
-        mask=visible,
-        difficult=bool(obj['side'] < 18 or obj['contrast'] < 0.35
-                       or shown < 0.5))
+    obj.update(box=box, mask=visible,
+               difficult=bool(obj['side'] < 18 or obj['contrast'] < 0.35
+                              or shown < 0.5))
     return obj
 
 
@@ -225,11 +215,8 @@ def _write_split(year_root: Optional[str], split: str, count: int,
                  ) -> Tuple[dict, List[str], Dict[str, List[str]],
                             List[List[dict]]]:
     """Draws ``count`` images ``<split>_<index>`` and writes their JPEG and
-    XML files under ``year_root`` (None: draws only, writes nothing).
-
-    Returns the split's counts, its image ids, its per-class lines and
-    each image's objects.
-    """
+    XML files under ``year_root`` (None: draws only); returns the split's
+    counts, image ids, per-class lines and each image's objects."""
     ids, per_class = [], {name: [] for name in DIGIT_CLASSES}
     drawn = []
     for index in range(count):
@@ -246,9 +233,8 @@ def _write_split(year_root: Optional[str], split: str, count: int,
 
 def _write_masks(root: str, split: str, ids: Sequence[str],
                  drawn: Sequence[Sequence[dict]], image_size: int) -> None:
-    """The masks of a split's images: their segmentation PNGs and
-    ``<root>/annotations/instances_<split>.json``, the COCO twin (module
-    docstring)."""
+    """The masks of a split's images: their segmentation PNGs and the COCO
+    twin ``<root>/annotations/instances_<split>.json``."""
     images, annotations = [], []
     for index, (img_id, objects) in enumerate(zip(ids, drawn), 1):
         write_voc_masks(osp.join(root, 'VOC2007'), img_id, image_size,
@@ -299,15 +285,13 @@ def _check_args(splits: Sequence[Tuple[str, int]], image_size: int) -> None:
                          f'once, got {names}')
     for name, count in splits:
         _check_count(f'split {name!r}: the number of images', count)
-    if isinstance(image_size, bool) or not isinstance(image_size,
-                                                      int) or image_size < 64:
-        raise ValueError(f'image_size must be an int >= 64, got '
-                         f'{image_size!r}')
+    _check_count('image_size', image_size, 64)
 
 
-def _check_count(what: str, count: int) -> None:
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f'{what} must be an int >= 1, got {count!r}')
+def _check_count(what: str, count: int, minimum: int = 1) -> None:
+    if isinstance(count, bool) or not isinstance(count,
+                                                 int) or count < minimum:
+        raise ValueError(f'{what} must be an int >= {minimum}, got {count!r}')
 
 
 def make_digits_voc(root: str,
@@ -401,13 +385,9 @@ def make_fresh_test_split(root: str,
     """Writes a fresh test split ``name`` beside the DigitsVOC splits.
 
     Its images ``<name>_<index>`` come from the synthesis seed ``fresh_seed``
-    (new backgrounds, clutter, placement, colours) and only from digit images
-    no existing split draws (``used_digit_images(splits, image_size, seed)``,
-    with the arguments those splits were written with): with the defaults 342
-    of 1,797, 7 to 78 per class. Only ``name``'s files are written (images,
-    annotations, ``ImageSets/Main/<name>.txt`` and per-class lists; with
-    ``masks`` its PNGs, ``ImageSets/Segmentation/<name>.txt`` and
-    ``annotations/instances_<name>.json``). Deterministic.
+    and only from digit images no existing split draws
+    (:func:`used_digit_images` with the arguments those splits were written
+    with). Only ``name``'s files are written.
 
     Returns:
         dict: The split's counts (as :func:`make_digits_voc`) and

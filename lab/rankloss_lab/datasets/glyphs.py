@@ -27,10 +27,9 @@ _TEXT_FONTS = (
     'DejaVuSansMono-Bold.ttf', 'DejaVuSansMono-Oblique.ttf',
     'DejaVuSansMono-BoldOblique.ttf', 'DejaVuSerif.ttf',
     'DejaVuSerif-Bold.ttf', 'DejaVuSerif-Italic.ttf',
-    'DejaVuSerif-BoldItalic.ttf',
-    'STIXGeneral.ttf', 'STIXGeneralBol.ttf', 'STIXGeneralItalic.ttf',
-    'STIXGeneralBolIta.ttf', 'cmr10.ttf', 'cmb10.ttf', 'cmss10.ttf',
-    'cmti10.ttf', 'cmtt10.ttf')
+    'DejaVuSerif-BoldItalic.ttf', 'STIXGeneral.ttf', 'STIXGeneralBol.ttf',
+    'STIXGeneralItalic.ttf', 'STIXGeneralBolIta.ttf', 'cmr10.ttf',
+    'cmb10.ttf', 'cmss10.ttf', 'cmti10.ttf', 'cmtt10.ttf')
 
 
 def glyph_fonts() -> List[str]:
@@ -84,19 +83,9 @@ def _strokes(rng: np.random.Generator, img: np.ndarray) -> None:
 
 def render_glyph(rng: np.random.Generator, font_path: str, char: str,
                  size: int = 64) -> np.ndarray:
-    """One ``char`` in one face on a textured background.
-
-    Args:
-        rng: The source of every random choice.
-        font_path: A TrueType file (:func:`glyph_fonts`).
-        char: The character.
-        size: The image's side in pixels.
-
-    Returns:
-        np.ndarray: (size, size, 3) uint8 RGB; the glyph's long side 30 to
-        85 % of ``size``, rotated up to ±20 degrees, wholly inside, its mean
-        colour at least 80 grey levels from the background.
-    """
+    """One ``char`` in the face ``font_path`` on a textured background:
+    (size, size, 3) uint8 RGB, the glyph's long side 30 to 85 % of
+    ``size``, rotated up to ±20 degrees, wholly inside."""
     img = textured_background(rng, size)
     _strokes(rng, img)
     long_side = min(rng.uniform(0.30, 0.85) * size, size - 2)
@@ -122,17 +111,9 @@ def render_glyph(rng: np.random.Generator, font_path: str, char: str,
 
 def make_glyph_set(count: int, seed: int,
                    size: int = 64) -> Tuple[np.ndarray, np.ndarray]:
-    """``count`` images with balanced classes and faces.
-
-    Args:
-        count: The number of images (> 0).
-        seed: Generator seed (a held-out set uses one training never uses).
-        size: The images' side in pixels (>= 16).
-
-    Returns:
-        tuple: Images (count, size, size, 3) uint8 RGB and labels (count,)
-        int64 into :data:`GLYPH_CLASSES`.
-    """
+    """``count`` images (count, size, size, 3) uint8 RGB with balanced
+    classes and faces, and their labels (count,) int64 into
+    :data:`GLYPH_CLASSES`."""
     if int(count) != count or count < 1:
         raise ValueError(f'make_glyph_set: count must be a positive '
                          f'integer, got {count!r}')

@@ -1,10 +1,8 @@
 """A small deterministic detection dataset written in the Pascal VOC layout.
 
-The quickstart's and end-to-end tests' stand-in for VOC, read by
-MMDetection's ``VOCDataset`` and ``VOCMetric`` (:mod:`.voc_writer`): drawn
-shapes with VOC class names on noisy backgrounds with unlabelled
-distractors, about one in ten small, faded and ``difficult``.
-Byte-identical for the same arguments.
+The quickstart's and end-to-end tests' stand-in for VOC: drawn shapes with
+VOC class names on noisy backgrounds with unlabelled distractors, about one
+in ten small, faded and ``difficult``. Byte-identical for the same arguments.
 """
 import os.path as osp
 from typing import Dict, List, Tuple
@@ -19,19 +17,11 @@ from .voc_writer import (add_class_flags, make_voc_dirs, write_image_sets,
 TOY_CLASSES = ('bottle', 'car', 'tvmonitor', 'sheep')
 
 # Width / height range of each class's box.
-_ASPECT = {
-    'bottle': (0.35, 0.5),
-    'car': (1.7, 2.3),
-    'tvmonitor': (1.1, 1.4),
-    'sheep': (1.25, 1.6)
-}
+_ASPECT = {'bottle': (0.35, 0.5), 'car': (1.7, 2.3), 'tvmonitor': (1.1, 1.4),
+           'sheep': (1.25, 1.6)}
 # Base colour of each class (RGB); every object jitters it.
-_COLOUR = {
-    'bottle': (40, 140, 60),
-    'car': (200, 40, 40),
-    'tvmonitor': (40, 40, 50),
-    'sheep': (225, 225, 210)
-}
+_COLOUR = {'bottle': (40, 140, 60), 'car': (200, 40, 40),
+           'tvmonitor': (40, 40, 50), 'sheep': (225, 225, 210)}
 _SCREEN = (120, 190, 235)
 _DARK = (25, 25, 25)
 
@@ -54,10 +44,8 @@ def _ellipse(grid: Tuple[np.ndarray, np.ndarray], x0, y0, x1, y1):
 
 
 def _draw(img, grid, name, box, colour, alpha) -> None:
-    """Draws one object of class ``name`` touching all sides of ``box``.
-
-    ``box`` is (x0, y0, x1, y1) in inclusive pixel coordinates.
-    """
+    """Draws one object of class ``name`` touching all sides of ``box``
+    ((x0, y0, x1, y1), inclusive)."""
     x0, y0, x1, y1 = box
     w, h = x1 - x0, y1 - y0
     if name == 'bottle':
@@ -147,8 +135,7 @@ def _free_box(rng: np.random.Generator, size: int, name: str,
               difficult: bool, objects: List[dict]):
     """A box of class ``name``'s aspect that overlaps no earlier object
     (IoU < 0.05), in 20 tries; None if there is none."""
-    # Long side: 10-16 % of the image for difficult objects, 16-45 %
-    # otherwise.
+    # long side: 10-16 % of the image for difficult objects, else 16-45 %
     lo, hi = (0.10, 0.16) if difficult else (0.16, 0.45)
     side = rng.uniform(lo, hi) * size
     aspect = rng.uniform(*_ASPECT[name])
@@ -166,11 +153,8 @@ def _free_box(rng: np.random.Generator, size: int, name: str,
 def _object_colour(rng: np.random.Generator, name: str) -> np.ndarray:
     """Half of the objects take their class's colour (jittered), the other
     half a random one, so the shape has to be learnt."""
-    if rng.random() < 0.5:
-        colour = np.asarray(_COLOUR[name], float) + rng.uniform(
-            -40, 40, size=3)
-    else:
-        colour = rng.uniform(0, 255, size=3)
+    colour = (np.asarray(_COLOUR[name], float) + rng.uniform(-40, 40, size=3)
+              if rng.random() < 0.5 else rng.uniform(0, 255, size=3))
     return np.clip(colour, 0, 255)
 
 

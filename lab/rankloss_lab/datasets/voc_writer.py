@@ -1,15 +1,9 @@
-"""Writing a dataset in the Pascal VOC layout, file by file.
+"""Writing a dataset in the Pascal VOC layout (a year directory,
+``<root>/VOC2007``), file by file.
 
-A year directory (``<root>/VOC2007``): ``JPEGImages/<id>.jpg`` and
-``Annotations/<id>.xml`` (:func:`write_voc_item`), ``ImageSets/Main/
-<split>.txt`` and ``<cls>_<split>.txt`` (:func:`write_image_sets`; flags 1
-present, 0 only difficult, -1 absent), ``SegmentationObject`` /
-``SegmentationClass/<id>.png`` (:func:`write_voc_masks`) and
-``ImageSets/Segmentation/<split>.txt`` (:func:`write_list`). An object is a
-dict: ``name``, ``box`` (0-based inclusive ``(xmin, ymin, xmax, ymax)``,
-written 1-based), ``difficult``, optional ``truncated`` and ``mask`` ((H, W)
-bool). MMDetection's ``VOCDataset`` reads it; :mod:`.toy_voc` and
-:mod:`.digits_voc` use it.
+An object is a dict: ``name``, ``box`` (0-based inclusive ``(xmin, ymin,
+xmax, ymax)``, written 1-based), ``difficult``, optional ``truncated`` and
+``mask`` ((H, W) bool).
 """
 import os
 import os.path as osp
@@ -40,9 +34,8 @@ def make_voc_dirs(year_root: str, segmentation: bool = False) -> None:
 def annotation_xml(img_id: str, folder: str, size: int,
                    objects: Sequence[dict], database: str) -> ET.ElementTree:
     """The VOC XML of a square ``size`` x ``size`` RGB image ``img_id``
-    (``<img_id>.jpg``) in ``folder`` (``VOC2007``), of ``objects`` (module
-    docstring), with ``database`` as ``<source><database>``.
-    """
+    in ``folder`` (``VOC2007``), of ``objects``, with ``database`` as
+    ``<source><database>``."""
     root = ET.Element('annotation')
     ET.SubElement(root, 'folder').text = folder
     ET.SubElement(root, 'filename').text = f'{img_id}.jpg'
@@ -63,11 +56,9 @@ def annotation_xml(img_id: str, folder: str, size: int,
 def _object_xml(el: ET.Element, obj: dict) -> None:
     ET.SubElement(el, 'name').text = obj['name']
     ET.SubElement(el, 'pose').text = 'Unspecified'
-    ET.SubElement(el, 'truncated').text = str(int(obj.get('truncated',
-                                                          False)))
-    ET.SubElement(el, 'difficult').text = str(int(obj['difficult']))
+    for key in ('truncated', 'difficult'):
+        ET.SubElement(el, key).text = str(int(obj.get(key, False)))
     bndbox = ET.SubElement(el, 'bndbox')
-    # VOC boxes are 1-based and inclusive.
     for key, value in zip(('xmin', 'ymin', 'xmax', 'ymax'), obj['box']):
         ET.SubElement(bndbox, key).text = str(value + 1)
 
@@ -113,9 +104,8 @@ def write_image_sets(year_root: str, split: str, ids: Sequence[str],
 
 
 def voc_palette() -> List[int]:
-    """VOC's colour map as a flat list of 768 RGB values: index ``i`` gets
-    the colour whose bits interleave those of ``i`` (0 black, 1 dark red,
-    2 dark green, ..., 255 the light "void" colour)."""
+    """VOC's colour map as a flat list of 768 RGB values (index ``i``: the
+    colour whose bits interleave those of ``i``)."""
     palette = []
     for index in range(256):
         rgb, value = [0, 0, 0], index
@@ -132,16 +122,8 @@ def write_voc_masks(year_root: str, img_id: str, size: int,
                     class_names: Sequence[str]) -> None:
     """``SegmentationObject`` and ``SegmentationClass/<img_id>.png`` under
     ``year_root``: palette PNGs of each pixel's 1-based object index in
-    ``objects`` (the XML's order) or class index, 0 background.
-
-    Args:
-        year_root (str): The year directory.
-        img_id (str): Image id.
-        size (int): Side of the square image.
-        objects (Sequence[dict]): Each with its ``mask`` ((size, size) bool),
-            not overlapping.
-        class_names (Sequence[str]): The classes, in label order.
-    """
+    ``objects`` (each with its ``mask``, not overlapping) or 1-based index in
+    ``class_names``, 0 background."""
     from PIL import Image
     instance = np.zeros((size, size), np.uint8)
     semantic = np.zeros((size, size), np.uint8)
