@@ -149,11 +149,7 @@ def total_batch_options(cfg, total: int,
                         processes: int) -> Dict[str, int]:
     """``--cfg-options`` for a total batch ``total`` on ``processes``
     processes: ``train_dataloader.batch_size`` and, for a sampler that plans
-    whole batches (``PKSampler``), its ``batch_size`` too.
-
-    Raises:
-        ValueError: See :func:`per_process_batch`.
-    """
+    whole batches (``PKSampler``), its ``batch_size`` too."""
     per = per_process_batch(total, processes)
     options = {'train_dataloader.batch_size': per}
     sampler = _get(_get(cfg, 'train_dataloader'), 'sampler')
@@ -169,9 +165,8 @@ def format_options(options: Dict[str, object]) -> List[str]:
 
 def ranking_losses(node, path: str = 'model') -> List[tuple]:
     """``(path, global_ranking)`` of every loss config under ``node`` that
-    ranks across a batch and can rank the batch of all processes together
-    (a dict that sets ``global_ranking``, or of a type that takes it:
-    ``RaMBOAPLoss``, ``RetrievalModel``). Reads the config only."""
+    can rank the batch of all processes together (a dict that sets
+    ``global_ranking``, or of a type of :data:`GLOBAL_RANKING`)."""
     found = []
     if hasattr(node, 'items'):
         if 'global_ranking' in node or node.get('type') in GLOBAL_RANKING:
@@ -185,11 +180,9 @@ def ranking_losses(node, path: str = 'model') -> List[tuple]:
 
 
 def _describe(plan: BatchPlan) -> str:
-    if not plan.scaled:
-        how = 'auto_scale_lr off: lr as written'
-    else:
-        how = (f'auto_scale_lr: x {plan.total}/{plan.base_batch} = '
-               f'x {plan.factor:g}')
+    how = (f'auto_scale_lr: x {plan.total}/{plan.base_batch} = '
+           f'x {plan.factor:g}' if plan.scaled else
+           'auto_scale_lr off: lr as written')
     return (f'{plan.processes} process(es) x {plan.per_process} = total '
             f'batch {plan.total}, lr {plan.lr:g} ({how})')
 
@@ -215,11 +208,9 @@ def parse_args(argv: Optional[Sequence[str]] = None):
 
 
 def load_config(path: str):
-    """``Config.fromfile`` without importing ``custom_imports`` (the batch
-    and lr need no registry, and ``tools/dist_train.sh --total-batch`` should
-    not wait for torch); ``mmdet_rankloss`` is imported only for a config
-    whose bases name ``mmdet_rankloss::``, which MMEngine resolves only
-    after that import."""
+    """``Config.fromfile`` without importing ``custom_imports`` (no wait for
+    torch); ``mmdet_rankloss`` is imported only for a config whose bases
+    name ``mmdet_rankloss::``."""
     from mmengine.config import Config
     try:
         return Config.fromfile(path, import_custom_modules=False)

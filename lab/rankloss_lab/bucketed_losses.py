@@ -1,20 +1,13 @@
 """Bucketed ranking-based losses, a peer for the speed benchmark.
 
 Yavuz, Cam, Dogan, Oksuz et al., *Bucketed Ranking-based Losses for
-Efficient Training of Object Detectors*, ECCV 2024: after one sort of the
-scores, the negatives between two consecutive positives all relate the same
-way to every positive, so they form one bucket (at most ``2P + 1`` with
-ties), and the relations are computed positive x bucket,
-``O(max(N log N, P^2))``, with the hard step (smoothing width 0).
-
-Written here from that description, not from the authors' code, as a
-benchmark peer (``tools/analysis_tools/benchmark_rank_losses.py``), not part
-of the package. The relation ``H(x) = 1`` for ``x > 0``, ``1/2`` for ``x =
-0``, ``0`` for ``x < 0`` is the limit of the package's smoothed step, so with
-``delta`` below the smallest gap between scores
+Efficient Training of Object Detectors*, ECCV 2024: after one sort, the
+negatives between two consecutive positives form one bucket, and the
+relations are computed positive x bucket, ``O(max(N log N, P^2))``, with
+the hard step. Written from that description, not from the authors' code;
+with ``delta`` below the smallest gap between scores,
 :func:`mmdet_rankloss.losses.error_driven_loss` gives the same value and
-update (``tests/test_tools/test_bucketed_losses.py``). Modes: ``'ap'`` and
-``'rs'``, as defined in ``docs/losses.md``; the updates sum to zero.
+update. Modes ``'ap'`` and ``'rs'``: ``docs/losses.md``.
 """
 from typing import NamedTuple, Optional
 
@@ -62,16 +55,8 @@ class Buckets(NamedTuple):
 
 
 def negative_buckets(scores: Tensor, negatives: Tensor, u: Tensor) -> Buckets:
-    """Sort the negatives once and cut them at the positives' scores.
-
-    Args:
-        scores (Tensor): (n,) all scores, in the working dtype.
-        negatives (Tensor): (n,) bool.
-        u (Tensor): (P,) the positives' scores, in the working dtype.
-
-    Returns:
-        Buckets: see there.
-    """
+    """Sort the negatives (``negatives``: (n,) bool of ``scores``) once and
+    cut them at the positives' scores ``u`` (all in the working dtype)."""
     index = negatives.nonzero().squeeze(1)
     neg_sorted, order = torch.sort(scores[index])  # the one sort, ascending
     levels, level_of = torch.unique(u, sorted=True, return_inverse=True)

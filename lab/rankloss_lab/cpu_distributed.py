@@ -27,15 +27,8 @@ def _uses_pytorch_launcher(argv: Sequence[str]) -> bool:
 
 
 def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
-    """Extra command-line arguments for a distributed run without CUDA.
-
-    Args:
-        argv (Sequence[str]): The tool's arguments (without the program).
-
-    Returns:
-        list[str]: ``argv`` plus ``--cfg-options`` for gloo and CPU DDP when a
-        launcher runs without CUDA; else unchanged.
-    """
+    """The tool's ``argv`` (without the program) plus ``--cfg-options`` for
+    gloo and CPU DDP when a launcher runs without CUDA; else unchanged."""
     argv = list(argv)
     if torch.cuda.is_available() or not _uses_pytorch_launcher(argv):
         return argv

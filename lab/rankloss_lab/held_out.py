@@ -1,9 +1,6 @@
 """The splits of a config read for fits made after training: the ground
-truth of a dataloader's dataset (any MMDetection detection dataset, VOC or
-COCO format), ``tools/test.py --out`` detections matched to its images, and
-the check that a split is held out (no training or test image of the
-config). Used by ``tools/analysis_tools/fit_score_calibration.py`` and
-``fit_class_thresholds.py``."""
+truth of a dataloader's dataset, ``tools/test.py --out`` detections matched
+to its images, and the check that a split is held out."""
 import os.path as osp
 import pickle
 from typing import List, Optional, Sequence, Tuple
@@ -18,8 +15,7 @@ __all__ = [
 
 
 def _without_pipelines(cfg):
-    """A dataset config with every ``pipeline`` emptied (wrappers too): the
-    annotations are read, no image is loaded."""
+    """A dataset config with every ``pipeline`` emptied (wrappers too)."""
     if isinstance(cfg, dict):
         out = {k: _without_pipelines(v) for k, v in cfg.items()}
         if 'pipeline' in out:
@@ -43,9 +39,8 @@ def _norm(path: str) -> str:
 
 
 def dataset_ground_truth(dataset) -> Tuple[list, List[dict], List[str]]:
-    """``(img_ids, ground truths, img_paths)`` of a built detection dataset,
-    in the dict form of :func:`match_detections` (crowd / difficult boxes,
-    ``ignore_flag`` 1, as ``difficult``)."""
+    """``(img_ids, ground truths, img_paths)`` of a built detection dataset
+    (``ignore_flag`` boxes as ``difficult``)."""
     ids, gts, paths = [], [], []
     for i in range(len(dataset)):
         info = dataset.get_data_info(i)
@@ -69,9 +64,8 @@ def dataset_images(dataset_cfg) -> set:
 
 
 def check_held_out(cfg, config: str, paths: Sequence[str]) -> None:
-    """Stops (``SystemExit``: how many images overlap, one of them, what to
-    do) if a calibration image is a training or test image of the config.
-    """
+    """Stops (``SystemExit``) if a calibration image is a training or test
+    image of the config."""
     mine = {_norm(p) for p in paths}
     for loader, why in (
             ('train_dataloader',
@@ -114,11 +108,10 @@ def _stem(path: Optional[str]) -> Optional[str]:
 def detections_for(results: List[dict], ids: list, paths: List[str]
                    ) -> Tuple[List[Optional[dict]], str, list]:
     """Each image's detections (None when the results lack it), how they
-    were matched, and the results' images the split lacks; matched by
-    file name: the name without folder and extension where each names one
-    image (results and split), else the whole path; by ``img_id`` only for
-    results without file names. Ids alone are not trusted: two annotation
-    files of one split may number its images differently."""
+    were matched, and the results' images the split lacks; matched by file
+    name where each names one image, else by the whole path; by ``img_id``
+    (not trusted: two annotation files may number a split differently) only
+    for results without file names."""
     if all(r.get('img_path') for r in results):
         stems = [_stem(p) for p in paths]
         r_stems = [_stem(r['img_path']) for r in results]
@@ -156,8 +149,7 @@ def split_ground_truth(cfg, config: str, loader: str, detections: str,
                        held_out: bool = True):
     """``(detections, ground truths, description, classes)`` of the
     dataset of ``cfg[loader]`` and the ``tools/test.py --out`` file
-    ``detections`` of it; with ``held_out``, stops if an image is a
-    training or test image of the config (:func:`check_held_out`)."""
+    ``detections`` of it; with ``held_out``, :func:`check_held_out`."""
     if not cfg.get(loader):
         raise SystemExit(f'{config} has no {loader}')
     dataset = build_dataset(cfg[loader].dataset)

@@ -60,20 +60,16 @@ def train_and_test(config: str, directory: str, options, gpus: int) -> dict:
         return result
     os.makedirs(directory, exist_ok=True)
     log = osp.join(directory, 'run.log')
-    if gpus > 1:
-        train = ['bash', 'tools/dist_train.sh', config, str(gpus)]
-    else:
-        train = [sys.executable, 'tools/train.py', config]
+    train = (['bash', 'tools/dist_train.sh', config, str(gpus)] if gpus > 1
+             else [sys.executable, 'tools/train.py', config])
     train += ['--work-dir', directory]
     if last_checkpoint(directory):
         train.append('--resume')
     seconds = run_logged(train + ['--cfg-options'] + options, log, cwd=ROOT)
     ckpt = last_checkpoint(directory, required=True)
     test_dir = osp.join(directory, 'test')
-    run_logged([
-        sys.executable, 'tools/test.py', config, ckpt, '--work-dir',
-        test_dir, '--cfg-options'
-    ] + options, log, cwd=ROOT)
+    run_logged([sys.executable, 'tools/test.py', config, ckpt, '--work-dir',
+                test_dir, '--cfg-options'] + options, log, cwd=ROOT)
     ap = read_scalars(test_dir, 'pascal_voc/AP50')
     if not ap:
         raise RuntimeError(f'{test_dir}: tools/test.py logged no AP50')

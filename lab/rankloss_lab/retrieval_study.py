@@ -5,14 +5,9 @@
         [--jobs 2] [--methods rambo triplet] [--report-only] \
         [--work-dir work_dirs/retrieval_studies] [--out-dir docs/evidence]
 
-A spec names ``methods`` (``label``, ``config``, ``lrs``, ``args`` for the
-quickstart), ``seeds`` and ``baseline``. Each (method, lr, seed) is one
-``tools/retrieval_quickstart.py`` run in
-``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/`` (finished runs skipped).
-A method's lr has the best mean val R@1 over all seeds (ties: smaller;
-docs/retrieval.md); ``<out-dir>/<study>.md`` / ``.csv`` report test R@1,
-R@8, MAP@R, the paired R@1 difference with t, Bonferroni and Holm, and the
-pixel and untrained rows.
+Each (method, lr, seed) of the spec is one ``tools/retrieval_quickstart.py``
+run (the method's ``args``); a method's lr has the best mean val R@1 over
+all seeds (ties: smaller; docs/retrieval.md).
 """
 import argparse
 import csv

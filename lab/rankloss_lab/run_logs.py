@@ -1,11 +1,6 @@
-"""What the experiments and tools need of an MMEngine run: its JSON logs,
-the machine it ran on, a logged subprocess and figures.
-
-Training records are in ``<work_dir>/<timestamp>/vis_data/<timestamp>.json``,
-``tools/test.py``'s in ``<work_dir>/<timestamp>/<timestamp>.json``
-(``scalars.json``, a copy, is skipped); read oldest first, so a resumed
-run's records replace earlier ones. :class:`EpochWatcher` prints a line
-per trained epoch from the console logs.
+"""What the experiments and tools need of an MMEngine run: its JSON logs
+(read oldest first, so a resumed run's records replace earlier ones), the
+machine it ran on, a logged subprocess, figures and an epoch watcher.
 """
 import glob
 import json
@@ -28,10 +23,8 @@ __all__ = [
 
 
 def log_files(work_dir: str, train_only: bool = False) -> List[str]:
-    """MMEngine JSON logs under ``work_dir`` (a ``--work-dir`` of
-    ``tools/train.py`` or ``test.py``), oldest first by modification time;
-    ``train_only``: the training runs' (``vis_data``) alone.
-    """
+    """MMEngine JSON logs under ``work_dir``, oldest first; ``train_only``:
+    the training runs' (``vis_data``) alone."""
     paths = glob.glob(osp.join(work_dir, '*', 'vis_data', '*.json'))
     if not train_only:
         paths += glob.glob(osp.join(work_dir, '*', '*.json'))
@@ -58,9 +51,8 @@ def read_scalars(work_dir: str,
                  step_key: str = 'step',
                  train_only: bool = False) -> Dict[int, float]:
     """``{step: value}`` of the logged scalar ``key`` in ``work_dir``, later
-    logs overriding earlier ones; ``step_key`` ``'step'`` (a val record's
-    epoch) or ``'iter'`` (training records); ``train_only``: :func:`log_files`.
-    """
+    logs overriding earlier ones; ``step_key``: ``'step'`` (a val record's
+    epoch) or ``'iter'``."""
     return {
         int(record.get(step_key, 0)): float(record[key])
         for record in read_records(work_dir, key, train_only)
@@ -101,10 +93,8 @@ def run_logged(cmd: List[str],
                cwd: Optional[str] = None,
                append: bool = True,
                echo: bool = False) -> float:
-    """Runs ``cmd`` with its output in ``log_path``; returns its seconds.
-
-    One intra-op thread unless the caller's environment chose (small models;
-    the data-loader workers need the other core).
+    """Runs ``cmd`` with its output in ``log_path`` (one intra-op thread
+    unless the environment chose); returns its seconds.
 
     Raises:
         RuntimeError: The command failed; the message holds the log's tail.
@@ -130,11 +120,9 @@ def run_logged(cmd: List[str],
 
 def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o',
                    linestyle: str = '-'):
-    """Draws runs of equal length (a seeds x epochs array) against the epoch
-    (1, 2, ...): their mean as a line and, for more than one run, the min..max
-    band around it, over the runs that logged the epoch (NaN: not logged).
-    Returns the line.
-    """
+    """Draws runs (a seeds x epochs array, NaN: not logged) against the
+    epoch: their mean as a line and, for more than one run, the min..max
+    band; returns the line."""
     import warnings
 
     import numpy as np
@@ -152,12 +140,8 @@ def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o',
 
 
 def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:
-    """Writes a matplotlib figure to ``path`` (its folder created) and
-    closes it, so that a tool drawing many figures holds none open.
-
-    Returns:
-        str: ``path``.
-    """
+    """Writes a matplotlib figure to ``path`` (its folder created), closes
+    it and returns ``path``."""
     import matplotlib.pyplot as plt
     if osp.dirname(path):
         os.makedirs(osp.dirname(path), exist_ok=True)

@@ -1,13 +1,6 @@
-"""The runner every experiment shares: a plan of runs, resumable run
-folders, a pool of jobs, progress lines with an ETA, and markdown tables.
-
-A *plan* is a list of hashable items (a study's ``(method, lr, seed)``);
-:func:`run_plan` skips finished items (each run writes its result into its
-own folder, so a command started again resumes), runs the rest ``jobs`` at
-a time and prints a line per finished run. The ETA (:class:`Progress`) is
-the expected cost of the steps left over the jobs: a measured *kind* costs
-its mean time, an unmeasured one its *weight* times the measured time per
-unit weight.
+"""The runner every experiment shares: a plan of runs (hashable items, a
+study's ``(method, lr, seed)``), resumable run folders, a pool of jobs,
+progress lines with an ETA, and markdown tables.
 """
 import json
 import os
@@ -32,7 +25,9 @@ def clock(seconds: float) -> str:
 
 
 class Progress:
-    """Counts finished steps of a plan and estimates the time left.
+    """Counts finished steps of a plan and estimates the time left: a
+    measured kind costs its mean time, an unmeasured one its weight times
+    the measured time per unit weight.
 
     Args:
         weights (list[float]): Expected cost of each planned step, any unit.
@@ -127,8 +122,7 @@ def read_json(path: str) -> Optional[dict]:
 def last_checkpoint(directory: str,
                     required: bool = False) -> Optional[str]:
     """The checkpoint MMEngine's ``last_checkpoint`` pointer in a work
-    directory names; None when there is no pointer, an error instead when
-    ``required`` (a run that should have trained)."""
+    directory names; None (an error if ``required``) without one."""
     pointer = osp.join(directory, 'last_checkpoint')
     if not osp.isfile(pointer):
         if required:
@@ -165,13 +159,10 @@ def run_plan(plan: Sequence[Hashable],
              header: str = '',
              prefix: str = '',
              weights: Optional[Sequence[float]] = None) -> list:
-    """Runs the items of ``plan`` that are not ``finished``.
-
-    Prints ``<header>: N runs, D done, T to run``, then per run
-    ``<prefix>k/T <describe(item, result)> (S s); ETA M min`` (the ETA of
-    :class:`Progress` with ``weights``). Returns ``run(item)`` of the items
-    run, in the plan's order.
-    """
+    """Runs the items of ``plan`` that are not ``finished``, ``jobs`` at a
+    time, printing a line per run with ``describe(item, result)`` and the
+    ETA (:class:`Progress` with ``weights``); returns ``run(item)`` of the
+    items run, in the plan's order."""
     todo = [item for item in plan if not finished(item)]
     print(f'{header}: {len(plan)} runs, {len(plan) - len(todo)} done, '
           f'{len(todo)} to run', flush=True)

@@ -1,13 +1,11 @@
 """The score threshold each study tested each method at.
 
-MMDetection drops boxes below ``test_cfg.score_thr`` (Faster R-CNN:
-``test_cfg.rcnn.score_thr``) before AP50, so a method tested at 0 keeps
-boxes a baseline at 0.05 drops. New records carry it (``test_score_thr`` in
-``docs/evidence/runs/``); for earlier studies
-``docs/evidence/test_score_thresholds.json`` holds it, resolved by
-:func:`resolve` from today's configs and corrected by :data:`CHANGES`
-(``python -m rankloss_lab.thresholds --write`` from the root). Read with
-:func:`test_thresholds`; :func:`thresholds_text` words a comparison's.
+MMDetection drops boxes below ``test_cfg.score_thr`` before AP50, so a
+method tested at 0 keeps boxes a baseline at 0.05 drops. New records carry
+it (``test_score_thr``); for earlier studies
+``docs/evidence/test_score_thresholds.json`` holds it, resolved from
+today's configs and corrected by :data:`CHANGES` (``python -m
+rankloss_lab.thresholds --write``).
 """
 import argparse
 import glob
@@ -74,10 +72,8 @@ def _before_change(spec: dict, method: str, tested: Optional[str],
 
 
 def collect() -> dict:
-    """Resolves every study with test results (a selection-only study has
-    none: skipped). A study whose records carry no test time was tested
-    before the first change of :data:`CHANGES` (its results were committed
-    before it)."""
+    """Resolves every study with test results; a study whose records carry
+    no test time was tested before the first change of :data:`CHANGES`."""
     from rankloss_lab.study.spec import load_spec
     out = {}
     for spec_path in sorted(glob.glob(osp.join(ROOT, 'lab', 'rankloss_lab',
@@ -142,13 +138,11 @@ def thresholds_text(study: str, *methods: str,
 
 def _compared(study: str, evidence: str):
     """The (method, baseline) pairs a study report compares: the rows of
-    its ``_comparisons.csv``, else every method against the spec's
-    baseline."""
-    import csv
+    its ``_comparisons.csv``, else every method against the baseline."""
+    from rankloss_lab.results import read_csv
     path = osp.join(evidence, f'{study}_comparisons.csv')
     if osp.isfile(path):
-        with open(path, newline='', encoding='utf-8') as f:
-            return [(r['method'], r['baseline']) for r in csv.DictReader(f)]
+        return [(r['method'], r['baseline']) for r in read_csv(path)]
     spec_path = osp.join(ROOT, 'lab', 'rankloss_lab', 'studies', f'{study}.py')
     if not osp.isfile(spec_path):
         return []
@@ -160,8 +154,7 @@ def _compared(study: str, evidence: str):
 
 def report_block(study: str, evidence: str = EVIDENCE) -> str:
     """A study report's paragraph on its test thresholds: each method's,
-    and the comparisons of its ``_comparisons.csv`` whose two sides were
-    tested at different thresholds ('' for a study without any)."""
+    and the comparisons across thresholds ('' for a study without any)."""
     thr = test_thresholds(study, evidence)
     if not thr:
         return ''
@@ -175,9 +168,10 @@ def report_block(study: str, evidence: str = EVIDENCE) -> str:
     mixed = []
     for method, base in _compared(study, evidence):
         a, b = thr.get(method), thr.get(base)
-        pair = f'`{method}` vs `{base}` ({a:g} vs {b:g})' if (
-            a is not None and b is not None and a != b) else None
-        if pair and pair not in mixed:
+        if None in (a, b) or a == b:
+            continue
+        pair = f'`{method}` vs `{base}` ({a:g} vs {b:g})'
+        if pair not in mixed:
             mixed.append(pair)
     if mixed:
         lines.append(
@@ -205,9 +199,8 @@ def budget_runs(study: str, evidence: str = EVIDENCE
                 ) -> Tuple[Dict[str, float], str]:
     """``(gains, whose)``: :func:`budget_gains` from the study CSV's
     per-epoch val curves of the test runs at each method's selected lr
-    (``whose``: ``'test seeds'``), or, where those validated only after
-    their last epoch (``test_phase_options``), of the selection runs at
-    that lr (``'selection seeds'``)."""
+    (``'test seeds'``), or, where those have none, of the selection runs
+    (``'selection seeds'``)."""
     from rankloss_lab.results import read_csv
     path = osp.join(evidence, f'{study}.csv')
     if not osp.isfile(path):

@@ -5,14 +5,8 @@ a method's val curve has flattened (docs/evidence.md#protocol, "Budget").
         lab/rankloss_lab/studies/digitsvoc_dense_budget.py \
         [--records-dir docs/evidence/runs] [--out budget.md]
 
-Reads a ``select_only`` study's long constant-lr runs (each method's
-``val_curve`` per selection seed). The rule, fixed before those runs: the
-per-epoch mean over seeds, trailing-smoothed over 3 epochs (from epoch 3);
-``E`` is the first epoch whose smoothed value is at least
-:data:`rankloss_lab.stats.COLLAPSE_BELOW` and that none of the next 8
-exceeds by 1 point (``max(s[e + 1 .. e + 8]) - s[e] < 0.01``). The budget
-is the largest ``E`` rounded up to a multiple of 4, lr / 10 after 3/4 of
-it (``train_cfg.max_epochs``, ``param_scheduler.1.milestones``, ``.end``).
+Reads a ``select_only`` study's long constant-lr runs; the rule, fixed
+before those runs, is worded by :func:`budget_markdown`.
 """
 import argparse
 import math
@@ -29,8 +23,7 @@ MULTIPLE = 4
 
 
 def mean_curve(curves: Sequence[Sequence[float]]) -> List[float]:
-    """Per-epoch mean over the seeds' curves (each a list of val AP50 per
-    epoch, all of one length)."""
+    """Per-epoch mean over the seeds' curves (all of one length)."""
     if not curves or len({len(c) for c in curves}) != 1 or not curves[0]:
         raise ValueError('mean_curve: curves must be one or more non-empty '
                          'lists of one length, got lengths '
@@ -39,9 +32,7 @@ def mean_curve(curves: Sequence[Sequence[float]]) -> List[float]:
 
 
 def smoothed(curve: Sequence[float], window: int = WINDOW) -> List[float]:
-    """Trailing mean over ``window`` epochs: item i is the mean of epochs
-    i + 1 - window ... i (0-based), for i >= window - 1 (so the list is
-    ``window - 1`` shorter than ``curve``; its first item is epoch
+    """Trailing mean over ``window`` epochs (its first item is epoch
     ``window``)."""
     return [math.fsum(curve[i + 1 - window:i + 1]) / window
             for i in range(window - 1, len(curve))]
@@ -52,8 +43,7 @@ def flattening_epoch(curve: Sequence[float], window: int = WINDOW,
                      floor: float = COLLAPSE_BELOW) -> Optional[int]:
     """The first epoch (1-based) at which the ``window``-smoothed curve is
     at least ``floor`` and gains less than ``min_gain`` over the next
-    ``horizon`` epochs (the largest of them minus its value); None where no
-    epoch with ``horizon`` epochs after it does."""
+    ``horizon`` epochs; None where none does."""
     s = smoothed(curve, window)
     for i in range(len(s) - horizon):
         if s[i] >= floor and max(s[i + 1:i + 1 + horizon]) - s[i] < min_gain:
@@ -74,8 +64,7 @@ def confirmation_schedule(epochs: Sequence[Optional[int]],
 
 def schedule_options(schedule: dict, step: int = 1) -> List[str]:
     """The ``--cfg-options`` of a schedule on a config whose
-    ``param_scheduler[step]`` is its ``MultiStepLR`` (the DigitsVOC
-    configs: a warm-up, then it)."""
+    ``param_scheduler[step]`` is its ``MultiStepLR``."""
     e, m = schedule['max_epochs'], schedule['milestone']
     return [f'train_cfg.max_epochs={e}', f'param_scheduler.{step}.end={e}',
             f'param_scheduler.{step}.milestones=[{m}]']
@@ -90,8 +79,7 @@ def multistep_index(config: str) -> int:
 
 def gaps_filled(result: dict) -> tuple:
     """A run's val curve at epochs 1..last, an epoch whose val was not
-    logged (the run stopped during it and resumed after it) read as the
-    linear interpolation of its logged neighbours; and those epochs."""
+    logged interpolated linearly; and those epochs."""
     import numpy as np
 
     from rankloss_lab.study import val_by_epoch
