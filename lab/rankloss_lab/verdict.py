@@ -29,60 +29,47 @@ __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
 TESTS_PAGE = 'docs/evidence.md'
 TESTS_ANCHOR = 'the-verdict-test-by-test'
 
+_S = 'R18-w32 FPN from scratch'
+_16, _FRESH = f'{_S}, 16 epochs', 'DigitsVOC, fresh test split'
 # the detectors, initialisation and budget of `confirm_dense_long`
-_LONG = ('R18-w32 FPN from scratch, 56 epochs (the budget where focal\'s '
-         'val curve levelled off), every lr selected on the mean of two '
-         'seeds')
+_LONG = (f"{_S}, 56 epochs (the budget where focal's val curve levelled "
+         'off), every lr selected on the mean of two seeds')
 
 #: What each study measured: data, detector, initialisation, budget.
 SCOPES: Dict[str, str] = dict(
-    confirm_digitsvoc='DigitsVOC, fresh test split; Faster R-CNN and ATSS '
-    'R18-w32 FPN from scratch, 16 epochs',
-    confirm_frcnn_thresholds='DigitsVOC, fresh test split; Faster R-CNN '
-    'R18-w32 FPN from scratch, 16 epochs; lrs one seed selected in another '
-    'study',
-    digitsvoc_scratch_16e='DigitsVOC; Faster R-CNN R18-w32 FPN from '
-    'scratch, 16 epochs',
-    digitsvoc_scratch_8e='DigitsVOC; Faster R-CNN R18-w32 FPN from scratch, '
-    '8 epochs',
-    digitsvoc_scratch_8e_mix='DigitsVOC; Faster R-CNN R18-w32 FPN from '
-    'scratch, 8 epochs',
+    confirm_digitsvoc=f'{_FRESH}; Faster R-CNN and ATSS {_16}',
+    confirm_frcnn_thresholds=f'{_FRESH}; Faster R-CNN {_16}; lrs one seed '
+    'selected in another study',
+    digitsvoc_scratch_16e=f'DigitsVOC; Faster R-CNN {_16}',
+    digitsvoc_scratch_8e=f'DigitsVOC; Faster R-CNN {_S}, 8 epochs',
+    digitsvoc_scratch_8e_mix=f'DigitsVOC; Faster R-CNN {_S}, 8 epochs',
     digitsvoc_pretrained_12e='DigitsVOC; Faster R-CNN R18-w32 FPN, '
     'glyph-pretrained backbone, 12 epochs',
-    digitsvoc_rank_sort_frcnn_16e='DigitsVOC; Faster R-CNN R18-w32 FPN from '
-    'scratch, 16 epochs; RS-R-CNN with a Rank & Sort loss other than the '
-    'shipped one',
-    digitsvoc_dense_atss_16e='DigitsVOC; ATSS R18-w32 FPN from scratch, 16 '
-    'epochs',
-    digitsvoc_dense_fixed_16e='DigitsVOC; ATSS and RetinaNet R18-w32 FPN '
-    'from scratch, 16 epochs; RS and aLRP as their authors run them, every '
-    'lr selected on one grid',
+    digitsvoc_rank_sort_frcnn_16e=f'DigitsVOC; Faster R-CNN {_16}; RS-R-CNN '
+    'with a Rank & Sort loss other than the shipped one',
+    digitsvoc_dense_atss_16e=f'DigitsVOC; ATSS {_16}',
+    digitsvoc_dense_fixed_16e=f'DigitsVOC; ATSS and RetinaNet {_16}; RS and '
+    'aLRP as their authors run them, every lr selected on one grid',
     digit_instances_losses='digit instances (retrieval); ResNet-18 (16 ch.) '
     'from scratch, 20 epochs, R@1',
-    digitsvoc_mask_rcnn_16e='DigitsVOC with instance masks; Mask R-CNN '
-    'R18-w32 FPN from scratch, 16 epochs; box and mask AP50 (CocoMetric), '
-    'every lr selected on one grid',
-    digitsvoc_dense_fcos_16e='DigitsVOC; FCOS R18-w32 FPN from scratch, 16 '
-    'epochs; Rank & Sort as its authors run ATSS (no centerness), every lr '
-    'selected on its own grid',
-    confirm_dense_long='DigitsVOC, fresh test split; RetinaNet and ATSS ' +
-    _LONG,
+    digitsvoc_mask_rcnn_16e=f'DigitsVOC with instance masks; Mask R-CNN '
+    f'{_16}; box and mask AP50 (CocoMetric), every lr selected on one grid',
+    digitsvoc_dense_fcos_16e=f'DigitsVOC; FCOS {_16}; Rank & Sort as its '
+    'authors run ATSS (no centerness), every lr selected on its own grid',
+    confirm_dense_long=f'{_FRESH}; RetinaNet and ATSS {_LONG}',
 )
 
 
 #: A test's own scope where its study ran several detectors.
 TEST_SCOPES: Dict[tuple, str] = {
-    ('confirm_digitsvoc', 'H2'): 'DigitsVOC, fresh test split; ATSS '
-    'R18-w32 FPN from scratch, 16 epochs; focal at an lr one seed selected '
-    'in another study, not tuned in this one',
-    **{('digitsvoc_dense_fixed_16e', h): 'DigitsVOC; ATSS R18-w32 FPN from '
-       'scratch, 16 epochs; every lr of the study selected on one grid'
-       for h in ('H1', 'H2', 'H3')},
-    **{('digitsvoc_dense_fixed_16e', h): 'DigitsVOC; RetinaNet R18-w32 FPN '
-       'from scratch, 16 epochs; every lr of the study selected on one grid'
-       for h in ('H4', 'H5', 'H6')},
-    **{('confirm_dense_long', h): f'DigitsVOC, fresh test split; {det} ' +
-       _LONG for h, det in (('H1', 'RetinaNet'), ('H2', 'ATSS'))},
+    ('confirm_digitsvoc', 'H2'): f'{_FRESH}; ATSS {_16}; focal at an lr one '
+    'seed selected in another study, not tuned in this one',
+    **{('digitsvoc_dense_fixed_16e', h): f'DigitsVOC; {det} {_16}; every lr '
+       'of the study selected on one grid'
+       for hs, det in ((('H1', 'H2', 'H3'), 'ATSS'),
+                       (('H4', 'H5', 'H6'), 'RetinaNet')) for h in hs},
+    **{('confirm_dense_long', h): f'{_FRESH}; {det} {_LONG}'
+       for h, det in (('H1', 'RetinaNet'), ('H2', 'ATSS'))},
 }
 
 

@@ -16,19 +16,11 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
                       record: Optional[dict],
                       per_metric: Optional[Dict[str, Dict]] = None
                       ) -> List[dict]:
-    """The study's comparisons with raw and corrected statistics.
-
-    A frozen study's hypotheses are one family (m = their number, measured or
-    not), each on its metric; the other methods against the baseline are a
-    second, exploratory family; unfrozen, every method against the baseline,
-    two-sided, is one exploratory family (with ``extra_metrics``, each pair on
-    each metric). Each holds ``metric_key`` and ``bimodal``
-    (:func:`bimodal_sides`).
-
-    Args:
-        per_method: ``{method: {seed: test value}}`` of the spec's metric.
-        per_metric: ``{metric: per_method}`` of every metric (default: the
-            spec's metric alone).
+    """The study's comparisons with raw and corrected statistics: a frozen
+    study's hypotheses as one family (measured or not), the other methods
+    against the baseline (and ``exploratory_comparisons``) on each metric
+    as an exploratory one; ``per_method`` (``{method: {seed: value}}``) is
+    of the spec's metric, ``per_metric`` ``{metric: per_method}``.
     """
     per_metric = per_metric or {spec['metric']: per_method}
 
@@ -76,9 +68,8 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
 
 def bimodal_sides(c: dict, per_method: Dict[str, Dict[int, float]]
                   ) -> Dict[str, str]:
-    """``{method: 'k of n seeds trained'}`` of the sides of a measured
-    comparison whose test values on its seeds are bimodal (some trained,
-    some collapsed): its mean and t interval mix two outcomes."""
+    """``{method: 'k of n seeds trained'}`` of the bimodal sides of a
+    measured comparison."""
     if c.get('diff') is None:
         return {}
     return bimodal_texts({
@@ -102,13 +93,10 @@ def comparisons_markdown(spec: dict, comparisons: List[dict]) -> List[str]:
         members = [c for c in comparisons if c['family'] == family]
         if not members:
             continue
-        if family == 'pre-registered':
-            md.append(f"Pre-registered family: m = {members[0]['m']} "
-                      'hypotheses, frozen before the test runs.')
-        else:
-            md.append(f"Exploratory family: m = {members[0]['m']} "
-                      'comparisons, not pre-registered (no confirmatory '
-                      'claim).')
+        md.append(f"Pre-registered family: m = {members[0]['m']} hypotheses, "
+                  'frozen before the test runs.' if family == 'pre-registered'
+                  else f"Exploratory family: m = {members[0]['m']} "
+                  'comparisons, not pre-registered (no confirmatory claim).')
         md += ['', '| comparison | alternative | seeds | diff. | raw 95 % CI '
                '| Bonferroni CI | p (paired t) | Holm p | significant after '
                'Holm |', '|---|---|---|---|---|---|---|---|---|']
@@ -152,16 +140,15 @@ def write_comparisons_csv(spec: dict, comparisons: List[dict],
                           path: str) -> None:
     """``<study>_comparisons.csv``: one row per comparison."""
     overlap = seed_overlap(spec, list(spec['methods']))
-    # a study with extra_metrics: which metric each row compares
     metric = ['metric'] if spec['extra_metrics'] else []
     with open(path, 'w', newline='', encoding='utf-8') as f:
         writer = csv.writer(f)
         writer.writerow(
             ['study', 'family', 'id', 'method', 'baseline'] + metric +
             ['alternative', 'n', 'seeds', 'mean_diff', 'ci95_low',
-             'ci95_high', 'm',
-             'bonferroni_level', 'bonferroni_low', 'bonferroni_high', 'p',
-             'p_holm', 'significant_holm', 'selection_test_seed_overlap'])
+             'ci95_high', 'm', 'bonferroni_level', 'bonferroni_low',
+             'bonferroni_high', 'p', 'p_holm', 'significant_holm',
+             'selection_test_seed_overlap'])
         for c in comparisons:
             d = c.get('diff')
             both = sorted(set(overlap.get(c['method'], [])) |

@@ -1,7 +1,5 @@
 """The curves of a study: val AP50 per epoch of each method at its
-selected learning rate, mean and band over the test seeds (or over the
-selection seeds, where the test runs validated after their last epoch
-alone)."""
+selected learning rate, mean and band over seeds."""
 import math
 from typing import Dict, Sequence, Tuple
 
@@ -12,12 +10,10 @@ from .common import val_by_epoch
 def curve_runs(spec: dict, results: Dict[Tuple, dict],
                chosen: Dict[str, float]) -> Tuple[Dict[str, list], str]:
     """``({method: [per-epoch val curve of each run]}, whose)``: the runs at
-    each selected lr of the test seeds (``select_only``: the selection
-    seeds), or of the selection seeds where those validated only at the end
-    (``test_phase_options``); ``whose`` names them (``'test seeds'``,
-    ``'selection seeds 5, 11'``). A run diverged before its last epoch is
-    left out; a curve lists epochs 1, 2, ..., NaN where no val was logged.
-    """
+    each selected lr of the test seeds, or of the selection seeds
+    (``select_only``, or where the test runs validated only at the end);
+    ``whose`` names them. A curve lists epochs 1, 2, ..., NaN where no val
+    was logged; a diverged run is left out."""
     def gather(seeds):
         out = {}
         for mname in spec['methods']:
@@ -33,23 +29,19 @@ def curve_runs(spec: dict, results: Dict[Tuple, dict],
             if runs:
                 out[mname] = runs
         return out
-    select = 'selection seeds ' + ', '.join(map(str, spec['select_seeds']))
-    if spec.get('select_only'):
-        return gather(spec['select_seeds']), select
-    curves = gather(spec['seeds'])
+    curves = {} if spec.get('select_only') else gather(spec['seeds'])
     if curves:
         return curves, 'test seeds'
-    return gather(spec['select_seeds']), select
+    return gather(spec['select_seeds']), 'selection seeds ' + ', '.join(
+        map(str, spec['select_seeds']))
 
 
 def plot_curves(spec: dict, results: Dict[Tuple, dict],
                 chosen: Dict[str, float], path: str,
                 exploratory: Sequence[str] = ()) -> str:
     """Val AP50 per epoch, mean and min-max band over the runs of
-    :func:`curve_runs`; the ``exploratory`` methods (not pre-registered)
-    dashed and so labelled. Returns whose runs it drew (``whose`` of
-    :func:`curve_runs`), or '' (no figure) without a curve of two or more
-    epochs."""
+    :func:`curve_runs`, the ``exploratory`` methods dashed; returns
+    ``whose`` of :func:`curve_runs`, or '' (no figure) without a curve."""
     import numpy as np
     runs, whose = curve_runs(spec, results, chosen)
     curves = {}

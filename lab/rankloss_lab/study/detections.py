@@ -1,11 +1,8 @@
 """A test run's detections, kept compactly beside its record, and VOC
-AP50 re-scored from them at any score threshold at or above the run's.
-
-Exact where the threshold acts on the kept score before per-class NMS and
-the top-``max_per_img`` cut (Faster R-CNN's ``test_cfg.rcnn``, RetinaNet):
-a run at ``t`` keeps exactly the boxes of a run at ``t0 < t`` scoring above
-``t``. Not for ATSS and FCOS, which filter the classification score but
-keep its product with the centerness.
+AP50 re-scored from them at any score threshold at or above the run's:
+exact where the threshold acts on the kept score before NMS (Faster R-CNN,
+RetinaNet), not for ATSS and FCOS (they keep the product with the
+centerness).
 """
 import os.path as osp
 from typing import Dict, Optional, Sequence
@@ -19,12 +16,10 @@ from mmdet_rankloss.evaluation.voc_files import (load_detections,
 def save_detections(pkl_path: str, npz_path: str, score_thr: float,
                     ids: Optional[Sequence[str]] = None) -> str:
     """Writes the detections of ``tools/test.py --out`` (``pkl_path``) to
-    a compressed ``npz_path``: per image (``ids``: the image ids in order,
-    default the results file's order) its number of boxes (``counts``),
-    and all boxes concatenated: ``bboxes`` (N, 4) and ``scores`` (N,)
-    float32 (a score rounded to float16 would tie boxes that the metric
-    orders, and a corner move across IoU 0.5), ``labels`` (N,) int16;
-    ``score_thr``: the threshold the run was tested at."""
+    a compressed ``npz_path``: per image (in the order of ``ids``) its
+    number of boxes, then all boxes concatenated, ``bboxes`` and ``scores``
+    float32 (float16 would tie boxes the metric orders), ``labels`` int16;
+    and ``score_thr``, the threshold the run was tested at."""
     dets = load_detections(pkl_path)
     ids = list(dets) if ids is None else list(ids)
     missing = [i for i in ids if i not in dets]
@@ -57,12 +52,9 @@ def load_stored(npz_path: str) -> dict:
 
 def voc_ap50(dets: Dict[str, dict], data_root: str, split: str,
              classes: Sequence[str], score_thr: float = 0.0) -> float:
-    """VOCMetric's AP50 (11 points, VOC's legacy +1 areas) of ``dets``
-    (``{image id: {bboxes, scores, labels}}``) on a VOC split, keeping the
-    boxes that score above ``score_thr`` as ``test_cfg.score_thr`` keeps
-    them (``scores > score_thr``), unrounded. The ground truth is read as
-    ``VOCDataset`` reads it (integer corners minus one, ``difficult``
-    ignored), the detections in the split's order."""
+    """VOCMetric's AP50 (11 points, legacy +1 areas) of ``dets`` (``{image
+    id: {bboxes, scores, labels}}``) on a VOC split, of the boxes scoring
+    above ``score_thr``; the ground truth read as ``VOCDataset`` reads it."""
     from mmdet.evaluation.functional import eval_map
     ids, gts = load_voc_ground_truth(data_root, split, classes)
     missing = [i for i in ids if i not in dets]

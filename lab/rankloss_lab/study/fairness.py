@@ -130,8 +130,8 @@ def _edges(spec: dict, results: Dict[Tuple, dict], name: str,
 
 
 def one_seed_problems(spec: dict, results: Dict[Tuple, dict]) -> List[str]:
-    """Rule 5: the declared grid methods whose lr was selected on fewer
-    than two seeds, in one line (empty: none)."""
+    """Rule 5: the declared grid methods selected on fewer than two seeds,
+    in one line (empty: none)."""
     single = [name for name in declared_methods(spec)
               if 'lrs' in spec['methods'][name] and len(
                   grid_selection(spec, results, name)['seeds']) < 2]
@@ -150,8 +150,7 @@ def one_seed_problems(spec: dict, results: Dict[Tuple, dict]) -> List[str]:
 def fairness_problems(spec: dict, results: Dict[Tuple, dict],
                       new: bool = False) -> List[str]:
     """What keeps a study from meeting the fair-baseline rules, one line
-    per method and rule (empty: it meets them); ``new``: a freeze to be
-    written now, which rule 5 (two selection seeds) applies to."""
+    per method and rule (empty: none); ``new``: rule 5 applies."""
     problems = one_seed_problems(spec, results) if new else []
     grids = {}
     for name in declared_methods(spec):
@@ -180,10 +179,8 @@ def fairness_problems(spec: dict, results: Dict[Tuple, dict],
 
 def check_fair_selection(spec: dict, results: Dict[Tuple, dict],
                          new: bool = False) -> None:
-    """Raises unless the study may be frozen under its ``fair_selection``:
-    a spec that does not say it, or one that says True and breaks a rule
-    (the message names each method, lr and what to do); ``new``: no
-    pre-registration of the study exists yet (rule 5 applies)."""
+    """Raises unless the study may be frozen under its ``fair_selection``
+    (said, and if True, every rule met); ``new``: rule 5 applies."""
     fair = spec.get('fair_selection')
     if fair is None:
         raise PreregistrationError(
