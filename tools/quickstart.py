@@ -2,11 +2,8 @@
 """Trains and evaluates Faster R-CNN with CE, RaMBO and RaMBO + CE on the toy
 VOC.
 
-    python tools/quickstart.py [--work-dir work_dirs/quickstart]
-        [--data-root data/toy_voc/VOCdevkit]
-        [--losses ce rambo rambo-bce [ap-sigmoid ap-sodeep]] [--jobs 3]
-        [--num-trainval 256] [--num-test 64] [--num-val 64] [--calibrate]
-        [--cfg-options KEY=VALUE ...]
+    python tools/quickstart.py [--losses ce rambo rambo-bce ...] [--jobs 3]
+        [--calibrate] [--cfg-options KEY=VALUE ...]
 
 Writes ``<work-dir>/results.md`` and ``results.json``
 (docs/get_started.md#quickstart); each run's log: ``<loss>_train.log``.
@@ -74,9 +71,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--data-root', default='data/toy_voc/VOCdevkit')
     parser.add_argument('--losses', nargs='+', choices=CONFIGS,
                         default=['ce', 'rambo', 'rambo-bce'])
-    parser.add_argument(
-        '--jobs', type=int, default=3,
-        help='runs side by side, one intra-op thread each (default: 3)')
+    parser.add_argument('--jobs', type=int, default=3, help='runs side by '
+                        'side, one intra-op thread each (default: 3)')
     parser.add_argument('--num-trainval', type=int, default=256)
     parser.add_argument('--num-test', type=int, default=64)
     parser.add_argument('--num-val', type=int, default=64)
@@ -86,9 +82,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         'and write it into that config before testing')
     parser.add_argument('--skip-untrained', action='store_true',
                         help='do not evaluate the untrained model')
-    parser.add_argument(
-        '--cfg-options', nargs='+', default=[],
-        help='KEY=VALUE overrides passed to every training and test run')
+    parser.add_argument('--cfg-options', nargs='+', default=[],
+                        help='KEY=VALUE overrides passed to every training '
+                        'and test run')
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f'--jobs must be >= 1, got {args.jobs}')
@@ -115,6 +111,12 @@ def read_ap50(work_dir: str) -> float:
 def run(cmd: List[str], log_path: str) -> float:
     """Runs ``cmd`` from the repository root, logs it, returns seconds."""
     return run_logged(cmd, log_path, cwd=ROOT, append=False)
+
+
+def _tool(script: str, *args: str, options: List[str]) -> List[str]:
+    """``python tools/<script> ARGS --cfg-options OPTIONS``."""
+    return [sys.executable, f'tools/{script}', *args, '--cfg-options',
+            *options]
 
 
 # MMEngine resolves an ``mmdet::`` base with ``importlib.reload(
@@ -239,17 +241,15 @@ def calibrate(config: str, ckpt: str, run_dir: str, options: List[str],
     val_dir = osp.join(run_dir, 'val')
     val_pkl = osp.join(val_dir, 'detections.pkl')
     log = osp.join(run_dir, 'val.log')
-    seconds = run([
-        sys.executable, 'tools/test.py', config, ckpt, '--work-dir', val_dir,
-        '--out', val_pkl, '--cfg-options'
-    ] + options + [
-        'test_dataloader.dataset.ann_file=VOC2007/ImageSets/Main/val.txt'
-    ], log)
+    seconds = run(_tool('test.py', config, ckpt, '--work-dir', val_dir,
+                        '--out', val_pkl, options=options + [
+                            'test_dataloader.dataset.ann_file='
+                            'VOC2007/ImageSets/Main/val.txt']), log)
     seconds += run_logged([
         sys.executable, 'tools/analysis_tools/fit_score_calibration.py',
         val_pkl, '--data-root', osp.abspath(data_root), '--classes', 'voc',
-        '--split', 'val', '--write-config', osp.join(ROOT, config)
-    ], log, cwd=ROOT, append=True)
+        '--split', 'val', '--write-config', osp.join(ROOT, config)],
+        log, cwd=ROOT, append=True)
     print(f'[quickstart] calibration fitted on val and written to {config} '
           f'(fit in {log})', flush=True)
     return seconds
@@ -283,7 +283,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     print(f'toy VOC written to {args.data_root}: {stats}', flush=True)
     options = data_options(args.data_root) + list(args.cfg_options)
     objects = objects_per_image(args.data_root, 'test')
-    python = sys.executable
     kinds = ([] if args.skip_untrained else ['test'])
     for loss in args.losses:
         kinds += ['train'] + (['test'] if args.calibrate and loss == 'rambo'
@@ -294,12 +293,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         run_dir = osp.join(work_dir, 'untrained')
         os.makedirs(run_dir, exist_ok=True)
         ckpt = osp.join(run_dir, 'untrained.pth')
-        write_untrained_checkpoint(
-            osp.join(ROOT, CONFIGS['ce']), ckpt, options)
-        seconds = run([
-            python, 'tools/test.py', CONFIGS['ce'], ckpt, '--work-dir',
-            run_dir, '--cfg-options'
-        ] + options, osp.join(run_dir, 'test.log'))
+        write_untrained_checkpoint(osp.join(ROOT, CONFIGS['ce']), ckpt,
+                                   options)
+        seconds = run(_tool('test.py', CONFIGS['ce'], ckpt, '--work-dir',
+                            run_dir, options=options),
+                      osp.join(run_dir, 'test.log'))
         progress.step('untrained model evaluated', seconds, 'test')
         return dict(model=MODEL_NAME, loss='none (untrained, random init)',
                     config=None, lr=None, ap50=read_ap50(run_dir),
@@ -309,10 +307,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     def train_and_test(loss: str) -> Dict:
         run_dir = osp.join(work_dir, loss)
         loss_options = options + LOSS_OPTIONS.get(loss, [])
-        seconds = run([
-            python, 'tools/train.py', CONFIGS[loss], '--work-dir', run_dir,
-            '--cfg-options'
-        ] + loss_options, run_dir + '_train.log')
+        seconds = run(_tool('train.py', CONFIGS[loss], '--work-dir', run_dir,
+                            options=loss_options), run_dir + '_train.log')
         progress.step(f'{loss} trained', seconds, 'train')
         ckpt = last_checkpoint(run_dir, required=True)
         if args.calibrate and loss == 'rambo':
@@ -322,13 +318,12 @@ def main(argv: Optional[List[str]] = None) -> None:
                           args.data_root), 'test')
         test_dir = osp.join(run_dir, 'test')
         dets = osp.join(test_dir, 'detections.pkl')
-        progress.step(f'{loss} evaluated', run([
-            python, 'tools/test.py', CONFIGS[loss], ckpt, '--work-dir',
-            test_dir, '--out', dets, '--cfg-options'
-        ] + loss_options, run_dir + '_test.log'), 'test')
+        progress.step(f'{loss} evaluated', run(_tool(
+            'test.py', CONFIGS[loss], ckpt, '--work-dir', test_dir, '--out',
+            dets, options=loss_options), run_dir + '_test.log'), 'test')
         return dict(model=MODEL_NAME, loss=LOSS_NAMES[loss],
-                    config=CONFIGS[loss], lr=config_lr(CONFIGS[loss],
-                                                       loss_options),
+                    config=CONFIGS[loss],
+                    lr=config_lr(CONFIGS[loss], loss_options),
                     ap50=read_ap50(test_dir), train_seconds=seconds,
                     objects_per_image=objects,
                     **{'boxes_per_image_at_0.3': boxes_per_image(dets)})

@@ -57,16 +57,16 @@ def parse_args(argv=None):
     parser.add_argument('--config', default=DEFAULT_CONFIG)
     parser.add_argument('--work-dir', default='work_dirs/retrieval_quickstart')
     parser.add_argument('--epochs', type=int, help='override max_epochs')
-    parser.add_argument(
-        '--loss', choices=sorted(PEER_LOSSES),
-        help='train with this peer loss instead of the config\'s RaMBO '
-        'recall loss (everything else unchanged)')
+    parser.add_argument('--loss', choices=sorted(PEER_LOSSES),
+                        help="train with this peer loss instead of the "
+                        "config's RaMBO recall loss (everything else "
+                        'unchanged)')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0],
                         help='one training run per seed (default: 0)')
-    parser.add_argument(
-        '--threads', type=int, default=1,
-        help='torch CPU threads (default 1: for this tiny model more '
-        'threads add overhead, and a busy machine makes them much slower)')
+    parser.add_argument('--threads', type=int, default=1,
+                        help='torch CPU threads (default 1: for this tiny '
+                        'model more threads add overhead, and a busy machine '
+                        'makes them much slower)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     parser.add_argument('--show', metavar='CHECKPOINT',
                         help='draw retrievals of this checkpoint instead '
