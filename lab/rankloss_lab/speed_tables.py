@@ -116,16 +116,11 @@ def _length_lines(result: dict) -> List[str]:
         cells = []
         for n in lengths:
             r = by_key.get(key, {}).get(n)
-            if r is None:
-                cells.append('not run')
-            elif _failed(r):
-                cells.append(_failed(r))
-            elif key != 'sort' and n in sort and 'median_s' in sort[n]:
-                cells.append(f"{_ms(r['median_s'])} "
-                             f"({r['median_s'] / sort[n]['median_s']:.1f} "
-                             'sorts)')
-            else:
-                cells.append(_ms(r['median_s']))
+            cells.append(_time(r))
+            if (r and not _failed(r) and key != 'sort' and
+                    'median_s' in sort.get(n, {})):
+                cells[-1] += (f" ({r['median_s'] / sort[n]['median_s']:.1f}"
+                              ' sorts)')
         lines.append(f'| {label} | ' + ' | '.join(cells) + ' |')
     return lines + ['', _bucketed_line(by_key, lengths), '',
                     paper_line(result['paper_numbers']), '']

@@ -143,11 +143,9 @@ def _label(block: dict, rows: List[dict], method: str,
 
 def results_table(doc_dir: str = '.') -> str:
     """The results of every study block; links relative to ``doc_dir``."""
-    lines = [
-        '| loss: config | data | protocol | seeds | AP50 / R@1 (%), '
-        'mean ± sd | paired difference vs baseline [95 % CI] |',
-        '|---|---|---|---|---|---|'
-    ]
+    lines = ['| loss: config | data | protocol | seeds | AP50 / R@1 (%), '
+             'mean ± sd | paired difference vs baseline [95 % CI] |',
+             '|---|---|---|---|---|---|']
     family = claims.family_holm(osp.join(ROOT, EVIDENCE))
     for block in RESULTS:
         path = osp.join(ROOT, EVIDENCE, f'{block["study"]}.csv')
@@ -188,20 +186,17 @@ def results_table(doc_dir: str = '.') -> str:
                 elif method not in block.get('untuned', []):
                     thr += f': {verdict.UNEQUAL}'
                 diff += f'; {thr}' if thr else ''
-            note = metafile_results.LOSS_VERSION_NOTES.get(
-                (block['study'], method))
-            if note:
+            if (block['study'], method) in \
+                    metafile_results.LOSS_VERSION_NOTES:
                 label += ' (not the shipped loss)'
-            cell = f'{label}: {_link(config, doc_dir)}'
-            if change:
-                cell += f' with {change}'
+            cell = f'{label}: {_link(config, doc_dir)}' + (
+                f' with {change}' if change else '')
             lines.append(
                 f'| {cell} | {block["data"]} | {protocol} '
                 f'([report]({report})) | '
                 f'{len(values)} ({metafile_results.seeds_text(values)}) | '
                 f'{stats.mean_std_trained_text(list(values.values()), floor)}'
-                f' | '
-                f'{diff} |')
+                f' | {diff} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -216,11 +211,9 @@ def quickstart_table(doc_dir: str = '.',
     data = read_json(path)
     if data is None:
         return None
-    lines = [
-        '| model | loss | config | lr | AP50 (%) | train time (s) | '
-        'boxes per image at score 0.3 | objects per image |',
-        '|---|---|---|---|---|---|---|---|'
-    ]
+    lines = ['| model | loss | config | lr | AP50 (%) | train time (s) | '
+             'boxes per image at score 0.3 | objects per image |',
+             '|---|---|---|---|---|---|---|---|']
     for row in data['rows']:
         config = '-' if not row.get('config') else _link(
             row['config'], doc_dir)
@@ -240,8 +233,7 @@ def quickstart_table(doc_dir: str = '.',
            f'; the whole command took {total / 60:.1f} min')
         + ('' if not load else
            f' (load average {load[0]:g} at the start, {load[1]:g} at the '
-           'end: the times grow with other work on the machine)') + '.'
-    ]
+           'end: the times grow with other work on the machine)') + '.']
     return '\n'.join(lines) + '\n'
 
 

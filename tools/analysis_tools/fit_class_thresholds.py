@@ -3,10 +3,7 @@
 them on another split.
 
     python tools/analysis_tools/fit_class_thresholds.py val.pkl \
-        --config CONFIG --test test.pkl [--calibration isotonic|platt|none] \
-        [--iou-thr 0] [--no-tp keep|drop] [--pooled] \
-        [--no-threshold-after-calibration] \
-        [--write-config OUT.py] [--cfg-options KEY=VALUE ...]
+        --config CONFIG --test test.pkl [--write-config OUT.py]
 
 For any detector (``*.pkl``: ``tools/test.py --out``); by default the
 pipeline of Kuzucu et al.'s official calibration code (docs/thresholds.md#

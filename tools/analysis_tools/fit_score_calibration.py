@@ -186,10 +186,9 @@ def parse_args(argv=None):
     from mmengine.config import DictAction
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('detections', help='tools/test.py --out file')
-    parser.add_argument(
-        '--config',
-        help='read the ground truth and classes from this config\'s '
-        'val_dataloader (VOC, COCO or any detection dataset)')
+    parser.add_argument('--config', help='read the ground truth and classes '
+                        "from this config's val_dataloader (VOC, COCO or any "
+                        'detection dataset)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
                         help='with --config: overrides, as in tools/test.py')
     parser.add_argument('--data-root',
@@ -198,13 +197,11 @@ def parse_args(argv=None):
                         help='VOC-only form: ImageSets/Main/<split>.txt')
     parser.add_argument('--classes', choices=('digits', 'voc'),
                         default='digits', help='VOC-only form: class names')
-    parser.add_argument(
-        '--write-config', metavar='OUT.py',
-        help='write the fit into this config (see the description)')
-    parser.add_argument(
-        '--base', metavar='CONFIG',
-        help='with --write-config: the config OUT.py inherits (default: '
-        '--config)')
+    parser.add_argument('--write-config', metavar='OUT.py', help='write the '
+                        'fit into this config (see the description)')
+    parser.add_argument('--base', metavar='CONFIG', help='with '
+                        '--write-config: the config OUT.py inherits '
+                        '(default: --config)')
     args = parser.parse_args(argv)
     if (args.config is None) == (args.data_root is None):
         parser.error('give --config CONFIG (any dataset) or --data-root ROOT '

@@ -1,12 +1,10 @@
 #!/usr/bin/env python
 """Writes the DigitsVOC detection benchmark in the Pascal VOC2007 layout.
 
-    python tools/dataset_converters/make_digits_voc.py [ROOT] [--train 384]
-        [--val 160] [--test 320] [--image-size 128] [--seed 0]
-        [--preview PNG] [--masks]
+    python tools/dataset_converters/make_digits_voc.py [ROOT] [--masks]
+        [--preview PNG]
     python tools/dataset_converters/make_digits_voc.py [ROOT]
-        --fresh-test confirm [--fresh-test-images 320]
-        [--fresh-test-seed 1] [--masks]
+        --fresh-test confirm [--fresh-test-images 320] [--masks]
 
 ROOT defaults to ``data/digits_voc/VOCdevkit`` (see
 :mod:`rankloss_lab.datasets.digits_voc`). ``--preview``: the first 8 train

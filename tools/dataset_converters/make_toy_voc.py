@@ -1,9 +1,8 @@
 #!/usr/bin/env python
 """Writes the embedded toy dataset in the Pascal VOC layout.
 
-    python tools/dataset_converters/make_toy_voc.py [ROOT]
-        [--num-trainval 256] [--num-test 64] [--num-val 0]
-        [--image-size 128] [--seed 0] [--with-voc2012]
+    python tools/dataset_converters/make_toy_voc.py [ROOT] [--num-val 0]
+        [--with-voc2012]
 
 ROOT defaults to ``data/toy_voc/VOCdevkit``; see
 :mod:`rankloss_lab.datasets.toy_voc` (deterministic).
