@@ -1,11 +1,9 @@
 """How batch size, processes and ``auto_scale_lr`` combine in MMEngine 0.10.7
 (``Runner.scale_lr``; docs/multi_gpu.md), from the config alone.
 
-    python -m rankloss_lab.batch CONFIG [--processes 1 2 8]
-        [--total-batch T] [--cfg-options KEY=VALUE ...] [--print-options]
-
-prints :func:`resolve_batch`'s table, or with ``--print-options`` only the
-``KEY=VALUE`` options of ``--total-batch`` (for ``tools/dist_train.sh``).
+``python -m rankloss_lab.batch CONFIG`` prints :func:`resolve_batch`'s
+table, or with ``--print-options`` only the ``KEY=VALUE`` options of
+``--total-batch`` (for ``tools/dist_train.sh``).
 """
 import argparse
 import sys
@@ -75,8 +73,7 @@ def _check_count(name: str, value) -> int:
     return value
 
 
-def resolve_batch(cfg,
-                  processes: int,
+def resolve_batch(cfg, processes: int,
                   options: Optional[Dict[str, object]] = None,
                   auto_scale_lr: bool = False) -> BatchPlan:
     """The batch per process and in total, and the lr, that MMEngine trains a

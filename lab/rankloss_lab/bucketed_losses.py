@@ -177,8 +177,7 @@ class BucketedLossFunction(torch.autograd.Function):
 
 def bucketed_loss(scores: Tensor, positives: Tensor, mode: str = 'rs',
                   negatives: Optional[Tensor] = None,
-                  quality: Optional[Tensor] = None,
-                  self_relation: float = 0.5,
+                  quality: Optional[Tensor] = None, self_relation: float = 0.5,
                   dtype: torch.dtype = torch.float64) -> Tensor:
     """:class:`BucketedLossFunction` applied: the value, with the
     error-driven update as its backward. Args: as :func:`bucketed_terms`.

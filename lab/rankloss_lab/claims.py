@@ -83,11 +83,10 @@ def freeze_claim(name: str, evidence: str = EVIDENCE,
     path = _record_path(name, evidence)
     if osp.exists(path):
         raise ClaimError(f'{path} exists: a pooled claim is declared once')
-    record = dict(
+    _write_record(path, dict(
         claim=name, statement=claim['claim'], tests=claim['tests'],
         method=claim['method'], method_text=METHODS[claim['method']],
-        frozen_at=_now(now))
-    _write_record(path, record)
+        frozen_at=_now(now)))
     return path
 
 
@@ -178,8 +177,7 @@ FAMILY_REPORT = 'preregistered_tests.md'
 
 def family_markdown(evidence: str = EVIDENCE) -> str:
     """Every pre-registered test with its Holm p within its study and over
-    all of them (:func:`family_holm`), written by
-    ``tools/analysis_tools/evidence_tables.py --write``."""
+    all of them (:func:`family_holm`)."""
     family = family_holm(evidence)
     lines = [
         '# Every pre-registered test, corrected twice', '',

@@ -1,13 +1,8 @@
-"""Distributed training on CPU-only machines through MMEngine's launcher.
-
-MMEngine 0.10.7's ``pytorch`` launcher assumes GPUs (``torch.cuda.
-set_device``, the ``nccl`` backend, DDP ``device_ids=[local_rank]``).
-Without CUDA, :func:`cpu_distributed_args` returns the ``--cfg-options``
-(gloo, ``device_ids=None``) and makes ``set_device`` a no-op, so
-``tools/dist_train.sh CONFIG 2`` runs two CPU processes.
-:func:`close_process_group` ends the group once every rank is done, while
-the interpreter lives: otherwise gloo may abort after a successful run
-(``terminate called without an active exception``, exit code -6).
+"""Distributed training on CPU-only machines through MMEngine's launcher,
+which assumes GPUs (``torch.cuda.set_device``, ``nccl``, DDP
+``device_ids``): gloo options and a no-op ``set_device``, and the group
+closed while the interpreter lives (else gloo may abort a successful run
+with exit code -6).
 """
 from typing import List, Sequence
 
@@ -50,11 +45,9 @@ def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
 
 
 def close_process_group() -> None:
-    """Waits for every rank, frees the finished run's reference cycles (the DDP
-    wrapper's reducer holds the group), then destroys every process group.
-    A no-op outside a distributed run; call it after a normal finish only (a
-    barrier after an exception could wait for a dead rank).
-    """
+    """Waits for every rank, frees the finished run's reference cycles (the
+    DDP reducer holds the group), then destroys every process group; call
+    it after a normal finish only (no-op outside a distributed run)."""
     import gc
 
     import torch.distributed as dist

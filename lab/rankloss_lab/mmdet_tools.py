@@ -1,9 +1,5 @@
-"""Runs MMDetection's own command-line tools with this package set up.
-
-``tools/train.py`` and ``tools/test.py`` run MMDetection's scripts (from
-``mmdet/.mim/tools``) after ``import mmdet_rankloss``: the same arguments,
-plus ``mmdet_rankloss::`` bases and registry scope, resuming under
-torch >= 2.6 and CPU-only distributed training
+"""Runs MMDetection's own command-line tools (``mmdet/.mim/tools``) after
+``import mmdet_rankloss``, with CPU-only distributed training
 (:mod:`~rankloss_lab.cpu_distributed`).
 """
 import os.path as osp

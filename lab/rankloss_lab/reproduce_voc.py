@@ -1,12 +1,9 @@
 """Trains and tests the CE / RaMBO pairs of the RaMBO paper's Table 5 on VOC.
 
-    python tools/reproduce_voc.py [--rows r50_voc07 r50_voc0712 r101_voc0712
-        x101_voc0712] [--gpus N] [--work-dir work_dirs/reproduce_voc]
-        [--rambo-lr LR] [--seed S] [--cfg-options KEY=VALUE ...]
-
-Writes ``<work-dir>/table5.md`` beside the paper's numbers
-(docs/evidence.md#reproducing-the-papers-voc-table); finished pairs are
-skipped, an interrupted training resumes; one seed per pair, as the paper.
+``python tools/reproduce_voc.py`` writes ``<work-dir>/table5.md`` beside the
+paper's numbers (docs/evidence.md#reproducing-the-papers-voc-table); finished
+pairs are skipped, an interrupted training resumes; one seed per pair, as the
+paper.
 """
 import argparse
 import os

@@ -1,13 +1,8 @@
 """Retrieval losses compared as a reviewer would: own lr on val, seeds, CIs.
 
-    python tools/retrieval_study.py \
-        lab/rankloss_lab/studies/digit_instances_losses.py \
-        [--jobs 2] [--methods rambo triplet] [--report-only] \
-        [--work-dir work_dirs/retrieval_studies] [--out-dir docs/evidence]
-
-Each (method, lr, seed) of the spec is one ``tools/retrieval_quickstart.py``
-run (the method's ``args``); a method's lr has the best mean val R@1 over
-all seeds (ties: smaller; docs/retrieval.md).
+``python tools/retrieval_study.py SPEC``: each (method, lr, seed) of SPEC is
+one ``tools/retrieval_quickstart.py`` run (the method's ``args``); a method's
+lr has the best mean val R@1 over all seeds (ties: smaller; docs/retrieval.md).
 """
 import argparse
 import csv

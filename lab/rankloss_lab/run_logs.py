@@ -32,8 +32,7 @@ def log_files(work_dir: str, train_only: bool = False) -> List[str]:
                   key=osp.getmtime)
 
 
-def read_records(work_dir: str,
-                 key: str,
+def read_records(work_dir: str, key: str,
                  train_only: bool = False) -> Iterator[dict]:
     """Every logged record that holds ``key``, oldest log first."""
     for path in log_files(work_dir, train_only):
@@ -46,9 +45,7 @@ def read_records(work_dir: str,
                         yield record
 
 
-def read_scalars(work_dir: str,
-                 key: str,
-                 step_key: str = 'step',
+def read_scalars(work_dir: str, key: str, step_key: str = 'step',
                  train_only: bool = False) -> Dict[int, float]:
     """``{step: value}`` of the logged scalar ``key`` in ``work_dir``, later
     logs overriding earlier ones; ``step_key``: ``'step'`` (a val record's
@@ -59,8 +56,7 @@ def read_scalars(work_dir: str,
     }
 
 
-def last_record(work_dir: str,
-                key: str,
+def last_record(work_dir: str, key: str,
                 train_only: bool = False) -> Optional[dict]:
     """The last logged record holding ``key`` (None if there is none)."""
     record = None
@@ -88,11 +84,8 @@ def machine_name() -> str:
     return f'{device}, torch {torch.__version__}'
 
 
-def run_logged(cmd: List[str],
-               log_path: str,
-               cwd: Optional[str] = None,
-               append: bool = True,
-               echo: bool = False) -> float:
+def run_logged(cmd: List[str], log_path: str, cwd: Optional[str] = None,
+               append: bool = True, echo: bool = False) -> float:
     """Runs ``cmd`` with its output in ``log_path`` (one intra-op thread
     unless the environment chose); returns its seconds.
 
@@ -201,16 +194,13 @@ class EpochWatcher:
     def eta(self, now: float) -> Optional[float]:
         """Seconds until every run has trained: each started run's epochs
         left at its own pace, the runs not started at the mean pace."""
-        paces = [(now - self.started[n]) / self.done[n]
-                 for n in self.runs if self.done[n] and n in self.started]
+        paces = {n: (now - self.started[n]) / self.done[n]
+                 for n in self.runs if self.done[n] and n in self.started}
         if not paces:
             return None
-        pace = sum(paces) / len(paces)
-        left = []
-        for name, (_, epochs) in self.runs.items():
-            own = ((now - self.started[name]) / self.done[name]
-                   if self.done[name] and name in self.started else pace)
-            left.append((epochs - self.done[name]) * own)
+        pace = sum(paces.values()) / len(paces)
+        left = [(epochs - self.done[name]) * paces.get(name, pace)
+                for name, (_, epochs) in self.runs.items()]
         return sum(left) / min(self.jobs, len(left))
 
     def poll(self, now: Optional[float] = None) -> List[str]:

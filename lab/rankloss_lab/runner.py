@@ -38,10 +38,8 @@ class Progress:
         prefix (str): Printed before each line of :meth:`step`.
     """
 
-    def __init__(self,
-                 weights: Sequence[float],
-                 kinds: Optional[Sequence[Hashable]] = None,
-                 jobs: int = 1,
+    def __init__(self, weights: Sequence[float],
+                 kinds: Optional[Sequence[Hashable]] = None, jobs: int = 1,
                  prefix: str = '  ') -> None:
         self.weights = [float(w) for w in weights]
         self.kinds = list(range(len(self.weights)) if kinds is None else kinds)
@@ -151,13 +149,10 @@ def run_each(one: Callable, items: Sequence, jobs: int) -> list:
     return [one(item) for item in items]
 
 
-def run_plan(plan: Sequence[Hashable],
-             run: Callable[[Hashable], dict],
+def run_plan(plan: Sequence[Hashable], run: Callable[[Hashable], dict],
              finished: Callable[[Hashable], bool],
-             describe: Callable[[Hashable, dict], str],
-             jobs: int = 1,
-             header: str = '',
-             prefix: str = '',
+             describe: Callable[[Hashable, dict], str], jobs: int = 1,
+             header: str = '', prefix: str = '',
              weights: Optional[Sequence[float]] = None) -> list:
     """Runs the items of ``plan`` that are not ``finished``, ``jobs`` at a
     time, printing a line per run with ``describe(item, result)`` and the

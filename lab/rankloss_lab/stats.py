@@ -10,10 +10,9 @@ __all__ = [
     'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
     'paired_difference', 't_interval', 'paired_t_pvalue', 'holm',
     'corrected_family', 'interval_text', 'bounds_text', 'pct', 'ci_text',
-    'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median',
-    'collapse_floor', 'trained', 'trained_count', 'bimodal', 'trained_text',
-    'mean_std_trained_text', 'bimodal_texts', 'sign_test',
-    'signed_rank_test'
+    'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median', 'collapse_floor',
+    'trained', 'trained_count', 'bimodal', 'trained_text',
+    'mean_std_trained_text', 'bimodal_texts', 'sign_test', 'signed_rank_test'
 ]
 
 ALTERNATIVES = ('greater', 'less', 'two-sided')
@@ -233,9 +232,7 @@ def paired_t_pvalue(diff: dict, alternative: str = 'two-sided') -> float:
 
 
 def holm(pvalues: Sequence[float]) -> List[float]:
-    """Holm's step-down adjusted p-values, in the input order: with p(1)
-    <= ... <= p(m), p(i) adjusted is max over j <= i of min(1, (m - j + 1)
-    p(j))."""
+    """Holm's step-down adjusted p-values, in the input order."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
     adjusted, running = [0.0] * m, 0.0

@@ -44,12 +44,9 @@ def resolve(spec: dict, method: str) -> Optional[float]:
 
 def _tested_at(study: str) -> Optional[str]:
     """The earliest test time of a study's records, if they carry one."""
-    times = []
-    for path in glob.glob(osp.join(EVIDENCE, 'runs', study, '*.json')):
-        t = read_json(path).get('test_started_at')
-        if t:
-            times.append(t)
-    return min(times) if times else None
+    times = (read_json(path).get('test_started_at') for path in
+             glob.glob(osp.join(EVIDENCE, 'runs', study, '*.json')))
+    return min((t for t in times if t), default=None)
 
 
 def config_change(config: str) -> Optional[tuple]:
@@ -106,8 +103,7 @@ def write() -> dict:
 def test_thresholds(study: str, evidence: str = EVIDENCE
                     ) -> Dict[str, float]:
     """``{method: test score_thr}`` of a study: from :data:`PATH`, else
-    from the ``test_score_thr`` of its run records (empty: not recorded,
-    e.g. retrieval)."""
+    from its run records (empty: not recorded)."""
     path = osp.join(evidence, osp.basename(PATH))
     known = read_json(path) or {}
     if study in known:

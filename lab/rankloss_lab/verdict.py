@@ -1,14 +1,11 @@
 """The README's verdict, generated from the study reports.
 
-Each bullet of :data:`VERDICT` is an advice and its evidence items, their
-numbers read from ``docs/evidence/``: ``hyp``, a pre-registered test,
-*confirmed* where its Holm p within its study and over all pre-registered
-tests (:func:`rankloss_lab.claims.family_holm`) are both <= 0.05 in its
-direction, *within its study* where only the first is; ``expl``, an
-exploratory comparison; ``pooled``, a claim of :mod:`rankloss_lab.claims`;
-``row``, a method's mean ± sd. A bimodal side
-(:func:`rankloss_lab.stats.collapse_floor`) is worded by its per-seed
-differences and rank tests, never *confirmed*.
+Each bullet of :data:`VERDICT` is an advice and its evidence items, read
+from ``docs/evidence/``: ``hyp``, a pre-registered test, *confirmed* where
+its Holm p within its study and over all pre-registered tests are both <=
+0.05 in its direction, *within its study* where only the first is;
+``expl``, exploratory; ``pooled``, a claim of :mod:`rankloss_lab.claims`;
+``row``, a method's mean ± sd. A bimodal side is never *confirmed*.
 """
 import json
 import math
@@ -333,10 +330,9 @@ def evidence(item: dict, root: str = ROOT) -> dict:
         values = list(_values(rows, item['method']).values())
         floor = stats.collapse_floor(values)
         k, n = stats.trained_count(values, floor)
-        return dict(item, strength='row',
+        return dict(item, strength='row', report=report, k=k, n=n,
                     text=stats.mean_std_trained_text(values, floor),
-                    report=report,
-                    k=k, n=n, studies=[item['study']])
+                    studies=[item['study']])
     if item['kind'] == 'hyp':
         return _hyp_evidence(item, rows, ev)
     method, base = (_values(rows, item['method']),
@@ -561,9 +557,8 @@ def _title(advice: str) -> str:
 
 def verdict_markdown(doc_dir: str = '.', root: str = ROOT,
                      tests: str = TESTS_PAGE) -> str:
-    """The verdict bullets, links relative to ``doc_dir``: each advice and
-    its gloss, and a link to its tests on ``tests`` (the page that holds
-    :func:`verdict_tests_markdown`)."""
+    """The verdict bullets, links relative to ``doc_dir``: each advice, its
+    gloss and a link to its tests on ``tests``."""
     lines = []
     for bullet in VERDICT:
         ev = evidence(bullet['items'][0], root)
@@ -582,8 +577,7 @@ def _tests_link(bullet: dict, doc_dir: str, root: str, tests: str) -> str:
 def choices_markdown(doc_dir: str = '.', root: str = ROOT,
                      tests: str = TESTS_PAGE) -> str:
     """The 'which loss for which detector' table (:data:`CHOICES`), links
-    relative to ``doc_dir``, each row glossed by its bullet's first test.
-    """
+    relative to ``doc_dir``, each row glossed by its bullet's first test."""
     lines = ['| detector | loss | config | evidence, in plain words |',
              '|---|---|---|---|']
     for c in CHOICES:
@@ -598,8 +592,7 @@ def choices_markdown(doc_dir: str = '.', root: str = ROOT,
 
 def verdict_tests_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
     """The verdict test by test, links relative to ``doc_dir``: each
-    bullet's title, then one line per test with its numbers, strength and
-    scope."""
+    bullet's title, then its tests' numbers, strength and scope."""
     lines, link = [], _rel(EVIDENCE, doc_dir, root)
     for bullet in VERDICT:
         lines.append(f'- **{_title(bullet["advice"])}**')

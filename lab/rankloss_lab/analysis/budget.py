@@ -1,12 +1,9 @@
 """The training budget of a confirmation, chosen on val: the epoch at which
 a method's val curve has flattened (docs/evidence.md#protocol, "Budget").
 
-    python -m rankloss_lab.analysis.budget \
-        lab/rankloss_lab/studies/digitsvoc_dense_budget.py \
-        [--records-dir docs/evidence/runs] [--out budget.md]
-
-Reads a ``select_only`` study's long constant-lr runs; the rule, fixed
-before those runs, is worded by :func:`budget_markdown`.
+``python -m rankloss_lab.analysis.budget SPEC`` reads a ``select_only`` study's
+long constant-lr runs; the rule, fixed before those runs, is worded by
+:func:`budget_markdown`.
 """
 import argparse
 import math
@@ -94,9 +91,8 @@ def gaps_filled(result: dict) -> tuple:
 
 
 def study_budget(spec: dict, results: Dict[tuple, dict]) -> dict:
-    """The rule applied to a study's runs: per method its lr, seeds, mean
-    and smoothed curves and flattening epoch; the schedule (None until
-    every method flattened) and its options."""
+    """The rule applied to a study's runs: per method its curves and
+    flattening epoch; the schedule (None until all flattened), options."""
     from rankloss_lab.study import selected_lrs
     chosen = selected_lrs(spec, results)
     methods = {}
@@ -154,16 +150,15 @@ def budget_markdown(spec: dict, budget: dict) -> str:
     md += ['', '| epoch | ' + ' | '.join(
         f'`{n}` mean | smoothed' for n in budget['methods']) + ' |',
         '|---|' + '---|---|' * len(budget['methods'])]
+    def cell(values, i):
+        return f'{100 * values[i]:.1f}' if 0 <= i < len(values) else '-'
+
     length = max(len(m['mean']) for m in budget['methods'].values())
     for e in range(length):
-        cells = []
-        for m in budget['methods'].values():
-            mean = m['mean'][e] if e < len(m['mean']) else None
-            s = m['smoothed'][e - WINDOW + 1] if \
-                0 <= e - WINDOW + 1 < len(m['smoothed']) else None
-            cells += ['-' if mean is None else f'{100 * mean:.1f}',
-                      '-' if s is None else f'{100 * s:.1f}']
-        md.append(f'| {e + 1} | ' + ' | '.join(cells) + ' |')
+        md.append(f'| {e + 1} | ' + ' | '.join(
+            c for m in budget['methods'].values()
+            for c in (cell(m['mean'], e), cell(m['smoothed'], e - WINDOW + 1)))
+            + ' |')
     return '\n'.join(md) + '\n'
 
 

@@ -39,14 +39,10 @@ def _stroke_colour(rng: np.random.Generator, local: np.ndarray,
 
 
 def render_digit_scene(
-    digit: np.ndarray,
-    rng: np.random.Generator,
-    canvas_size: int = 48,
-    scale_range: Tuple[float, float] = (20.0, 40.0),
-    max_rotation: float = 25.0,
-    min_contrast: float = 80.0,
-    texture: float = 1.0,
-    polarity: str = 'random',
+        digit: np.ndarray, rng: np.random.Generator, canvas_size: int = 48,
+        scale_range: Tuple[float, float] = (20.0, 40.0),
+        max_rotation: float = 25.0, min_contrast: float = 80.0,
+        texture: float = 1.0, polarity: str = 'random'
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Draws one digit on a random scene (:class:`RandomDigitScene`'s core).
 
@@ -129,13 +125,10 @@ class RandomDigitScene(BaseTransform):
     kept (about 10 ms per render). Defaults to None.
     """
 
-    def __init__(self,
-                 canvas_size: int = 48,
+    def __init__(self, canvas_size: int = 48,
                  scale_range: Tuple[float, float] = (20.0, 40.0),
-                 max_rotation: float = 25.0,
-                 min_contrast: float = 80.0,
-                 seed: Optional[int] = None,
-                 texture: float = 1.0,
+                 max_rotation: float = 25.0, min_contrast: float = 80.0,
+                 seed: Optional[int] = None, texture: float = 1.0,
                  polarity: str = 'random') -> None:
         if isinstance(canvas_size, bool) or not isinstance(
                 canvas_size, int) or canvas_size < 8:

@@ -15,18 +15,11 @@ __all__ = ['DigitInstancesDataset']
 
 @DATASETS.register_module()
 class DigitInstancesDataset(RetrievalDataset):
-    """Each of scikit-learn's 1,797 digit images is a class of its own.
-
-    The Stanford Online Products protocol on digits: a class is one
-    handwritten instance seen in several views (whatever the pipeline makes
-    of its 8x8 image, e.g. :class:`RandomDigitScene`), so retrieval needs
-    features of *that* shape that survive the view change, which raw pixels
-    lack. Instances are split once by a permutation from ``split_seed``; the
-    splits share none. A sample has ``img`` (8x8 ``uint8``, ink bright),
-    ``gt_label`` (its index in ``load_digits()``), ``digit`` (0-9, display
-    only) and ``view``; each instance is listed ``views`` times (one fixed
-    view per entry in a seeded test pipeline, K entries per class for a
-    P x K sampler).
+    """Each of scikit-learn's 1,797 digit images is a class of its own (the
+    Stanford Online Products protocol on digits), seen in several views
+    (what the pipeline makes of its 8x8 image). A sample has ``img`` (8x8
+    ``uint8``), ``gt_label`` (its index in ``load_digits()``), ``digit`` and
+    ``view``; each instance is listed ``views`` times.
 
     Args:
         split (str): ``'train'``, ``'val'`` or ``'test'``. Defaults to
@@ -40,12 +33,9 @@ class DigitInstancesDataset(RetrievalDataset):
     SPLITS = ('train', 'val', 'test')
     NUM_IMAGES = 1797
 
-    def __init__(self,
-                 split: str = 'train',
-                 views: int = 4,
+    def __init__(self, split: str = 'train', views: int = 4,
                  split_sizes: Sequence[int] = (997, 300, 500),
-                 split_seed: int = 0,
-                 **kwargs) -> None:
+                 split_seed: int = 0, **kwargs) -> None:
         name = type(self).__name__
         if isinstance(views, bool) or not isinstance(views, int) or \
                 views < 2:

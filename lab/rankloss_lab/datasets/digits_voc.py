@@ -296,8 +296,7 @@ def _check_count(what: str, count: int, minimum: int = 1) -> None:
 
 def make_digits_voc(root: str,
                     splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
-                    image_size: int = 128,
-                    seed: int = 0,
+                    image_size: int = 128, seed: int = 0,
                     masks: bool = False) -> Dict[str, Dict[str, int]]:
     """Writes the DigitsVOC benchmark under ``root`` (a ``VOCdevkit``).
 
@@ -320,41 +319,22 @@ def make_digits_voc(root: str,
     pools = _digit_pools(seed)
     year_root = osp.join(root, 'VOC2007')
     make_voc_dirs(year_root, segmentation=masks)
-    stats, lists, flags = _write_splits(root, splits, image_size, seed,
-                                        pools, masks)
-    _add_trainval(lists, flags)
-    for split, ids in lists.items():
-        _write_split_lists(root, split, ids, flags[split], masks)
-    return stats
-
-
-def _write_splits(root: str, splits: Sequence[Tuple[str, int]],
-                  image_size: int, seed: int,
-                  pools: Dict[str, Dict[int, np.ndarray]], masks: bool):
-    """Each split's images (with ``masks``, their masks and COCO twin):
-    (counts, image ids, per-class lines) per split name."""
     stats: Dict[str, Dict[str, int]] = {}
     lists: Dict[str, List[str]] = {}
     flags: Dict[str, Dict[str, List[str]]] = {}
     for split_index, (split, count) in enumerate(splits):
         stats[split], lists[split], flags[split], drawn = _write_split(
-            osp.join(root, 'VOC2007'), split, count,
-            _split_rng(seed, split_index, count), image_size, pools[split],
-            _class_probs())
+            year_root, split, count, _split_rng(seed, split_index, count),
+            image_size, pools[split], _class_probs())
         if masks:
             _write_masks(root, split, lists[split], drawn, image_size)
-    return stats, lists, flags
-
-
-def _add_trainval(lists: Dict[str, List[str]],
-                  flags: Dict[str, Dict[str, List[str]]]) -> None:
-    """``trainval`` = train + val, when both are written."""
-    if 'train' in lists and 'val' in lists:
+    if 'train' in lists and 'val' in lists:  # trainval = train + val
         lists['trainval'] = lists['train'] + lists['val']
-        flags['trainval'] = {
-            name: flags['train'][name] + flags['val'][name]
-            for name in DIGIT_CLASSES
-        }
+        flags['trainval'] = {name: flags['train'][name] + flags['val'][name]
+                             for name in DIGIT_CLASSES}
+    for split, ids in lists.items():
+        _write_split_lists(root, split, ids, flags[split], masks)
+    return stats
 
 
 def used_digit_images(splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
@@ -374,13 +354,10 @@ def used_digit_images(splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
     return np.array(sorted(drawn), dtype=np.int64)
 
 
-def make_fresh_test_split(root: str,
-                          name: str = 'confirm',
-                          count: int = 320,
+def make_fresh_test_split(root: str, name: str = 'confirm', count: int = 320,
                           fresh_seed: int = 1,
                           splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
-                          image_size: int = 128,
-                          seed: int = 0,
+                          image_size: int = 128, seed: int = 0,
                           masks: bool = False) -> Dict[str, object]:
     """Writes a fresh test split ``name`` beside the DigitsVOC splits.
 

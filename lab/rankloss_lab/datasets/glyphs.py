@@ -1,10 +1,6 @@
 """Printed glyphs: a classification set that plays ImageNet's part for
-DigitsVOC (why: docs/evidence.md#digitsvoc).
-
-62 classes (``0-9``, ``A-Z``, ``a-z``) in matplotlib's 21 text faces, each
-at a random size, rotation, colour and position on DigitsVOC's background
-(:func:`~.canvas.textured_background`) with stray strokes; no image of any
-data set. The same ``(count, seed, size)`` gives the same images.
+DigitsVOC (docs/evidence.md#digitsvoc): 62 classes in matplotlib's 21 text
+faces on DigitsVOC's background; no image of any data set.
 """
 import os.path as osp
 import string

@@ -48,36 +48,33 @@ def _draw(img, grid, name, box, colour, alpha) -> None:
     ((x0, y0, x1, y1), inclusive)."""
     x0, y0, x1, y1 = box
     w, h = x1 - x0, y1 - y0
+
+    def rect(c, *corners):
+        _fill(img, _rect(grid, *corners), c, alpha)
+
+    def oval(c, *corners):
+        _fill(img, _ellipse(grid, *corners), c, alpha)
+
     if name == 'bottle':
-        _fill(img, _rect(grid, x0, y0 + 0.4 * h, x1, y1), colour, alpha)
-        _fill(img, _ellipse(grid, x0, y0 + 0.25 * h, x1, y0 + 0.55 * h),
-              colour, alpha)
-        _fill(img, _rect(grid, x0 + 0.3 * w, y0, x1 - 0.3 * w, y0 + 0.4 * h),
-              colour, alpha)
+        rect(colour, x0, y0 + 0.4 * h, x1, y1)
+        oval(colour, x0, y0 + 0.25 * h, x1, y0 + 0.55 * h)
+        rect(colour, x0 + 0.3 * w, y0, x1 - 0.3 * w, y0 + 0.4 * h)
     elif name == 'car':
-        _fill(img, _rect(grid, x0, y0 + 0.3 * h, x1, y0 + 0.75 * h), colour,
-              alpha)
-        _fill(img, _rect(grid, x0 + 0.2 * w, y0, x0 + 0.75 * w, y0 + 0.35 * h),
-              colour, alpha)
+        rect(colour, x0, y0 + 0.3 * h, x1, y0 + 0.75 * h)
+        rect(colour, x0 + 0.2 * w, y0, x0 + 0.75 * w, y0 + 0.35 * h)
         for cx in (0.25, 0.75):
-            _fill(img,
-                  _ellipse(grid, x0 + cx * w - 0.25 * h, y0 + 0.5 * h,
-                           x0 + cx * w + 0.25 * h, y1), _DARK, alpha)
+            oval(_DARK, x0 + cx * w - 0.25 * h, y0 + 0.5 * h,
+                 x0 + cx * w + 0.25 * h, y1)
     elif name == 'tvmonitor':
-        _fill(img, _rect(grid, x0, y0, x1, y1), colour, alpha)
-        _fill(img,
-              _rect(grid, x0 + 0.15 * w, y0 + 0.15 * h, x1 - 0.15 * w,
-                    y1 - 0.15 * h), _SCREEN, alpha)
+        rect(colour, x0, y0, x1, y1)
+        rect(_SCREEN, x0 + 0.15 * w, y0 + 0.15 * h, x1 - 0.15 * w,
+             y1 - 0.15 * h)
     elif name == 'sheep':
         for lx in (0.35, 0.8):
-            _fill(img,
-                  _rect(grid, x0 + lx * w - 0.04 * w, y0 + 0.6 * h,
-                        x0 + lx * w + 0.04 * w, y1), _DARK, alpha)
-        _fill(img, _ellipse(grid, x0 + 0.15 * w, y0, x1, y0 + 0.8 * h),
-              colour, alpha)
-        _fill(img,
-              _ellipse(grid, x0, y0 + 0.15 * h, x0 + 0.3 * w, y0 + 0.5 * h),
-              _DARK, alpha)
+            rect(_DARK, x0 + lx * w - 0.04 * w, y0 + 0.6 * h,
+                 x0 + lx * w + 0.04 * w, y1)
+        oval(colour, x0 + 0.15 * w, y0, x1, y0 + 0.8 * h)
+        oval(_DARK, x0, y0 + 0.15 * h, x0 + 0.3 * w, y0 + 0.5 * h)
     else:
         raise ValueError(f'unknown toy class {name!r}; known: {TOY_CLASSES}')
 
@@ -158,13 +155,9 @@ def _object_colour(rng: np.random.Generator, name: str) -> np.ndarray:
     return np.clip(colour, 0, 255)
 
 
-def make_toy_voc(root: str,
-                 num_trainval: int = 256,
-                 num_test: int = 64,
-                 image_size: int = 128,
-                 seed: int = 0,
-                 difficult_prob: float = 0.1,
-                 with_voc2012: bool = False,
+def make_toy_voc(root: str, num_trainval: int = 256, num_test: int = 64,
+                 image_size: int = 128, seed: int = 0,
+                 difficult_prob: float = 0.1, with_voc2012: bool = False,
                  num_val: int = 0) -> Dict[str, Dict[str, int]]:
     """Writes the toy dataset under ``root`` (a ``VOCdevkit`` directory).
 
@@ -193,8 +186,14 @@ def make_toy_voc(root: str,
     rng = np.random.default_rng(seed)
     stats: Dict[str, Dict[str, int]] = {}
     next_id = 1
-    for year, split, count in _toy_splits(num_trainval, num_test,
-                                          with_voc2012, num_val):
+    splits = [('VOC2007', 'trainval', num_trainval),
+              ('VOC2007', 'test', num_test)]
+    if with_voc2012:
+        splits.append(('VOC2012', 'trainval', num_trainval))
+    # val drawn last, so that the other splits stay the same
+    for year, split, count in splits + [('VOC2007', 'val', num_val)]:
+        if not count:
+            continue
         ids = [f'{i:06d}' for i in range(next_id, next_id + count)]
         next_id += count
         stats[f'{year}/{split}'] = _write_toy_split(
@@ -215,18 +214,6 @@ def _check_toy_args(num_trainval, num_test, num_val, image_size,
     if not 0.0 <= difficult_prob <= 1.0:
         raise ValueError(
             f'difficult_prob must be in [0, 1], got {difficult_prob!r}')
-
-
-def _toy_splits(num_trainval: int, num_test: int, with_voc2012: bool,
-                num_val: int) -> List[Tuple[str, str, int]]:
-    """``(year, split, images)`` in the order they are drawn; splits
-    without images are left out."""
-    splits = [('VOC2007', 'trainval', num_trainval),
-              ('VOC2007', 'test', num_test)]
-    if with_voc2012:
-        splits.append(('VOC2012', 'trainval', num_trainval))
-    splits.append(('VOC2007', 'val', num_val))
-    return [split for split in splits if split[2]]
 
 
 def _write_toy_split(year_root: str, split: str, ids: List[str],

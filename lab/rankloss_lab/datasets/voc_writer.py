@@ -23,9 +23,8 @@ _SEGMENTATION_SUBDIRS = ('SegmentationObject', 'SegmentationClass',
 
 
 def make_voc_dirs(year_root: str, segmentation: bool = False) -> None:
-    """Creates ``JPEGImages``, ``Annotations`` and ``ImageSets/Main``;
-    with ``segmentation`` also ``SegmentationObject``,
-    ``SegmentationClass`` and ``ImageSets/Segmentation``."""
+    """Creates the VOC folders of ``year_root`` (with ``segmentation``, the
+    segmentation ones too)."""
     subdirs = _SUBDIRS + (_SEGMENTATION_SUBDIRS if segmentation else ())
     for sub in subdirs:
         os.makedirs(osp.join(year_root, sub), exist_ok=True)
@@ -67,8 +66,7 @@ def write_voc_item(year_root: str, img_id: str, img: np.ndarray,
                    objects: Sequence[dict], database: str,
                    quality: int) -> None:
     """Writes ``JPEGImages/<img_id>.jpg`` (JPEG ``quality``) and
-    ``Annotations/<img_id>.xml`` of a square uint8 RGB image under
-    ``year_root`` (whose name is the XML's ``<folder>``)."""
+    ``Annotations/<img_id>.xml`` of a square uint8 RGB image."""
     from PIL import Image
     Image.fromarray(img).save(
         osp.join(year_root, 'JPEGImages', f'{img_id}.jpg'), quality=quality)

@@ -1,11 +1,7 @@
 """Runs a study: configs x learning rates x seeds through MMDetection's runner.
 
-    python tools/study.py SPEC [--phase select|test|all] [--jobs N]
-        [--work-dir work_dirs/studies] [--out-dir docs/evidence]
-        [--methods NAME ...] [--dry-run] [--report-only] [--freeze]
-
-The protocol: docs/evidence.md#protocol; SPEC: a
-``lab/rankloss_lab/studies/*.py`` file (:mod:`.spec`). Each run is
+``python tools/study.py SPEC``, SPEC a ``lab/rankloss_lab/studies/*.py`` file
+(:mod:`.spec`; the protocol: docs/evidence.md#protocol). Each run is
 ``tools/train.py`` (then ``tools/test.py``) in
 ``<work-dir>/<study>/<method>/lr<lr>_seed<seed>/``, its result also in
 ``<records-dir>/<study>/``. One module per phase; a public name set on the

@@ -49,9 +49,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def select_phase(spec: dict, methods: Sequence[str], work_dir: str,
                  records: str, jobs: int, dry_run: bool) -> None:
-    """The grids of ``methods`` on the selection seeds, then (a one-seed
-    ``fair_selection`` study) those of the methods that collapsed on it
-    again on ``reselect_seed``; a dry run prints them."""
+    """The grids of ``methods`` on the selection seeds, then the collapsed
+    ones again on ``reselect_seed``; a dry run prints them."""
     plan = select_plan(spec, methods)
     if dry_run:
         print(f"[study] {spec['name']} select: {len(plan)} runs")

@@ -87,9 +87,8 @@ def record_path(records: str, spec: dict, method: str, lr: float,
 
 def collect_results(spec: dict, work_dir: str,
                     records: Optional[str] = None) -> Dict[Tuple, dict]:
-    """Finished runs of the study, from the records folder (if given) and
-    the work directories; of two results of one run, the one with a test
-    result (else the work directory's)."""
+    """Finished runs of the study, from ``records`` and the work directories
+    (of two results of one run, the one with a test result)."""
     out = {}
     patterns = [osp.join(work_dir, spec['name'], '*', '*', 'result.json')]
     if records:

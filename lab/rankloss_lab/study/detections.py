@@ -83,9 +83,8 @@ def voc_ap50(dets: Dict[str, dict], data_root: str, split: str,
 def rescore_voc_ap50(npz_path: str, data_root: str, split: str,
                      score_thr: float,
                      classes: Optional[Sequence[str]] = None) -> float:
-    """:func:`voc_ap50` of the stored detections at ``score_thr``, which
-    must be at least the threshold they were stored at (default classes:
-    DigitsVOC's)."""
+    """:func:`voc_ap50` of the stored detections at ``score_thr`` (at least
+    the one they were stored at; default classes: DigitsVOC's)."""
     stored = load_stored(npz_path)
     if score_thr < stored['score_thr']:
         raise ValueError(

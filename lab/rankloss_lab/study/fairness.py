@@ -1,18 +1,14 @@
 """The fair-baseline rules ``--freeze`` enforces where ``fair_selection =
-True`` (no method of a comparison tuned less than another; ``False`` waives
-them, a spec that says neither cannot be frozen):
+True`` (no method of a comparison tuned less than another):
 
-1. every declared method (a hypothesis' method or baseline) is selected in
-   this study on its own ``lrs`` grid with its selection seeds (no ``lr`` +
-   ``selected_on``, no ``lr_from``);
+1. every declared method is selected in this study on its own ``lrs`` grid
+   with its selection seeds;
 2. every declared grid has one density (one ratio of neighbouring lrs);
-3. no declared best (of the mean over selection seeds) sits at a grid edge
-   unless the next point beyond it diverged on a selection seed;
-4. a method whose best val AP50 collapsed (below
-   :data:`rankloss_lab.stats.COLLAPSE_BELOW`) was re-selected on
-   ``reselect_seed`` (one-seed specs only);
-5. each lr is the best mean over at least two ``select_seeds`` (checked
-   for studies frozen from now on, not the earlier pre-registrations).
+3. no declared best sits at a grid edge unless the next point beyond it
+   diverged on a selection seed;
+4. a collapsed best was re-selected on ``reselect_seed`` (one-seed specs);
+5. each lr is the best mean over at least two ``select_seeds`` (for
+   studies frozen from now on).
 """
 import math
 from typing import Dict, List, Optional, Tuple

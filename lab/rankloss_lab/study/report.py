@@ -27,10 +27,9 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                  out_dir: str) -> Dict[str, str]:
     os.makedirs(out_dir, exist_ok=True)
     name = spec['name']
-    paths = dict(
-        csv=osp.join(out_dir, f'{name}.csv'),
-        md=osp.join(out_dir, f'{name}.md'),
-        png=osp.join(out_dir, f'{name}_curves.png'))
+    paths = dict(csv=osp.join(out_dir, f'{name}.csv'),
+                 md=osp.join(out_dir, f'{name}.md'),
+                 png=osp.join(out_dir, f'{name}_curves.png'))
     chosen = selected_lrs(spec, results)
     per_metric = test_values(spec, results, chosen)
     per_method = per_metric[spec['metric']]
@@ -86,9 +85,9 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     md += [f'## Learning rate selection (val {metric_label(spec["metric"])} '
            'after the last epoch)', '']
     md += selection_lines(spec, results, chosen)
-    earlier = [(mname, m) for mname, m in spec['methods'].items()
-               if 'lr' in m]
-    for mname, m in earlier:  # chosen before this study: say where
+    for mname, m in spec['methods'].items():
+        if 'lr' not in m:  # an lr chosen before this study: say where
+            continue
         on = m.get('selected_on') or {}
         where = (f" in `{on['study']}`" if on.get('study') else '') + (
             f" with seed{'s' if len(on.get('seeds', [])) > 1 else ''} "
@@ -105,8 +104,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
     for key, table in tables:
         title = ('Test AP50' if not extra else
                  f'Test {metric_label(key)} (`{key}`)')
-        md += ['', f'## {title} at the selected learning rate', '']
-        md += table
+        md += ['', f'## {title} at the selected learning rate', ''] + table
     if any(table for _, table in tables):
         md += [''] + comparisons_markdown(spec, comparisons)
         paths['comparisons'] = osp.join(out_dir, f'{name}_comparisons.csv')

@@ -69,21 +69,20 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
     a, b = fit_platt(*matched['val'][:2])
     scores, is_tp, num_gt = matched['test']
     fixed = apply_platt(scores, a, b)
-    return dict(
-        platt=[a, b],
-        ece=expected_calibration_error(scores, is_tp),
-        ece_platt=expected_calibration_error(fixed, is_tp),
-        at={str(t): v for t, v in precision_recall_at(
-            scores, is_tp, num_gt, THRESHOLDS).items()},
-        at_platt={str(t): v for t, v in precision_recall_at(
-            fixed, is_tp, num_gt, THRESHOLDS).items()})
+
+    def at(s):
+        return {str(t): v for t, v in precision_recall_at(
+            s, is_tp, num_gt, THRESHOLDS).items()}
+
+    return dict(platt=[a, b], ece=expected_calibration_error(scores, is_tp),
+                ece_platt=expected_calibration_error(fixed, is_tp),
+                at=at(scores), at_platt=at(fixed))
 
 
 def _olrp(dets: Sequence[dict], gts: Sequence[dict],
           num_classes: int) -> dict:
     """moLRP and its components (each class at its own LRP-optimal
-    threshold, the mean over the classes with ground truth), as
-    ``LRPMetric`` computes them."""
+    threshold), as ``LRPMetric`` computes them."""
     from mmdet_rankloss.evaluation.class_thresholds import (
         class_matches, lrp_optimal_thresholds)
     per_class = [r for r in lrp_optimal_thresholds(class_matches(
@@ -140,8 +139,7 @@ def start_attempt(directory: str,
 
 def earlier_attempts_seconds(attempts: Sequence[dict]) -> float:
     """Train time of every attempt but the last: from its start to the
-    checkpoint the next attempt resumed from (work after that checkpoint
-    was lost and redone, so it is not counted)."""
+    checkpoint the next attempt resumed from."""
     total = 0.0
     for before, after in zip(attempts, attempts[1:]):
         if after.get('resumed_from') is not None:
@@ -179,9 +177,8 @@ NON_FINITE = re.compile(r'non-finite|not finite|\bnan\b|\binf\b',
 
 
 def non_finite_reason(message: str) -> Optional[str]:
-    """The last line of a failed command's log tail (``run_logged``'s error)
-    that names a non-finite value, or None: it failed for another reason.
-    The command lines of the log (``$ ...``) are not read."""
+    """The last line (not a ``$`` command) of a failed command's log tail
+    that names a non-finite value, or None: it failed for another reason."""
     tail = message.split('\n', 2)[-1] if message.startswith(
         'command failed') else message
     for line in reversed(tail.splitlines()):
@@ -300,8 +297,7 @@ def execute_run(spec: dict, method: str, lr: float, seed: int,
             listed = test_split if split == 'test' else 'val'
             split_options = [] if listed == 'test' else [
                 'test_dataloader.dataset.ann_file='
-                f'VOC2007/ImageSets/Main/{listed}.txt'
-            ]
+                f'VOC2007/ImageSets/Main/{listed}.txt']
             run_logged([
                 python, 'tools/test.py', m['config'], ckpt, '--work-dir',
                 out_dir, '--out', pkls[split], '--cfg-options'
@@ -416,9 +412,8 @@ def ensure_data(spec: dict) -> None:
 
 
 def check_test_thresholds(spec: dict, methods: Sequence[str]) -> None:
-    """Refuses test runs of a spec with ``score_thresholds`` whose test
-    threshold is above the lowest of them: their stored detections could
-    not be re-scored there."""
+    """Refuses test runs whose test threshold is above the lowest of the
+    spec's ``score_thresholds`` (no re-scoring there)."""
     if not spec.get('score_thresholds'):
         return
     low = min(spec['score_thresholds'])
