@@ -176,8 +176,7 @@ FAMILY_REPORT = 'preregistered_tests.md'
 
 
 def family_markdown(evidence: str = EVIDENCE) -> str:
-    """Every pre-registered test with its Holm p within its study and over
-    all of them (:func:`family_holm`)."""
+    """Every pre-registered test, Holm p within its study and over all."""
     family = family_holm(evidence)
     lines = [
         '# Every pre-registered test, corrected twice', '',
@@ -285,8 +284,7 @@ def random_effects(groups: List[List[float]]) -> dict:
 
 
 def _pairs(test: dict) -> List[dict]:
-    """A test's seeds as pairs: the difference and which side, if any,
-    collapsed (:func:`rankloss_lab.stats.collapse_floor` of the test)."""
+    """A test's seeds as pairs: the difference and which side collapsed."""
     out = []
     floor = stats.collapse_floor(test['method_values'],
                                  test['baseline_values'])

@@ -64,8 +64,7 @@ def dataset_images(dataset_cfg) -> set:
 
 
 def check_held_out(cfg, config: str, paths: Sequence[str]) -> None:
-    """Stops (``SystemExit``) if a calibration image is a training or test
-    image of the config."""
+    """Stops if a calibration image is a training or test image of ``cfg``."""
     mine = {_norm(p) for p in paths}
     for loader, why in (
             ('train_dataloader',
@@ -180,7 +179,6 @@ def split_ground_truth(cfg, config: str, loader: str, detections: str,
 
 
 def child_config(path: str, base: str, body: str) -> str:
-    """The text of a config at ``path`` that inherits ``base`` (by a
-    path relative to ``path``) and adds ``body``."""
+    """The text of a config at ``path`` inheriting ``base``, plus ``body``."""
     rel = osp.relpath(osp.abspath(base), osp.dirname(osp.abspath(path)))
     return f"_base_ = '{rel}'\n\n{body}"

@@ -148,8 +148,7 @@ def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
 
 
 def quickstart_results(path: str) -> List[dict]:
-    """The quickstart's one run per config
-    (``docs/evidence/quickstart_results.json``); [] while it is absent."""
+    """The quickstart's one run per config; [] while its JSON is absent."""
     data = read_json(path) or dict(rows=[])
     return [dict(
         config=row['config'], study='quickstart', method=row['loss'],
@@ -199,14 +198,11 @@ def render_block(entries: Sequence[dict]) -> str:
 def _drop_key(lines: List[str], key: str) -> List[str]:
     """``lines`` of one model entry without its ``key:`` block."""
     out, skipping = [], False
-    for line in lines:
-        if line == f'    {key}:\n':
-            skipping = True
-            continue
-        if skipping and line.startswith('     '):
-            continue
-        skipping = False
-        out.append(line)
+    for line in lines:  # the key's line, then its deeper-indented ones
+        skipping = line == f'    {key}:\n' or (skipping and
+                                               line.startswith('     '))
+        if not skipping:
+            out.append(line)
     return out
 
 
@@ -244,8 +240,7 @@ _BATCH_LR = re.compile(r'^# Batch: .*?; lr ([0-9.e-]+) is for', re.M)
 
 
 def config_lr(path: str) -> Optional[float]:
-    """The lr a config ships, from its ``# Batch:`` header line; None
-    without one."""
+    """The lr a config ships, from its ``# Batch:`` line; None without one."""
     with open(path, encoding='utf-8') as f:
         m = _BATCH_LR.search(f.read())
     return float(m.group(1)) if m else None
@@ -262,8 +257,7 @@ def metafile_paths(root: str = ROOT) -> List[str]:
 
 
 def metafile_entries(root: str = ROOT) -> List[dict]:
-    """Every generated metafile result: the unchanged rows of ``RESULTS``
-    and of ``EXTRA``, then the quickstart's."""
+    """Every generated metafile result: ``RESULTS``, ``EXTRA``, quickstart."""
     return results(RESULTS + EXTRA, root) + \
         quickstart_results(osp.join(root, QUICKSTART_JSON))
 

@@ -24,8 +24,7 @@ def mmdet_tool_path(name: str) -> str:
 
 
 def run_mmdet_tool(name: str, argv: Optional[Sequence[str]] = None) -> None:
-    """Runs MMDetection's tool ``name`` as ``__main__`` with ``argv``
-    (default ``sys.argv[1:]``)."""
+    """Runs MMDetection's tool ``name`` as ``__main__`` with ``argv``."""
     import mmdet_rankloss  # noqa: F401  (registers modules, applies patches)
     from .cpu_distributed import close_process_group, cpu_distributed_args
     path = mmdet_tool_path(name)

@@ -42,8 +42,7 @@ def test_values(rows: Sequence[dict], method: str,
 
 def metric_column(rows: Sequence[dict],
                   metric: Optional[str]) -> Optional[str]:
-    """The CSV column of a comparison's ``metric``: ``test_<metric>`` for
-    an extra metric of the study, else None (the main column)."""
+    """``test_<metric>`` for an extra metric of the study, else None."""
     column = f'test_{metric}' if metric else None
     return column if rows and column in rows[0] else None
 

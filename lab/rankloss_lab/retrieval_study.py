@@ -188,8 +188,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
 
 def family(spec: dict, chosen: Dict[str, dict], results: Dict[Tuple, dict],
            base_r1: Dict[int, float]) -> List[dict]:
-    """Every method's R@1 against the baseline, two-sided, corrected as a
-    family (``stats.corrected_family``: Bonferroni and Holm)."""
+    """Every method's R@1 against the baseline, two-sided, Bonferroni, Holm."""
     members = []
     for method, c in chosen.items():
         if method == spec['baseline'] or c['lr'] is None:

@@ -133,8 +133,7 @@ def plot_mean_band(ax, runs, label: str, color=None, marker: str = 'o',
 
 
 def save_figure(fig, path: str, dpi: Optional[float] = None) -> str:
-    """Writes a matplotlib figure to ``path`` (its folder created), closes
-    it and returns ``path``."""
+    """Writes a figure to ``path`` (folder made), closes it, returns path."""
     import matplotlib.pyplot as plt
     if osp.dirname(path):
         os.makedirs(osp.dirname(path), exist_ok=True)

@@ -61,8 +61,7 @@ def trained_count(values: Sequence[float], floor: float) -> Tuple[int, int]:
 
 
 def bimodal(values: Sequence[float], floor: float) -> bool:
-    """Some runs trained and some collapsed: a mean over them is no
-    result."""
+    """Some runs trained and some collapsed: a mean over them is no result."""
     k, n = trained_count(values, floor)
     return 0 < k < n
 
@@ -82,8 +81,7 @@ def bimodal_texts(sides: Dict[str, Sequence[float]]) -> Dict[str, str]:
 
 
 def mean_std_trained_text(values: Sequence[float], floor: float) -> str:
-    """:func:`mean_std_text`, with :func:`trained_text` beside it where
-    some or all runs collapsed."""
+    """:func:`mean_std_text`, and :func:`trained_text` where runs collapsed."""
     k, n = trained_count(values, floor)
     text = mean_std_text(values)
     return text if k == n else f'{text}, {trained_text(values, floor)}'
@@ -171,16 +169,14 @@ def mean_std(values: Sequence[float]) -> Tuple[float, float]:
 
 
 def mean_std_text(values: Sequence[float]) -> str:
-    """``mean ± std`` of fractions, in percent with one decimal (the mean
-    alone for one value)."""
+    """``mean ± std`` of fractions in percent (one value: the value alone)."""
     mean, std = mean_std([100 * v for v in values])
     return f'{mean:.1f}' if len(values) < 2 else f'{mean:.1f} ± {std:.1f}'
 
 
 def paired_difference(method: Dict[int, float], baseline: Dict[int, float],
                       confidence: float = 0.95) -> Optional[dict]:
-    """Mean of per-seed differences (seeds of both) and its t interval;
-    None with fewer than 2 pairs."""
+    """Mean of per-seed differences and its t interval; None under 2 pairs."""
     seeds = sorted(set(method) & set(baseline))
     if len(seeds) < 2:
         return None

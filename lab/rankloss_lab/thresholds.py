@@ -186,8 +186,7 @@ STILL_RISING = 0.01
 
 
 def budget_gains(study: str, evidence: str = EVIDENCE) -> Dict[str, float]:
-    """``{method: mean val AP50 gain over the last LAST_EPOCHS epochs}``
-    of each method's runs at its selected lr (:func:`budget_runs`)."""
+    """``{method: mean val AP50 gain over the last LAST_EPOCHS epochs}``."""
     return budget_runs(study, evidence)[0]
 
 
@@ -218,8 +217,7 @@ def budget_runs(study: str, evidence: str = EVIDENCE
 
 
 def budget_text(study: str, evidence: str = EVIDENCE) -> str:
-    """A report's sentence on whether its methods were still learning at
-    the last epoch ('' without per-epoch val curves)."""
+    """Whether a study's methods were still learning at the end, in words."""
     gains, whose = budget_runs(study, evidence)
     if not gains:
         return ''
@@ -236,8 +234,7 @@ def budget_text(study: str, evidence: str = EVIDENCE) -> str:
 
 
 def conditions_block(study: str, evidence: str = EVIDENCE) -> str:
-    """The report paragraphs on the test conditions: thresholds and
-    budget (the ``conditions-<study>`` table of the evidence tables)."""
+    """The report paragraphs on the test conditions: thresholds and budget."""
     parts = [t for t in (report_block(study, evidence),
                          budget_text(study, evidence)) if t]
     return '\n'.join(parts) if parts else 'No test run: no test thresholds.\n'

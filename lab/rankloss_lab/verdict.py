@@ -265,8 +265,7 @@ def _rel(path: str, doc_dir: str, root: str) -> str:
 
 
 def _corrected(mean: float, low: float, high: float, m: int) -> str:
-    """``+3.5 [-0.6, +7.6] (corrected for 6 tests)``: the Bonferroni
-    interval of the test's family (an infinite end is open)."""
+    """``+3.5 [-0.6, +7.6] (corrected for 6 tests)``: a Bonferroni interval."""
     how = [f'corrected for {m} tests'] if m > 1 else []
     if math.inf in (high, -low):
         how.insert(0, 'one-sided')
@@ -355,8 +354,7 @@ def _unequal(study: str, method: str, baseline: str, label: str) -> str:
 
 
 def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
-    """A pre-registered test: its interval, Holm p within its study and over
-    all tests, and its strength (module docstring)."""
+    """A pre-registered test: interval, both Holm p and its strength."""
     path = osp.join(ev, f'{item["study"]}_comparisons.csv')
     found = [r for r in read_csv(path)
              if r['family'] == 'pre-registered' and r['id'] == item['id']]
@@ -487,8 +485,7 @@ def gloss(ev: dict) -> str:
             line += f': {UNEQUAL}'
         return line + '.'
     if s == 'bimodal':
-        both = ev['both_trained']
-        counts = ev['counts']
+        both, counts = ev['both_trained'], ev['counts']
         names = [k for k in counts if k != 'n']
         line = (f'At its selected lr, {names[0]} trained with '
                 f'{counts[names[0]]} of {counts["n"]} test seeds and '

@@ -29,8 +29,7 @@ def mean_curve(curves: Sequence[Sequence[float]]) -> List[float]:
 
 
 def smoothed(curve: Sequence[float], window: int = WINDOW) -> List[float]:
-    """Trailing mean over ``window`` epochs (its first item is epoch
-    ``window``)."""
+    """Trailing mean over ``window`` epochs (first item: epoch ``window``)."""
     return [math.fsum(curve[i + 1 - window:i + 1]) / window
             for i in range(window - 1, len(curve))]
 

@@ -47,8 +47,7 @@ def coco_annotation(ann_id: int, image_id: int, category_id: int,
 def write_coco_json(path: str, images: Sequence[dict],
                     annotations: Sequence[dict],
                     categories: Sequence[dict]) -> None:
-    """Writes the file (``images``, ``annotations``, ``categories``), one
-    entry per line: the same input gives the same bytes."""
+    """Writes the file, one entry per line (the same input, the same bytes)."""
     with open(path, 'w', encoding='utf-8') as f:
         json.dump(dict(images=list(images), annotations=list(annotations),
                        categories=list(categories)), f, indent=1)

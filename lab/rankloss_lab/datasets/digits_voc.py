@@ -34,8 +34,7 @@ def _load_digits() -> Tuple[np.ndarray, np.ndarray]:
 
 
 def _digit_pool_indices(seed: int) -> Dict[str, Dict[int, np.ndarray]]:
-    """Disjoint sets of digit image indices (into ``load_digits``) per
-    split and class."""
+    """Disjoint digit image indices (into ``load_digits``) per split, class."""
     images, target = _load_digits()
     order = np.random.default_rng(seed + 7919).permutation(len(images))
     pools: Dict[str, Dict[int, np.ndarray]] = {}
@@ -204,8 +203,7 @@ def _class_probs() -> np.ndarray:
 
 def _split_rng(seed: int, split_index: int,
                count: int) -> np.random.Generator:
-    """One generator per split: the test images do not depend on how many
-    train images were asked for."""
+    """One generator per split (test images independent of the train count)."""
     return np.random.default_rng([seed, split_index, count])
 
 
@@ -255,8 +253,7 @@ def _write_masks(root: str, split: str, ids: Sequence[str],
 def _write_split_lists(root: str, split: str, ids: Sequence[str],
                        per_class: Dict[str, List[str]],
                        masks: bool) -> None:
-    """A split's lists under ``ImageSets/Main`` (and, with ``masks``,
-    ``ImageSets/Segmentation``)."""
+    """A split's lists under ``ImageSets/Main`` (and ``Segmentation``)."""
     year_root = osp.join(root, 'VOC2007')
     write_image_sets(year_root, split, ids, per_class)
     if masks:

@@ -44,8 +44,7 @@ def _ellipse(grid: Tuple[np.ndarray, np.ndarray], x0, y0, x1, y1):
 
 
 def _draw(img, grid, name, box, colour, alpha) -> None:
-    """Draws one object of class ``name`` touching all sides of ``box``
-    ((x0, y0, x1, y1), inclusive)."""
+    """Draws one ``name`` object touching all sides of inclusive ``box``."""
     x0, y0, x1, y1 = box
     w, h = x1 - x0, y1 - y0
 
@@ -219,8 +218,7 @@ def _check_toy_args(num_trainval, num_test, num_val, image_size,
 def _write_toy_split(year_root: str, split: str, ids: List[str],
                      rng: np.random.Generator, image_size: int,
                      difficult_prob: float) -> Dict[str, int]:
-    """Draws and writes the images ``ids`` of one split and its lists;
-    returns its counts."""
+    """Draws and writes a split's images ``ids`` and lists; returns counts."""
     make_voc_dirs(year_root)
     per_class = {name: [] for name in TOY_CLASSES}
     n_objects = n_difficult = 0

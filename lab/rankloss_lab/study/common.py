@@ -38,14 +38,12 @@ def declared_methods(spec: dict) -> List[str]:
 
 
 def study_metrics(spec: dict) -> List[str]:
-    """The metric the study selects on (``metric``), then its
-    ``extra_metrics``: every metric its test runs record."""
+    """``metric``, then ``extra_metrics``: every metric test runs record."""
     return [spec['metric']] + list(spec['extra_metrics'])
 
 
 def threshold_metric(key: str, score_thr: float) -> str:
-    """The key of ``key`` re-scored at ``score_thr`` (spec
-    ``score_thresholds``): ``'pascal_voc/AP50@0.05'``."""
+    """``key`` re-scored at ``score_thr``: ``'pascal_voc/AP50@0.05'``."""
     return f'{key}@{score_thr:g}'
 
 
@@ -71,8 +69,7 @@ def hypothesis_text(key: str) -> str:
 
 
 def hypothesis_metric(hypothesis: dict) -> str:
-    """The logged key of a (frozen) hypothesis' ``metric`` text, the
-    inverse of :func:`hypothesis_text`."""
+    """The logged key of a frozen ``metric`` (:func:`hypothesis_text`)."""
     text = hypothesis.get('metric', 'test AP50')
     return METRIC if text == 'test AP50' else text[len('test '):]
 
@@ -140,8 +137,7 @@ def _pct(value: float) -> str:
 
 
 def run_config(config: str, options: Sequence[str]):
-    """``config`` (relative to the checkout's root) with a run's
-    ``--cfg-options`` strings merged as ``tools/train.py`` merges them."""
+    """``config`` with a run's ``--cfg-options``, merged as by ``train.py``."""
     import argparse
 
     from mmengine.config import DictAction

@@ -68,8 +68,7 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
 
 def bimodal_sides(c: dict, per_method: Dict[str, Dict[int, float]]
                   ) -> Dict[str, str]:
-    """``{method: 'k of n seeds trained'}`` of the bimodal sides of a
-    measured comparison."""
+    """``{method: 'k of n seeds trained'}`` of a comparison's bimodal sides."""
     if c.get('diff') is None:
         return {}
     return bimodal_texts({

@@ -98,6 +98,5 @@ def rescore_voc_ap50(npz_path: str, data_root: str, split: str,
 
 
 def detections_path(record_or_result: str) -> str:
-    """Where a run's test detections lie: beside its ``.json`` record
-    (``<record>_test_detections.npz``)."""
+    """Where a run's test detections lie: ``<record>_test_detections.npz``."""
     return osp.splitext(record_or_result)[0] + '_test_detections.npz'

@@ -19,8 +19,7 @@ from .selection import grid_selection
 
 
 def grid_step(lrs) -> Optional[float]:
-    """The ratio of neighbouring lrs of a grid (sorted), or None where the
-    grid has one lr or its ratios differ."""
+    """The ratio of a grid's neighbouring lrs, or None (one lr, uneven)."""
     lrs = sorted(float(lr) for lr in lrs)
     ratios = [b / a for a, b in zip(lrs, lrs[1:])]
     if not ratios or any(not math.isclose(r, ratios[0], rel_tol=1e-6)
@@ -99,8 +98,7 @@ def _density(spec: dict, grids: Dict[str, list]) -> List[str]:
 
 def _edges(spec: dict, results: Dict[Tuple, dict], name: str,
            sel: dict, fallback: float) -> List[str]:
-    """Rule 3: the best of a grid is inside it, or the step beyond its edge
-    diverged."""
+    """Rule 3: a grid's best is inside it, or the step beyond diverged."""
     lrs = sorted(float(lr) for lr in spec['methods'][name]['lrs'])
     best = sel['lr']
     score = sel['scores'][best]
@@ -126,8 +124,7 @@ def _edges(spec: dict, results: Dict[Tuple, dict], name: str,
 
 
 def one_seed_problems(spec: dict, results: Dict[Tuple, dict]) -> List[str]:
-    """Rule 5: the declared grid methods selected on fewer than two seeds,
-    in one line (empty: none)."""
+    """Rule 5: the declared grids selected on one seed, in one line or none."""
     single = [name for name in declared_methods(spec)
               if 'lrs' in spec['methods'][name] and len(
                   grid_selection(spec, results, name)['seeds']) < 2]

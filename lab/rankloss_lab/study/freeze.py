@@ -119,8 +119,7 @@ def read_preregistration(spec: dict, out_dir: str,
 
 def check_preregistration(spec: dict, chosen: Dict[str, float],
                           record: dict) -> None:
-    """Raises unless the spec's settings (and the selected lrs) are the
-    frozen ones; the message names each field and both values."""
+    """Raises unless the spec's settings and lrs are the frozen ones."""
     diffs = settings_differences(current_paths(record['settings']),
                                  study_settings(spec, chosen))
     if diffs:
@@ -207,8 +206,7 @@ def freeze(spec: dict, spec_path: str, work_dir: str, out_dir: str,
 
 def preregistration_markdown(spec: dict, record: dict) -> str:
     st = record['settings']
-    m = len(st['hypotheses'])
-    alpha = st['alpha']
+    m, alpha = len(st['hypotheses']), st['alpha']
     md = [f"# Pre-registration of study `{record['study']}`", '',
           f"Frozen {record['frozen_at']} by `python tools/study.py "
           f"{record['spec']} --freeze`, before any test run. Settings "

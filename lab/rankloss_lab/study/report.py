@@ -207,7 +207,8 @@ def _test_table(spec: dict, results: Dict[Tuple, dict],
     for mname, values in per_method.items():
         if not values:
             continue
-        mean, std = mean_std(list(values.values()))
+        vals = list(values.values())
+        mean, std = mean_std(vals)
         bname = row_base.get(mname, spec['baseline'])
         diff = paired_difference(values, per_method.get(bname, {}))
         diff_text = '-' if (mname in baselines and mname not in row_base
@@ -218,19 +219,17 @@ def _test_table(spec: dict, results: Dict[Tuple, dict],
         # a run resumed after an attempt of unknown length: time unknown
         times = [r['train_seconds'] for r in runs
                  if not r.get('train_seconds_partial')] or [float('nan')]
-        name = spec['methods'][mname]['label']
-        if mname in exploratory:
-            name += ' *(exploratory)*'
+        name = spec['methods'][mname]['label'] + (
+            ' *(exploratory)*' if mname in exploratory else '')
         spread = f'{100 * mean:.1f} ± {_pct(std)}'
         floor = collapse_floor(*(
-            [list(values.values()), list(per_method.get(bname, {}).values())]
+            [vals, list(per_method.get(bname, {}).values())]
             if mname not in baselines or mname in row_base else
             [list(v.values()) for v in per_method.values() if v]))
-        if bimodal(list(values.values()), floor):  # some trained, some not
-            spread += f' ({trained_text(list(values.values()), floor)})'
+        if bimodal(vals, floor):  # some trained, some not
+            spread += f' ({trained_text(vals, floor)})'
         table.append(
-            f'| {name} | {chosen[mname]:g} | '
-            f'{len(values)} | {spread} | '
+            f'| {name} | {chosen[mname]:g} | {len(values)} | {spread} | '
             + ', '.join(f'{100 * values[s]:.1f}' for s in sorted(values)) +
             f' | {diff_text} | {bonf_text} | {mean_std(times)[0]:.0f} |')
     if not table:
@@ -302,13 +301,11 @@ def selection_lines(spec: dict, results: Dict[Tuple, dict],
 
 def _mean_lines(spec: dict, results: Dict[Tuple, dict], mname: str,
                 sel: dict, cells) -> List[str]:
-    """A method's grid selected on the mean over ``select_seeds``: the
-    means, then each seed's values."""
+    """A grid selected on the mean over ``select_seeds``: means, then seeds."""
     m, seeds = spec['methods'][mname], spec['select_seeds']
     means = []
     for lr in m['lrs']:
-        runs = [results.get((mname, float(lr), s)) for s in seeds]
-        scores = [run_score(r) for r in runs]
+        scores = [run_score(results.get((mname, float(lr), s))) for s in seeds]
         means.append('-' if None in scores else 'diverged' if -math.inf in
                      scores else f'{100 * math.fsum(scores) / len(seeds):.1f}')
     head = (f'- {m["label"]} (`{mname}`): mean over seeds '

@@ -43,8 +43,7 @@ def run_logged(cmd: List[str], log_path: str) -> float:
 def load_ground_truth(data_root: str, split: str,
                       classes: Optional[Sequence[str]] = None
                       ) -> Tuple[List[str], list]:
-    """Image ids and boxes of a VOC2007 split (default classes:
-    DigitsVOC's)."""
+    """Image ids and boxes of a VOC2007 split (default: DigitsVOC's)."""
     from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
     return load_voc_ground_truth(data_root, split, classes or DIGIT_CLASSES)
 
@@ -81,8 +80,7 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
 
 def _olrp(dets: Sequence[dict], gts: Sequence[dict],
           num_classes: int) -> dict:
-    """moLRP and its components (each class at its own LRP-optimal
-    threshold), as ``LRPMetric`` computes them."""
+    """moLRP and its components, as ``LRPMetric`` computes them."""
     from mmdet_rankloss.evaluation.class_thresholds import (
         class_matches, lrp_optimal_thresholds)
     per_class = [r for r in lrp_optimal_thresholds(class_matches(
@@ -96,8 +94,7 @@ def _olrp(dets: Sequence[dict], gts: Sequence[dict],
 
 def olrp_on_test(data_root: str, test_pkl: str, test_split: str = 'test'
                  ) -> dict:
-    """moLRP and its components on a VOC test split (Oksuz et al.; lower
-    is better): :func:`_olrp` on the split's XML ground truth."""
+    """:func:`_olrp` on a VOC test split's XML ground truth."""
     from rankloss_lab.datasets.digits_voc import DIGIT_CLASSES
     ids, gts = load_ground_truth(data_root, test_split)
     dets = load_detections(test_pkl)
@@ -352,8 +349,7 @@ def keep_test_detections(spec: dict, result: dict, pkl: str,
 
 
 def _last_values(spec: dict, directory: str) -> Dict[str, float]:
-    """``{metric: value}`` of each of the spec's metrics in the last record
-    of the logs under ``directory`` that holds it."""
+    """``{metric: last value logged in directory}`` of the spec's metrics."""
     out = {}
     for key in study_metrics(spec):
         values = read_scalars(directory, key)
@@ -385,8 +381,7 @@ def _python(args: Sequence[str], what: str) -> None:
 
 
 def ensure_data(spec: dict) -> None:
-    """Writes the data set, the test split and each ``prepare`` file that
-    is missing, with the spec's commands."""
+    """Writes the missing data set, test split and ``prepare`` files."""
     for item in spec.get('prepare', []):
         if not osp.isfile(osp.join(ROOT, item['path'])):
             _python(item['make'], item['path'])

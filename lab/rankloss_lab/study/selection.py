@@ -13,8 +13,7 @@ from rankloss_lab.stats import COLLAPSE_BELOW, collapse_floor, trained
 
 
 def select_plan(spec: dict, methods: Sequence[str]) -> List[Tuple]:
-    """(method, lr, seed) of the selection phase: every grid point with
-    every selection seed, seed by seed."""
+    """(method, lr, seed) of the selection phase, seed by seed."""
     plan = []
     for seed in spec['select_seeds']:
         for name in methods:
@@ -48,8 +47,7 @@ def run_score(res: Optional[dict]) -> Optional[float]:
 
 def grid_scores(spec: dict, results: Dict[Tuple, dict], name: str,
                 seed: int) -> Optional[Dict[float, float]]:
-    """``{lr: val AP50}`` of a method's grid on ``seed``; None until every
-    lr of the grid has finished."""
+    """``{lr: val AP50}`` of a method's grid on ``seed``; None until done."""
     scores = {}
     for lr in spec['methods'][name]['lrs']:
         score = run_score(results.get((name, float(lr), seed)))
@@ -65,16 +63,14 @@ TIE = 1e-9
 
 
 def best_lr(scores: Dict[float, float]) -> float:
-    """The lr of the best score; of scores tied within :data:`TIE`, the
-    smallest lr."""
+    """The lr of the best score (of ties within :data:`TIE`, the smallest)."""
     top = max(scores.values())
     return min(lr for lr, v in scores.items()
                if v >= top or math.isclose(v, top, rel_tol=0, abs_tol=TIE))
 
 
 def mean_scores(grids: Sequence[Dict[float, float]]) -> Dict[float, float]:
-    """``{lr: mean score}`` over the grids of several seeds (each ``{lr:
-    val AP50}``, the same lrs); -inf where a seed's run diverged."""
+    """``{lr: mean score}`` over several seeds' grids (-inf: one diverged)."""
     return {lr: math.fsum(g[lr] for g in grids) / len(grids)
             for lr in grids[0]}
 
@@ -174,8 +170,7 @@ def _stable(spec: dict, lr: float, grids: Sequence[Dict[float, float]],
 
 
 def selected_lrs(spec: dict, results: Dict[Tuple, dict]) -> Dict[str, float]:
-    """Each method's selected lr (:func:`grid_selection`, ``lr`` or
-    ``lr_from``); none yet for a grid not complete."""
+    """Each method's selected lr (:func:`grid_selection`, lr or lr_from)."""
     chosen = {}
     for name, m in spec['methods'].items():
         if 'lrs' not in m:
@@ -222,8 +217,7 @@ def seed_overlap(spec: dict, methods: Sequence[str],
 
 
 def selection_phrase(spec: dict) -> str:
-    """How the study's grids select, for a report's first line: ``'seed
-    5'`` or ``'the mean over seeds 5, 11'``."""
+    """How grids select: ``'seed 5'`` or ``'the mean over seeds 5, 11'``."""
     seeds = spec['select_seeds']
     if len(seeds) > 1:
         return f"the mean over seeds {', '.join(map(str, seeds))}"

@@ -19,8 +19,7 @@ def test_plan(spec: dict, methods: Sequence[str],
 def test_methods(spec: dict, record: dict,
                  requested: Optional[Sequence[str]],
                  exploratory: bool) -> List[str]:
-    """The methods a frozen study tests: the declared ones by default;
-    an undeclared one only with ``--exploratory``."""
+    """The methods a frozen study tests (undeclared: ``--exploratory``)."""
     declared = declared_methods(spec)
     if requested is None:
         return declared
