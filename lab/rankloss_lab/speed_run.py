@@ -1,14 +1,8 @@
 """The pieces of the speed run (``tools/analysis_tools/
 benchmark_rank_losses.py``): timing on any device, a plan of items run in
-worker processes within a time budget, detector training steps (eager,
-with compiled losses, under AMP) and the targets each row is held to.
-
-A time is a median of wall times, the device synchronised around each
-call, after warm-up calls that compile what ``torch.compile`` wraps; a
-compile during the timed calls marks the row ``invalid``. A worker
-(``python -m rankloss_lab.speed_run --worker FACTORY ARGS``) builds the
-same plan and runs items by index; one that crashes, runs past its limit
-or leaves the device failed is ended and the next item gets a fresh one.
+worker processes (``python -m rankloss_lab.speed_run --worker FACTORY
+ARGS``) within a time budget, detector training steps (eager, with
+compiled losses, under AMP) and the targets each row is held to.
 """
 import contextlib
 import importlib.util
@@ -64,8 +58,7 @@ class PeakMemory:
     process RSS sampled every millisecond (an estimate from below)."""
 
     def __init__(self, device: torch.device):
-        self.device = device
-        self.peak = 0
+        self.device, self.peak = device, 0
 
     @staticmethod
     def _rss() -> int:
@@ -186,8 +179,9 @@ WORKER_START_S = 8.0
 
 
 class Plan:
-    """Items run one after the other within a time budget, each in a
-    worker process (or, without a worker command, in this process).
+    """Items run one after the other within ``budget_s`` seconds on
+    ``device``, each in a worker process (or, without a worker command,
+    in this process); only the items of ``sections`` are added.
 
     An item is ``(section, name, fn, expect_s, isolated)``: ``fn()``
     returns the row's fields; ``expect_s``: its expected seconds,
@@ -199,13 +193,6 @@ class Plan:
     with its worker past :attr:`overrun` times its expected seconds at
     that pace (at least :attr:`min_limit_s`) or :attr:`grace_s` past the
     budget. A line after each item gives the progress and the ETA.
-
-    Args:
-        budget_s (float): Seconds the whole plan may take.
-        device (torch.device | str): Where the items run; a worker checks
-            it after a failed item (:func:`device_healthy`).
-        sections (Sequence[str]): The sections whose items are added.
-            Defaults to :data:`SECTIONS`.
     """
 
     #: Seconds an item may run past the budget before it is stopped.
@@ -252,9 +239,8 @@ class Plan:
             worker: Optional[Sequence[str]] = None) -> dict:
         """Runs the items (in workers started with the command ``worker``
         of :func:`worker_command`) into ``result``'s sections."""
-        for section in SECTIONS:
+        for section in SECTIONS + ('skipped', ):
             result.setdefault(section, [])
-        result.setdefault('skipped', [])
         result['expected_s'] = self.expected_s()
         progress = Progress([item[3] for item in self.items], prefix='    ')
         start, spent_expected, starts = time.perf_counter(), 0.0, []
@@ -543,9 +529,7 @@ def _entry_points(module) -> List[str]:
 def capture_loss_calls(model, data) -> Dict[str, list]:
     """The inputs each classification loss gets in one forward pass:
     ``{module name: [(scores, args, kwargs, method), ...]}``."""
-    calls: Dict[str, list] = {}
-    modules = _loss_modules(model)
-    inside = []
+    calls, inside, modules = {}, [], _loss_modules(model)
 
     def capturing(name, method, original):
         def call(score, *args, **kwargs):
@@ -781,11 +765,10 @@ def evaluate_targets(result: dict) -> List[dict]:
             row.setdefault('targets', {})[key] = dict(value=value,
                                                       limit=limit, passed=ok)
             passed.append(ok)
-        verdict = 'not run' if not passed else (
-            'pass' if all(passed) else 'fail')
-        verdicts.append(dict(id=key, text=text, limit=limit, unit=unit,
-                             rows=len(passed), passed=sum(passed),
-                             verdict=verdict))
+        verdicts.append(dict(
+            id=key, text=text, limit=limit, unit=unit, rows=len(passed),
+            passed=sum(passed), verdict='not run' if not passed else
+            'pass' if all(passed) else 'fail'))
     result['targets'] = verdicts
     return verdicts
 

@@ -2,8 +2,7 @@
 ``speed`` of ``tools/analysis_tools/evidence_tables.py``): what
 :func:`speed_section` makes of the speed run's JSON at :data:`SPEED_JSON`
 (``tools/analysis_tools/benchmark_rank_losses.py``), or a paragraph saying
-that none exists. Every table names the GPU, date and version in its
-header.
+that none exists; each table's header names the GPU, date and version.
 """
 import json
 import os.path as osp

@@ -314,10 +314,6 @@ EXPECT_S = dict(
                loss_compile=10.0, share_compile=20.0))
 
 
-def _length_expect_s(n: int, smoke: bool) -> float:
-    return 0.5 if smoke else 0.5 + n / 4e6
-
-
 def speed_run_plan(args, device: torch.device) -> sr.Plan:
     """Every item of ``args.sections``; compiled ones in their own worker."""
     expect = EXPECT_S['smoke' if args.smoke else 'gpu']
@@ -329,7 +325,7 @@ def speed_run_plan(args, device: torch.device) -> sr.Plan:
         for key, label in LENGTH_LOSSES:
             plan.add('lengths', f'{key} n={n:,}',
                      _length_row(key, n, device, args.repeats, cache),
-                     expect_s=_length_expect_s(n, args.smoke), length=n,
+                     expect_s=0.5 if args.smoke else 0.5 + n / 4e6, length=n,
                      loss=key, label=label)
     cases = per_step_cases(args.smoke)
     for case in cases:

@@ -1,8 +1,7 @@
 #!/usr/bin/env python
 """Checks an install on a machine with a GPU, and says what it checked.
 
-    python tools/misc/check_gpu_install.py [--fast] [--no-suite] \
-        [--only LOSS ...] [--json FILE]
+    python tools/misc/check_gpu_install.py [--fast] [--only LOSS ...]
 
 One line per check (``ok``, ``FAILED``, ``skipped`` and why), exit 1 on a
 failure (docs/reliability.md): ``environment``; ``suite`` (:data:`SUITE`,
