@@ -2,9 +2,8 @@
 """Writes the DigitsVOC detection benchmark in the Pascal VOC2007 layout.
 
     python tools/dataset_converters/make_digits_voc.py [ROOT] [--masks]
-        [--preview PNG]
-    python tools/dataset_converters/make_digits_voc.py [ROOT]
-        --fresh-test confirm [--fresh-test-images 320] [--masks]
+    python tools/dataset_converters/make_digits_voc.py [ROOT] \
+        --fresh-test confirm [--fresh-test-images 320]
 
 ROOT defaults to ``data/digits_voc/VOCdevkit`` (see
 :mod:`rankloss_lab.datasets.digits_voc`). ``--preview``: the first 8 train

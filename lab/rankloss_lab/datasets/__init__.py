@@ -11,8 +11,6 @@ from .digits_voc import DIGIT_CLASSES, make_digits_voc
 from .toy_coco import TOY_CATEGORY_IDS, make_toy_coco
 from .toy_voc import TOY_CLASSES, make_toy_voc
 
-__all__ = [
-    'DigitInstancesDataset', 'RandomDigitScene', 'render_digit_scene',
-    'TOY_CLASSES', 'make_toy_voc', 'DIGIT_CLASSES', 'make_digits_voc',
-    'TOY_CATEGORY_IDS', 'make_toy_coco'
-]
+__all__ = ['DigitInstancesDataset', 'RandomDigitScene', 'render_digit_scene',
+           'TOY_CLASSES', 'make_toy_voc', 'DIGIT_CLASSES', 'make_digits_voc',
+           'TOY_CATEGORY_IDS', 'make_toy_coco']

@@ -18,8 +18,7 @@ def mask_rle(mask: np.ndarray) -> dict:
                 counts=rle['counts'].decode('ascii'))
 
 
-def coco_categories(names: Sequence[str],
-                    supercategory: str) -> List[dict]:
+def coco_categories(names: Sequence[str], supercategory: str) -> List[dict]:
     """Categories ``1..len(names)`` in the order of ``names``."""
     return [dict(id=i + 1, name=name, supercategory=supercategory)
             for i, name in enumerate(names)]

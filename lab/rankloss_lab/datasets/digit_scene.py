@@ -46,27 +46,16 @@ def render_digit_scene(
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Draws one digit on a random scene (:class:`RandomDigitScene`'s core).
 
-    Args:
-        digit (np.ndarray): (h, w) grayscale digit, ink bright, any scale
-            (divided by its maximum).
-        rng (np.random.Generator): Source of all randomness.
-        canvas_size (int): Side of the square output. Defaults to 48.
-        scale_range (tuple[float, float]): Range of the digit's long side in
-            pixels, drawn log-uniformly. Defaults to (20, 40).
-        max_rotation (float): Rotation uniform in ±this, degrees. Defaults
-            to 25.
-        min_contrast (float): Least grey-level gap between stroke colour and
-            the mean background under the digit, 0-127.5. Defaults to 80.
-        texture (float): Background variation, 0 (flat) to 1 (DigitsVOC's).
-            Defaults to 1.
-        polarity (str): ``'random'`` (stroke darker or lighter) or
-            ``'light'`` (always lighter; the background is compressed to
-            leave room). Defaults to ``'random'``.
-
-    Returns:
-        tuple: ``img`` (S, S, 3) uint8 RGB; ``mask`` (S, S) float ink in
-        [0, 1]; ``colour`` (3,) the stroke; ``local`` (3,) the mean background
-        under the digit before drawing.
+    ``digit``: (h, w) grayscale, ink bright, any scale (divided by its
+    maximum); ``scale_range``: the digit's long side in pixels, drawn
+    log-uniformly; ``max_rotation``: degrees, uniform in ± it;
+    ``min_contrast``: least grey-level gap (0-127.5) between the stroke and
+    the mean background under the digit; ``texture``: background variation,
+    0 (flat) to 1 (DigitsVOC's); ``polarity``: ``'random'`` (stroke darker
+    or lighter) or ``'light'`` (always lighter; the background compressed to
+    leave room). Returns ``img`` (S, S, 3) uint8 RGB (S: ``canvas_size``),
+    ``mask`` (S, S) float ink in [0, 1], ``colour`` (3,) the stroke and
+    ``local`` (3,) the mean background under the digit before drawing.
     """
     digit = np.asarray(digit, dtype=np.float64)
     if digit.ndim != 2 or digit.size == 0 or digit.max() <= 0:
@@ -168,8 +157,7 @@ class RandomDigitScene(BaseTransform):
     def _scene_seed(self) -> int:
         return int(np.random.randint(0, 2**31 - 1))
 
-    def _render(self, img: np.ndarray,
-                rng: np.random.Generator) -> np.ndarray:
+    def _render(self, img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return render_digit_scene(img, rng, self.canvas_size,
                                   self.scale_range, self.max_rotation,
                                   self.min_contrast, self.texture,

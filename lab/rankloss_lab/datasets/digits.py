@@ -19,16 +19,10 @@ class DigitInstancesDataset(RetrievalDataset):
     Stanford Online Products protocol on digits), seen in several views
     (what the pipeline makes of its 8x8 image). A sample has ``img`` (8x8
     ``uint8``), ``gt_label`` (its index in ``load_digits()``), ``digit`` and
-    ``view``; each instance is listed ``views`` times.
-
-    Args:
-        split (str): ``'train'``, ``'val'`` or ``'test'``. Defaults to
-            ``'train'``.
-        views (int): Entries per instance, >= 2. Defaults to 4.
-        split_sizes (Sequence[int]): Instances in train, val and test, at most
-            1,797 together. Defaults to (997, 300, 500).
-        split_seed (int): Seed of the split permutation. Defaults to 0.
-        **kwargs: See :class:`~mmdet_rankloss.datasets.RetrievalDataset`.
+    ``view``; each instance is listed ``views`` (>= 2) times. ``split``:
+    ``'train'``, ``'val'`` or ``'test'``, of ``split_sizes`` instances (at
+    most 1,797 together) drawn by a permutation of seed ``split_seed``;
+    ``**kwargs``: :class:`~mmdet_rankloss.datasets.RetrievalDataset`'s.
     """
     SPLITS = ('train', 'val', 'test')
     NUM_IMAGES = 1797

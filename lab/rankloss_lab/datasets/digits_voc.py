@@ -43,10 +43,8 @@ def _digit_pool_indices(seed: int) -> Dict[str, Dict[int, np.ndarray]]:
         stop = (len(order) if index == len(_POOL_SHARES) - 1 else
                 start + int(round(share * len(order))))
         chosen = order[start:stop]
-        pools[split] = {
-            k: chosen[target[chosen] == k]
-            for k in range(len(DIGIT_CLASSES))
-        }
+        pools[split] = {k: chosen[target[chosen] == k]
+                        for k in range(len(DIGIT_CLASSES))}
         start = stop
     return pools
 
@@ -149,8 +147,7 @@ def _ink_crop(digit: np.ndarray) -> np.ndarray:
     return digit[ink_rows[0]:ink_rows[-1] + 1, ink_cols[0]:ink_cols[-1] + 1]
 
 
-def _paint_digit(rng: np.random.Generator, img: np.ndarray,
-                 digit: np.ndarray,
+def _paint_digit(rng: np.random.Generator, img: np.ndarray, digit: np.ndarray,
                  name: str) -> Optional[Tuple[dict, np.ndarray]]:
     """Paints the digit at a random size, aspect, contrast and place; its
     object (without box) and where its ink shows, or None when no ink
@@ -201,8 +198,7 @@ def _class_probs() -> np.ndarray:
     return probs / probs.sum()
 
 
-def _split_rng(seed: int, split_index: int,
-               count: int) -> np.random.Generator:
+def _split_rng(seed: int, split_index: int, count: int) -> np.random.Generator:
     """One generator per split (test images independent of the train count)."""
     return np.random.default_rng([seed, split_index, count])
 
@@ -215,8 +211,7 @@ def _write_split(year_root: Optional[str], split: str, count: int,
     """Draws ``count`` images ``<split>_<index>`` and writes their JPEG and
     XML files under ``year_root`` (None: draws only); returns the split's
     counts, image ids, per-class lines and each image's objects."""
-    ids, per_class = [], {name: [] for name in DIGIT_CLASSES}
-    drawn = []
+    ids, per_class, drawn = [], {name: [] for name in DIGIT_CLASSES}, []
     for index in range(count):
         img_id = f'{split}_{index:05d}'
         img, objects = _sample_image(rng, image_size, pools, probs)
@@ -251,8 +246,7 @@ def _write_masks(root: str, split: str, ids: Sequence[str],
 
 
 def _write_split_lists(root: str, split: str, ids: Sequence[str],
-                       per_class: Dict[str, List[str]],
-                       masks: bool) -> None:
+                       per_class: Dict[str, List[str]], masks: bool) -> None:
     """A split's lists under ``ImageSets/Main`` (and ``Segmentation``)."""
     year_root = osp.join(root, 'VOC2007')
     write_image_sets(year_root, split, ids, per_class)
@@ -295,22 +289,13 @@ def make_digits_voc(root: str,
                     splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
                     image_size: int = 128, seed: int = 0,
                     masks: bool = False) -> Dict[str, Dict[str, int]]:
-    """Writes the DigitsVOC benchmark under ``root`` (a ``VOCdevkit``).
-
-    Args:
-        root (str): Output directory; ``VOC2007`` is created inside it.
-        splits (sequence): ``(name, images)`` of ``train``, ``val`` and
-            ``test`` (any order, each once, >= 1); ``trainval`` is train + val.
-            Defaults to 384 / 160 / 320.
-        image_size (int): Side of the square images, >= 64. Defaults to 128.
-        seed (int): Generator seed. Defaults to 0.
-        masks (bool): Also the instance masks (PNGs and COCO twin); the other
-            files stay the same. Defaults to False.
-
-    Returns:
-        dict: Per split, the number of ``images``, ``objects``, ``difficult``
-        and ``truncated`` objects and per-class ``counts``.
-    """
+    """Writes the DigitsVOC benchmark under ``root`` (a ``VOCdevkit``;
+    ``VOC2007`` is created inside it) and returns per split the number of
+    ``images``, ``objects``, ``difficult`` and ``truncated`` objects and
+    per-class ``counts``. ``splits``: ``(name, images)`` of ``train``,
+    ``val`` and ``test`` (any order, each once, >= 1; ``trainval`` is train
+    + val); ``image_size``: the square images' side, >= 64; ``masks``: also
+    the instance masks (PNGs and COCO twin), the other files the same."""
     _check_args(splits, image_size)
     masks = check_flag('make_digits_voc', 'masks', masks)
     pools = _digit_pools(seed)
@@ -356,17 +341,12 @@ def make_fresh_test_split(root: str, name: str = 'confirm', count: int = 320,
                           splits: Sequence[Tuple[str, int]] = DEFAULT_SPLITS,
                           image_size: int = 128, seed: int = 0,
                           masks: bool = False) -> Dict[str, object]:
-    """Writes a fresh test split ``name`` beside the DigitsVOC splits.
-
-    Its images ``<name>_<index>`` come from the synthesis seed ``fresh_seed``
-    and only from digit images no existing split draws
+    """Writes only the files of a fresh test split ``name`` beside the
+    DigitsVOC splits: images ``<name>_<index>`` from the synthesis seed
+    ``fresh_seed`` and only from digit images no existing split draws
     (:func:`used_digit_images` with the arguments those splits were written
-    with). Only ``name``'s files are written.
-
-    Returns:
-        dict: The split's counts (as :func:`make_digits_voc`) and
-        ``digit_images``, the free digit images per class.
-    """
+    with). Returns its counts (as :func:`make_digits_voc`) and
+    ``digit_images``, the free digit images per class."""
     if not isinstance(name, str) or not name.isidentifier() or name in (
             'train', 'val', 'trainval', 'test'):
         raise ValueError('the fresh split needs a new name (letters, '

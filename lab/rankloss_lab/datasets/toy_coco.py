@@ -5,7 +5,7 @@ arguments.
 """
 import os
 import os.path as osp
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -39,11 +39,9 @@ def make_toy_coco(root: str,
     rng = np.random.default_rng(seed)
     categories = [dict(id=i, name=name, supercategory='shape')
                   for i, name in zip(TOY_CATEGORY_IDS, TOY_CLASSES)]
-    stats = {}
-    next_img, next_ann = 1, 1
+    stats, next_img, next_ann = {}, 1, 1
     for split, count in splits:
-        images: List[dict] = []
-        annotations: List[dict] = []
+        images, annotations = [], []
         for _ in range(count):
             img, objects = sample_image(rng, image_size, 0.0)
             name = f'{next_img:06d}.jpg'

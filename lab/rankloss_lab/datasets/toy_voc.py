@@ -158,28 +158,15 @@ def make_toy_voc(root: str, num_trainval: int = 256, num_test: int = 64,
                  image_size: int = 128, seed: int = 0,
                  difficult_prob: float = 0.1, with_voc2012: bool = False,
                  num_val: int = 0) -> Dict[str, Dict[str, int]]:
-    """Writes the toy dataset under ``root`` (a ``VOCdevkit`` directory).
-
-    Args:
-        root (str): Output directory for ``VOC2007`` (and ``VOC2012``);
-            existing files of the same names are overwritten.
-        num_trainval (int): ``VOC2007`` ``trainval`` images. Defaults to 256.
-        num_test (int): ``VOC2007`` ``test`` images. Defaults to 64.
-        image_size (int): Side of the square images. Defaults to 128.
-        seed (int): Generator seed. Defaults to 0.
-        difficult_prob (float): Chance that an object is small, faded and
-            ``difficult``. Defaults to 0.1.
-        with_voc2012 (bool): Also a ``VOC2012`` ``trainval`` of
-            ``num_trainval`` other images, for the VOC07+12 configs. Defaults
-            to False.
-        num_val (int): A held-out ``VOC2007`` ``val`` for post-training fits
-            (a calibration), written last so the other splits stay the same;
-            unlike VOC's, not in ``trainval``. Defaults to 0.
-
-    Returns:
-        dict: Per split (``'VOC2007/trainval'``, ...) the number of
-        ``images``, ``objects`` and ``difficult`` objects.
-    """
+    """Writes the toy dataset under ``root`` (a ``VOCdevkit``; files of the
+    same names are overwritten): ``VOC2007`` ``trainval`` and ``test`` of
+    ``num_trainval`` and ``num_test`` images, ``with_voc2012`` also a
+    ``VOC2012`` ``trainval`` of ``num_trainval`` other images (the VOC07+12
+    configs), and ``num_val`` images of a held-out ``VOC2007`` ``val`` for
+    post-training fits (unlike VOC's, not in ``trainval``). An object is
+    small, faded and ``difficult`` with chance ``difficult_prob``. Returns
+    per split (``'VOC2007/trainval'``, ...) the number of ``images``,
+    ``objects`` and ``difficult`` objects."""
     _check_toy_args(num_trainval, num_test, num_val, image_size,
                     difficult_prob)
     rng = np.random.default_rng(seed)

@@ -12,10 +12,9 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
-__all__ = [
-    'make_voc_dirs', 'annotation_xml', 'write_voc_item', 'add_class_flags',
-    'write_image_sets', 'write_list', 'voc_palette', 'write_voc_masks'
-]
+__all__ = ['make_voc_dirs', 'annotation_xml', 'write_voc_item',
+           'add_class_flags', 'write_image_sets', 'write_list', 'voc_palette',
+           'write_voc_masks']
 
 _SUBDIRS = ('JPEGImages', 'Annotations', 'ImageSets/Main')
 _SEGMENTATION_SUBDIRS = ('SegmentationObject', 'SegmentationClass',
@@ -25,8 +24,7 @@ _SEGMENTATION_SUBDIRS = ('SegmentationObject', 'SegmentationClass',
 def make_voc_dirs(year_root: str, segmentation: bool = False) -> None:
     """Creates the VOC folders of ``year_root`` (with ``segmentation``, the
     segmentation ones too)."""
-    subdirs = _SUBDIRS + (_SEGMENTATION_SUBDIRS if segmentation else ())
-    for sub in subdirs:
+    for sub in _SUBDIRS + (_SEGMENTATION_SUBDIRS if segmentation else ()):
         os.makedirs(osp.join(year_root, sub), exist_ok=True)
 
 
@@ -41,9 +39,8 @@ def annotation_xml(img_id: str, folder: str, size: int,
     source = ET.SubElement(root, 'source')
     ET.SubElement(source, 'database').text = database
     size_el = ET.SubElement(root, 'size')
-    ET.SubElement(size_el, 'width').text = str(size)
-    ET.SubElement(size_el, 'height').text = str(size)
-    ET.SubElement(size_el, 'depth').text = '3'
+    for key, value in (('width', size), ('height', size), ('depth', 3)):
+        ET.SubElement(size_el, key).text = str(value)
     ET.SubElement(root, 'segmented').text = '0'
     for obj in objects:
         _object_xml(ET.SubElement(root, 'object'), obj)
