@@ -1,10 +1,8 @@
 """Claims tested more than once: every pre-registered test and one pooled
-estimate, its method declared before it is computed.
+estimate, its method declared before it is computed
+(``tools/analysis_tools/pooled_claim.py``).
 
-    python tools/analysis_tools/pooled_claim.py --freeze NAME   # declare
-    python tools/analysis_tools/pooled_claim.py NAME            # compute
-
-``--freeze`` writes ``docs/evidence/pooled_<name>_declaration.json`` (the
+``--freeze NAME`` writes ``docs/evidence/pooled_<name>_declaration.json`` (the
 tests of :data:`CLAIMS`, a method of :data:`METHODS`, the time); ``--amend
 NAME --why TEXT`` only adds a later test. The computation refuses without
 that record and writes ``pooled_<name>.md`` / ``.json``.
@@ -224,8 +222,7 @@ def test_outcomes(tests: List[dict], evidence: str = EVIDENCE,
     """Per test: its method, baseline, alternative, paired differences
     (``diff``), Holm p within its study and over all, and whether it
     confirmed the claim."""
-    out = []
-    family = family_holm(evidence)
+    out, family = [], family_holm(evidence)
     for test in tests:
         row = _hypothesis_row(test['study'], test['hypothesis'], evidence)
         method = _test_values(test['study'], row['method'], evidence)
@@ -263,11 +260,9 @@ def random_effects(groups: List[List[float]]) -> dict:
     differences with the Hartung-Knapp interval (t, k - 1 degrees of
     freedom): each test is one study of the claim; ``groups`` holds each
     test's differences (at least 2 each, at least 2 tests)."""
-    means, variances = [], []
-    for diffs in groups:
-        mean, std = stats.mean_std(diffs)
-        means.append(mean)
-        variances.append(std**2 / len(diffs))
+    pairs = [(stats.mean_std(diffs), len(diffs)) for diffs in groups]
+    means = [mean for (mean, _), _ in pairs]
+    variances = [std**2 / n for (_, std), n in pairs]
     k = len(means)
     w = [1 / v for v in variances]
     fixed = sum(wi * m for wi, m in zip(w, means)) / sum(w)
@@ -372,8 +367,7 @@ def claim_markdown(result: dict) -> str:
         f'Claim: {result["statement"]}.', '',
         f'Method declared in `pooled_{result["claim"]}_declaration.json`'
         f', frozen {result["frozen_at"]}, before this estimate was computed:'
-        f' {result["method_text"]}', '',
-    ]
+        f' {result["method_text"]}', '']
     if result.get('declared_after_results'):
         lines += ['The declaration was written when the test results of its '
                   'tests were already known: the pooled estimate summarises '
@@ -390,8 +384,7 @@ def claim_markdown(result: dict) -> str:
         '| study | hypothesis | alternative | seeds | paired diff. [95 % CI] '
         f'| Holm p within its study | Holm p over all {n_all} pre-registered '
         'tests | confirmed (within its study / over all) | test score_thr |',
-        '|---|---|---|---|---|---|---|---|---|'
-    ]
+        '|---|---|---|---|---|---|---|---|---|']
     for t in result['tests']:
         d = t['diff']
         lines.append(
@@ -403,15 +396,13 @@ def claim_markdown(result: dict) -> str:
             f'{"yes" if t["confirmed_family"] else "no"} | '
             f'{_thresholds(t)} |')
     lines += [
-        '',
-        f'**Confirmed in {result["confirmed"]} of {result["n_tests"]} '
+        '', f'**Confirmed in {result["confirmed"]} of {result["n_tests"]} '
         f'pre-registered tests within their studies, in '
         f'{result["confirmed_family"]} over all {n_all}.** '
         f'{pooled_label(result).capitalize()}, over the '
         f'{p["tests"]} tests of the declaration ({p["n"]} pairs): '
         f'{ci_text(p)} AP50; {p["positive"]} of {p["n"]} pairs positive, '
-        f'sign test p {p["sign_p"]:.4f}.'
-    ]
+        f'sign test p {p["sign_p"]:.4f}.']
     unequal = [t for t in result['tests'] if ' and ' in _thresholds(t)]
     if unequal:
         lines += ['', f'**At unequal test thresholds** in {len(unequal)} of '

@@ -7,11 +7,9 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = [
-    'build_dataset', 'dataset_ground_truth', 'dataset_images',
-    'check_held_out', 'load_results', 'detections_for', 'load_config',
-    'split_ground_truth', 'child_config'
-]
+__all__ = ['build_dataset', 'dataset_ground_truth', 'dataset_images',
+           'check_held_out', 'load_results', 'detections_for', 'load_config',
+           'split_ground_truth', 'child_config']
 
 
 def _without_pipelines(cfg):
@@ -118,9 +116,8 @@ def detections_for(results: List[dict], ids: list, paths: List[str]
                 len(set(r_stems)) == len(r_stems):
             keys, r_keys, key = stems, r_stems, 'file name'
         else:
-            keys = [_norm(p) for p in paths]
+            keys, key = [_norm(p) for p in paths], 'path'
             r_keys = [_norm(r['img_path']) for r in results]
-            key = 'path'
         names = [r['img_path'] for r in results]
     else:
         keys, key = list(ids), 'img_id'

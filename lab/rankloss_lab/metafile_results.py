@@ -13,13 +13,11 @@ from . import stats
 from .results import EVIDENCE, EXTRA, RESULTS, ROOT, study_rows, test_values
 from .runner import read_json
 
-__all__ = [
-    'LOSS_VERSION_NOTES', 'MARK_BEGIN', 'MARK_END', 'results',
-    'declared_methods', 'metafile_paths', 'metafile_entries',
-    'metafile_updates', 'results_by_config', 'quickstart_results',
-    'render_block', 'render_metafile', 'seeds_text', 'config_lr', 'FAMILIES',
-    'family_readme', 'readme_updates'
-]
+__all__ = ['LOSS_VERSION_NOTES', 'MARK_BEGIN', 'MARK_END', 'results',
+           'declared_methods', 'metafile_paths', 'metafile_entries',
+           'metafile_updates', 'results_by_config', 'quickstart_results',
+           'render_block', 'render_metafile', 'seeds_text', 'config_lr',
+           'FAMILIES', 'family_readme', 'readme_updates']
 
 QUICKSTART_JSON = f'{EVIDENCE}/quickstart_results.json'
 #: Configs whose shipped lr was moved after their tests (the stability rule

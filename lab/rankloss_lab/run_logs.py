@@ -15,11 +15,9 @@ from typing import Dict, Iterator, List, Optional
 
 from .runner import clock
 
-__all__ = [
-    'log_files', 'read_records', 'read_scalars', 'last_record',
-    'machine_name', 'run_logged', 'plot_mean_band', 'save_figure',
-    'epochs_done', 'EpochWatcher'
-]
+__all__ = ['log_files', 'read_records', 'read_scalars', 'last_record',
+           'machine_name', 'run_logged', 'plot_mean_band', 'save_figure',
+           'epochs_done', 'EpochWatcher']
 
 
 def log_files(work_dir: str, train_only: bool = False) -> List[str]:
@@ -50,10 +48,8 @@ def read_scalars(work_dir: str, key: str, step_key: str = 'step',
     """``{step: value}`` of the logged scalar ``key`` in ``work_dir``, later
     logs overriding earlier ones; ``step_key``: ``'step'`` (a val record's
     epoch) or ``'iter'``."""
-    return {
-        int(record.get(step_key, 0)): float(record[key])
-        for record in read_records(work_dir, key, train_only)
-    }
+    return {int(record.get(step_key, 0)): float(record[key])
+            for record in read_records(work_dir, key, train_only)}
 
 
 def last_record(work_dir: str, key: str,
@@ -87,11 +83,8 @@ def machine_name() -> str:
 def run_logged(cmd: List[str], log_path: str, cwd: Optional[str] = None,
                append: bool = True, echo: bool = False) -> float:
     """Runs ``cmd`` with its output in ``log_path`` (one intra-op thread
-    unless the environment chose); returns its seconds.
-
-    Raises:
-        RuntimeError: The command failed; the message holds the log's tail.
-    """
+    unless the environment chose); returns its seconds. RuntimeError if
+    it fails, the message holding the log's tail."""
     if echo:
         print('$ ' + ' '.join(cmd), flush=True)
     env = dict(os.environ)
@@ -162,14 +155,9 @@ def epochs_done(log_path: str) -> int:
 
 class EpochWatcher:
     """A thread that prints a line per epoch a training run finishes, with the
-    trainings' ETA, from their console logs.
-
-    Args:
-        runs (dict): ``{name: (log path, max epochs)}``.
-        jobs (int): Runs trained side by side.
-        prefix (str): Printed before each line.
-        every (float): Seconds between two reads of the logs.
-    """
+    trainings' ETA, from their console logs: ``runs``, ``{name: (log path,
+    max epochs)}``, ``jobs`` of them trained side by side, the logs read
+    every ``every`` seconds, ``prefix`` before each line."""
 
     def __init__(self, runs: Dict[str, tuple], jobs: int = 1,
                  prefix: str = '', every: float = 5.0) -> None:

@@ -10,10 +10,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
-__all__ = [
-    'clock', 'Progress', 'lr_tag', 'run_dir', 'read_json', 'write_json',
-    'last_checkpoint', 'run_each', 'run_plan', 'markdown_table'
-]
+__all__ = ['clock', 'Progress', 'lr_tag', 'run_dir', 'read_json', 'write_json',
+           'last_checkpoint', 'run_each', 'run_plan', 'markdown_table']
 
 
 def clock(seconds: float) -> str:
@@ -27,15 +25,11 @@ def clock(seconds: float) -> str:
 class Progress:
     """Counts finished steps of a plan and estimates the time left: a
     measured kind costs its mean time, an unmeasured one its weight times
-    the measured time per unit weight.
-
-    Args:
-        weights (list[float]): Expected cost of each planned step, any unit.
-        kinds (list[str], optional): Each step's kind (``'train'``,
-            ``'test'``): a measured kind costs its mean. Default: a kind per
-            step, so only the weights matter.
-        jobs (int): Steps run side by side. Defaults to 1.
-        prefix (str): Printed before each line of :meth:`step`.
+    the measured time per unit weight. ``weights``: each planned step's
+    expected cost, any unit; ``kinds``: each step's kind (``'train'``,
+    ``'test'``; default: a kind per step, so only the weights matter);
+    ``jobs``: steps run side by side; ``prefix``: printed before each line
+    of :meth:`step`.
     """
 
     def __init__(self, weights: Sequence[float],
@@ -54,10 +48,8 @@ class Progress:
     def record(self, seconds: Optional[float] = None,
                kind: Optional[Hashable] = None) -> Tuple[int, float]:
         """One more step done; returns (steps done, ETA in seconds).
-
         ``seconds`` defaults to the time since the previous step (steps run
-        one after the other); ``kind`` to the next planned step's.
-        """
+        one after the other); ``kind`` to the next planned step's."""
         with self._lock:
             now = time.time()
             if seconds is None:
@@ -85,8 +77,7 @@ class Progress:
             w * per_unit for k, w in todo)
         return left / self.jobs
 
-    def step(self, what: Optional[str] = None,
-             seconds: Optional[float] = None,
+    def step(self, what: Optional[str] = None, seconds: Optional[float] = None,
              kind: Optional[Hashable] = None) -> float:
         """Records a step (see :meth:`record`) and prints ``[k/n] <what>
         done; elapsed mm:ss, ETA mm:ss``; returns the ETA in seconds."""
@@ -117,8 +108,7 @@ def read_json(path: str) -> Optional[dict]:
         return json.load(f)
 
 
-def last_checkpoint(directory: str,
-                    required: bool = False) -> Optional[str]:
+def last_checkpoint(directory: str, required: bool = False) -> Optional[str]:
     """The checkpoint MMEngine's ``last_checkpoint`` pointer in a work
     directory names; None (an error if ``required``) without one."""
     pointer = osp.join(directory, 'last_checkpoint')

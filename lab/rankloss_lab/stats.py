@@ -6,14 +6,13 @@ signed-rank tests, the collapse rule, and Bonferroni / Holm corrections.
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-__all__ = [
-    'ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
-    'paired_difference', 't_interval', 'paired_t_pvalue', 'holm',
-    'corrected_family', 'interval_text', 'bounds_text', 'pct', 'ci_text',
-    'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median', 'collapse_floor',
-    'trained', 'trained_count', 'bimodal', 'trained_text',
-    'mean_std_trained_text', 'bimodal_texts', 'sign_test', 'signed_rank_test'
-]
+__all__ = ['ALTERNATIVES', 'mean_std', 'mean_std_text', 't_quantile',
+           'paired_difference', 't_interval', 'paired_t_pvalue', 'holm',
+           'corrected_family', 'interval_text', 'bounds_text', 'pct',
+           'ci_text', 'COLLAPSE_BELOW', 'COLLAPSE_FRACTION', 'median',
+           'collapse_floor', 'trained', 'trained_count', 'bimodal',
+           'trained_text', 'mean_std_trained_text', 'bimodal_texts',
+           'sign_test', 'signed_rank_test']
 
 ALTERNATIVES = ('greater', 'less', 'two-sided')
 
@@ -105,8 +104,7 @@ def _tail(counts: Dict[float, int], observed: float, total: int,
     return min(1.0, hits / total)
 
 
-def sign_test(diffs: Sequence[float],
-              alternative: str = 'two-sided') -> float:
+def sign_test(diffs: Sequence[float], alternative: str = 'two-sided') -> float:
     """Exact sign-test p-value of paired differences (zeros dropped): the
     number of positive differences against Binomial(n, 1/2)."""
     nonzero = [d for d in diffs if d != 0]

@@ -36,9 +36,7 @@ def resolve(spec: dict, method: str) -> Optional[float]:
     cfg = run_config(m['config'], list(spec.get('options', [])) +
                      list(m.get('options', [])))
     test_cfg = cfg.model.get('test_cfg') or {}
-    if 'rcnn' in test_cfg:
-        test_cfg = test_cfg['rcnn']
-    thr = test_cfg.get('score_thr')
+    thr = test_cfg.get('rcnn', test_cfg).get('score_thr')
     return None if thr is None else float(thr)
 
 
@@ -100,8 +98,7 @@ def write() -> dict:
     return out
 
 
-def test_thresholds(study: str, evidence: str = EVIDENCE
-                    ) -> Dict[str, float]:
+def test_thresholds(study: str, evidence: str = EVIDENCE) -> Dict[str, float]:
     """``{method: test score_thr}`` of a study: from :data:`PATH`, else
     from its run records (empty: not recorded)."""
     path = osp.join(evidence, osp.basename(PATH))

@@ -356,11 +356,10 @@ def _unequal(study: str, method: str, baseline: str, label: str) -> str:
 def _hyp_evidence(item: dict, rows: List[dict], ev: str) -> dict:
     """A pre-registered test: interval, both Holm p and its strength."""
     path = osp.join(ev, f'{item["study"]}_comparisons.csv')
-    found = [r for r in read_csv(path)
-             if r['family'] == 'pre-registered' and r['id'] == item['id']]
-    if not found:
+    r = next((r for r in read_csv(path) if r['family'] == 'pre-registered'
+              and r['id'] == item['id']), None)
+    if r is None:
         raise ValueError(f'{path}: no pre-registered {item["id"]}')
-    r = found[0]
     mean = float(r['mean_diff'])
     family = claims.family_holm(ev)
     p_holm, p_family = float(r['p_holm']), family[item['study'], item['id']]
@@ -405,9 +404,8 @@ def _p(p: float) -> str:
     return '< 0.0001' if p < 1e-4 else f'{p:.4f}'
 
 
-def _with_collapses(ev: dict, method: Dict[int, float],
-                    base: Dict[int, float], interval: str,
-                    strength: str) -> dict:
+def _with_collapses(ev: dict, method: Dict[int, float], base: Dict[int, float],
+                    interval: str, strength: str) -> dict:
     """The item's text: interval and strength, or for a bimodal side
     (:func:`rankloss_lab.stats.collapse_floor`) the mean, per-seed table, exact
     rank test and 'k of n seeds trained'; a bimodal pre-registered test says
@@ -597,11 +595,10 @@ def verdict_tests_markdown(doc_dir: str = '.', root: str = ROOT) -> str:
             lines.append(f'  - {e["label"]}: {e["text"]}. *Scope:* '
                          f'{scope(e)} ([report]({link}/{e["report"]})).')
     lines.append('- **Pre-registered tests not in the verdict**')
-    for why in dict.fromkeys(LEFT_OUT.values()):
-        studies: Dict[str, List[str]] = {}
-        for (study, h), w in LEFT_OUT.items():
-            if w == why:
-                studies.setdefault(study, []).append(h)
+    groups: Dict[str, Dict[str, List[str]]] = {}
+    for (study, h), why in LEFT_OUT.items():
+        groups.setdefault(why, {}).setdefault(study, []).append(h)
+    for why, studies in groups.items():
         tests = [f'[`{study}`]({link}/{study}.md) {", ".join(hs)}'
                  for study, hs in studies.items()]
         lines.append(f'  - {" and ".join(tests)}: {why}.')

@@ -35,10 +35,6 @@ MARKER = re.compile(
     r'(<!-- /evidence-table -->)', re.S)
 
 
-def _interval(pair: Optional[dict]) -> str:
-    return '-' if pair is None else stats.ci_text(pair)
-
-
 def _rel(path: str, doc_dir: str) -> str:
     """``path`` (from the repository root) as seen from ``doc_dir``."""
     return osp.relpath(osp.join(ROOT, path),
@@ -73,7 +69,8 @@ def _difference(block: dict, label: str, values: Dict[int, float],
                     f'{names[side]}: {text}'
                     for side, text in mixed.items()) + '), exact '
                 f'signed-rank p {rank:.4f} (two-sided)')
-    return _interval(pair) + f' vs {block["baseline_label"]}'
+    return ('-' if pair is None else stats.ci_text(pair)) + \
+        f' vs {block["baseline_label"]}'
 
 
 def _pre_registered(block: dict, method: str) -> Optional[dict]:

@@ -29,8 +29,7 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
         return paired_difference(values.get(method, {}),
                                  values.get(baseline, {}))
 
-    out = []
-    done = set()
+    out, done = [], set()
     if record is not None:
         family = []
         for h in record['settings']['hypotheses']:

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from rankloss_lab.stats import (COLLAPSE_BELOW, bimodal, ci_text,
                                 collapse_floor, interval_text, mean_std,
-                                paired_difference, trained_text)
+                                mean_std_text, paired_difference, trained_text)
 from rankloss_lab.thresholds import conditions_block
 from .common import (THRESHOLDS, PreregistrationError, _fmt, _pct,
                      declared_methods, is_coco, metric_label, study_metrics,
@@ -326,11 +326,8 @@ def _lrp_lines(spec: dict, results: Dict[Tuple, dict],
         lrps = [r for r in lrps if r]
         if not lrps:
             continue
-        cells = []
-        for key in ('oLRP', 'oLRP_loc', 'oLRP_FP', 'oLRP_FN'):
-            mean, std = mean_std([100 * r[key] for r in lrps])
-            cells.append(f'{mean:.1f}' if len(lrps) < 2 else
-                         f'{mean:.1f} ± {std:.1f}')
+        cells = [mean_std_text([r[key] for r in lrps])
+                 for key in ('oLRP', 'oLRP_loc', 'oLRP_FP', 'oLRP_FN')]
         rows.append(f"| {spec['methods'][mname]['label']} | {len(lrps)} | "
                     + ' | '.join(cells) + ' |')
     if not rows:

@@ -78,8 +78,7 @@ def score_calibration(data_root: str, val_pkl: str, test_pkl: str,
                 at=at(scores), at_platt=at(fixed))
 
 
-def _olrp(dets: Sequence[dict], gts: Sequence[dict],
-          num_classes: int) -> dict:
+def _olrp(dets: Sequence[dict], gts: Sequence[dict], num_classes: int) -> dict:
     """moLRP and its components, as ``LRPMetric`` computes them."""
     from mmdet_rankloss.evaluation.class_thresholds import (
         class_matches, lrp_optimal_thresholds)
@@ -120,8 +119,7 @@ def olrp_on_dataset(config: str, options: Sequence[str],
 ATTEMPTS = 'attempts.json'
 
 
-def start_attempt(directory: str,
-                  resume: Optional[str] = None) -> List[dict]:
+def start_attempt(directory: str, resume: Optional[str] = None) -> List[dict]:
     """Notes a training attempt's start (and the modification time of the
     checkpoint ``resume`` it resumes from) in the run's folder; returns all
     attempts so far."""
@@ -424,9 +422,8 @@ def check_test_thresholds(spec: dict, methods: Sequence[str]) -> None:
                 f"or 'model.test_cfg.score_thr={low:g}'")
 
 
-def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool,
-             work_dir: str, jobs: int, phase: str,
-             preregistration: Optional[str] = None,
+def run_plan(spec: dict, plan: List[Tuple], evaluate_test: bool, work_dir: str,
+             jobs: int, phase: str, preregistration: Optional[str] = None,
              records: Optional[str] = None) -> None:
     """The runs of ``plan`` not finished yet (``rankloss_lab.runner``)."""
     if evaluate_test:

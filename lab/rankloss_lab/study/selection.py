@@ -14,12 +14,8 @@ from rankloss_lab.stats import COLLAPSE_BELOW, collapse_floor, trained
 
 def select_plan(spec: dict, methods: Sequence[str]) -> List[Tuple]:
     """(method, lr, seed) of the selection phase, seed by seed."""
-    plan = []
-    for seed in spec['select_seeds']:
-        for name in methods:
-            for lr in spec['methods'][name].get('lrs', []):
-                plan.append((name, float(lr), seed))
-    return plan
+    return [(name, float(lr), seed) for seed in spec['select_seeds']
+            for name in methods for lr in spec['methods'][name].get('lrs', [])]
 
 
 def reselect_plan(spec: dict, methods: Sequence[str],
@@ -110,8 +106,7 @@ def stable_lr(lr: float, grids: Sequence[Dict[float, float]]) -> float:
     return lr
 
 
-def grid_selection(spec: dict, results: Dict[Tuple, dict],
-                   name: str) -> dict:
+def grid_selection(spec: dict, results: Dict[Tuple, dict], name: str) -> dict:
     """How a grid method's lr is selected from ``results``.
 
     Returns ``dict(lr, seeds, scores, collapsed, pending, first)``: ``lr``

@@ -16,8 +16,7 @@ def test_plan(spec: dict, methods: Sequence[str],
     return [(m, chosen[m], seed) for seed in spec['seeds'] for m in methods]
 
 
-def test_methods(spec: dict, record: dict,
-                 requested: Optional[Sequence[str]],
+def test_methods(spec: dict, record: dict, requested: Optional[Sequence[str]],
                  exploratory: bool) -> List[str]:
     """The methods a frozen study tests (undeclared: ``--exploratory``)."""
     declared = declared_methods(spec)
