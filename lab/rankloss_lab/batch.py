@@ -13,33 +13,20 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 #: together (``docs/multi_gpu.md``).
 GLOBAL_RANKING = ('RaMBOAPLoss', 'RetrievalModel')
 
-__all__ = [
-    'BatchPlan', 'optimizer_lr', 'resolve_batch', 'per_process_batch',
-    'total_batch_options', 'format_options', 'ranking_losses', 'load_config'
-]
+__all__ = ['BatchPlan', 'optimizer_lr', 'resolve_batch', 'per_process_batch',
+           'total_batch_options', 'format_options', 'ranking_losses',
+           'load_config']
 
 
 class BatchPlan(NamedTuple):
-    """What MMEngine trains with for one number of processes.
-
-    Attributes:
-        processes (int): World size.
-        per_process (int): ``train_dataloader.batch_size``.
-        total (int): ``processes x per_process``, images per optimizer step.
-        base_batch (int | None): ``auto_scale_lr.base_batch_size`` (None
-            without ``auto_scale_lr``).
-        scaled (bool): Whether MMEngine scales the lr
-            (``auto_scale_lr.enable``).
-        config_lr (float): The optimizer's lr as written in the config.
-        lr (float): The lr MMEngine starts from (before the schedulers).
-    """
-    processes: int
-    per_process: int
-    total: int
-    base_batch: Optional[int]
-    scaled: bool
-    config_lr: float
-    lr: float
+    """What MMEngine trains with for one number of processes."""
+    processes: int  # the world size
+    per_process: int  # train_dataloader.batch_size
+    total: int  # processes x per_process, images per optimizer step
+    base_batch: Optional[int]  # auto_scale_lr.base_batch_size, or None
+    scaled: bool  # whether MMEngine scales the lr (auto_scale_lr.enable)
+    config_lr: float  # the optimizer's lr as written in the config
+    lr: float  # the lr MMEngine starts from (before the schedulers)
 
     @property
     def factor(self) -> float:
@@ -49,17 +36,12 @@ class BatchPlan(NamedTuple):
 
 def _get(node, key, default=None):
     """``node[key]`` for dicts and MMEngine ``ConfigDict`` alike."""
-    if node is None:
-        return default
     return node.get(key, default) if hasattr(node, 'get') else default
 
 
 def optimizer_lr(cfg) -> float:
-    """The lr of ``optim_wrapper.optimizer`` of a config.
-
-    Raises:
-        ValueError: The config has no single optimizer with an lr.
-    """
+    """The lr of ``optim_wrapper.optimizer`` of a config (ValueError
+    without a single optimizer with an lr)."""
     optimizer = _get(_get(cfg, 'optim_wrapper'), 'optimizer')
     lr = _get(optimizer, 'lr')
     if lr is None:
@@ -77,29 +59,20 @@ def resolve_batch(cfg, processes: int,
                   options: Optional[Dict[str, object]] = None,
                   auto_scale_lr: bool = False) -> BatchPlan:
     """The batch per process and in total, and the lr, that MMEngine trains a
-    config with on ``processes`` processes (as ``Runner.scale_lr``).
-
-    Args:
-        cfg (Config | dict): A loaded config.
-        processes (int): World size (``GPUS x NNODES``; 1 for ``train.py``).
-        options (dict, optional): ``--cfg-options`` to apply first.
-        auto_scale_lr (bool): ``tools/train.py --auto-scale-lr``. Defaults to
-            False.
-
-    Raises:
-        ValueError: No batch size or optimizer lr, or an enabled
-            ``auto_scale_lr`` without ``base_batch_size``.
+    config with on ``processes`` processes (as ``Runner.scale_lr``), the
+    world size (``GPUS x NNODES``; 1 for ``train.py``), after the
+    ``--cfg-options`` ``options``; ``auto_scale_lr``: ``tools/train.py
+    --auto-scale-lr``. ValueError without a batch size or optimizer lr, or
+    for an enabled ``auto_scale_lr`` without ``base_batch_size``.
     """
     _check_count('processes', processes)
     if options:
         from mmengine.config import Config
 
         # only the keys MMEngine reads for the batch and lr
-        cfg = Config({
-            key: _get(cfg, key)
-            for key in ('train_dataloader', 'optim_wrapper', 'auto_scale_lr')
-            if _get(cfg, key) is not None
-        })
+        keys = ('train_dataloader', 'optim_wrapper', 'auto_scale_lr')
+        cfg = Config({key: _get(cfg, key) for key in keys
+                      if _get(cfg, key) is not None})
         cfg.merge_from_dict(dict(options))
     per_process = _get(_get(cfg, 'train_dataloader'), 'batch_size')
     if per_process is None:
@@ -125,11 +98,7 @@ def resolve_batch(cfg, processes: int,
 
 
 def per_process_batch(total: int, processes: int) -> int:
-    """``total / processes``, which must be a whole number.
-
-    Raises:
-        ValueError: ``total`` is not a multiple of ``processes``.
-    """
+    """``total / processes``; ValueError unless a whole number."""
     _check_count('the total batch', total)
     _check_count('the number of processes', processes)
     if total % processes:
@@ -142,8 +111,7 @@ def per_process_batch(total: int, processes: int) -> int:
     return total // processes
 
 
-def total_batch_options(cfg, total: int,
-                        processes: int) -> Dict[str, int]:
+def total_batch_options(cfg, total: int, processes: int) -> Dict[str, int]:
     """``--cfg-options`` for a total batch ``total`` on ``processes``
     processes: ``train_dataloader.batch_size`` and, for a sampler that plans
     whole batches (``PKSampler``), its ``batch_size`` too."""

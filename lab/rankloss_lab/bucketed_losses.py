@@ -35,19 +35,13 @@ def hard_step(x: Tensor) -> Tensor:
 
 
 class Buckets(NamedTuple):
-    """The negatives grouped by their relation to the positives.
-
-    Attributes:
-        counts (Tensor): (B,) negatives per bucket, ``B = 2U + 1`` for ``U``
-            distinct positive scores; bucket ``2m + 1`` holds the negatives
-            tied with the ``m``-th lowest positive score, bucket ``2m`` those
-            between it and the next lower one.
-        relation (Tensor): (P, B) ``H(x_ij)`` of positive ``i`` and any
-            negative ``j`` of the bucket.
-        of_negative (Tensor): (N,) the bucket of each negative, in the
-            order of ``index``.
-        index (Tensor): (N,) the negatives' positions in the scores.
-    """
+    """The negatives grouped by their relation to the positives: ``counts``
+    (B,), negatives per bucket, ``B = 2U + 1`` for ``U`` distinct positive
+    scores (bucket ``2m + 1``: the negatives tied with the ``m``-th lowest
+    positive score; ``2m``: those between it and the next lower one);
+    ``relation`` (P, B), ``H(x_ij)`` of positive ``i`` and any negative
+    ``j`` of the bucket; ``of_negative`` (N,), each negative's bucket, in
+    the order of ``index`` (N,), the negatives' positions in the scores."""
     counts: Tensor
     relation: Tensor
     of_negative: Tensor
@@ -112,24 +106,13 @@ def bucketed_terms(scores: Tensor, positives: Tensor, mode: str = 'rs',
                    quality: Optional[Tensor] = None,
                    self_relation: float = 0.5,
                    dtype: torch.dtype = torch.float64):
-    """Value and update of one ranking, bucketed (see the module doc).
-
-    Args:
-        scores (Tensor): (n,) scores.
-        positives (Tensor): (n,) bool.
-        mode (str): ``'ap'`` or ``'rs'``.
-        negatives (Tensor, optional): (n,) bool, disjoint from
-            ``positives``. Defaults to ``~positives``.
-        quality (Tensor, optional): ``'rs'``: (P,) labels in [0, 1] of the
-            positives in index order. Defaults to ones.
-        self_relation (float): ``'rs'``: a positive's relation to itself.
-            Defaults to 0.5 (the RS authors' ``H(0)``).
-        dtype (torch.dtype): The working dtype. Defaults to float64.
-
-    Returns:
-        tuple[Tensor, Tensor]: The value (scalar, ``dtype``) and the
-        update (n,) in the scores' dtype.
-    """
+    """Value (scalar, ``dtype``, the working dtype) and update ((n,), the
+    scores' dtype) of one ranking, bucketed (see the module doc).
+    ``positives`` and ``negatives`` (default ``~positives``): disjoint (n,)
+    bool masks of the (n,) ``scores``; ``'rs'`` only: ``quality``, (P,)
+    labels in [0, 1] of the positives in index order (default ones), and
+    ``self_relation``, a positive's relation to itself (0.5: the RS
+    authors' ``H(0)``)."""
     if mode not in MODES:
         raise ValueError(f'bucketed_terms: mode must be one of {MODES}, '
                          f'got {mode!r}')

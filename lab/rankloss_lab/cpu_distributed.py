@@ -32,12 +32,10 @@ def cpu_distributed_args(argv: Sequence[str]) -> List[str]:
         """CPU processes have no device to select."""
 
     torch.cuda.set_device = no_device
-    options = [
-        'env_cfg.dist_cfg.backend=gloo',
-        'model_wrapper_cfg.type=MMDistributedDataParallel',
-        'model_wrapper_cfg.device_ids=None',
-        'model_wrapper_cfg.broadcast_buffers=False',
-    ]
+    options = ['env_cfg.dist_cfg.backend=gloo',
+               'model_wrapper_cfg.type=MMDistributedDataParallel',
+               'model_wrapper_cfg.device_ids=None',
+               'model_wrapper_cfg.broadcast_buffers=False']
     if '--cfg-options' in argv:
         at = argv.index('--cfg-options') + 1
         return argv[:at] + options + argv[at:]

@@ -9,11 +9,8 @@ from typing import Optional, Sequence
 
 
 def mmdet_tool_path(name: str) -> str:
-    """The path of one of MMDetection's tools, e.g. ``'train.py'``.
-
-    Raises:
-        FileNotFoundError: The installed mmdet lacks it (no ``.mim`` data).
-    """
+    """The path of one of MMDetection's tools, e.g. ``'train.py'``
+    (FileNotFoundError where the installed mmdet has no ``.mim`` data)."""
     import mmdet
     path = osp.join(osp.dirname(mmdet.__file__), '.mim', 'tools', name)
     if not osp.isfile(path):

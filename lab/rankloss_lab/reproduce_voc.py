@@ -119,8 +119,7 @@ def main(argv=None) -> str:
         """(config, run folder, options) of a (row, loss) pair."""
         row, loss = item
         config = osp.join('configs', 'rambo', ROWS[row][4].format(loss))
-        run_options = list(options)
-        name = loss
+        run_options, name = list(options), loss
         if loss == 'rambo' and args.gpus > 1:
             # rank the RoIs of all devices together, as the paper's one
             # device ranked its whole batch

@@ -114,8 +114,7 @@ def write_report(spec: dict, results: Dict[Tuple, dict],
                 name, method, lr, seed, chosen[method]['lr'] == lr,
                 f'{run["last_val_r1"]:.4f}', f'{run[TRAINED]["R@1"]:.4f}',
                 f'{run[TRAINED]["R@8"]:.4f}', f'{run[TRAINED]["MAP@R"]:.4f}',
-                f'{run["seconds"]:.1f}'
-            ])
+                f'{run["seconds"]:.1f}'])
     machines = sorted({r.get('machine') or '?' for r in results.values()})
     md = [f'# Retrieval study `{name}`', '', spec.get('description', ''), '',
           f'Machine: {", ".join(machines)}. Recall in %; seeds '
