@@ -2,8 +2,7 @@
 """Trains and evaluates Faster R-CNN with CE, RaMBO and RaMBO + CE on the toy
 VOC.
 
-    python tools/quickstart.py [--losses ce rambo rambo-bce ...] [--jobs 3]
-        [--calibrate] [--cfg-options KEY=VALUE ...]
+    python tools/quickstart.py [--losses ce rambo rambo-bce ...] [--calibrate]
 
 Writes ``<work-dir>/results.md`` and ``results.json``
 (docs/get_started.md#quickstart); each run's log: ``<loss>_train.log``.

@@ -1,11 +1,8 @@
 #!/usr/bin/env python
 """Retrieval quickstart: train with the RaMBO recall loss, print Recall@K.
 
-    python tools/retrieval_quickstart.py [--config CONFIG] [--work-dir DIR]
-        [--epochs N] [--seeds S ...] [--threads T]
-        [--cfg-options KEY=VALUE ...]
-    python tools/retrieval_quickstart.py --show CHECKPOINT [--config CONFIG]
-        [--out PNG] [--num-queries 8] [--topk 6] [--query-ids I ...]
+    python tools/retrieval_quickstart.py [--seeds S ...] ...
+    python tools/retrieval_quickstart.py --show CHECKPOINT [--out PNG] ...
 
 Prints and writes ``<work-dir>/results.txt`` (several ``--seeds``: per
 seed in ``<work-dir>/seed<S>``, with mean and sd); ``--show`` draws a
@@ -206,8 +203,7 @@ def results_as_json(args, results) -> dict:
                 out['last_val']),
             val_is_test=bool(out['val_is_test']))
         seeds[str(seed)] = row
-    return dict(config=osp.relpath(osp.abspath(args.config)),
-                loss=args.loss,
+    return dict(config=osp.relpath(osp.abspath(args.config)), loss=args.loss,
                 cfg_options=dict(args.cfg_options or {}),
                 machine=machine_name(), seeds=seeds)
 

@@ -2,9 +2,7 @@
 """Tests a detector: MMDetection's ``tools/test.py`` after
 ``mmdet_rankloss.patches.enable_all()`` (docs/architecture.md).
 
-    python tools/test.py CONFIG CHECKPOINT [--work-dir DIR] [--out FILE.pkl]
-        [--show] [--show-dir DIR] [--cfg-options KEY=VALUE ...] [--tta]
-        [--launcher {none,pytorch,slurm,mpi}]
+    python tools/test.py CONFIG CHECKPOINT [--out FILE.pkl] ...
 
 The metric is the config's ``test_evaluator``, logged under ``--work-dir``.
 """

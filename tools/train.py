@@ -1,9 +1,7 @@
 #!/usr/bin/env python
 """Trains a detector; MMDetection's ``tools/train.py`` with mmdet_rankloss.
 
-    python tools/train.py CONFIG [--work-dir DIR] [--amp] [--auto-scale-lr]
-        [--resume [CHECKPOINT]] [--cfg-options KEY=VALUE ...]
-        [--launcher {none,pytorch,slurm,mpi}]
+    python tools/train.py CONFIG [--work-dir DIR] [--resume] ...
 
 MMDetection's script after ``import mmdet_rankloss`` and
 ``mmdet_rankloss.patches.enable_all()`` (``mmdet_rankloss::`` bases,

@@ -40,9 +40,8 @@ def choose_thresholds(dets: Sequence[dict], gts: Sequence[dict],
         class_matches(dets, gts, num_classes, iou_thr), iou_thr)
 
 
-def fit_pipelines(dets: Sequence[dict], gts: Sequence[dict],
-                  num_classes: int, thresholds: Sequence[float],
-                  args) -> Dict[str, dict]:
+def fit_pipelines(dets: Sequence[dict], gts: Sequence[dict], num_classes: int,
+                  thresholds: Sequence[float], args) -> Dict[str, dict]:
     """Per kind of :data:`KINDS`, fitted on the val boxes ``thresholds``
     keep: ``calibrations`` (per class, None: scores kept), ``after`` (the
     thresholds on the calibrated scores) and ``notes`` (fits not made)."""

@@ -2,10 +2,9 @@
 """Fits a monotone score calibration on validation detections.
 
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
-        --config CONFIG [--cfg-options KEY=VALUE ...]
-        [--write-config OUT.py [--base CONFIG]]
+        --config CONFIG [--write-config OUT.py [--base CONFIG]]
     python tools/analysis_tools/fit_score_calibration.py val.pkl \
-        --data-root data/digits_voc/VOCdevkit [--split val] [--classes voc]
+        --data-root data/digits_voc/VOCdevkit [--split val]
 
 ``val.pkl``: ``tools/test.py --out`` on the held-out split
 (docs/thresholds.md). With ``--config`` it stops on a val image the config
@@ -89,11 +88,8 @@ def score_advice(model) -> Advice:
 
 
 def calibration_path(base: str) -> List[str]:
-    """Keys from ``model`` down to the RaMBO loss of the config ``base``.
-
-    Raises:
-        SystemExit: For a model that stores no calibration.
-    """
+    """Keys from ``model`` down to the RaMBO loss of the config ``base``
+    (SystemExit for a model that stores no calibration)."""
     from mmengine.config import Config
 
     import mmdet_rankloss  # noqa: F401  (mmdet_rankloss:: bases)
@@ -117,11 +113,7 @@ def _instead(advice: Advice) -> str:
 def write_config(path: str, a: float, b: float,
                  base: Optional[str] = None) -> str:
     """Writes ``(a, b)`` into ``path``: its ``score_calibration`` line,
-    or a new config inheriting ``base``.
-
-    Raises:
-        SystemExit: When there is nowhere to write it.
-    """
+    or a new config inheriting ``base`` (SystemExit: nowhere to write)."""
     value = f'score_calibration = ({a:.4f}, {b:.4f})'
     if base is None:
         if not osp.isfile(path):

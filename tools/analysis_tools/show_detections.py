@@ -1,10 +1,8 @@
 #!/usr/bin/env python
 """Draws the ground truth and the detections of several runs side by side.
 
-    python tools/analysis_tools/show_detections.py OUT.png \
-        --data-root data/digits_voc/VOCdevkit --split test \
-        --run "cross-entropy=work_dirs/studies/.../ce/lr0.04_seed0" \
-        [--run ...] [--num-images 6] [--score-thr 0.3] [--platt] [--scale 3]
+    python tools/analysis_tools/show_detections.py OUT.png --data-root \
+        data/digits_voc/VOCdevkit --run "CE=work_dirs/.../lr0.04_seed0" ...
 
 A RUN is a ``tools/study.py`` run directory (``eval_<split>/
 detections.pkl``) or the ``.pkl``; nothing is re-run. Boxes are drawn by

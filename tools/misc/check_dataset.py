@@ -2,7 +2,6 @@
 """Checks the datasets and the losses of a config before a long run.
 
     python tools/misc/check_dataset.py CONFIG [--decode]
-        [--cfg-options K=V ...]
 
 Lists each fault of CONFIG's train, val and test datasets (through
 dataset wrappers), one line naming file, field and value, and exits 1 on
@@ -64,9 +63,7 @@ def check_voc(cfg: dict, decode: bool) -> Tuple[int, List[str]]:
             osp.join(sub_root, cfg.get('ann_subdir', 'Annotations'),
                      f'{img_id}.xml'),
             osp.join(sub_root, cfg.get('img_subdir', 'JPEGImages'),
-                     f'{img_id}.jpg'),
-            classes,
-            check_image=True,
+                     f'{img_id}.jpg'), classes, check_image=True,
             decode=decode)
         faults += report.errors
         if not skip_unknown:

@@ -82,10 +82,8 @@ def accuracy(model: torch.nn.Module, images: np.ndarray,
              labels: np.ndarray, chunk: int = 500) -> dict:
     """Top-1 accuracy over all classes and over the ten digits."""
     model.eval()
-    pred = torch.cat([
-        model(to_input(images[i:i + chunk])).argmax(1)
-        for i in range(0, len(images), chunk)
-    ]).numpy()
+    pred = torch.cat([model(to_input(images[i:i + chunk])).argmax(1)
+                      for i in range(0, len(images), chunk)]).numpy()
     model.train()
     right = pred == labels
     digits = labels < 10

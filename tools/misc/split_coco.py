@@ -21,12 +21,8 @@ import numpy as np
 
 def split_coco(data: dict, val_fraction: float,
                seed: int = 0) -> Tuple[dict, dict]:
-    """``(train, val)`` COCO dicts of ``data`` (see the module docstring).
-
-    Raises:
-        ValueError: For a fraction outside (0, 1), a file without images or
-            with fewer than two (nothing to split).
-    """
+    """``(train, val)`` COCO dicts of ``data`` (see the module docstring);
+    ValueError for a fraction outside (0, 1) or fewer than two images."""
     if not 0.0 < val_fraction < 1.0:
         raise ValueError(f'split_coco: val_fraction must lie in (0, 1), got '
                          f'{val_fraction!r}')
