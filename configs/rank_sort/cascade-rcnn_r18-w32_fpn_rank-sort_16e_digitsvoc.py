@@ -1,7 +1,7 @@
 # RS-Cascade R-CNN on DigitsVOC: the RS Faster R-CNN of
-# `../digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py` (its RPN,
-# heads, data, schedule and lr, not selected for the cascade; stock RPN: as
-# that config says) made the three-stage cascade of
+# `../digitsvoc/faster-rcnn_r18-w32_fpn_rank-sort_16e_digitsvoc.py` (its RS
+# RPN, `RankSortBBoxHead`, data, schedule and lr, not selected for the
+# cascade; stock RPN: as that config says) made the three-stage cascade of
 # `cascade-rcnn_r50_fpn_rank-sort_1x_coco.py`.
 # Batch: 8 images per process; lr 0.02 is for a total batch of 8,
 # and auto_scale_lr scales it to the total (docs/multi_gpu.md).
