@@ -4,14 +4,13 @@ generated from the study reports: one entry per study that trained a config
 :data:`MARK_END` (every other line of a metafile stays byte for byte).
 """
 import json
-import os
 import os.path as osp
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import stats
 from .results import EVIDENCE, EXTRA, RESULTS, ROOT, study_rows, test_values
-from .runner import read_json
+from .runner import read_json, read_text
 
 __all__ = ['LOSS_VERSION_NOTES', 'MARK_BEGIN', 'MARK_END', 'results',
            'declared_methods', 'metafile_paths', 'metafile_entries',
@@ -147,7 +146,9 @@ def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
 
 def quickstart_results(path: str) -> List[dict]:
     """The quickstart's one run per config; [] while its JSON is absent."""
-    data = read_json(path) or dict(rows=[])
+    data = read_json(path)
+    if data is None:
+        return []
     return [dict(
         config=row['config'], study='quickstart', method=row['loss'],
         task='Object Detection',
@@ -448,8 +449,6 @@ def readme_updates(root: str = ROOT,
     out = {}
     for rel, (_, new) in metafiles.items():
         readme = osp.join(osp.dirname(rel), 'README.md')
-        path = osp.join(root, readme)
-        with open(path if osp.isfile(path) else os.devnull,
-                  encoding='utf-8') as f:
-            out[readme] = (f.read(), family_readme(rel, new))
+        out[readme] = (read_text(osp.join(root, readme)) or '',
+                       family_readme(rel, new))
     return out

@@ -100,12 +100,18 @@ def run_dir(work_dir: str, study: str, method: str, lr: float,
     return osp.join(work_dir, study, method, f'{lr_tag(lr)}_seed{seed}')
 
 
-def read_json(path: str) -> Optional[dict]:
-    """The JSON file at ``path``, or None when there is none."""
+def read_text(path: str) -> Optional[str]:
+    """The text file at ``path``, or None when there is none."""
     if not osp.isfile(path):
         return None
     with open(path, encoding='utf-8') as f:
-        return json.load(f)
+        return f.read()
+
+
+def read_json(path: str) -> Optional[dict]:
+    """The JSON file at ``path``, or None when there is none."""
+    text = read_text(path)
+    return None if text is None else json.loads(text)
 
 
 def last_checkpoint(directory: str, required: bool = False) -> Optional[str]:

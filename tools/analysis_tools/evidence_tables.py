@@ -25,7 +25,7 @@ from rankloss_lab import (claims, metafile_results, speed_tables, stats,
                           thresholds, verdict)
 from rankloss_lab.results import (EVIDENCE, RESULTS, read_csv, study_rows,
                                   test_values)
-from rankloss_lab.runner import read_json
+from rankloss_lab.runner import read_json, read_text
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -244,13 +244,6 @@ TABLES: Dict[str, Callable[..., Optional[str]]] = {
     'speed': speed_tables.speed_table}
 
 
-def _read(path: str) -> Optional[str]:
-    if not osp.isfile(path):
-        return None
-    with open(path, encoding='utf-8') as f:
-        return f.read()
-
-
 def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
     """``{file: (old, new)}`` of every metafile, every config folder's
     README.md and the report of every pre-registered test corrected twice
@@ -259,7 +252,7 @@ def generated_files(root: str = ROOT) -> Dict[str, Tuple[str, str]]:
     readmes = metafile_results.readme_updates(root, metafiles)
     family = osp.join(EVIDENCE, claims.FAMILY_REPORT)
     return {**metafiles, **readmes, family: (
-        _read(osp.join(root, family)) or '',
+        read_text(osp.join(root, family)) or '',
         claims.family_markdown(osp.join(root, EVIDENCE)))}
 
 
@@ -321,7 +314,7 @@ def update(root: str = ROOT) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
     table names."""
     out, skipped = {}, []
     for rel in doc_files(root):
-        old = _read(osp.join(root, rel))
+        old = read_text(osp.join(root, rel))
         if not markers(old):
             continue
         out[rel] = (old, render(old, osp.dirname(rel) or '.', skipped))
@@ -447,7 +440,7 @@ def plot_status(root: str = ROOT) -> Tuple[Optional[str], str, bool]:
     the PNG was drawn from the generated JSON)."""
     new = plot_json(root)
     digest = hashlib.sha256(new.encode('utf-8')).hexdigest()
-    return (_read(osp.join(root, PLOT_JSON)), new,
+    return (read_text(osp.join(root, PLOT_JSON)), new,
             png_digest(osp.join(root, PLOT_PNG)) == digest)
 
 
