@@ -63,7 +63,7 @@ def score_advice(model) -> Advice:
     init_default_scope('mmdet')
     roi_head = model.get('roi_head')
     head = (roi_head or model).get('bbox_head')
-    path = ['roi_head'] * bool(roi_head) + ['bbox_head', 'loss_cls']
+    path = (['roi_head'] if roi_head else []) + ['bbox_head', 'loss_cls']
     if not hasattr(head, 'get') or not hasattr(head.get('loss_cls'), 'get'):
         return Advice('hook', None, 'its classification loss is not at '
                       'model.roi_head.bbox_head.loss_cls or '

@@ -52,8 +52,8 @@ def annotation_xml(img_id: str, folder: str, size: int,
 def _object_xml(el: ET.Element, obj: dict) -> None:
     ET.SubElement(el, 'name').text = obj['name']
     ET.SubElement(el, 'pose').text = 'Unspecified'
-    for key in ('truncated', 'difficult'):
-        ET.SubElement(el, key).text = str(int(obj.get(key, False)))
+    ET.SubElement(el, 'truncated').text = str(int(obj.get('truncated', False)))
+    ET.SubElement(el, 'difficult').text = str(int(obj['difficult']))
     bndbox = ET.SubElement(el, 'bndbox')
     for key, value in zip(('xmin', 'ymin', 'xmax', 'ymax'), obj['box']):
         ET.SubElement(bndbox, key).text = str(value + 1)
