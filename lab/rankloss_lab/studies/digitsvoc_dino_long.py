@@ -48,12 +48,12 @@
 # at 4e-4) have their mean best inside the grid.
 # Cost (one thread per run, two runs side by side on the 2-core machine):
 # an epoch with its val about 120 s of wall time per run (53 s per
-# run-epoch with two side by side); 26 of the 32 selection runs of 12
-# epochs left after the first six, about 4.6 hours, 12 test runs of 36
-# epochs about 6.4 hours. With the budget phases (168 run-epochs, 2.5
-# hours) and the first selection runs (about 0.8 hours) about 14 hours of
-# training: past the 10 hours, which hold no levelled-off budget after a
-# fair selection.
+# run-epoch with two side by side); 30 of the 36 selection runs of 12
+# epochs (4 at 1.6e-3) left after the first six, about 5.3 hours, 12 test
+# runs of 36 epochs about 6.4 hours. With the budget phases (168
+# run-epochs, 2.5 hours) and the first selection runs (about 0.8 hours)
+# about 15 hours of training: past the 10 hours, which hold no
+# levelled-off budget after a fair selection.
 _base_ = './digitsvoc_dino_12e.py'  # its methods, grid and selection
 _epochs = 36  # the budget phase's (see above)
 _grid = [0.0001, 0.0002, 0.0004, 0.0008]
