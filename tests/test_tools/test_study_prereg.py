@@ -164,6 +164,31 @@ def test_freeze_then_test_then_report(study, tmp_path, fake_training,
         ('mix', 'pre-registered'), ('extra', 'exploratory')]
 
 
+def test_an_exploratory_study_freezes_every_method(study, tmp_path,
+                                                  fake_training):
+    """No hypothesis: the freeze holds every method's settings, the test
+    phase runs them all, every comparison is exploratory."""
+    args, out = _setup(tmp_path, SPEC.replace(
+        "hypotheses = [dict(method='mix', alternative='greater')]",
+        'hypotheses = []'), name='expl')
+    study.main(args + ['--phase', 'select'])
+    paths = study.main(args + ['--freeze'])
+    record = json.load(open(paths['json']))
+    assert record['settings']['hypotheses'] == []
+    assert sorted(record['settings']['methods']) == ['ce', 'extra', 'mix']
+    assert record['settings']['methods']['extra']['options'] == ['x=1']
+    assert 'None: an exploratory study.' in open(paths['md']).read()
+    fake_training.clear()
+    report = study.main(args + ['--phase', 'test'])
+    assert sum(c[1] == 'tools/train.py' for c in fake_training) == 9
+    md = open(report['md']).read()
+    assert 'no hypothesis (an exploratory study' in md
+    assert 'Exploratory family: m = 2 comparisons' in md
+    rows = list(csv.DictReader(open(report['comparisons'])))
+    assert [(r['method'], r['family']) for r in rows] == [
+        ('mix', 'exploratory'), ('extra', 'exploratory')]
+
+
 @pytest.mark.parametrize('old, new, message', [
     ('seeds = [10, 11, 12]', 'seeds = [10, 11, 12, 13]',
      'test_seeds: frozen [10, 11, 12], now [10, 11, 12, 13]'),

@@ -31,10 +31,17 @@ class PreregistrationError(RuntimeError):
     """A test run or a report that the study's pre-registration forbids."""
 
 
-def declared_methods(spec: dict) -> List[str]:
+def hypothesis_methods(spec: dict) -> List[str]:
     """The methods the hypotheses name (tested or baseline), spec order."""
     names = {h[k] for h in spec['hypotheses'] for k in ('method', 'baseline')}
     return [m for m in spec['methods'] if m in names]
+
+
+def declared_methods(spec: dict) -> List[str]:
+    """The methods a pre-registration freezes: those its hypotheses name,
+    or every method of an exploratory study (no hypotheses)."""
+    return (hypothesis_methods(spec) if spec['hypotheses']
+            else list(spec['methods']))
 
 
 def study_metrics(spec: dict) -> List[str]:

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 from rankloss_lab.stats import (COLLAPSE_BELOW, COLLAPSE_FRACTION,
                                 bimodal_texts, corrected_family, interval_text,
                                 paired_difference, signed_rank_test)
-from .common import (declared_methods, hypothesis_metric, hypothesis_text,
+from .common import (hypothesis_methods, hypothesis_metric, hypothesis_text,
                      metric_label, study_metrics)
 from .selection import seed_overlap
 
@@ -39,7 +39,7 @@ def study_comparisons(spec: dict, per_method: Dict[str, Dict[int, float]],
             done.add((h['method'], h['baseline'], key))
         out += corrected_family(family, spec['alpha'])
     family = []
-    declared = declared_methods(spec) if record is not None else []
+    declared = hypothesis_methods(spec) if record is not None else []
     pairs = [(mname, spec['baseline']) for mname in per_method
              if mname != spec['baseline'] and mname not in declared]
     pairs += [(c['method'], c['baseline'])

@@ -219,11 +219,15 @@ def preregistration_markdown(spec: dict, record: dict) -> str:
     md += ['## Hypotheses', '',
            f"Metric: {st['metric']} on the `{st['test_split']}` split, per "
            'seed; the statistic is the mean paired difference method - '
-           f"baseline over the test seeds. m = {m} comparison"
-           f"{'s' if m != 1 else ''}, alpha = {alpha:g}: paired t-tests, "
-           f'Holm-adjusted p-values; Bonferroni intervals at level '
-           f'1 - {alpha:g}/{m} = {1 - alpha / m:.4g} (one-sided for a '
-           'one-sided hypothesis).', '']
+           'baseline over the test seeds. ' + (
+               f"m = {m} comparison{'s' if m != 1 else ''}, alpha = "
+               f'{alpha:g}: paired t-tests, Holm-adjusted p-values; '
+               f'Bonferroni intervals at level 1 - {alpha:g}/{m} = '
+               f'{1 - alpha / m:.4g} (one-sided for a one-sided '
+               'hypothesis).' if m else
+               'None: an exploratory study. Its methods, lrs, options and '
+               'test seeds are frozen here; every method is compared with '
+               'the baseline, two-sided, in the exploratory family.'), '']
     sign = {'greater': '>', 'less': '<', 'two-sided': '!='}
     labels = record.get('labels', {})
     for h in st['hypotheses']:

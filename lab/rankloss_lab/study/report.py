@@ -401,6 +401,8 @@ def preregistration_sentence(spec: dict, record: Optional[dict]) -> str:
     ids = ', '.join(h['id'] for h in record['settings']['hypotheses'])
     return (f"Pre-registered: `{osp.basename(record['path'])}`, frozen "
             f"{record['frozen_at']} (settings SHA-256 "
-            f"`{record['settings_sha256'][:12]}`), hypotheses {ids}; every "
-            'pre-registered test run started after the freeze. Rows marked '
-            'exploratory were not declared.')
+            f"`{record['settings_sha256'][:12]}`), " +
+            (f'hypotheses {ids}' if ids else 'no hypothesis (an exploratory '
+             'study: its settings and test seeds frozen, every comparison '
+             'exploratory)') + '; every pre-registered test run started '
+            'after the freeze. Rows marked exploratory were not declared.')
