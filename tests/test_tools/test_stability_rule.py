@@ -41,6 +41,10 @@ def test_the_rule_applies_to_every_study_selected_after_it():
                for s in (5, 11)}
     sel = selection.grid_selection(spec, results, 'm')
     assert (sel['lr'], sel['unstable_lr']) == (0.02, 0.04)
+    # the frozen 'how' of the lr says so
+    assert selection.selection_note(spec, 'm', results).endswith(
+        '; the stability rule took it over the best, lr 0.04, whose next '
+        'larger grid lr collapsed on a selection seed')
     spec['name'] = 'digitsvoc_dense_fixed_16e'  # selected before the rule
     assert selection.grid_selection(spec, results, 'm')['lr'] == 0.04
 

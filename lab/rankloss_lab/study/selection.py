@@ -232,17 +232,23 @@ def selection_note(spec: dict, name: str,
                else dict(collapsed=False))
         if sel['collapsed']:
             seeds = sel['seeds']
-            return (f'best mean val AP50 over seeds {seeds[0]} and '
+            text = (f'best mean val AP50 over seeds {seeds[0]} and '
                     f'{seeds[1]} of the grid {{{grid}}}, in this study (re-'
                     f'selected: on seed {seeds[0]} its best, '
                     f"{100 * sel['first'][sel['collapsed_lr']]:.1f} at lr "
                     f"{sel['collapsed_lr']:g}, had collapsed)")
-        if len(spec['select_seeds']) > 1:
-            return (f'best mean val AP50 over seeds '
+        elif len(spec['select_seeds']) > 1:
+            text = (f'best mean val AP50 over seeds '
                     f"{', '.join(map(str, spec['select_seeds']))} of the grid "
                     f'{{{grid}}}, in this study')
-        return (f'best val AP50 of the grid {{{grid}}}, seed '
-                f"{spec['select_seed']}, in this study")
+        else:
+            text = (f'best val AP50 of the grid {{{grid}}}, seed '
+                    f"{spec['select_seed']}, in this study")
+        if 'unstable_lr' in sel:
+            text += (f"; the stability rule took it over the best, lr "
+                     f"{sel['unstable_lr']:g}, whose next larger grid lr "
+                     'collapsed on a selection seed')
+        return text
     on = m.get('selected_on')
     if not on:
         return 'declared in the spec (no selection record)'
