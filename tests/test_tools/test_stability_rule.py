@@ -87,3 +87,29 @@ def test_every_shipped_lr_of_the_one_seed_study_follows_the_rule():
             stable[method], (method, m['config'])
         with open(path, encoding='utf-8') as f:
             assert 'stability rule' in ' '.join(f.read().split()), path
+
+
+def test_the_digitsvoc_dino_configs_ship_their_selected_lrs():
+    """Each DigitsVOC DINO config carries the lr `digitsvoc_dino_long`
+    selected on val (RaMBO + focal's moved by the rule from 0.0008) and
+    froze before its test runs."""
+    import json
+
+    from mmengine.config import Config
+    spec = study.load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
+                                    'digitsvoc_dino_long.py'))
+    results = study.collect_results(
+        spec, osp.join(ROOT, 'work_dirs', 'no_such_dir'),
+        osp.join(ROOT, 'docs', 'evidence', 'runs'))
+    chosen = study.selected_lrs(spec, results)
+    assert chosen == dict(focal=0.0004, quality_focal=0.0004,
+                          rank_sort=0.0008, rambo_focal=0.0004)
+    assert selection.grid_selection(
+        spec, results, 'rambo_focal')['unstable_lr'] == 0.0008
+    with open(osp.join(ROOT, 'docs', 'evidence',
+                       'digitsvoc_dino_long_preregistration.json')) as f:
+        frozen = json.load(f)['settings']['methods']
+    for method, m in spec['methods'].items():
+        lr = Config.fromfile(osp.join(ROOT, m['config'])).optim_wrapper\
+            .optimizer.lr
+        assert lr == chosen[method] == frozen[method]['lr'], method
