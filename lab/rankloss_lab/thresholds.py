@@ -187,18 +187,33 @@ def budget_gains(study: str, evidence: str = EVIDENCE) -> Dict[str, float]:
     return budget_runs(study, evidence)[0]
 
 
+def test_schedule(study: str, evidence: str = EVIDENCE) -> list:
+    """The frozen ``test_phase_options`` that give the test runs a schedule
+    of their own (any but ``train_cfg.val_interval``): empty where they
+    train as the selection runs did."""
+    path = osp.join(evidence, f'{study}_preregistration.json')
+    if not osp.isfile(path):
+        return []
+    options = read_json(path)['settings'].get('test_phase_options', [])
+    return [o for o in options if not o.startswith('train_cfg.val_interval')]
+
+
 def budget_runs(study: str, evidence: str = EVIDENCE
                 ) -> Tuple[Dict[str, float], str]:
     """``(gains, whose)``: :func:`budget_gains` from the study CSV's
     per-epoch val curves of the test runs at each method's selected lr
-    (``'test seeds'``), or, where those have none, of the selection runs
-    (``'selection seeds'``)."""
+    (``'test seeds'``), or, where those have none and the test runs train
+    on the selection's schedule (:func:`test_schedule`), of the selection
+    runs (``'selection seeds'``)."""
     from rankloss_lab.results import read_csv
     path = osp.join(evidence, f'{study}.csv')
     if not osp.isfile(path):
         return {}, 'test seeds'
     rows = [r for r in read_csv(path) if r.get('selected_lr') == 'True']
-    for whose, tested in (('test seeds', True), ('selection seeds', False)):
+    sources = [('test seeds', True)] + (
+        [] if test_schedule(study, evidence) else
+        [('selection seeds', False)])
+    for whose, tested in sources:
         gains: Dict[str, list] = {}
         for row in rows:
             if bool(row.get('test_ap50')) != tested:
@@ -216,6 +231,12 @@ def budget_runs(study: str, evidence: str = EVIDENCE
 def budget_text(study: str, evidence: str = EVIDENCE) -> str:
     """Whether a study's methods were still learning at the end, in words."""
     gains, whose = budget_runs(study, evidence)
+    own = test_schedule(study, evidence)
+    if not gains and own:
+        return ('**Budget.** The test runs train on a schedule of their own, '
+                'frozen before them (' + ', '.join(f'`{o}`' for o in own) +
+                '), and validate after their last epoch only: the selection '
+                "runs' val curves are of another schedule.\n")
     if not gains:
         return ''
     rising = [m for m, g in gains.items() if g > STILL_RISING]

@@ -4,6 +4,7 @@ config has changed since, the reports and the results table say where a
 comparison crossed thresholds, and the budget sentence matches the curves.
 """
 import csv
+import json
 import os.path as osp
 
 import pytest
@@ -20,7 +21,8 @@ EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
                                    'confirm_digitsvoc',
                                    'digitsvoc_rank_sort_frcnn_16e'])
 def test_recorded_thresholds_follow_the_configs_and_options(study):
-    spec = load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies', f'{study}.py'))
+    spec = load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
+                              f'{study}.py'))
     recorded = thresholds.test_thresholds(study)
     assert set(recorded) == set(spec['methods'])
     for method in spec['methods']:
@@ -101,6 +103,23 @@ def test_budget_of_test_runs_without_curves_is_the_selection_runs(tmp_path):
         csv.writer(f).writerows([head] + rows)
     assert thresholds.budget_runs('s', str(tmp_path)) == (
         {'ce': pytest.approx(0.1)}, 'test seeds')
+    # test runs on a schedule of their own, validated at the end only: the
+    # selection's curves say nothing of their budget
+    rows[-1][-5:] = ['', '', '', '', 0.5]
+    with open(tmp_path / 's.csv', 'w', newline='', encoding='utf-8') as f:
+        csv.writer(f).writerows([head] + rows)
+    options = ['train_cfg.max_epochs=36', 'train_cfg.val_interval=36']
+    (tmp_path / 's_preregistration.json').write_text(json.dumps(
+        dict(settings=dict(test_phase_options=options))))
+    assert thresholds.test_schedule('s', str(tmp_path)) == options[:1]
+    assert thresholds.budget_runs('s', str(tmp_path)) == ({}, 'test seeds')
+    text = thresholds.budget_text('s', str(tmp_path))
+    assert '(`train_cfg.max_epochs=36`)' in text
+    assert 'still learning' not in text
+    # val_interval alone keeps the selection's schedule
+    (tmp_path / 's_preregistration.json').write_text(json.dumps(
+        dict(settings=dict(test_phase_options=options[1:]))))
+    assert thresholds.budget_runs('s', str(tmp_path))[1] == 'selection seeds'
 
 
 @pytest.mark.slow  # reads every study's records (about 15 s)
