@@ -9,7 +9,8 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import stats
-from .results import EVIDENCE, EXTRA, RESULTS, ROOT, study_rows, test_values
+from .results import (EVIDENCE, EXTRA, RESULTS, ROOT, frozen_settings,
+                      study_rows, test_values)
 from .runner import read_json, read_text
 
 __all__ = ['LOSS_VERSION_NOTES', 'MARK_BEGIN', 'MARK_END', 'results',
@@ -85,9 +86,8 @@ def _run_lr(rows: Sequence[dict], method: str, metric: str) -> float:
 
 def declared_methods(root: str, study: str) -> Optional[List[str]]:
     """The methods a study's pre-registration declared; None without one."""
-    path = osp.join(root, EVIDENCE, f'{study}_preregistration.json')
-    record = read_json(path)
-    return None if record is None else list(record['settings']['methods'])
+    settings = frozen_settings(study, osp.join(root, EVIDENCE))
+    return None if settings is None else list(settings['methods'])
 
 
 def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:

@@ -9,9 +9,10 @@ import os.path as osp
 from typing import Dict, List, Optional, Sequence
 
 from rankloss_lab.paths import ROOT
+from rankloss_lab.runner import read_json
 
 __all__ = ['EVIDENCE', 'ROOT', 'RESULTS', 'EXTRA', 'read_csv', 'study_rows',
-           'test_values', 'metric_column']
+           'test_values', 'metric_column', 'frozen_settings']
 
 EVIDENCE = 'docs/evidence'
 
@@ -45,6 +46,13 @@ def metric_column(rows: Sequence[dict],
     """``test_<metric>`` for an extra metric of the study, else None."""
     column = f'test_{metric}' if metric else None
     return column if rows and column in rows[0] else None
+
+
+def frozen_settings(study: str, evidence: str) -> Optional[dict]:
+    """The ``settings`` of ``<evidence>/<study>_preregistration.json``;
+    None where the study was not frozen."""
+    record = read_json(osp.join(evidence, f'{study}_preregistration.json'))
+    return None if record is None else record['settings']
 
 
 def study_rows(study: str, root: str = ROOT) -> List[dict]:

@@ -191,11 +191,10 @@ def test_schedule(study: str, evidence: str = EVIDENCE) -> list:
     """The frozen ``test_phase_options`` that give the test runs a schedule
     of their own (any but ``train_cfg.val_interval``): empty where they
     train as the selection runs did."""
-    path = osp.join(evidence, f'{study}_preregistration.json')
-    if not osp.isfile(path):
-        return []
-    options = read_json(path)['settings'].get('test_phase_options', [])
-    return [o for o in options if not o.startswith('train_cfg.val_interval')]
+    from rankloss_lab.results import frozen_settings
+    settings = frozen_settings(study, evidence) or {}
+    return [o for o in settings.get('test_phase_options', [])
+            if not o.startswith('train_cfg.val_interval')]
 
 
 def budget_runs(study: str, evidence: str = EVIDENCE
@@ -231,14 +230,13 @@ def budget_runs(study: str, evidence: str = EVIDENCE
 def budget_text(study: str, evidence: str = EVIDENCE) -> str:
     """Whether a study's methods were still learning at the end, in words."""
     gains, whose = budget_runs(study, evidence)
-    own = test_schedule(study, evidence)
-    if not gains and own:
-        return ('**Budget.** The test runs train on a schedule of their own, '
-                'frozen before them (' + ', '.join(f'`{o}`' for o in own) +
-                '), and validate after their last epoch only: the selection '
-                "runs' val curves are of another schedule.\n")
     if not gains:
-        return ''
+        own = test_schedule(study, evidence)
+        return '' if not own else (
+            '**Budget.** The test runs train on a schedule of their own, '
+            'frozen before them (' + ', '.join(f'`{o}`' for o in own) +
+            '), and validate after their last epoch only: the selection '
+            "runs' val curves are of another schedule.\n")
     rising = [m for m, g in gains.items() if g > STILL_RISING]
     listed = ', '.join(f'`{m}` {100 * g:+.1f}' for m, g in gains.items())
     text = (f'**Budget.** Mean val AP50 gain over the last {LAST_EPOCHS} '

@@ -9,9 +9,19 @@ import os.path as osp
 import pytest
 
 from rankloss_lab import study
+from rankloss_lab.results import frozen_settings
 from rankloss_lab.study import selection
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+
+def _recorded(name):
+    """A shipped study's spec and its committed run records."""
+    spec = study.load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
+                                    f'{name}.py'))
+    return spec, study.collect_results(
+        spec, osp.join(ROOT, 'work_dirs', 'no_such_dir'),
+        osp.join(ROOT, 'docs', 'evidence', 'runs'))
 
 
 def test_the_neighbour_below_replaces_an_lr_next_to_a_collapse():
@@ -58,11 +68,7 @@ def test_the_rule_on_the_recorded_grids(name, method, before, after):
     """The shipped RetinaNet lrs: the rule moves Rank & Sort's 16-epoch and
     focal's 56-epoch lr to 0.04 (the configs ship it), and keeps the logits
     mix's, whose neighbours both collapsed (its config warns)."""
-    spec = study.load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
-                                    f'{name}.py'))
-    results = study.collect_results(
-        spec, osp.join(ROOT, 'work_dirs', 'no_such_dir'),
-        osp.join(ROOT, 'docs', 'evidence', 'runs'))
+    spec, results = _recorded(name)
     assert name in selection.BEFORE_THE_RULE
     assert study.selected_lrs(spec, results)[method] == before
     assert study.selected_lrs(dict(spec, name='after_the_rule'),
@@ -74,11 +80,7 @@ def test_every_shipped_lr_of_the_one_seed_study_follows_the_rule():
     selected: each ships the lr the stability rule gives on that study's
     recorded grids, and says so."""
     from mmengine.config import Config
-    spec = study.load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
-                                    'digitsvoc_dense_fixed_16e.py'))
-    results = study.collect_results(
-        spec, osp.join(ROOT, 'work_dirs', 'no_such_dir'),
-        osp.join(ROOT, 'docs', 'evidence', 'runs'))
+    spec, results = _recorded('digitsvoc_dense_fixed_16e')
     assert spec['select_seeds'] == [5]
     stable = study.selected_lrs(dict(spec, name='after_the_rule'), results)
     for method, m in spec['methods'].items():
@@ -93,22 +95,15 @@ def test_the_digitsvoc_dino_configs_ship_their_selected_lrs():
     """Each DigitsVOC DINO config carries the lr `digitsvoc_dino_long`
     selected on val (RaMBO + focal's moved by the rule from 0.0008) and
     froze before its test runs."""
-    import json
-
     from mmengine.config import Config
-    spec = study.load_spec(osp.join(ROOT, 'lab', 'rankloss_lab', 'studies',
-                                    'digitsvoc_dino_long.py'))
-    results = study.collect_results(
-        spec, osp.join(ROOT, 'work_dirs', 'no_such_dir'),
-        osp.join(ROOT, 'docs', 'evidence', 'runs'))
+    spec, results = _recorded('digitsvoc_dino_long')
     chosen = study.selected_lrs(spec, results)
     assert chosen == dict(focal=0.0004, quality_focal=0.0004,
                           rank_sort=0.0008, rambo_focal=0.0004)
     assert selection.grid_selection(
         spec, results, 'rambo_focal')['unstable_lr'] == 0.0008
-    with open(osp.join(ROOT, 'docs', 'evidence',
-                       'digitsvoc_dino_long_preregistration.json')) as f:
-        frozen = json.load(f)['settings']['methods']
+    frozen = frozen_settings('digitsvoc_dino_long',
+                             osp.join(ROOT, 'docs', 'evidence'))['methods']
     for method, m in spec['methods'].items():
         lr = Config.fromfile(osp.join(ROOT, m['config'])).optim_wrapper\
             .optimizer.lr
