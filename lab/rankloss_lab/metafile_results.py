@@ -109,7 +109,8 @@ def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
                                  f'{method!r}')
             vals = list(values.values())
             name = columns[0][0]
-            metrics = list(zip((name, f'{name} sd'), _pct(vals)))
+            # one seed has no sd
+            metrics = list(zip((name, f'{name} sd'), _pct(vals)))[:len(vals)]
             for name, column in columns[1:]:
                 more = test_values(rows, method, column)
                 assert sorted(more) == sorted(values), (method, column)
@@ -363,7 +364,7 @@ def _metrics_text(metrics: dict) -> str:
         if name.endswith(' sd'):
             continue
         if name == 'Seeds':
-            out.append(f'{value} seeds')
+            out.append(f'{value} seed' + 's' * (value != 1))
         elif name == 'lr':
             out.append(f'lr {_number(value)}')
         elif f'{name} sd' in metrics:

@@ -319,3 +319,29 @@ def test_render_replaces_only_the_marked_body(ET):
     with pytest.raises(KeyError, match='unknown'):
         ET.render('<!-- evidence-table: nope -->\n<!-- /evidence-table -->',
                   '.')
+
+
+def test_a_study_with_one_test_seed_has_no_sd_and_no_difference(ET,
+                                                                 tmp_path):
+    """A test phase under way (one seed per method) renders: no paired
+    difference and no sd, where both need two seeds."""
+    from rankloss_lab import metafile_results as MR
+    evidence = tmp_path / 'docs' / 'evidence'
+    evidence.mkdir(parents=True)
+    (evidence / 'partial.csv').write_text(
+        'method,seed,lr,selected_lr,test_ap50\n'
+        'focal,6,0.0004,True,0.481\nrank_sort,6,0.0008,True,0.543\n')
+    block = dict(study='partial', metric='test_ap50', baseline='focal',
+                 baseline_label='focal', data='DigitsVOC',
+                 rows=[('focal', 'focal', 'a.py', ''),
+                       ('rank_sort', 'Rank & Sort', 'b.py', '')])
+    assert ET._difference(block, 'Rank & Sort', {6: 0.543},
+                          {6: 0.481}) == '- vs focal'
+    out = MR.results([block], str(tmp_path))
+    assert [r['metrics'] for r in out] == [
+        [('AP50', 48.1), ('Seeds', 1), ('lr', 0.0004)],
+        [('AP50', 54.3), ('Seeds', 1), ('lr', 0.0008)]]
+    assert MR._metrics_text(dict(out[1]['metrics'])) == (
+        'AP50 54.3, 1 seed, lr 0.0008')
+    assert MR._metrics_text({'AP50': 47.9, 'AP50 sd': 1.9, 'Seeds': 3}) == (
+        'AP50 47.9 ± 1.9, 3 seeds')

@@ -58,9 +58,10 @@ def _difference(block: dict, label: str, values: Dict[int, float],
     """The paired difference cell of a row; no interval where a side is
     bimodal."""
     pair = stats.paired_difference(values, base)
-    seeds = pair['seeds'] if pair else []
-    mixed = stats.bimodal_texts({0: [values[s] for s in seeds],
-                                 1: [base[s] for s in seeds]})
+    if pair is None:  # under two paired seeds: no difference yet
+        return f'- vs {block["baseline_label"]}'
+    mixed = stats.bimodal_texts({0: [values[s] for s in pair['seeds']],
+                                 1: [base[s] for s in pair['seeds']]})
     if mixed:  # an interval over zeros and tens is no result
         names = (label, block['baseline_label'])
         rank = stats.signed_rank_test(pair['diffs'])
@@ -69,8 +70,7 @@ def _difference(block: dict, label: str, values: Dict[int, float],
                     f'{names[side]}: {text}'
                     for side, text in mixed.items()) + '), exact '
                 f'signed-rank p {rank:.4f} (two-sided)')
-    return ('-' if pair is None else stats.ci_text(pair)) + \
-        f' vs {block["baseline_label"]}'
+    return f'{stats.ci_text(pair)} vs {block["baseline_label"]}'
 
 
 def _pre_registered(block: dict, method: str) -> Optional[dict]:
