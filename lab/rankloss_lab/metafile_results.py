@@ -109,8 +109,9 @@ def results(blocks: Sequence[dict], root: str = ROOT) -> List[dict]:
                                  f'{method!r}')
             vals = list(values.values())
             name = columns[0][0]
-            # one seed has no sd
-            metrics = list(zip((name, f'{name} sd'), _pct(vals)))[:len(vals)]
+            mean, sd = _pct(vals)
+            metrics = [(name, mean)] + (
+                [(f'{name} sd', sd)] if len(vals) > 1 else [])
             for name, column in columns[1:]:
                 more = test_values(rows, method, column)
                 assert sorted(more) == sorted(values), (method, column)

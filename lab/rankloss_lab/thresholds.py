@@ -14,6 +14,7 @@ import os.path as osp
 from typing import Dict, Optional, Tuple
 
 from rankloss_lab.paths import ROOT
+from rankloss_lab.results import frozen_settings
 from rankloss_lab.runner import read_json
 
 EVIDENCE = osp.join(ROOT, 'docs', 'evidence')
@@ -191,7 +192,6 @@ def test_schedule(study: str, evidence: str = EVIDENCE) -> list:
     """The frozen ``test_phase_options`` that give the test runs a schedule
     of their own (any but ``train_cfg.val_interval``): empty where they
     train as the selection runs did."""
-    from rankloss_lab.results import frozen_settings
     settings = frozen_settings(study, evidence) or {}
     return [o for o in settings.get('test_phase_options', [])
             if not o.startswith('train_cfg.val_interval')]
