@@ -39,7 +39,10 @@ log "torch $TORCH_VERSION"
 
 # Build and runtime tools first: mmcv's build imports torch and needs setuptools < 81
 # (MMEngine's package helpers import pkg_resources, removed in setuptools 81).
-"${PIP[@]}" 'setuptools<81' wheel ninja numpy 'mmengine==0.10.7'
+# numpy, Pillow and matplotlib are pinned: the glyph renders of the pretrained
+# backbone (tools/misc/pretrain_backbone.py) can change with their versions.
+"${PIP[@]}" 'setuptools<81' wheel ninja 'numpy==2.4.6' 'pillow==13.0.0' \
+  'matplotlib==3.11.2' 'mmengine==0.10.7'
 
 if ! "$PY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '2.1.0'" 2>/dev/null; then
   PYTAG=$("$PY" -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")

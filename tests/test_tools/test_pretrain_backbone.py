@@ -44,6 +44,7 @@ def test_checkpoint_is_weights_only_with_the_log(checkpoint):
     assert log == ckpt['meta'] == json.loads(json.dumps(meta))
     assert [e['epoch'] for e in log['epochs']] == [1, 2]
     assert 0.0 <= log['top1'] <= 1.0 and log['classes'][:3] == '012'
+    assert set(log['render']) == {'numpy', 'pillow', 'matplotlib'}
     assert all(torch.isfinite(torch.tensor(e['loss'])) for e in log['epochs'])
     from PIL import Image
     # 62 held-out renders of 32 px: 4 rows of up to 16

@@ -15,7 +15,9 @@ import os
 import os.path as osp
 import time
 
+import matplotlib
 import numpy as np
+import PIL
 import torch
 import torch.nn.functional as F
 
@@ -182,7 +184,10 @@ def main(argv=None) -> dict:
         held_out_images=args.held_out, top1=log[-1]['top1'],
         top1_digits=log[-1]['top1_digits'], epochs=log,
         settings=dict(vars(args)), seconds=round(time.time() - start, 1),
-        threads=torch.get_num_threads(), torch=str(torch.__version__))
+        threads=torch.get_num_threads(), torch=str(torch.__version__),
+        # the renders depend on these (matplotlib's fonts, drawn by Pillow)
+        render=dict(numpy=np.__version__, pillow=PIL.__version__,
+                    matplotlib=matplotlib.__version__))
     save(args.out, model, meta)
     print(f'[pretrain] backbone weights: {args.out} (held-out top-1 '
           f'{100 * meta["top1"]:.1f} %); log: '
