@@ -154,6 +154,9 @@ SHIPPED_RUNS = {
     'configs/dense/atss/atss_r18-w32_fpn_focal_56e_digitsvoc.py',
     ('confirm_dense_long', 'atss_rambo_focal'):
     'configs/dense/atss/atss_r18-w32_fpn_rambo-focal_56e_digitsvoc.py',
+    **{('digitsvoc_dino_long', method): 'configs/dino/dino-4scale_r18-w32-'
+       f'glyphs_{method.replace("_", "-")}_36e_digitsvoc.py'
+       for method in ('focal', 'quality_focal', 'rank_sort', 'rambo_focal')},
 }
 # what a run is made of; variables of a config (``max_epochs``) are not
 RUNNER_KEYS = ('model', 'train_cfg', 'val_cfg', 'param_scheduler',
@@ -166,7 +169,9 @@ RUNNER_KEYS = ('model', 'train_cfg', 'val_cfg', 'param_scheduler',
 def test_a_config_of_another_schedule_is_its_run(study, method):
     settings = {r['study']: r['settings'] for r in _records()}[study]
     m = settings['methods'][method]
-    options = list(settings.get('options') or []) + list(m['options'] or [])
+    # the test runs' options: the study's, the method's, the test phase's
+    options = [*(settings.get('options') or []), *(m['options'] or []),
+               *(settings.get('test_phase_options') or [])]
     lr = SHIPPED_LR.get((study, method), m['lr'])
     run = _trained(_load(m['config'], options + [
         f'optim_wrapper.optimizer.lr={lr}']))
@@ -196,6 +201,8 @@ def _collapsed_on_a_test_seed(study, method):
     from rankloss_lab.results import read_csv, test_values
     values = list(test_values(read_csv(osp.join(
         ROOT, 'docs', 'evidence', f'{study}.csv')), method).values())
+    if not values:  # its test phase has not reported yet
+        return False
     floor = stats.collapse_floor(values)
     return stats.trained_count(values, floor)[0] < len(values)
 
