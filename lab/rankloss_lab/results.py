@@ -75,117 +75,93 @@ _DIGITS = ('configs/retrieval/'
 _THR0 = ('tested at score_thr 0, as every method of the study; the config '
          'ships 0.05')
 
+
+def _rows(template: str, *rows: tuple) -> List[tuple]:
+    """Rows ``(method, label, name, change='')``, ``name`` filled into the
+    config path ``template``."""
+    return [(m, label, template.format(name), *(change or ('', )))
+            for m, label, name, *change in rows]
+
+
+def _ap50(study: str, baseline: str, label: str, protocol: str, rows: list,
+          **kwargs) -> dict:
+    """A DigitsVOC block of test AP50."""
+    return dict(study=study, metric='test_ap50', baseline=baseline,
+                baseline_label=label, data='DigitsVOC', protocol=protocol,
+                rows=rows, **kwargs)
+
+
+_MIX = '**RaMBO + sigmoid CE** (`MixedRankLoss`)'
+_16 = 'R18-w32 FPN, from scratch, 16 epochs'
+_56 = 'R18-w32 FPN, from scratch, 56 epochs, fresh test split'
+
 # One block per study report: its rows are (method in the CSV, label, config
 # file, what the study changed in that config, or '').
 RESULTS = [
-    dict(study='digitsvoc_scratch_16e', metric='test_ap50', baseline='ce',
-         baseline_label='CE', data='DigitsVOC',
-         protocol='Faster R-CNN R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
-             ('rambo', 'RaMBO, paper settings', _FRCNN.format('rambo'),
-              '`margin=0.15`'),
-             ('margin0', 'RaMBO, margin 0', _FRCNN.format('rambo'), ''),
-             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
-              _FRCNN.format('rambo-bce'), ''),
-         ]),
+    _ap50('digitsvoc_scratch_16e', 'ce', 'CE', f'Faster R-CNN {_16}', _rows(
+        _FRCNN, ('ce', 'cross-entropy', 'ce'),
+        ('rambo', 'RaMBO, paper settings', 'rambo', '`margin=0.15`'),
+        ('margin0', 'RaMBO, margin 0', 'rambo'),
+        ('rambo_bce', _MIX, 'rambo-bce'))),
     # against CE at 0.04: CE at its val-selected 0.08 diverged with 2 seeds
-    dict(study='digitsvoc_pretrained_12e', metric='test_ap50',
-         baseline='ce_lr004', baseline_label='CE at 0.04 (exploratory)',
-         data='DigitsVOC',
-         protocol='Faster R-CNN R18-w32 FPN, glyph-pretrained backbone, '
-         '12 epochs',
-         rows=[
-             ('ce_lr004', 'cross-entropy', _GLYPHS.format('ce'), ''),
-             ('ce', 'cross-entropy, lr selected on val', _GLYPHS.format('ce'),
-              '`lr=0.08`'),
-             ('rambo', 'RaMBO, paper settings', _GLYPHS.format('rambo'), ''),
-             ('margin0', 'RaMBO, margin 0', _GLYPHS.format('rambo'),
-              '`margin=0`'),
-             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
-              _GLYPHS.format('rambo-bce'), ''),
-         ]),
+    _ap50('digitsvoc_pretrained_12e', 'ce_lr004', 'CE at 0.04 (exploratory)',
+          'Faster R-CNN R18-w32 FPN, glyph-pretrained backbone, 12 epochs',
+          _rows(_GLYPHS, ('ce_lr004', 'cross-entropy', 'ce'),
+                ('ce', 'cross-entropy, lr selected on val', 'ce',
+                 '`lr=0.08`'),
+                ('rambo', 'RaMBO, paper settings', 'rambo'),
+                ('margin0', 'RaMBO, margin 0', 'rambo', '`margin=0`'),
+                ('rambo_bce', _MIX, 'rambo-bce'))),
     # every run evaluated with score_thr 0 (the focal and mix configs ship
     # MMDetection's 0.05: their notes say so)
-    dict(study='digitsvoc_dense_fixed_16e', metric='test_ap50',
-         baseline='atss_focal', baseline_label='focal', data='DigitsVOC',
-         protocol='ATSS R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('atss_focal', 'focal loss', _ATSS.format('focal'), ''),
-             ('atss_rambo_focal', '**RaMBO (logits) + focal**',
-              _ATSS.format('rambo-focal'), ''),
-             ('atss_rank_sort', 'Rank & Sort', _ATSS.format('rank-sort'), ''),
-             ('atss_alrp', 'aLRP', _ATSS.format('alrp'), ''),
-         ],
-         notes=dict(atss_focal=_THR0, atss_rambo_focal=_THR0)),
-    dict(study='digitsvoc_dense_fixed_16e', metric='test_ap50',
-         baseline='retina_focal', baseline_label='focal', data='DigitsVOC',
-         protocol='RetinaNet R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('retina_focal', 'focal loss', _RETINA.format('focal'), ''),
-             ('retina_rambo_focal', 'RaMBO (logits) + focal',
-              _RETINA.format('rambo-focal'), ''),
-             ('retina_rank_sort', '**Rank & Sort**',
-              _RETINA.format('rank-sort'), '`lr=0.08`'),
-             ('retina_alrp', 'aLRP', _RETINA.format('alrp'), ''),
-         ],
-         notes=dict(retina_focal=_THR0)),
-    dict(study='digitsvoc_dense_fcos_16e', metric='test_ap50',
-         baseline='fcos_focal', baseline_label='focal', data='DigitsVOC',
-         protocol='FCOS R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('fcos_focal', 'focal loss', _FCOS.format('focal'), ''),
-             ('fcos_rambo_focal', '**RaMBO (logits) + focal**',
-              _FCOS.format('rambo-focal'), ''),
-             ('fcos_rank_sort', 'Rank & Sort', _FCOS.format('rank-sort'),
-              ''),
-         ],
-         notes=dict(fcos_focal=_THR0, fcos_rambo_focal=_THR0)),
-    dict(study='confirm_dense_long', metric='test_ap50',
-         baseline='retina_focal', baseline_label='focal', data='DigitsVOC',
-         split='confirm_long',
-         protocol='RetinaNet R18-w32 FPN, from scratch, 56 epochs, fresh '
-         'test split',
-         rows=[
-             ('retina_focal', 'focal loss', _RETINA56.format('focal'),
-              '`lr=0.08`'),
-             ('retina_rank_sort', 'Rank & Sort',
-              _RETINA56.format('rank-sort'), ''),
-         ],
-         notes=dict(retina_focal=_THR0)),
-    dict(study='confirm_dense_long', metric='test_ap50',
-         baseline='atss_focal', baseline_label='focal', data='DigitsVOC',
-         split='confirm_long',
-         protocol='ATSS R18-w32 FPN, from scratch, 56 epochs, fresh test '
-         'split',
-         rows=[
-             ('atss_focal', 'focal loss', _ATSS56.format('focal'), ''),
-             ('atss_rambo_focal', 'RaMBO (logits) + focal',
-              _ATSS56.format('rambo-focal'), ''),
-         ],
-         notes=dict(atss_focal=_THR0, atss_rambo_focal=_THR0)),
-    dict(study='digitsvoc_rank_sort_frcnn_16e', metric='test_ap50',
-         baseline='ce', baseline_label='CE', data='DigitsVOC',
-         protocol='Faster R-CNN R18-w32 FPN, from scratch, 16 epochs',
-         rows=[
-             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
-             ('rambo_bce', '**RaMBO + sigmoid CE** (`MixedRankLoss`)',
-              _FRCNN.format('rambo-bce'), ''),
-             ('rank_sort', 'Rank & Sort (RS-R-CNN)',
-              _FRCNN.format('rank-sort'), ''),
-         ]),
+    _ap50('digitsvoc_dense_fixed_16e', 'atss_focal', 'focal',
+          f'ATSS {_16}', _rows(
+              _ATSS, ('atss_focal', 'focal loss', 'focal'),
+              ('atss_rambo_focal', '**RaMBO (logits) + focal**',
+               'rambo-focal'),
+              ('atss_rank_sort', 'Rank & Sort', 'rank-sort'),
+              ('atss_alrp', 'aLRP', 'alrp')),
+          notes=dict(atss_focal=_THR0, atss_rambo_focal=_THR0)),
+    _ap50('digitsvoc_dense_fixed_16e', 'retina_focal', 'focal',
+          f'RetinaNet {_16}', _rows(
+              _RETINA, ('retina_focal', 'focal loss', 'focal'),
+              ('retina_rambo_focal', 'RaMBO (logits) + focal',
+               'rambo-focal'),
+              ('retina_rank_sort', '**Rank & Sort**', 'rank-sort',
+               '`lr=0.08`'),
+              ('retina_alrp', 'aLRP', 'alrp')),
+          notes=dict(retina_focal=_THR0)),
+    _ap50('digitsvoc_dense_fcos_16e', 'fcos_focal', 'focal',
+          f'FCOS {_16}', _rows(
+              _FCOS, ('fcos_focal', 'focal loss', 'focal'),
+              ('fcos_rambo_focal', '**RaMBO (logits) + focal**',
+               'rambo-focal'),
+              ('fcos_rank_sort', 'Rank & Sort', 'rank-sort')),
+          notes=dict(fcos_focal=_THR0, fcos_rambo_focal=_THR0)),
+    _ap50('confirm_dense_long', 'retina_focal', 'focal', f'RetinaNet {_56}',
+          _rows(_RETINA56,
+                ('retina_focal', 'focal loss', 'focal', '`lr=0.08`'),
+                ('retina_rank_sort', 'Rank & Sort', 'rank-sort')),
+          split='confirm_long', notes=dict(retina_focal=_THR0)),
+    _ap50('confirm_dense_long', 'atss_focal', 'focal', f'ATSS {_56}',
+          _rows(_ATSS56, ('atss_focal', 'focal loss', 'focal'),
+                ('atss_rambo_focal', 'RaMBO (logits) + focal',
+                 'rambo-focal')),
+          split='confirm_long',
+          notes=dict(atss_focal=_THR0, atss_rambo_focal=_THR0)),
+    _ap50('digitsvoc_rank_sort_frcnn_16e', 'ce', 'CE', f'Faster R-CNN {_16}',
+          _rows(_FRCNN, ('ce', 'cross-entropy', 'ce'),
+                ('rambo_bce', _MIX, 'rambo-bce'),
+                ('rank_sort', 'Rank & Sort (RS-R-CNN)', 'rank-sort'))),
     # one study, two metrics of CocoMetric: box AP50 and mask AP50
     *[dict(study='digitsvoc_mask_rcnn_16e', metric=metric,
            baseline='ce', baseline_label='CE', data='DigitsVOC with masks',
-           protocol='Mask R-CNN R18-w32 FPN, from scratch, 16 epochs; '
-           f'{what} AP50 (CocoMetric)',
-           rows=[
-               ('ce', 'cross-entropy', _MASK.format('ce'), ''),
-               ('rambo_bce', 'RaMBO + sigmoid CE (`MixedRankLoss`)',
-                _MASK.format('rambo-bce'), ''),
-               ('rank_sort', '**Rank & Sort (RS-Mask R-CNN)**',
-                _MASK.format('rank-sort'), ''),
-           ],
+           protocol=f'Mask R-CNN {_16}; {what} AP50 (CocoMetric)',
+           rows=_rows(_MASK, ('ce', 'cross-entropy', 'ce'),
+                      ('rambo_bce', 'RaMBO + sigmoid CE (`MixedRankLoss`)',
+                       'rambo-bce'),
+                      ('rank_sort', '**Rank & Sort (RS-Mask R-CNN)**',
+                       'rank-sort')),
            notes=dict(ce=_THR0, rambo_bce=_THR0))
       for metric, what in (('test_ap50', 'box'),
                            ('test_coco/segm_mAP_50', 'mask'))],
@@ -210,52 +186,34 @@ RESULTS = [
 #: ``test``; a row's ``change``: how it differs from the config as it ships).
 EXTRA = [
     dict(study='digitsvoc_dense_atss_16e', metric='test_ap50',
-         data='DigitsVOC',
-         rows=[
-             ('focal', 'focal loss', _ATSS.format('focal'), '`lr=0.01`'),
-             ('rambo', 'RaMBO over all anchors', _ATSS.format('rambo'), ''),
-             ('mix_logits', 'RaMBO (logits) + focal',
-              _ATSS.format('rambo-focal'), ''),
-         ]),
+         data='DigitsVOC', rows=_rows(
+             _ATSS, ('focal', 'focal loss', 'focal', '`lr=0.01`'),
+             ('rambo', 'RaMBO over all anchors', 'rambo'),
+             ('mix_logits', 'RaMBO (logits) + focal', 'rambo-focal'))),
     dict(study='digitsvoc_dense_retinanet_16e', metric='test_ap50',
-         data='DigitsVOC',
-         rows=[
-             ('focal', 'focal loss', _RETINA.format('focal'), '`lr=0.08`'),
-             ('rambo', 'RaMBO over all anchors', _RETINA.format('rambo'),
-              ''),
-             ('mix', 'RaMBO (sigmoid) + focal', _RETINA.format('rambo-focal'),
-              "`score_space='sigmoid'`, `lr=0.02`"),
-         ]),
+         data='DigitsVOC', rows=_rows(
+             _RETINA, ('focal', 'focal loss', 'focal', '`lr=0.08`'),
+             ('rambo', 'RaMBO over all anchors', 'rambo'),
+             ('mix', 'RaMBO (sigmoid) + focal', 'rambo-focal',
+              "`score_space='sigmoid'`, `lr=0.02`"))),
     dict(study='digitsvoc_dense_atss_rank_sort_16e', metric='test_ap50',
-         data='DigitsVOC',
-         rows=[
-             ('focal', 'focal loss', _ATSS.format('focal'), '`lr=0.01`'),
-             ('rambo_focal', 'RaMBO (logits) + focal',
-              _ATSS.format('rambo-focal'), ''),
-             ('rank_sort', 'Rank & Sort', _ATSS.format('rank-sort'),
-              '`lr=0.005`'),
-             ('alrp', 'aLRP', _ATSS.format('alrp'), ''),
-         ]),
+         data='DigitsVOC', rows=_rows(
+             _ATSS, ('focal', 'focal loss', 'focal', '`lr=0.01`'),
+             ('rambo_focal', 'RaMBO (logits) + focal', 'rambo-focal'),
+             ('rank_sort', 'Rank & Sort', 'rank-sort', '`lr=0.005`'),
+             ('alrp', 'aLRP', 'alrp'))),
     dict(study='digitsvoc_dense_retinanet_rank_sort_16e', metric='test_ap50',
-         data='DigitsVOC',
-         rows=[
-             ('focal', 'focal loss', _RETINA.format('focal'), '`lr=0.08`'),
-             ('focal_lr004', 'focal loss, lr 0.04 (exploratory)',
-              _RETINA.format('focal'), ''),
-             ('rambo_focal', 'RaMBO (logits) + focal',
-              _RETINA.format('rambo-focal'), ''),
-             ('rank_sort', 'Rank & Sort', _RETINA.format('rank-sort'),
-              '`lr=0.04`'),
-             ('alrp', 'aLRP', _RETINA.format('alrp'), ''),
-         ]),
+         data='DigitsVOC', rows=_rows(
+             _RETINA, ('focal', 'focal loss', 'focal', '`lr=0.08`'),
+             ('focal_lr004', 'focal loss, lr 0.04 (exploratory)', 'focal'),
+             ('rambo_focal', 'RaMBO (logits) + focal', 'rambo-focal'),
+             ('rank_sort', 'Rank & Sort', 'rank-sort', '`lr=0.04`'),
+             ('alrp', 'aLRP', 'alrp'))),
     dict(study='confirm_digitsvoc', metric='test_ap50', data='DigitsVOC',
-         split='confirm',
-         rows=[
-             ('ce', 'cross-entropy', _FRCNN.format('ce'), ''),
-             ('rambo_bce', 'RaMBO + sigmoid CE', _FRCNN.format('rambo-bce'),
-              ''),
-             ('focal', 'focal loss', _ATSS.format('focal'), '`lr=0.01`'),
-             ('rambo_focal', 'RaMBO (logits) + focal',
-              _ATSS.format('rambo-focal'), ''),
-         ]),
+         split='confirm', rows=[
+             *_rows(_FRCNN, ('ce', 'cross-entropy', 'ce'),
+                    ('rambo_bce', 'RaMBO + sigmoid CE', 'rambo-bce')),
+             *_rows(_ATSS, ('focal', 'focal loss', 'focal', '`lr=0.01`'),
+                    ('rambo_focal', 'RaMBO (logits) + focal',
+                     'rambo-focal'))]),
 ]
