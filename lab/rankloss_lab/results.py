@@ -69,6 +69,7 @@ _FCOS = 'configs/dense/fcos/fcos_r18-w32_fpn_{}_16e_digitsvoc.py'
 _MASK = 'configs/mask_rcnn/mask-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 _GLYPHS = ('configs/digitsvoc/'
            'faster-rcnn_r18-w32-glyphs_fpn_{}_12e_digitsvoc.py')
+_DINO = 'configs/dino/dino-4scale_r18-w32-glyphs_{}_36e_digitsvoc.py'
 _DIGITS = ('configs/retrieval/'
            'retrieval_r18-w16_rambo-log_20e_digit-instances.py')
 
@@ -165,6 +166,12 @@ RESULTS = [
            notes=dict(ce=_THR0, rambo_bce=_THR0))
       for metric, what in (('test_ap50', 'box'),
                            ('test_coco/segm_mAP_50', 'mask'))],
+    _ap50('digitsvoc_dino_long', 'focal', 'focal', 'DINO (3 + 3 layers, 100 '
+          'queries) R18-w32, glyph-pretrained backbone, 36 epochs', _rows(
+              _DINO, ('focal', 'focal loss', 'focal'),
+              ('quality_focal', 'Quality Focal', 'quality-focal'),
+              ('rank_sort', '**Rank & Sort**', 'rank-sort'),
+              ('rambo_focal', 'RaMBO (logits) + focal', 'rambo-focal'))),
     dict(study='digit_instances_losses', metric='test_r1', baseline='rambo',
          baseline_label='RaMBO', data='digit instances',
          protocol='retrieval, ResNet-18 (16 ch.), from scratch, 20 epochs; '
