@@ -11,8 +11,8 @@ from typing import Dict, List, Optional, Sequence
 from rankloss_lab.paths import ROOT
 from rankloss_lab.runner import read_json
 
-__all__ = ['EVIDENCE', 'ROOT', 'RESULTS', 'EXTRA', 'read_csv', 'study_rows',
-           'test_values', 'metric_column', 'frozen_settings']
+__all__ = ['EVIDENCE', 'ROOT', 'RESULTS', 'EXTRA', 'DINO_PROTOCOL', 'read_csv',
+           'study_rows', 'test_values', 'metric_column', 'frozen_settings']
 
 EVIDENCE = 'docs/evidence'
 
@@ -70,6 +70,9 @@ _MASK = 'configs/mask_rcnn/mask-rcnn_r18-w32_fpn_{}_16e_digitsvoc.py'
 _GLYPHS = ('configs/digitsvoc/'
            'faster-rcnn_r18-w32-glyphs_fpn_{}_12e_digitsvoc.py')
 _DINO = 'configs/dino/dino-4scale_r18-w32-glyphs_{}_36e_digitsvoc.py'
+#: The DigitsVOC DINO of ``digitsvoc_dino_long`` (its verdict scope too).
+DINO_PROTOCOL = ('DINO (3 + 3 layers, 100 queries) R18-w32, glyph-pretrained '
+                 'backbone, 36 epochs')
 _DIGITS = ('configs/retrieval/'
            'retrieval_r18-w16_rambo-log_20e_digit-instances.py')
 
@@ -166,8 +169,7 @@ RESULTS = [
            notes=dict(ce=_THR0, rambo_bce=_THR0))
       for metric, what in (('test_ap50', 'box'),
                            ('test_coco/segm_mAP_50', 'mask'))],
-    _ap50('digitsvoc_dino_long', 'focal', 'focal', 'DINO (3 + 3 layers, 100 '
-          'queries) R18-w32, glyph-pretrained backbone, 36 epochs', _rows(
+    _ap50('digitsvoc_dino_long', 'focal', 'focal', DINO_PROTOCOL, _rows(
               _DINO, ('focal', 'focal loss', 'focal'),
               ('quality_focal', 'Quality Focal', 'quality-focal'),
               ('rank_sort', '**Rank & Sort**', 'rank-sort'),

@@ -15,7 +15,8 @@ from typing import Dict, List, Optional
 
 from rankloss_lab.paths import ROOT
 from . import claims, stats, thresholds
-from .results import EVIDENCE, metric_column, read_csv, test_values
+from .results import (DINO_PROTOCOL, EVIDENCE, metric_column, read_csv,
+                      test_values)
 from .stats import bounds_text, ci_text, pct
 
 __all__ = ['SCOPES', 'VERDICT', 'LEFT_OUT', 'CHOICES', 'hyp', 'expl',
@@ -54,8 +55,7 @@ SCOPES: Dict[str, str] = dict(
     digitsvoc_dense_fcos_16e=f'DigitsVOC; FCOS {_16}; Rank & Sort as its '
     'authors run ATSS (no centerness), every lr selected on its own grid',
     confirm_dense_long=f'{_FRESH}; RetinaNet and ATSS {_LONG}',
-    digitsvoc_dino_long='DigitsVOC; DINO (3 + 3 layers, 100 queries) '
-    'R18-w32, glyph-pretrained backbone, 36 epochs (where focal\'s val '
+    digitsvoc_dino_long=f"DigitsVOC; {DINO_PROTOCOL} (where focal's val "
     'curve levelled off), every lr selected at 12 epochs on the mean of two '
     'seeds',
 )
